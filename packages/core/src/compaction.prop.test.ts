@@ -1,0 +1,296 @@
+/**
+ * Properties of the compaction core over random interleavings of appends, plans, job starts and
+ * finishes in any order, emergency truncations, heals, and duplicated (retried) results.
+ */
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect } from 'vitest';
+import { CharTokenizer } from '../test/char-tokenizer.js';
+import { contextProblems } from '../test/check-context.js';
+import { CompactionMonitor } from './compaction-monitor.js';
+import type { ArchivedMessage, ContextMessage, Tier } from './model.js';
+import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
+import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planSplice, type SummaryResult } from './plan-splice.js';
+import type { CompactionPolicy } from './policy.js';
+import { WorkingContext } from './working-context.js';
+
+const op = fc.oneof(
+  {
+    weight: 10,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      tokens: fc.integer({ min: 1, max: 400 }),
+      tools: fc.integer({ min: 0, max: 2 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('plan' as const),
+      tier: fc.constantFrom<Tier>('background', 'aggressive'),
+      fraction: fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('start' as const), job: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('finish' as const),
+      job: fc.nat(),
+      summaryTokens: fc.integer({ min: 5, max: 120 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), job: fc.nat() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('emergency' as const),
+      fraction: fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('heal' as const) }) },
+);
+
+interface Job {
+  readonly id: string;
+  readonly plan: CompactionPlan;
+  /** Seqs whose information the summary was built from (folded summaries pass theirs on). */
+  sources?: Set<number>;
+  snapshotGeneration?: number;
+  result?: SummaryResult;
+}
+
+const POLICY: CompactionPolicy = {
+  backgroundThreshold: 0.8,
+  aggressiveThreshold: 0.85,
+  emergencyThreshold: 0.95,
+  backgroundFraction: 0.3,
+  aggressiveFraction: 0.5,
+  emergencyFraction: 0.5,
+  protectRecent: 3,
+  summaryMaxTokens: 200,
+  cooldownMs: 0,
+  maxIneffectivePasses: 3,
+  messageMaxTokens: 1000,
+};
+
+type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+
+const seen = { splice: 0, stale: 0, noop: 0, truncate: 0 };
+
+function replay(ops: Op[], protectRecent: number): void {
+  const ctx = new WorkingContext();
+  const archive: ArchivedMessage[] = [];
+  const jobs: Job[] = [];
+  /** Sources of every summary span ever created, by job id. */
+  const spanSources = new Map<string, Set<number>>();
+  const monitor = new CompactionMonitor();
+  let calls = 0;
+
+  const append = (m: Omit<ContextMessage, 'seq'>) => {
+    const full = { ...m, seq: ctx.headSeq + 1 } as ContextMessage;
+    archive.push(full);
+    ctx.append(full);
+  };
+  const snapshotOf = () => JSON.stringify(ctx.view());
+
+  for (const o of ops) {
+    switch (o.kind) {
+      case 'append': {
+        if (o.tools === 0) {
+          append({ role: 'user', author: 'ana', text: 'hi', tokens: o.tokens });
+          break;
+        }
+        const ids = Array.from({ length: o.tools }, () => `call-${++calls}`);
+        append({
+          role: 'assistant',
+          author: 'ebb',
+          text: '',
+          tokens: o.tokens,
+          toolCalls: ids.map((id) => ({ id, name: 'f', arguments: '{}' })),
+        });
+        for (const id of ids) append({ role: 'tool', author: 'f', text: 'ok', tokens: 7, toolCallId: id });
+        break;
+      }
+      case 'plan': {
+        const result = planCompaction({
+          context: ctx.view(),
+          tier: o.tier,
+          fraction: o.fraction,
+          protectRecent,
+        });
+        if (result.kind === 'plan') {
+          // Never reaches into the newest protected messages (a heal-only plan stops at the prefix).
+          const limit = Math.max(ctx.view().spans.at(-1)?.toSeq ?? 0, ctx.headSeq - protectRecent);
+          expect(result.plan.toSeq).toBeLessThanOrEqual(limit);
+          jobs.push({ id: `job-${jobs.length}`, plan: result.plan });
+        }
+        break;
+      }
+      case 'heal': {
+        const plan = planHeal(ctx.view());
+        if (plan) jobs.push({ id: `job-${jobs.length}`, plan });
+        break;
+      }
+      case 'start': {
+        const job = jobs.filter((j) => !j.sources)[o.job % Math.max(1, jobs.length)];
+        if (!job) break;
+        // The worker folds summary spans inside the range and reads everything else from the archive.
+        const sources = new Set<number>();
+        for (const s of ctx.view().spans) {
+          if (s.kind === 'summary' && s.fromSeq >= job.plan.fromSeq && s.toSeq <= job.plan.toSeq) {
+            for (const seq of spanSources.get(s.jobId) ?? []) sources.add(seq);
+          }
+        }
+        for (let seq = job.plan.fromSeq; seq <= job.plan.toSeq; seq++) {
+          const inFolded = ctx
+            .view()
+            .spans.some(
+              (s) =>
+                s.kind === 'summary' &&
+                s.fromSeq >= job.plan.fromSeq &&
+                s.toSeq <= job.plan.toSeq &&
+                s.fromSeq <= seq &&
+                seq <= s.toSeq,
+            );
+          if (!inFolded) sources.add(seq);
+        }
+        job.sources = sources;
+        job.snapshotGeneration = ctx.generation;
+        break;
+      }
+      case 'finish':
+      case 'retry': {
+        const candidates =
+          o.kind === 'finish' ? jobs.filter((j) => j.sources && !j.result) : jobs.filter((j) => j.result);
+        const job = candidates[o.job % Math.max(1, candidates.length)];
+        if (!job?.sources || job.snapshotGeneration === undefined) break;
+        const result: SummaryResult = job.result ?? {
+          jobId: job.id,
+          fromSeq: job.plan.fromSeq,
+          toSeq: job.plan.toSeq,
+          text: `summary of ${job.plan.fromSeq}..${job.plan.toSeq}`,
+          tokens: o.kind === 'finish' ? o.summaryTokens : 10,
+        };
+        job.result = result;
+        spanSources.set(job.id, job.sources);
+        const before = snapshotOf();
+        const plan = planSplice(ctx.view(), result);
+        seen[plan.kind]++;
+        if (plan.kind !== 'splice') {
+          expect(snapshotOf()).toBe(before);
+          break;
+        }
+        // Applying the same result a second time changes nothing.
+        expect(o.kind).toBe('finish');
+        const outcome = ctx.applySplice(plan);
+        const again = planSplice(ctx.view(), result);
+        expect(again.kind).not.toBe('splice');
+        // A completed pass either brings usage under the trigger threshold or is counted ineffective.
+        const usage = outcome.tokensAfter / 4000;
+        const counted = monitor.ineffectivePasses;
+        const effective = monitor.passCompleted(POLICY, usage);
+        expect(effective).toBe(usage < POLICY.backgroundThreshold);
+        expect(monitor.ineffectivePasses).toBe(effective ? 0 : counted + 1);
+        break;
+      }
+      case 'emergency': {
+        const before = ctx.tokens;
+        const plan = planEmergencyTruncation({
+          context: ctx.view(),
+          fraction: o.fraction,
+          protectRecent,
+          markerTokens: 10,
+        });
+        if (plan.kind === 'nothing') break;
+        expect(plan.toSeq).toBeLessThanOrEqual(ctx.headSeq - protectRecent);
+        seen.truncate++;
+        const outcome = ctx.applyTruncation(plan);
+        expect(outcome.tokensBefore).toBe(before);
+        break;
+      }
+    }
+
+    expect(contextProblems(ctx.view(), archive)).toEqual([]);
+    // Every summary in the context was built from every message it stands for: nothing is lost.
+    for (const s of ctx.view().spans) {
+      if (s.kind !== 'summary') continue;
+      // A summary covers exactly the range its job was planned over: spans are never relabelled.
+      const job = jobs.find((j) => j.id === s.jobId);
+      expect([s.fromSeq, s.toSeq]).toEqual([job?.plan.fromSeq, job?.plan.toSeq]);
+      const sources = spanSources.get(s.jobId);
+      for (let seq = s.fromSeq; seq <= s.toSeq; seq++) expect(sources?.has(seq)).toBe(true);
+    }
+  }
+}
+
+describe('compaction core under random interleavings', () => {
+  test.prop([fc.array(op, { minLength: 20, maxLength: 150, size: 'max' }), fc.integer({ min: 0, max: 6 })], {
+    numRuns: 250,
+  })(
+    'keeps every message exactly once, spans tiling the prefix, tool pairs together, and retries idempotent',
+    (ops, protectRecent) => {
+      replay(ops, protectRecent);
+    },
+  );
+
+  test('the interleavings above do reach every outcome', () => {
+    // Guards the generator: a property that never sees a stale result or a truncation proves little.
+    expect(seen.splice).toBeGreaterThan(100);
+    expect(seen.stale).toBeGreaterThan(10);
+    expect(seen.noop).toBeGreaterThan(10);
+    expect(seen.truncate).toBeGreaterThan(100);
+  });
+
+  test.prop([
+    fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 200 }),
+    fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+    fc.integer({ min: 5, max: 80 }),
+  ])(
+    'a pass applied without interleaving replaces exactly the tokens it covered with its summary',
+    (sizes, fraction, summaryTokens) => {
+      const ctx = new WorkingContext();
+      for (const tokens of sizes)
+        ctx.append({ seq: ctx.headSeq + 1, role: 'user', author: 'a', text: '', tokens });
+      const result = planCompaction({ context: ctx.view(), tier: 'background', fraction, protectRecent: 0 });
+      if (result.kind !== 'plan') return;
+      const { plan } = result;
+      const before = ctx.tokens;
+      const splice = planSplice(ctx.view(), {
+        jobId: 'j',
+        fromSeq: plan.fromSeq,
+        toSeq: plan.toSeq,
+        text: 's',
+        tokens: summaryTokens,
+      });
+      if (splice.kind !== 'splice') throw new Error(`expected a splice, got ${splice.kind}`);
+      const outcome = ctx.applySplice(splice);
+      expect(outcome.tokensAfter).toBe(before - plan.tokensCovered + summaryTokens);
+      // The plan takes at least the fraction asked for (or everything it may take).
+      expect(plan.tokensCovered >= fraction * before || plan.toSeq === ctx.headSeq).toBe(true);
+    },
+  );
+
+  test.prop([fc.string({ maxLength: 4000 }), fc.integer({ min: 30, max: 400 })])(
+    'a clipped message fits its cap and says how much was left out',
+    async (text, cap) => {
+      const { measureMessage } = await import('./measure-message.js');
+      const tokenizer = new CharTokenizer();
+      const m = measureMessage({ seq: 1, role: 'user', author: 'ana', text }, tokenizer, cap).entry;
+      expect(m.tokens).toBeLessThanOrEqual(
+        Math.max(
+          cap,
+          4 +
+            tokenizer.count('ana: ') +
+            tokenizer.count(
+              `\n[… ${tokenizer.encode(text).length} tokens of this message left out here; the archive keeps it whole …]\n`,
+            ) +
+            2,
+        ),
+      );
+      if (m.omittedTokens !== undefined)
+        expect(m.text).toContain(`${m.omittedTokens} tokens of this message left out`);
+      else expect(m.text).toBe(text);
+    },
+  );
+});

@@ -1,0 +1,94 @@
+/**
+ * Where a finished summary goes. A pass summarizes seqs fromSeq..toSeq from a snapshot; by the time
+ * it finishes, emergency truncations or other passes may have changed the prefix. The rules:
+ *
+ * 1. A span produced by this same job is already there: nothing to do (a retried job is a no-op).
+ *    Likewise when a summary of exactly this range is there: it stands for the same messages, and
+ *    replacing it would let a retried job undo the pass that replaced it.
+ * 2. A summary span that overlaps fromSeq..toSeq but reaches outside it knows things this summary
+ *    does not: the result is stale and is dropped (those messages stay covered by that span).
+ * 3. Otherwise the new summary replaces every span inside its range: older summaries it folded, a
+ *    newer summary of a sub-range (whose sources it saw all of, from the archive or the summaries
+ *    it folded), and truncation markers it heals. A truncated span that sticks out past toSeq is
+ *    trimmed to the part not covered, and the raw messages up to toSeq leave the context. The
+ *    archive is never touched.
+ */
+import { type ContextView, prefixEnd, type Span, type SummarySpan } from './model.js';
+
+export interface SummaryResult {
+  readonly jobId: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+  /** Tokens of the rendered summary span (see `spanTokens`). */
+  readonly tokens: number;
+}
+
+export type SplicePlan =
+  | {
+      readonly kind: 'splice';
+      /** The generation the plan was made at; applying it bumps it by one. */
+      readonly generation: number;
+      readonly spans: readonly Span[];
+      /** Raw messages with seq ≤ this leave the context. */
+      readonly dropRawThrough: number;
+    }
+  | { readonly kind: 'stale'; readonly reason: string }
+  | { readonly kind: 'noop'; readonly reason: 'already_applied' };
+
+export function planSplice(context: ContextView, result: SummaryResult): SplicePlan {
+  const { spans } = context;
+  const a = result.fromSeq;
+  const b = result.toSeq;
+  if (b < a || b > context.headSeq) {
+    return { kind: 'stale', reason: `range ${a}..${b} is outside the archive 1..${context.headSeq}` };
+  }
+  if (
+    spans.some(
+      (s) => s.kind === 'summary' && (s.jobId === result.jobId || (s.fromSeq === a && s.toSeq === b)),
+    )
+  ) {
+    return { kind: 'noop', reason: 'already_applied' };
+  }
+  const wider = spans.find((s) => s.kind === 'summary' && overlaps(s, a, b) && !within(s, a, b));
+  if (wider) {
+    return { kind: 'stale', reason: `summary ${wider.fromSeq}..${wider.toSeq} reaches outside ${a}..${b}` };
+  }
+  if (a > prefixEnd(spans) + 1) {
+    return { kind: 'stale', reason: `range starts at ${a}, after the context's first raw message` };
+  }
+
+  const generation = context.generation + 1;
+  const summary: SummarySpan = {
+    kind: 'summary',
+    fromSeq: a,
+    toSeq: b,
+    text: result.text,
+    tokens: result.tokens,
+    createdGeneration: generation,
+    jobId: result.jobId,
+  };
+  const next: Span[] = [];
+  for (const s of spans) {
+    if (s.toSeq < a) {
+      next.push(s);
+    } else if (s.fromSeq < a) {
+      // A truncation marker straddling the start keeps the part before it (summaries were ruled out).
+      next.push({ ...s, toSeq: a - 1 });
+    }
+  }
+  next.push(summary);
+  for (const s of spans) {
+    if (s.toSeq <= b) continue;
+    next.push(s.fromSeq > b ? s : { ...s, fromSeq: b + 1 });
+  }
+  return { kind: 'splice', generation: context.generation, spans: next, dropRawThrough: b };
+}
+
+function overlaps(s: Span, a: number, b: number): boolean {
+  return s.fromSeq <= b && s.toSeq >= a;
+}
+
+function within(s: Span, a: number, b: number): boolean {
+  return s.fromSeq >= a && s.toSeq <= b;
+}

@@ -1,0 +1,49 @@
+/**
+ * The knobs that steer compaction for one channel, after config resolution. Values are plain
+ * numbers so the core stays free of any config format; `@ebb/config` builds this from TOML.
+ */
+export interface CompactionPolicy {
+  /** Usage (0..1) at which a background pass is enqueued. */
+  readonly backgroundThreshold: number;
+  /** Usage at which an aggressive pass is enqueued. */
+  readonly aggressiveThreshold: number;
+  /** Usage at which the bot truncates synchronously. */
+  readonly emergencyThreshold: number;
+  /** Share of the context, by tokens, that a background pass summarizes. */
+  readonly backgroundFraction: number;
+  /** Share of the context that an aggressive pass summarizes. */
+  readonly aggressiveFraction: number;
+  /** Share of the context that an emergency truncation drops. */
+  readonly emergencyFraction: number;
+  /** The newest messages that no pass or truncation ever touches. */
+  readonly protectRecent: number;
+  /** Upper bound on the tokens of one summary. */
+  readonly summaryMaxTokens: number;
+  /** Minimum time between two enqueued passes of one channel (emergency ignores it). */
+  readonly cooldownMs: number;
+  /** After this many passes in a row that left usage at or above the background threshold, stop enqueueing. */
+  readonly maxIneffectivePasses: number;
+  /** One message above this many tokens enters the context clipped to head + tail. */
+  readonly messageMaxTokens: number;
+}
+
+/** The model-side numbers the budget is computed from. */
+export interface ModelBudget {
+  readonly contextWindow: number;
+  /** Tokens kept free for the reply. */
+  readonly maxOutputTokens: number;
+}
+
+export const DEFAULT_SUMMARY_MAX_TOKENS = 4096;
+export const DEFAULT_SUMMARY_WINDOW_SHARE = 0.08;
+export const DEFAULT_MESSAGE_WINDOW_SHARE = 0.25;
+
+/** Default summary budget: min(4,096, 8% of the window). */
+export function defaultSummaryMaxTokens(contextWindow: number): number {
+  return Math.min(DEFAULT_SUMMARY_MAX_TOKENS, Math.floor(contextWindow * DEFAULT_SUMMARY_WINDOW_SHARE));
+}
+
+/** Default per-message cap: 25% of the window. */
+export function defaultMessageMaxTokens(contextWindow: number): number {
+  return Math.floor(contextWindow * DEFAULT_MESSAGE_WINDOW_SHARE);
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { msg, summary, toolCall, toolResult, truncated } from '../test/builders.js';
+import { CharTokenizer } from '../test/char-tokenizer.js';
+import { CONTINUATION_NOTE, renderContext, spanTokens, TRUNCATION_MARKER } from './render-context.js';
+import { WorkingContext } from './working-context.js';
+
+describe('renderContext', () => {
+  it('renders system prompt, memories, spans and raw messages in order, with a continuation note', () => {
+    const ctx = new WorkingContext({
+      spans: [summary(1, 10, 40), truncated(11, 20)],
+      raw: [
+        msg(21, 5, { author: 'ana', text: 'ship it?' }),
+        toolCall(22, 5, ['c1']),
+        toolResult(23, 5, 'c1'),
+        msg(24, 5, { role: 'assistant', author: 'ebb', text: 'Shipped.' }),
+      ],
+    });
+    const out = renderContext({
+      systemPrompt: 'You are Ebb.',
+      memories: [
+        {
+          id: 'm1',
+          type: 'decision',
+          text: 'Deploys on Tuesdays',
+          importance: 0.9,
+          speaker: 'ana',
+          scope: 'web:1',
+          fromSeq: 3,
+          toSeq: 3,
+        },
+      ],
+      context: ctx.view(),
+    });
+    expect(out.map((m) => m.role)).toEqual([
+      'system',
+      'system',
+      'system',
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
+    expect(out[1]?.content).toContain('- (decision, ana) Deploys on Tuesdays');
+    expect(out[2]?.content).toMatch(
+      /^Summary of the earlier conversation \(messages #1–#10\):\nsummary 1\.\.10/,
+    );
+    expect(out[2]?.content.endsWith(CONTINUATION_NOTE)).toBe(true);
+    expect(out[3]?.content).toBe(TRUNCATION_MARKER);
+    expect(out[4]).toEqual({ role: 'user', content: 'ana: ship it?' });
+    expect(out[5]).toMatchObject({
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup' } }],
+    });
+    expect(out[6]).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+  });
+
+  it('counts a span as the chat message it renders to', () => {
+    const tokenizer = new CharTokenizer();
+    const span = summary(1, 10, 0);
+    const rendered = renderContext({
+      systemPrompt: '',
+      memories: [],
+      context: new WorkingContext({ spans: [span] }).view(),
+    });
+    expect(spanTokens(tokenizer, span)).toBe(tokenizer.count(rendered[1]?.content ?? '') + 4);
+  });
+});

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { CharTokenizer } from '../test/char-tokenizer.js';
+import type { CompactionPolicy } from './policy.js';
+import {
+  type CompactionEvent,
+  Simulation,
+  type SimulationEvent,
+  type TranscriptMessage,
+} from './simulation.js';
+
+const policy: CompactionPolicy = {
+  backgroundThreshold: 0.8,
+  aggressiveThreshold: 0.85,
+  emergencyThreshold: 0.95,
+  backgroundFraction: 0.3,
+  aggressiveFraction: 0.5,
+  emergencyFraction: 0.5,
+  protectRecent: 4,
+  summaryMaxTokens: 120,
+  cooldownMs: 0,
+  maxIneffectivePasses: 3,
+  messageMaxTokens: 1_000,
+};
+
+function transcript(): TranscriptMessage[] {
+  const out: TranscriptMessage[] = [];
+  for (let i = 0; i < 600; i++) {
+    // Steady chatter, a burst of mid-sized pastes (past aggressive while a job runs) and two huge ones.
+    const size = i === 300 || i === 450 ? 3_600 : i % 97 === 50 ? 900 : 60 + (i % 7) * 10;
+    out.push({
+      role: i % 5 === 4 ? 'assistant' : 'user',
+      author: `p${i % 4}`,
+      text: `${i} ${'w'.repeat(size)}`,
+    });
+  }
+  return out;
+}
+
+function simulate(messages: readonly TranscriptMessage[], jobLatency: number): SimulationEvent[] {
+  const events: SimulationEvent[] = [];
+  const sim = new Simulation({
+    policy,
+    contextWindow: 4_000,
+    maxOutputTokens: 400,
+    reservedTokens: 100,
+    tokenizer: new CharTokenizer(),
+    jobLatency,
+    emit: (e) => events.push(e),
+  });
+  for (const m of messages) sim.turn(m);
+  sim.finish();
+  return events;
+}
+
+describe('Simulation', () => {
+  const events = simulate(transcript(), 2);
+  const compaction = events.filter((e): e is CompactionEvent => e.type === 'compaction');
+  const summary = events.at(-1);
+
+  it('runs background, aggressive and emergency passes at their thresholds', () => {
+    const started = (tier: string) => compaction.filter((e) => e.event === 'started' && e.tier === tier);
+    expect(started('background').length).toBeGreaterThan(0);
+    expect(started('aggressive').length).toBeGreaterThan(0);
+    expect(compaction.filter((e) => e.event === 'emergency').length).toBeGreaterThan(0);
+    for (const e of compaction.filter((c) => c.event === 'triggered')) {
+      const threshold = { background: 0.8, aggressive: 0.85, emergency: 0.95 }[e.tier];
+      expect(e.usage).toBeGreaterThanOrEqual(threshold);
+    }
+  });
+
+  it('archives every message once and keeps usage under 1 after the monitor acts', () => {
+    expect(summary).toMatchObject({ type: 'summary', messages: 600, archived: 600 });
+    const messages = events.filter((e) => e.type === 'message');
+    expect(messages.map((m) => m.seq)).toEqual(Array.from({ length: 600 }, (_, i) => i + 1));
+    expect(Math.max(...messages.map((m) => m.usage))).toBeLessThan(1);
+  });
+
+  it('heals every emergency truncation with a summary', () => {
+    const heals = compaction.filter((e) => e.event === 'completed' && e.tier === 'emergency');
+    expect(heals.length).toBeGreaterThan(0);
+    expect(summary?.type === 'summary' && summary.heals).toBeGreaterThan(0);
+  });
+
+  it('completed passes shrink the context (a heal may grow it: a summary replaces a short marker)', () => {
+    for (const e of compaction.filter((c) => c.event === 'completed' && c.tier !== 'emergency')) {
+      expect(e.tokensAfter).toBeLessThan(e.tokensBefore ?? 0);
+    }
+  });
+
+  it('is deterministic, and a zero job latency applies passes in the same turn', () => {
+    expect(simulate(transcript(), 2)).toEqual(events);
+    const instant = simulate(transcript(), 0).filter((e): e is CompactionEvent => e.type === 'compaction');
+    for (const started of instant.filter((e) => e.event === 'started')) {
+      const done = instant.find(
+        (e) => e.jobId === started.jobId && (e.event === 'completed' || e.event === 'stale'),
+      );
+      expect(done?.seq).toBe(started.seq);
+    }
+  });
+});
