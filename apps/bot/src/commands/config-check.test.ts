@@ -1,0 +1,102 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { configCheck } from './config-check.js';
+
+let cwd: string;
+
+beforeEach(async () => {
+  cwd = await mkdtemp(path.join(tmpdir(), 'ebb-config-check-'));
+});
+
+afterEach(async () => {
+  await rm(cwd, { recursive: true, force: true });
+});
+
+async function run(args: { config?: string; channel?: string }) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await configCheck(
+    args,
+    { out: (line) => out.push(line), err: (line) => err.push(line) },
+    { cwd, env: {} },
+  );
+  return { code, out, err };
+}
+
+describe('ebb config check', () => {
+  it('prints the file, the channel and every resolved setting with its source, and exits 0', async () => {
+    await writeFile(
+      path.join(cwd, 'ebb.toml'),
+      '[compaction]\nprotect_recent = 4\n[channels."slack:T1:*".compaction]\nbackground_threshold = 0.7\n',
+    );
+    const { code, out, err } = await run({ config: 'ebb.toml', channel: 'slack:T1:C1' });
+
+    expect(code).toBe(0);
+    expect(err).toEqual([]);
+    expect(out[0]).toBe('config:  ebb.toml');
+    expect(out[1]).toBe('channel: slack:T1:C1');
+    expect(out[2]).toBe('layers:  default < [compaction] < [channels."slack:T1:*"]');
+    const table = out.slice(4);
+    expect(table[0]).toMatch(/^setting\s+value\s+source$/);
+    expect(table).toHaveLength(22);
+    const row = (key: string) => table.find((line) => line.startsWith(`${key} `))?.split(/\s{2,}/);
+    expect(row('compaction.background_threshold')).toEqual([
+      'compaction.background_threshold',
+      '0.7',
+      '[channels."slack:T1:*"]',
+    ]);
+    expect(row('compaction.protect_recent')).toEqual(['compaction.protect_recent', '4', '[compaction]']);
+    expect(row('llm.model')).toEqual(['llm.model', '"gpt-4o-mini"', 'default']);
+    expect(row('compaction.summary_max_tokens')).toEqual([
+      'compaction.summary_max_tokens',
+      '4096',
+      'default (min(4096, 8% of llm.context_window))',
+    ]);
+    expect(row('llm.base_url')?.[1]).toBe('(unset)');
+    const sourceColumn = table[0]?.indexOf('source') ?? -1;
+    for (const line of table) expect(line.slice(sourceColumn - 2, sourceColumn + 1)).toMatch(/^ {2}\S$/);
+  });
+
+  it('says so when it runs on built-in defaults', async () => {
+    const { code, out } = await run({});
+    expect(code).toBe(0);
+    expect(out[0]).toBe('config:  built-in defaults (no config.toml found)');
+    expect(out[1]).toMatch(/^channel: defaults\b/);
+  });
+
+  it('prints every problem to err and exits 1 for an invalid file', async () => {
+    await writeFile(
+      path.join(cwd, 'config.toml'),
+      '[compaction]\nbackground_threshold = 0.9\nbackgrond_fraction = 0.3\n',
+    );
+    const { code, out, err } = await run({});
+    expect(code).toBe(1);
+    expect(out).toEqual([]);
+    expect(err).toEqual([
+      'config.toml: compaction.backgrond_fraction: unknown key (did you mean background_fraction?)',
+      'config.toml: compaction.background_threshold: must be below aggressive_threshold (0.85, default); found 0.9',
+      'config check failed: 2 problems',
+    ]);
+  });
+
+  it('exits 1 when an explicit file is missing', async () => {
+    const { code, err } = await run({ config: 'nope.toml' });
+    expect(code).toBe(1);
+    expect(err[0]).toMatch(/^nope\.toml: config file not found/);
+  });
+
+  it('exits 1 when overlapping patterns combine into broken settings for the channel asked about', async () => {
+    await writeFile(
+      path.join(cwd, 'config.toml'),
+      '[channels."slack:T1:*".compaction]\naggressive_threshold = 0.82\n[channels."slack:*:C1".compaction]\nbackground_threshold = 0.83\n',
+    );
+    expect((await run({ channel: 'slack:T1:C2' })).code).toBe(0);
+    const { code, err } = await run({ channel: 'slack:T1:C1' });
+    expect(code).toBe(1);
+    expect(err[0]).toBe(
+      'config.toml: channels."slack:*:C1".compaction.background_threshold: must be below aggressive_threshold (0.82, from [channels."slack:T1:*"]) in the merged settings for channel slack:T1:C1; found 0.83',
+    );
+  });
+});

@@ -1,0 +1,112 @@
+import path from 'node:path';
+import {
+  ConfigError,
+  checkChannel,
+  DEFAULTS_CHANNEL_KEY,
+  DERIVED_DEFAULTS,
+  explainChannel,
+  formatConfigIssue,
+  formatTomlValue,
+  loadConfig,
+} from '@ebb/config';
+import type { CommandIo } from './io.js';
+
+export interface ConfigCheckArgs {
+  /** `--config PATH`; otherwise `EBB_CONFIG`, otherwise `./config.toml`. */
+  readonly config?: string | undefined;
+  /** `--channel KEY`; `defaults` (the top-level sections alone) when absent. */
+  readonly channel?: string | undefined;
+}
+
+export interface ConfigCheckEnv {
+  readonly cwd?: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+const MAX_VALUE_WIDTH = 60;
+
+/**
+ * `ebb config check [--config PATH] [--channel KEY]`: loads and validates the config, then prints what
+ * the channel resolves to, one row per setting with its TOML key, value and source. Returns the exit
+ * code: 0 when valid, 1 with every problem on `err` when not. Each `io` call is one line.
+ */
+export async function configCheck(
+  args: ConfigCheckArgs,
+  io: CommandIo,
+  options: ConfigCheckEnv = {},
+): Promise<number> {
+  const cwd = options.cwd ?? process.cwd();
+  let config: Awaited<ReturnType<typeof loadConfig>>;
+  try {
+    config = await loadConfig({
+      cwd,
+      ...(args.config !== undefined && { path: args.config }),
+      ...(options.env !== undefined && { env: options.env }),
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const line of error.message.split('\n')) io.err(line);
+    const count = error.issues.length;
+    io.err(`config check failed: ${count} problem${count === 1 ? '' : 's'}`);
+    return 1;
+  }
+
+  const channelKey = args.channel ?? DEFAULTS_CHANNEL_KEY;
+  const file = config.file === null ? 'built-in defaults' : displayPath(cwd, config.file);
+  const problems = checkChannel(config, channelKey, file);
+  if (problems.length > 0) {
+    for (const issue of problems) io.err(formatConfigIssue(issue));
+    io.err(`config check failed: ${channelKey} resolves to settings that break ${problems.length} rule(s)`);
+    return 1;
+  }
+
+  const explanation = explainChannel(config, channelKey);
+  io.out(`config:  ${config.file === null ? 'built-in defaults (no config.toml found)' : file}`);
+  io.out(
+    `channel: ${channelKey}${channelKey === DEFAULTS_CHANNEL_KEY ? ' (top-level sections only, no platform or channel pattern)' : ''}`,
+  );
+  io.out(`layers:  ${explanation.layers.join(' < ')}`);
+  io.out('');
+  const rows = [
+    ['setting', 'value', 'source'],
+    ...explanation.settings.map((row) => [
+      row.key,
+      clip(formatValue(row.value)),
+      describeSource(row.key, row.source),
+    ]),
+  ];
+  for (const line of alignColumns(rows)) io.out(line);
+  return 0;
+}
+
+/** `default` alone says little for a derived default, so say how it was derived. */
+function describeSource(key: string, source: string): string {
+  const derivation = (DERIVED_DEFAULTS as Readonly<Record<string, string>>)[key];
+  return source === 'default' && derivation !== undefined ? `default (${derivation})` : source;
+}
+
+function formatValue(value: unknown): string {
+  return value === undefined ? '(unset)' : formatTomlValue(value);
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_VALUE_WIDTH ? text : `${text.slice(0, MAX_VALUE_WIDTH - 1)}…`;
+}
+
+function alignColumns(rows: readonly (readonly string[])[]): string[] {
+  const widths = rows.reduce<number[]>(
+    (max, row) => row.map((cell, i) => Math.max(max[i] ?? 0, cell.length)),
+    [],
+  );
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function displayPath(cwd: string, file: string): string {
+  const relative = path.relative(cwd, file);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}

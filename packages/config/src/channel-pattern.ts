@@ -1,0 +1,67 @@
+/**
+ * Channel-key globs for `[channels."<pattern>"]`. `*` matches any run of characters, `:` included,
+ * so `slack:T1:C1*` covers the channel `slack:T1:C1` and all its threads `slack:T1:C1:<thread_ts>`.
+ * Every other character is literal.
+ */
+import { PLATFORMS, type Platform } from './config-schema.js';
+
+const regexpCache = new Map<string, RegExp>();
+
+function compile(pattern: string): RegExp {
+  let regexp = regexpCache.get(pattern);
+  if (regexp === undefined) {
+    const body = pattern
+      .split('*')
+      .map((literal) => literal.replace(/[\\^$.|?+()[\]{}]/g, '\\$&'))
+      .join('[\\s\\S]*');
+    regexp = new RegExp(`^${body}$`);
+    regexpCache.set(pattern, regexp);
+  }
+  return regexp;
+}
+
+/** Whether `pattern` matches the whole of `channelKey`. */
+export function patternMatches(pattern: string, channelKey: string): boolean {
+  return compile(pattern).test(channelKey);
+}
+
+/**
+ * Whether every key `specific` matches is also matched by `general`. For `*`-only globs this holds
+ * exactly when `general` matches `specific` with each `*` of `specific` read as a character that only a
+ * `*` of `general` can cover.
+ */
+export function patternSubsumes(general: string, specific: string): boolean {
+  return compile(general).test(specific.replaceAll('*', '\u0000'));
+}
+
+export interface PatternRank {
+  readonly pattern: string;
+  /** Position of the block in the file. */
+  readonly index: number;
+}
+
+/**
+ * Orders pattern blocks from least to most specific: fewer literal (non-`*`) characters first; on a
+ * tie, more `*` runs first; then earlier in the file first. Applying blocks in this order lets the most
+ * specific one win.
+ */
+export function comparePatterns(a: PatternRank, b: PatternRank): number {
+  return (
+    literalCount(a.pattern) - literalCount(b.pattern) ||
+    starCount(b.pattern) - starCount(a.pattern) ||
+    a.index - b.index
+  );
+}
+
+function literalCount(pattern: string): number {
+  return pattern.replaceAll('*', '').length;
+}
+
+function starCount(pattern: string): number {
+  return pattern.match(/\*+/g)?.length ?? 0;
+}
+
+/** The platform a channel key or pattern belongs to, by its `slack:` / `discord:` / `web:` prefix. */
+export function platformOf(keyOrPattern: string): Platform | undefined {
+  return PLATFORMS.find((platform) => keyOrPattern.startsWith(`${platform}:`));
+}

@@ -1,0 +1,189 @@
+/**
+ * The zod schema of `config.toml`. Every table is a `z.strictObject`, so a misspelt key fails instead
+ * of being ignored, and the built-in defaults live here, on the leaves of `settingsSchema`.
+ *
+ * The four overridable sections (`llm`, `compaction`, `memory`, `bot`) exist in two forms:
+ * `settingsSchema` carries the defaults and yields `BUILT_IN_DEFAULTS`; `settingsLayerSchema` has the
+ * same leaves without defaults and parses every place in the file that may set them (the top-level
+ * sections, the platform sections, the `[channels."<pattern>"]` blocks). A layer therefore holds only
+ * what the operator wrote, which is what per-channel merging and source reporting need.
+ *
+ * Leaves whose default depends on other settings (`llm.encoding`, `compaction.summary_max_tokens`,
+ * `compaction.summarizer_model`, `compaction.message_max_tokens`) have no schema default; they are
+ * derived after merging, in `merge-settings.ts`.
+ */
+import { TOKENIZER_ENCODINGS } from '@ebb/core';
+import { z } from 'zod';
+
+export const PLATFORMS = ['slack', 'discord', 'web'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+export const SECTIONS = ['llm', 'compaction', 'memory', 'bot'] as const;
+export type Section = (typeof SECTIONS)[number];
+
+const mustBe = (expected: string) => ({ error: `must be ${expected}` });
+const TABLE = mustBe('a table');
+const oneOf = (values: readonly string[]) =>
+  `one of ${values.map((value) => JSON.stringify(value)).join(', ')}`;
+
+const text = (expected: string) => z.string(mustBe(expected)).min(1, mustBe(expected));
+const modelName = () => text('a non-empty model name');
+const positiveInt = () => {
+  const error = mustBe('a positive integer');
+  return z.number(error).int(error).positive(error);
+};
+const nonNegativeInt = () => {
+  const error = mustBe('an integer >= 0');
+  return z.number(error).int(error).nonnegative(error);
+};
+const threshold = () => {
+  const error = mustBe('a number above 0 and at most 1');
+  return z.number(error).gt(0, error).lte(1, error);
+};
+const fraction = () => {
+  const error = mustBe('a number between 0 and 1 (exclusive)');
+  return z.number(error).gt(0, error).lt(1, error);
+};
+const enumOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.enum(values, mustBe(oneOf(values)));
+
+export const llmSchema = z.strictObject(
+  {
+    /** Chat model, as the OpenAI-compatible server names it. */
+    model: modelName().default('gpt-4o-mini'),
+    /** The model's context window in tokens. */
+    context_window: positiveInt().default(128_000),
+    /** Tokens kept free for the reply. */
+    max_output_tokens: positiveInt().default(4096),
+    /** Any OpenAI-compatible server; unset means api.openai.com. */
+    base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    /** Tokenizer; unset means derived from `model`. */
+    encoding: enumOf(TOKENIZER_ENCODINGS).optional(),
+  },
+  TABLE,
+);
+
+export const compactionSchema = z.strictObject(
+  {
+    background_threshold: threshold().default(0.8),
+    aggressive_threshold: threshold().default(0.85),
+    emergency_threshold: threshold().default(0.95),
+    background_fraction: fraction().default(0.3),
+    aggressive_fraction: fraction().default(0.5),
+    emergency_fraction: fraction().default(0.5),
+    protect_recent: nonNegativeInt().default(10),
+    /** Unset means min(4096, 8% of the context window). */
+    summary_max_tokens: positiveInt().optional(),
+    /** Unset means `llm.model`. */
+    summarizer_model: modelName().optional(),
+    cooldown_seconds: z
+      .number(mustBe('a number of seconds >= 0'))
+      .nonnegative(mustBe('a number of seconds >= 0'))
+      .default(10),
+    max_ineffective_passes: (() => {
+      const error = mustBe('an integer >= 1');
+      return z.number(error).int(error).min(1, error);
+    })().default(3),
+    /** Unset means 25% of the context window. */
+    message_max_tokens: positiveInt().optional(),
+  },
+  TABLE,
+);
+
+export const memorySchema = z.strictObject(
+  {
+    scope: enumOf(['channel', 'workspace']).default('channel'),
+    recall_max_tokens: nonNegativeInt().default(1000),
+  },
+  TABLE,
+);
+
+export const botSchema = z.strictObject(
+  {
+    system_prompt: text('a non-empty string').default('You are Ebb, a helpful assistant in a team chat.'),
+    respond_to: enumOf(['mentions', 'all']).default('mentions'),
+  },
+  TABLE,
+);
+
+/** The four overridable sections with every default filled in. */
+export const settingsSchema = z.strictObject({
+  llm: llmSchema.prefault({}),
+  compaction: compactionSchema.prefault({}),
+  memory: memorySchema.prefault({}),
+  bot: botSchema.prefault({}),
+});
+export type Settings = z.output<typeof settingsSchema>;
+
+/** The same leaves as `schema`, each optional and without its default. */
+function overridable<T extends z.ZodObject>(schema: T): z.ZodType<Partial<z.output<T>>> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const inner = field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field;
+    shape[key] = inner instanceof z.ZodOptional ? inner : inner.optional();
+  }
+  return z.strictObject(shape, TABLE) as unknown as z.ZodType<Partial<z.output<T>>>;
+}
+
+const layerShape = {
+  llm: overridable(llmSchema).optional(),
+  compaction: overridable(compactionSchema).optional(),
+  memory: overridable(memorySchema).optional(),
+  bot: overridable(botSchema).optional(),
+};
+
+/** What one place in the file sets of the overridable sections; absent keys are inherited. */
+export const settingsLayerSchema = z.strictObject(layerShape, TABLE);
+export type SettingsLayer = z.output<typeof settingsLayerSchema>;
+
+const admins = () => z.array(text('a user id'), mustBe('a list of user ids')).default([]);
+
+export const priceSchema = z.strictObject(
+  {
+    /** USD per million input tokens. */
+    input_per_mtok: z.number(mustBe('a price >= 0')).nonnegative(mustBe('a price >= 0')),
+    /** USD per million output tokens. */
+    output_per_mtok: z.number(mustBe('a price >= 0')).nonnegative(mustBe('a price >= 0')),
+  },
+  TABLE,
+);
+export type Price = z.output<typeof priceSchema>;
+
+export const slackSchema = z.strictObject(
+  { mode: enumOf(['socket', 'http']).default('socket'), admins: admins(), ...layerShape },
+  TABLE,
+);
+export const discordSchema = z.strictObject({ admins: admins(), ...layerShape }, TABLE);
+export const webSchema = z.strictObject(
+  {
+    host: text('a host name or address').default('127.0.0.1'),
+    port: (() => {
+      const error = mustBe('a port number (1-65535)');
+      return z.number(error).int(error).min(1, error).max(65_535, error);
+    })().default(3000),
+    ...layerShape,
+  },
+  TABLE,
+);
+export type SlackSection = z.output<typeof slackSchema>;
+export type DiscordSection = z.output<typeof discordSchema>;
+export type WebSection = z.output<typeof webSchema>;
+
+/** The whole file. */
+export const configFileSchema = z.strictObject({
+  ...layerShape,
+  prices: z.record(modelName(), priceSchema, TABLE).default({}),
+  slack: slackSchema.prefault({}),
+  discord: discordSchema.prefault({}),
+  web: webSchema.prefault({}),
+  channels: z.record(text('a non-empty channel pattern'), settingsLayerSchema, TABLE).default({}),
+});
+export type ConfigFile = z.output<typeof configFileSchema>;
+
+/** The TOML keys of each overridable section, in schema order. */
+export const SECTION_KEYS: { readonly [S in Section]: readonly (keyof Settings[S] & string)[] } = {
+  llm: Object.keys(llmSchema.shape) as (keyof Settings['llm'] & string)[],
+  compaction: Object.keys(compactionSchema.shape) as (keyof Settings['compaction'] & string)[],
+  memory: Object.keys(memorySchema.shape) as (keyof Settings['memory'] & string)[],
+  bot: Object.keys(botSchema.shape) as (keyof Settings['bot'] & string)[],
+};

@@ -1,0 +1,172 @@
+/**
+ * Rules that tie several settings together. They run on merged settings, never on one table alone,
+ * because an override is only wrong in combination with what it inherits: a channel that lowers
+ * `aggressive_threshold` below the global `background_threshold` breaks the order without ever naming
+ * `background_threshold`.
+ */
+import {
+  blockIndicesBySpecificity,
+  DEFAULTS_CHANNEL_KEY,
+  type Layer,
+  layerId,
+  layerLabel,
+  layerLeafPath,
+  layersForBlock,
+  layersForKey,
+  layersForPlatform,
+} from './channel-layers.js';
+import type { ConfigIssue } from './config-error.js';
+import { PLATFORMS } from './config-schema.js';
+import type { EbbConfig } from './ebb-config.js';
+import { type LeafKey, leafValue, type MergedSettings, mergeSettings, splitLeaf } from './merge-settings.js';
+import { isTainted } from './schema-issues.js';
+import { formatTomlKey } from './toml-path.js';
+
+/** Holds when the sum of the `below` leaves is strictly less than the sum of the `above` leaves. */
+interface CrossFieldRule {
+  readonly id: string;
+  readonly below: readonly LeafKey[];
+  readonly above: readonly LeafKey[];
+  /** When several leaves come from the most specific place, the first of them is named. */
+  readonly blameOrder: readonly LeafKey[];
+}
+
+export const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
+  {
+    // 0 < background < aggressive < emergency <= 1; the outer bounds are checked by the schema.
+    id: 'background_below_aggressive',
+    below: ['compaction.background_threshold'],
+    above: ['compaction.aggressive_threshold'],
+    blameOrder: ['compaction.background_threshold', 'compaction.aggressive_threshold'],
+  },
+  {
+    id: 'aggressive_below_emergency',
+    below: ['compaction.aggressive_threshold'],
+    above: ['compaction.emergency_threshold'],
+    blameOrder: ['compaction.aggressive_threshold', 'compaction.emergency_threshold'],
+  },
+  {
+    // The reply, a summary and the recalled memories must fit in the window with room to spare.
+    id: 'window_holds_reply_summary_recall',
+    below: ['llm.max_output_tokens', 'compaction.summary_max_tokens', 'memory.recall_max_tokens'],
+    above: ['llm.context_window'],
+    blameOrder: [
+      'llm.context_window',
+      'llm.max_output_tokens',
+      'compaction.summary_max_tokens',
+      'memory.recall_max_tokens',
+    ],
+  },
+  {
+    // One clipped message must still fit beside the reply.
+    id: 'message_cap_fits_window',
+    below: ['compaction.message_max_tokens', 'llm.max_output_tokens'],
+    above: ['llm.context_window'],
+    blameOrder: ['compaction.message_max_tokens', 'llm.context_window', 'llm.max_output_tokens'],
+  },
+];
+
+interface Context {
+  /** `[slack]`, `[channels."slack:*"]`; undefined for the top-level sections. */
+  readonly label: string | undefined;
+  readonly layers: readonly Layer[];
+}
+
+/**
+ * Checks the merged settings of every place in the file: the top-level sections, each platform
+ * section, each `[channels."<pattern>"]` block (least specific first). A violation is reported once,
+ * at the first place it appears, naming the key that was set most specifically.
+ */
+export function checkConfigRules(
+  config: EbbConfig,
+  file: string,
+  tainted: ReadonlySet<string>,
+): ConfigIssue[] {
+  const contexts: Context[] = [
+    { label: undefined, layers: layersForKey(config, DEFAULTS_CHANNEL_KEY) },
+    ...PLATFORMS.map((platform) => ({ label: `[${platform}]`, layers: layersForPlatform(config, platform) })),
+    ...blockIndicesBySpecificity(config).map((index) => ({
+      label: `[channels.${formatTomlKey(config.channels[index]?.pattern ?? '')}]`,
+      layers: layersForBlock(config, index),
+    })),
+  ];
+  const seen = new Set<string>();
+  return contexts.flatMap((context) => checkContext(context, file, tainted, seen));
+}
+
+/** Checks what one concrete channel key resolves to, including overlaps of pattern blocks. */
+export function checkChannel(config: EbbConfig, channelKey: string, file: string): ConfigIssue[] {
+  const label = channelKey === DEFAULTS_CHANNEL_KEY ? undefined : `channel ${channelKey}`;
+  return checkContext({ label, layers: layersForKey(config, channelKey) }, file, new Set(), new Set());
+}
+
+function checkContext(
+  context: Context,
+  file: string,
+  tainted: ReadonlySet<string>,
+  seen: Set<string>,
+): ConfigIssue[] {
+  const merged = mergeSettings(context.layers.map((layer) => layer.settings));
+  const issues: ConfigIssue[] = [];
+  for (const rule of CROSS_FIELD_RULES) {
+    const leaves = [...rule.below, ...rule.above];
+    const skip = leaves.some((leaf) =>
+      context.layers.some((layer) => isTainted(tainted, layerId(layer.source), leaf)),
+    );
+    if (skip || sum(merged, rule.below) < sum(merged, rule.above)) continue;
+
+    const fingerprint = [
+      rule.id,
+      ...leaves.map((leaf) => `${where(context, merged, leaf)}=${value(merged, leaf)}`),
+    ];
+    const key = fingerprint.join('\n');
+    if (seen.has(key)) continue;
+    seen.add(key);
+
+    const blamed = rule.blameOrder.reduce((best, leaf) =>
+      merged.origin[leaf] > merged.origin[best] ? leaf : best,
+    );
+    const suffix = context.label === undefined ? '' : ` in the merged settings for ${context.label}`;
+    issues.push({
+      file,
+      path: where(context, merged, blamed),
+      rule: `${explain(rule, blamed, context, merged)}${suffix}`,
+      found: value(merged, blamed),
+    });
+  }
+  return issues;
+}
+
+function explain(rule: CrossFieldRule, blamed: LeafKey, context: Context, merged: MergedSettings): string {
+  const term = (leaf: LeafKey) => describe(leaf, blamed, context, merged);
+  const blamedBelow = rule.below.includes(blamed);
+  const side = blamedBelow ? rule.above : rule.below;
+  const others = (blamedBelow ? rule.below : rule.above).filter((leaf) => leaf !== blamed);
+  const terms = side.map(term).join(' + ');
+  const expression = others.length === 0 ? terms : `${terms} - ${others.map(term).join(' - ')}`;
+  const bound = sum(merged, side) - sum(merged, others);
+  const total = side.length + others.length > 1 ? ` = ${bound}` : '';
+  return `must be ${blamedBelow ? 'below' : 'above'} ${expression}${total}`;
+}
+
+/** `aggressive_threshold (0.85, default)`; the section is named when it differs from the blamed key's. */
+function describe(leaf: LeafKey, blamed: LeafKey, context: Context, merged: MergedSettings): string {
+  const [section, key] = splitLeaf(leaf);
+  const name = section === splitLeaf(blamed)[0] ? key : leaf;
+  const source = context.layers[merged.origin[leaf]]?.source;
+  const from = source === undefined ? 'default' : `from ${layerLabel(source, section)}`;
+  return `${name} (${value(merged, leaf)}, ${from})`;
+}
+
+function where(context: Context, merged: MergedSettings, leaf: LeafKey): string {
+  const [section, key] = splitLeaf(leaf);
+  return layerLeafPath(context.layers[merged.origin[leaf]]?.source, section, key);
+}
+
+function value(merged: MergedSettings, leaf: LeafKey): number {
+  return leafValue(merged.settings, leaf) as number;
+}
+
+function sum(merged: MergedSettings, leaves: readonly LeafKey[]): number {
+  return leaves.reduce((total, leaf) => total + value(merged, leaf), 0);
+}

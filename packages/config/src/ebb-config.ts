@@ -1,0 +1,57 @@
+import {
+  type ConfigFile,
+  type DiscordSection,
+  type Price,
+  SECTIONS,
+  type SettingsLayer,
+  type SlackSection,
+  type WebSection,
+} from './config-schema.js';
+import type { DeepReadonly } from './deep-freeze.js';
+
+/** One `[channels."<pattern>"]` block: its glob and the sections it overrides. */
+export type ChannelBlock = { readonly pattern: string } & DeepReadonly<SettingsLayer>;
+
+/**
+ * A validated `config.toml`, deeply frozen, keeping each place of the file apart so any channel can be
+ * resolved later with `resolveChannel`. Keys are the file's snake_case ones.
+ */
+export interface EbbConfig {
+  /** Absolute path of the file read, or null when built-in defaults are in use. */
+  readonly file: string | null;
+  /** `[llm]`, `[compaction]`, `[memory]`, `[bot]` as written (absent keys fall back to defaults). */
+  readonly sections: DeepReadonly<SettingsLayer>;
+  /** `[prices."<model>"]`, USD per million tokens. */
+  readonly prices: DeepReadonly<Record<string, Price>>;
+  /** Platform sections with their defaults filled in; their `llm`/`compaction`/`memory`/`bot` sub-tables as written. */
+  readonly slack: DeepReadonly<SlackSection>;
+  readonly discord: DeepReadonly<DiscordSection>;
+  readonly web: DeepReadonly<WebSection>;
+  /** `[channels."<pattern>"]` blocks in file order. */
+  readonly channels: readonly ChannelBlock[];
+}
+
+/** Only the overridable sections of a table, without keys for the absent ones. */
+export function settingsLayerOf(table: SettingsLayer): SettingsLayer {
+  const layer: SettingsLayer = {};
+  for (const section of SECTIONS) {
+    const value = table[section];
+    if (value !== undefined) Object.assign(layer, { [section]: value });
+  }
+  return layer;
+}
+
+export function toEbbConfig(data: ConfigFile, file: string | null): EbbConfig {
+  return {
+    file,
+    sections: settingsLayerOf(data),
+    prices: data.prices,
+    slack: data.slack,
+    discord: data.discord,
+    web: data.web,
+    channels: Object.entries(data.channels).map(([pattern, block]) => ({
+      pattern,
+      ...settingsLayerOf(block),
+    })),
+  };
+}

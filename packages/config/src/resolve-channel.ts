@@ -1,0 +1,114 @@
+import type { CompactionPolicy, TokenizerEncoding } from '@ebb/core';
+import { layerLabel, layersForKey } from './channel-layers.js';
+import { SECTIONS } from './config-schema.js';
+import { deepFreeze } from './deep-freeze.js';
+import type { EbbConfig } from './ebb-config.js';
+import { LEAF_KEYS, type LeafKey, leafValue, mergeSettings, splitLeaf } from './merge-settings.js';
+import { formatTomlPath } from './toml-path.js';
+
+/** Everything one channel runs with, after precedence is applied. */
+export interface ResolvedChannelConfig {
+  readonly channelKey: string;
+  readonly llm: {
+    readonly model: string;
+    readonly contextWindow: number;
+    readonly maxOutputTokens: number;
+    readonly baseUrl: string | undefined;
+    readonly encoding: TokenizerEncoding;
+  };
+  readonly compaction: CompactionPolicy & { readonly summarizerModel: string };
+  readonly memory: { readonly scope: 'channel' | 'workspace'; readonly recallMaxTokens: number };
+  readonly bot: { readonly systemPrompt: string; readonly respondTo: 'mentions' | 'all' };
+  /** `[prices."<summarizer model>"]`, if the file prices that model. */
+  readonly price: { readonly inputPerMtok: number; readonly outputPerMtok: number } | undefined;
+  /** For every TOML leaf (`compaction.background_threshold`), where its value came from: `default`, `[compaction]`, `[slack]`, `[channels."slack:*"]`. */
+  readonly sources: Readonly<Record<LeafKey, string>>;
+}
+
+/**
+ * The settings of one channel key (`slack:T1:C1`, `slack:T1:C1:1700000000.1234`, `discord:G:C`,
+ * `web:abc`, or `defaults` for the top-level sections alone). Pure: the config was validated at load.
+ */
+export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedChannelConfig {
+  const layers = layersForKey(config, channelKey);
+  const { settings, origin } = mergeSettings(layers.map((layer) => layer.settings));
+  const { llm, compaction, memory, bot } = settings;
+  const price = config.prices[compaction.summarizer_model];
+  const sources = Object.fromEntries(
+    LEAF_KEYS.map((leaf) => [leaf, layerLabel(layers[origin[leaf]]?.source, splitLeaf(leaf)[0])]),
+  ) as Record<LeafKey, string>;
+  return deepFreeze({
+    channelKey,
+    llm: {
+      model: llm.model,
+      contextWindow: llm.context_window,
+      maxOutputTokens: llm.max_output_tokens,
+      baseUrl: llm.base_url,
+      encoding: llm.encoding,
+    },
+    compaction: {
+      backgroundThreshold: compaction.background_threshold,
+      aggressiveThreshold: compaction.aggressive_threshold,
+      emergencyThreshold: compaction.emergency_threshold,
+      backgroundFraction: compaction.background_fraction,
+      aggressiveFraction: compaction.aggressive_fraction,
+      emergencyFraction: compaction.emergency_fraction,
+      protectRecent: compaction.protect_recent,
+      summaryMaxTokens: compaction.summary_max_tokens,
+      cooldownMs: Math.round(compaction.cooldown_seconds * 1000),
+      maxIneffectivePasses: compaction.max_ineffective_passes,
+      messageMaxTokens: compaction.message_max_tokens,
+      summarizerModel: compaction.summarizer_model,
+    },
+    memory: { scope: memory.scope, recallMaxTokens: memory.recall_max_tokens },
+    bot: { systemPrompt: bot.system_prompt, respondTo: bot.respond_to },
+    price:
+      price === undefined
+        ? undefined
+        : { inputPerMtok: price.input_per_mtok, outputPerMtok: price.output_per_mtok },
+    sources,
+  });
+}
+
+/** One row of `ebb config check`: a TOML key, its resolved value and where that value came from. */
+export interface ExplainedSetting {
+  readonly key: string;
+  readonly value: unknown;
+  readonly source: string;
+}
+
+export interface ChannelExplanation {
+  readonly channelKey: string;
+  /** The places that apply, lowest precedence first, starting with `default`. */
+  readonly layers: readonly string[];
+  readonly settings: readonly ExplainedSetting[];
+}
+
+/** The resolution of one channel key as TOML keys and values, for operators. */
+export function explainChannel(config: EbbConfig, channelKey: string): ChannelExplanation {
+  const layers = layersForKey(config, channelKey);
+  const { settings, origin } = mergeSettings(layers.map((layer) => layer.settings));
+  const rows: ExplainedSetting[] = LEAF_KEYS.map((leaf) => {
+    const [section] = splitLeaf(leaf);
+    return {
+      key: leaf,
+      value: leafValue(settings, leaf),
+      source: layerLabel(layers[origin[leaf]]?.source, section),
+    };
+  });
+  const model = settings.compaction.summarizer_model;
+  const price = config.prices[model];
+  if (price !== undefined) {
+    rows.push({ key: formatTomlPath(['prices', model]), value: price, source: '[prices]' });
+  }
+  const names = layers.flatMap(({ source, settings: layer }) => {
+    const present = SECTIONS.filter((section) => layer[section] !== undefined);
+    if (source.kind === 'channel') return [layerLabel(source, 'llm')];
+    return source.kind === 'sections'
+      ? present.map((section) => layerLabel(source, section))
+      : present.length > 0
+        ? [layerLabel(source, 'llm')]
+        : [];
+  });
+  return deepFreeze({ channelKey, layers: ['default', ...names], settings: rows });
+}
