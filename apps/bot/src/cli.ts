@@ -1,0 +1,118 @@
+/**
+ * The `ebb` command line. Each command is a function of parsed arguments and an output sink that
+ * returns an exit code; this file only routes and parses.
+ */
+import { parseArgs } from 'node:util';
+import { configCheck } from './commands/config-check.js';
+import { demo } from './commands/demo.js';
+import { type CommandIo, processIo } from './commands/io.js';
+import { DEFAULT_JOB_LATENCY, simulate } from './commands/simulate.js';
+import { transcript } from './commands/transcript.js';
+
+const USAGE = `Usage: ebb <command> [options]
+
+Commands:
+  config check [--config PATH] [--channel KEY]
+      Validate config.toml and print the resolved settings of one channel.
+  simulate TRANSCRIPT [--config PATH] [--channel KEY] [--job-latency N] [--json]
+      Replay a JSON Lines transcript through the compaction core (jobs finish N turns
+      after they start, default ${DEFAULT_JOB_LATENCY}) and print a timeline, a usage chart and totals.
+  transcript [--messages N] [--seed S]
+      Print a synthetic team-chat transcript (prose, code, JSON tool output, log pastes).
+  demo [--config PATH] [--messages N]
+      Generate a transcript and simulate it: the compaction cycle at a glance.
+  help
+      Show this text.`;
+
+export async function main(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'config': {
+        const [sub, ...args] = rest;
+        if (sub !== 'check') return usage(io, `unknown command: config ${sub ?? ''}`.trim());
+        const { values } = parseArgs({
+          args,
+          options: { config: { type: 'string' }, channel: { type: 'string' } },
+          strict: true,
+        });
+        return await configCheck(values, io);
+      }
+      case 'simulate': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: {
+            config: { type: 'string' },
+            channel: { type: 'string' },
+            'job-latency': { type: 'string' },
+            json: { type: 'boolean' },
+          },
+          strict: true,
+        });
+        const [file, ...extra] = positionals;
+        if (file === undefined || extra.length > 0) return usage(io, 'simulate takes one TRANSCRIPT file');
+        const jobLatency =
+          values['job-latency'] === undefined ? undefined : wholeNumber(values['job-latency']);
+        if (jobLatency === null) return usage(io, '--job-latency takes a whole number of turns');
+        return await simulate(
+          {
+            transcript: file,
+            ...(values.config === undefined ? {} : { config: values.config }),
+            ...(values.channel === undefined ? {} : { channel: values.channel }),
+            ...(jobLatency === undefined ? {} : { jobLatency }),
+            json: values.json ?? false,
+          },
+          io,
+        );
+      }
+      case 'transcript': {
+        const { values } = parseArgs({
+          args: rest,
+          options: { messages: { type: 'string' }, seed: { type: 'string' } },
+          strict: true,
+        });
+        const messages = wholeNumber(values.messages ?? '20000');
+        const seed = wholeNumber(values.seed ?? '1');
+        if (messages === null || seed === null) return usage(io, '--messages and --seed take whole numbers');
+        return transcript({ messages, seed }, io);
+      }
+      case 'demo': {
+        const { values } = parseArgs({
+          args: rest,
+          options: { config: { type: 'string' }, messages: { type: 'string' } },
+          strict: true,
+        });
+        const messages = wholeNumber(values.messages ?? '20000');
+        if (messages === null) return usage(io, '--messages takes a whole number');
+        return await demo(
+          { messages, ...(values.config === undefined ? {} : { config: values.config }) },
+          io,
+        );
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.out(USAGE);
+        return command === undefined ? 1 : 0;
+      default:
+        return usage(io, `unknown command: ${command}`);
+    }
+  } catch (err) {
+    // parseArgs reports unknown options with a readable message.
+    if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
+      return usage(io, err.message);
+    }
+    throw err;
+  }
+}
+
+function usage(io: CommandIo, problem: string): number {
+  io.err(`ebb: ${problem}\n\n${USAGE}`);
+  return 2;
+}
+
+function wholeNumber(text: string): number | null {
+  return /^\d+$/.test(text) ? Number(text) : null;
+}
