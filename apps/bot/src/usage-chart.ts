@@ -11,7 +11,7 @@ export interface ChartThresholds {
 export function usageChart(
   usage: readonly number[],
   thresholds: ChartThresholds,
-  size: { width: number; height: number } = { width: 72, height: 16 },
+  size: { width: number; height: number } = { width: 72, height: 20 },
 ): string {
   if (usage.length === 0) return '(no messages)';
   const width = Math.min(size.width, usage.length);
@@ -24,7 +24,8 @@ export function usageChart(
     columns.push(max);
   }
   const top = Math.max(1, ...columns);
-  const rowOf = (u: number) => Math.min(size.height - 1, Math.floor((u / top) * size.height));
+  // Row r holds usage in [r, r + 1) × top / height; a small epsilon keeps 0.80 out of the 0.75 row.
+  const rowOf = (u: number) => Math.min(size.height - 1, Math.floor((u / top) * size.height + 1e-9));
   const lines: string[] = [];
   const marks = new Map<number, string>([
     [rowOf(thresholds.emergency), `emergency ${thresholds.emergency.toFixed(2)}`],
@@ -34,7 +35,7 @@ export function usageChart(
   for (let row = size.height - 1; row >= 0; row--) {
     const mark = marks.get(row);
     const cells = columns.map((u) => (rowOf(u) >= row && u > 0 ? '█' : mark ? '-' : ' ')).join('');
-    const axis = ((row + 1) / size.height) * top;
+    const axis = (row / size.height) * top;
     lines.push(`${axis.toFixed(2).padStart(5)} │${cells}│ ${mark ?? ''}`.trimEnd());
   }
   lines.push(`      └${'─'.repeat(width)}┘`);

@@ -75,7 +75,10 @@ export interface SummaryEvent {
   readonly messages: number;
   readonly archived: number;
   readonly contextTokens: number;
+  /** Highest usage after the monitor acted on a turn. */
   readonly peakUsage: number;
+  /** Highest usage a new message caused before the monitor acted (above 1: an emergency cut was needed). */
+  readonly peakUsageBeforeMonitor: number;
   /** Passes started per tier; `emergency` counts truncations. */
   readonly tiers: Record<Tier, number>;
   /** Passes that healed truncated spans. */
@@ -110,6 +113,7 @@ export class Simulation {
   #turn = 0;
   #now = 0;
   #peakUsage = 0;
+  #peakBeforeMonitor = 0;
   readonly #totals = {
     tiers: { background: 0, aggressive: 0, emergency: 0 } as Record<Tier, number>,
     heals: 0,
@@ -136,6 +140,7 @@ export class Simulation {
     this.#archive.push(archived);
     this.#archiveTokens.push(archivedTokens);
     this.#context.append(entry);
+    this.#peakBeforeMonitor = Math.max(this.#peakBeforeMonitor, this.#usage());
 
     this.#monitorTurn();
     const usage = this.#usage();
@@ -159,6 +164,7 @@ export class Simulation {
       archived: this.#archive.length,
       contextTokens: this.#contextTokens(),
       peakUsage: round(this.#peakUsage),
+      peakUsageBeforeMonitor: round(this.#peakBeforeMonitor),
       ...this.#totals,
       tiers: { ...this.#totals.tiers },
     };

@@ -142,7 +142,7 @@ function timelineLine(e: CompactionEvent): string {
 function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
   const lines = [
     'Totals',
-    `  messages ${s.messages}, archived ${s.archived}, context now ${s.contextTokens} tokens, peak usage ${s.peakUsage.toFixed(3)}`,
+    `  messages ${s.messages}, archived ${s.archived}, context now ${s.contextTokens} tokens, peak usage ${s.peakUsage.toFixed(3)} (${s.peakUsageBeforeMonitor.toFixed(3)} before the monitor acted)`,
     `  passes: background ${s.tiers.background}, aggressive ${s.tiers.aggressive}, emergency truncations ${s.tiers.emergency}, heals ${s.heals}`,
     `  stale results ${s.stale}, ineffective passes ${s.ineffective}`,
     `  summarizer tokens: ${s.summarizerInputTokens} in, ${s.summarizerOutputTokens} out`,

@@ -1,0 +1,25 @@
+/**
+ * `npm run bench`: runs every benchmark and prints Markdown for BENCHMARKS.md. Times are medians on
+ * a shared, noisy machine; compare the ratios, which are taken within one run.
+ */
+import { cpus } from 'node:os';
+import { perTurnCheck } from './per-turn-check.bench.js';
+import { simulateBench } from './simulate.bench.js';
+import { tokenizerBench } from './tokenizer.bench.js';
+
+const only = process.argv[2];
+const benches: [string, () => Promise<string>][] = [
+  ['per-turn', perTurnCheck],
+  ['tokenizer', tokenizerBench],
+  ['simulate', simulateBench],
+];
+
+console.log(
+  `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${new Date().toISOString()}\n`,
+);
+for (const [name, bench] of benches) {
+  if (only && only !== name) continue;
+  console.log(`## ${name}\n`);
+  console.log(await bench());
+  console.log('');
+}
