@@ -4,9 +4,10 @@
  * baseline in the same run re-adds the history's (already counted) tokens every turn, as monitors
  * that re-estimate the whole history do, which grows with history.
  */
+
+import type { ResolvedChannelConfig } from '@ebb/config';
 import {
   CompactionMonitor,
-  type CompactionPolicy,
   type ContextMessage,
   measureMessage,
   type SummarySpan,
@@ -15,43 +16,29 @@ import {
   WorkingContext,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { chatMessages, median, nowMs, percentile, table } from './support.js';
+import { chatMessages, median, nowMs, percentile, shippedDefaults, table } from './support.js';
 
-const WINDOW = 128_000;
-const OUTPUT = 4_096;
-const POLICY: CompactionPolicy = {
-  backgroundThreshold: 0.8,
-  aggressiveThreshold: 0.85,
-  emergencyThreshold: 0.95,
-  backgroundFraction: 0.3,
-  aggressiveFraction: 0.5,
-  emergencyFraction: 0.5,
-  protectRecent: 10,
-  summaryMaxTokens: 4_096,
-  cooldownMs: 10_000,
-  maxIneffectivePasses: 3,
-  messageMaxTokens: 32_000,
-};
 const TURNS = 20_000;
 const BATCH = 200;
 
 export async function perTurnCheck(): Promise<string> {
-  const tokenizer = await loadTokenizer('o200k_base');
+  const settings = await shippedDefaults();
+  const tokenizer = await loadTokenizer(settings.llm.encoding);
   const { source, messages } = chatMessages();
   // Count every message once, as Ebb does at append.
   const counted = messages.map(
-    (m, i) => measureMessage({ ...m, seq: i + 1 }, tokenizer, POLICY.messageMaxTokens).entry,
+    (m, i) => measureMessage({ ...m, seq: i + 1 }, tokenizer, settings.compaction.messageMaxTokens).entry,
   );
   const at = (i: number): ContextMessage => counted[i % counted.length] as ContextMessage;
 
   // Warm the JIT on both paths before measuring.
-  timeTurns(1_000, at, 'ebb');
-  timeTurns(1_000, at, 'baseline');
+  timeTurns(1_000, at, 'ebb', settings);
+  timeTurns(1_000, at, 'baseline', settings);
   const rows: (string | number)[][] = [];
   const results: { history: number; ebb: number; baseline: number }[] = [];
   for (const history of [1_000, 10_000, 100_000]) {
-    const ebb = timeTurns(history, at, 'ebb');
-    const baseline = timeTurns(history, at, 'baseline');
+    const ebb = timeTurns(history, at, 'ebb', settings);
+    const baseline = timeTurns(history, at, 'baseline', settings);
     results.push({ history, ebb: ebb.p50, baseline: baseline.p50 });
     rows.push([
       history.toLocaleString('en'),
@@ -74,11 +61,17 @@ export async function perTurnCheck(): Promise<string> {
   ].join('\n');
 }
 
-function timeTurns(history: number, at: (i: number) => ContextMessage, mode: 'ebb' | 'baseline') {
+function timeTurns(
+  history: number,
+  at: (i: number) => ContextMessage,
+  mode: 'ebb' | 'baseline',
+  settings: ResolvedChannelConfig,
+) {
+  const { compaction: policy, llm } = settings;
   // History 1..history: a summary of everything but the newest messages that fill half the budget.
   const raw: ContextMessage[] = [];
   let rawTokens = 0;
-  for (let i = history - 1; i >= 0 && rawTokens < (WINDOW - OUTPUT) * 0.5; i--) {
+  for (let i = history - 1; i >= 0 && rawTokens < (llm.contextWindow - llm.maxOutputTokens) * 0.5; i--) {
     const m = { ...at(i), seq: i + 1 };
     raw.unshift(m);
     rawTokens += m.tokens;
@@ -121,11 +114,11 @@ function timeTurns(history: number, at: (i: number) => ContextMessage, mode: 'eb
       const usage = usageOf({
         contextTokens,
         reservedTokens: 1_000,
-        contextWindow: WINDOW,
-        maxOutputTokens: OUTPUT,
+        contextWindow: llm.contextWindow,
+        maxOutputTokens: llm.maxOutputTokens,
         calibration: UNCALIBRATED,
       });
-      const { decision } = monitor.decide(POLICY, {
+      const { decision } = monitor.decide(policy, {
         usage,
         now: seq * 1000,
         jobInFlight: true,

@@ -9,14 +9,21 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  type CompactionPolicy,
   chatMessageTokens,
   measureMessage,
   Simulation,
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { EBB_BIN, IRC_TRANSCRIPT, median, nowMs, syntheticMessages, table } from './support.js';
+import {
+  EBB_BIN,
+  IRC_TRANSCRIPT,
+  median,
+  nowMs,
+  shippedDefaults,
+  syntheticMessages,
+  table,
+} from './support.js';
 
 const RUNS = 3;
 
@@ -53,20 +60,9 @@ export async function simulateBench(): Promise<string> {
 }
 
 async function engineVsBaseline(messages: readonly TranscriptMessage[]) {
-  const tokenizer = await loadTokenizer('o200k_base');
-  const policy: CompactionPolicy = {
-    backgroundThreshold: 0.8,
-    aggressiveThreshold: 0.85,
-    emergencyThreshold: 0.95,
-    backgroundFraction: 0.3,
-    aggressiveFraction: 0.5,
-    emergencyFraction: 0.5,
-    protectRecent: 10,
-    summaryMaxTokens: 4_096,
-    cooldownMs: 10_000,
-    maxIneffectivePasses: 3,
-    messageMaxTokens: 32_000,
-  };
+  const settings = await shippedDefaults();
+  const tokenizer = await loadTokenizer(settings.llm.encoding);
+  const policy = settings.compaction;
   const engineRuns: number[] = [];
   const baselineRuns: number[] = [];
   for (let r = 0; r < RUNS; r++) {
@@ -78,9 +74,10 @@ async function engineVsBaseline(messages: readonly TranscriptMessage[]) {
     start = nowMs();
     const sim = new Simulation({
       policy,
-      contextWindow: 128_000,
-      maxOutputTokens: 4_096,
-      reservedTokens: chatMessageTokens(tokenizer, 'You are Ebb.') + 1_000,
+      contextWindow: settings.llm.contextWindow,
+      maxOutputTokens: settings.llm.maxOutputTokens,
+      reservedTokens:
+        chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
       tokenizer,
       jobLatency: 2,
       emit: () => {},

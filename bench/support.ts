@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import type { TranscriptMessage } from '@ebb/core';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -64,4 +65,9 @@ export function table(header: readonly string[], rows: readonly (readonly (strin
     `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
     ...cells.slice(1).map(line),
   ].join('\n');
+}
+
+/** The settings of the shipped config.toml for a channel with no overrides. */
+export async function shippedDefaults(): Promise<ResolvedChannelConfig> {
+  return resolveChannel(await loadConfig({ path: join(ROOT, 'config.toml') }), 'defaults');
 }

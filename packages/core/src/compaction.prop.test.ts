@@ -6,12 +6,12 @@ import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
 import { contextProblems } from '../test/check-context.js';
+import { testPolicy } from '../test/policy.js';
 import { CompactionMonitor } from './compaction-monitor.js';
 import type { ArchivedMessage, ContextMessage, Tier } from './model.js';
 import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
-import type { CompactionPolicy } from './policy.js';
 import { WorkingContext } from './working-context.js';
 
 const op = fc.oneof(
@@ -60,19 +60,12 @@ interface Job {
   result?: SummaryResult;
 }
 
-const POLICY: CompactionPolicy = {
-  backgroundThreshold: 0.8,
-  aggressiveThreshold: 0.85,
-  emergencyThreshold: 0.95,
-  backgroundFraction: 0.3,
-  aggressiveFraction: 0.5,
-  emergencyFraction: 0.5,
+const POLICY = testPolicy({
   protectRecent: 3,
   summaryMaxTokens: 200,
   cooldownMs: 0,
-  maxIneffectivePasses: 3,
-  messageMaxTokens: 1000,
-};
+  messageMaxTokens: 1_000,
+});
 
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 

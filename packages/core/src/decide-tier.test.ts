@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { testPolicy } from '../test/policy.js';
 import { CompactionMonitor } from './compaction-monitor.js';
 import { decideTier, type TierInput } from './decide-tier.js';
-import type { CompactionPolicy } from './policy.js';
 
-const policy: CompactionPolicy = {
-  backgroundThreshold: 0.8,
-  aggressiveThreshold: 0.85,
-  emergencyThreshold: 0.95,
-  backgroundFraction: 0.3,
-  aggressiveFraction: 0.5,
-  emergencyFraction: 0.5,
-  protectRecent: 10,
-  summaryMaxTokens: 4096,
-  cooldownMs: 10_000,
-  maxIneffectivePasses: 3,
-  messageMaxTokens: 32_000,
-};
+const policy = testPolicy();
 
 const idle: Omit<TierInput, 'usage'> = {
   policy,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
-import type { CompactionPolicy } from './policy.js';
+import { testPolicy } from '../test/policy.js';
 import {
   type CompactionEvent,
   Simulation,
@@ -8,19 +8,12 @@ import {
   type TranscriptMessage,
 } from './simulation.js';
 
-const policy: CompactionPolicy = {
-  backgroundThreshold: 0.8,
-  aggressiveThreshold: 0.85,
-  emergencyThreshold: 0.95,
-  backgroundFraction: 0.3,
-  aggressiveFraction: 0.5,
-  emergencyFraction: 0.5,
+const policy = testPolicy({
   protectRecent: 4,
   summaryMaxTokens: 120,
   cooldownMs: 0,
-  maxIneffectivePasses: 3,
   messageMaxTokens: 1_000,
-};
+});
 
 function transcript(): TranscriptMessage[] {
   const out: TranscriptMessage[] = [];
