@@ -8,12 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  chatMessageTokens,
-  measureMessage,
-  Simulation,
-  type TranscriptMessage,
-} from '@ebb/core';
+import { chatMessageTokens, measureMessage, Simulation, type TranscriptMessage } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import {
   EBB_BIN,
