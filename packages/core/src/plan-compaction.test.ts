@@ -92,6 +92,17 @@ describe('planCompaction', () => {
     expect(tight.kind === 'plan' && tight.plan.toSeq).toBe(3);
   });
 
+  it('never cuts right after a tool call whose results have not arrived yet', () => {
+    const ctx = new WorkingContext({ raw: [...run(1, 3), toolCall(4, 10, ['a'])] });
+    const result = planCompaction({
+      context: ctx.view(),
+      tier: 'aggressive',
+      fraction: 0.95,
+      protectRecent: 0,
+    });
+    expect(result.kind === 'plan' && result.plan.toSeq).toBe(3);
+  });
+
   it('heals a truncated span even when every raw message is protected', () => {
     const ctx = new WorkingContext({ spans: [truncated(1, 30)], raw: run(31, 35) });
     const result = planCompaction({

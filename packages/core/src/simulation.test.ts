@@ -1,5 +1,7 @@
+import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
+import { contextProblems } from '../test/check-context.js';
 import { testPolicy } from '../test/policy.js';
 import {
   type CompactionEvent,
@@ -90,4 +92,59 @@ describe('Simulation', () => {
       expect(done?.seq).toBe(started.seq);
     }
   });
+});
+
+describe('Simulation under random traffic and settings', () => {
+  const settings = fc
+    .record({
+      background: fc.double({ min: 0.3, max: 0.8, noNaN: true }),
+      gap1: fc.double({ min: 0.01, max: 0.1, noNaN: true }),
+      gap2: fc.double({ min: 0.01, max: 0.1, noNaN: true }),
+      backgroundFraction: fc.double({ min: 0.1, max: 0.6, noNaN: true }),
+      aggressiveFraction: fc.double({ min: 0.3, max: 0.9, noNaN: true }),
+      protectRecent: fc.integer({ min: 0, max: 8 }),
+      jobLatency: fc.integer({ min: 0, max: 6 }),
+    })
+    .map((s) => ({
+      policy: testPolicy({
+        backgroundThreshold: s.background,
+        aggressiveThreshold: s.background + s.gap1,
+        emergencyThreshold: Math.min(1, s.background + s.gap1 + s.gap2),
+        backgroundFraction: s.backgroundFraction,
+        aggressiveFraction: s.aggressiveFraction,
+        protectRecent: s.protectRecent,
+        summaryMaxTokens: 80,
+        cooldownMs: 0,
+        messageMaxTokens: 600,
+      }),
+      jobLatency: s.jobLatency,
+    }));
+  const traffic = fc.array(fc.integer({ min: 1, max: 3_000 }), { minLength: 50, maxLength: 400 });
+
+  test.prop([settings, traffic], { numRuns: 60 })(
+    'every turn keeps the invariants, and every completed pass is effective or counted as not',
+    ({ policy, jobLatency }, sizes) => {
+      const events: SimulationEvent[] = [];
+      const sim = new Simulation({
+        policy,
+        contextWindow: 3_000,
+        maxOutputTokens: 300,
+        reservedTokens: 50,
+        tokenizer: new CharTokenizer(),
+        jobLatency,
+        emit: (e) => events.push(e),
+      });
+      for (const [i, size] of sizes.entries()) {
+        sim.turn({ role: 'user', author: `p${i % 3}`, text: 'x'.repeat(size) });
+        expect(contextProblems(sim.view(), sim.archive())).toEqual([]);
+      }
+      const summary = sim.finish();
+      expect(summary.archived).toBe(sizes.length);
+      for (const e of events) {
+        if (e.type !== 'compaction' || e.event !== 'completed' || e.tier === 'emergency') continue;
+        // Effective means under the background threshold right after the splice.
+        expect(e.reason === 'ineffective').toBe(e.usage >= policy.backgroundThreshold);
+      }
+    },
+  );
 });

@@ -8,7 +8,7 @@ import { CompactionMonitor } from './compaction-monitor.js';
 import { InvariantError } from './errors.js';
 import { summarizeExtractive } from './extractive-summary.js';
 import { measureMessage } from './measure-message.js';
-import type { ArchivedMessage, Tier } from './model.js';
+import type { ArchivedMessage, ContextView, Tier } from './model.js';
 import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
@@ -153,6 +153,16 @@ export class Simulation {
       contextTokens: this.#contextTokens(),
       usage: round(usage),
     });
+  }
+
+  /** The channel's working context now (for tests and tools; valid until the next turn). */
+  view(): ContextView {
+    return this.#context.view();
+  }
+
+  /** Every archived message, oldest first. */
+  archive(): readonly ArchivedMessage[] {
+    return this.#archive;
   }
 
   /** Lets a job still in flight finish, then reports the totals. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../cli.js';
 import { syntheticTranscript } from '../demo/synthetic-transcript.js';
@@ -73,6 +74,22 @@ describe('ebb simulate --json', () => {
     const events = new Set(lines.filter((l) => l.type === 'compaction').map((l) => l.event));
     for (const e of ['triggered', 'enqueued', 'started', 'completed', 'emergency'])
       expect(events).toContain(e);
+  });
+});
+
+describe('ebb simulate with the shipped config.toml', () => {
+  it('on 20,000 generated messages: all three tiers, every message archived, peak usage below 1', async () => {
+    const file = join(dir, 'chat-20k.jsonl');
+    writeFileSync(file, `${[...syntheticTranscript(20_000)].map((m) => JSON.stringify(m)).join('\n')}\n`);
+    const shipped = fileURLToPath(new URL('../../../../config.toml', import.meta.url));
+    const io = capture();
+    expect(await main(['simulate', file, '--config', shipped, '--json'], io)).toBe(0);
+    const summary = JSON.parse(io.stdout().split('\n').at(-1) ?? '');
+    expect(summary).toMatchObject({ type: 'summary', messages: 20_000, archived: 20_000 });
+    expect(summary.tiers.background).toBeGreaterThan(0);
+    expect(summary.tiers.aggressive).toBeGreaterThan(0);
+    expect(summary.tiers.emergency).toBeGreaterThan(0);
+    expect(summary.peakUsage).toBeLessThan(1);
   });
 });
 
