@@ -10,6 +10,7 @@ export * from './plan-compaction.js';
 export * from './plan-emergency-truncation.js';
 export * from './plan-splice.js';
 export * from './policy.js';
+export * from './ports.js';
 export * from './render-context.js';
 export * from './simulation.js';
 export * from './tokens.js';

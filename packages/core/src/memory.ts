@@ -15,3 +15,37 @@ export interface Memory {
   readonly fromSeq: number;
   readonly toSeq: number;
 }
+
+const STOPWORDS = new Set([
+  'a',
+  'an',
+  'the',
+  'is',
+  'are',
+  'was',
+  'were',
+  'to',
+  'of',
+  'and',
+  'that',
+  'for',
+  'on',
+  'in',
+  'at',
+]);
+const MAX_FINGERPRINT_CHARS = 500;
+
+/**
+ * The identity of a memory within its scope: its type and its words, lower-cased, without
+ * punctuation and filler words, in order. A retried extraction produces the same fingerprint, and
+ * so does a near-duplicate that differs only in case, punctuation or articles ("Ana prefers tea." /
+ * "ana prefers the tea"); stores refresh the existing memory instead of adding another.
+ */
+export function memoryFingerprint(type: MemoryType, text: string): string {
+  const words = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 0 && !STOPWORDS.has(w));
+  return `${type}:${words.join(' ')}`.slice(0, MAX_FINGERPRINT_CHARS);
+}

@@ -36,7 +36,11 @@ export type SplicePlan =
   | { readonly kind: 'stale'; readonly reason: string }
   | { readonly kind: 'noop'; readonly reason: 'already_applied' };
 
-export function planSplice(context: ContextView, result: SummaryResult): SplicePlan {
+/** Reads only the generation, head and spans of the context, so a store can plan without loading raw messages. */
+export function planSplice(
+  context: Pick<ContextView, 'generation' | 'headSeq' | 'spans'>,
+  result: SummaryResult,
+): SplicePlan {
   const { spans } = context;
   const a = result.fromSeq;
   const b = result.toSeq;

@@ -1,0 +1,247 @@
+/**
+ * The ports the compaction pipeline is written against. `@ebb/db` implements them on Postgres
+ * (or PGlite); `in-memory-stores.ts` implements them in memory for tests and `ebb simulate`. One
+ * contract suite runs against both. Every method is safe to retry: appends are idempotent on the
+ * platform message id, splices on the job id, memory upserts on a fingerprint per scope.
+ */
+import type { Memory, MemoryType } from './memory.js';
+import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
+import type { TruncationPlan } from './plan-emergency-truncation.js';
+import type { SummaryResult } from './plan-splice.js';
+import type { Calibration } from './tokens.js';
+
+/** A message to append, measured by the caller (see `measureMessage`); the store assigns the seq. */
+export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
+  /** The platform's id (Slack ts, Discord snowflake); a second append with the same id is a no-op. */
+  readonly platformMessageId?: string;
+  /** Tokens of the whole message. */
+  readonly tokens: number;
+  /** Tokens of the message as it enters the context (clipped when oversized). */
+  readonly contextTokens: number;
+  /** The clipped text, when the context holds a clipped copy. */
+  readonly contextText?: string;
+  readonly omittedTokens?: number;
+}
+
+export interface AppendResult {
+  readonly seq: number;
+  /** False when the platform message id was stored already (a Slack retry, a Discord resend). */
+  readonly inserted: boolean;
+  /** The channel's generation and context tokens after the append. */
+  readonly generation: number;
+  readonly contextTokens: number;
+}
+
+/** Archived messages as the summarizer reads them: whole, with their full token counts. */
+export interface StoredMessage extends ArchivedMessage {
+  readonly tokens: number;
+}
+
+export type SpliceOutcome =
+  | {
+      readonly kind: 'splice';
+      readonly generation: number;
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+      readonly messagesRemoved: number;
+    }
+  | { readonly kind: 'stale'; readonly reason: string }
+  | { readonly kind: 'noop'; readonly reason: 'already_applied' };
+
+export type TruncationOutcome =
+  | {
+      readonly kind: 'truncate';
+      readonly plan: TruncationPlan;
+      readonly generation: number;
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+    }
+  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' };
+
+export interface TruncationRequest {
+  readonly fraction: number;
+  readonly protectRecent: number;
+  readonly markerTokens: number;
+}
+
+/** The archive and working context of every channel. */
+export interface ChannelStore {
+  /** Appends a message at head + 1; idempotent on `platformMessageId`. */
+  append(channelKey: string, message: NewMessage): Promise<AppendResult>;
+  /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
+  loadContext(channelKey: string): Promise<ContextView>;
+  /** The channel's generation only: a cheap check that a cached context is still current. */
+  generation(channelKey: string): Promise<number>;
+  /** Whole archived messages fromSeq..toSeq, in order. */
+  readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]>;
+  /**
+   * Puts a finished summary in place: under the channel lock, re-reads the active spans, applies
+   * `planSplice`, bumps the generation and the token totals, all in one transaction.
+   */
+  splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome>;
+  /** Emergency truncation under the channel lock, planned on the state it finds there. */
+  truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome>;
+  calibration(channelKey: string): Promise<Calibration>;
+  setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
+}
+
+/** A memory as the extractor proposes it, before it has an id. */
+export interface NewMemory {
+  readonly type: MemoryType;
+  readonly text: string;
+  readonly importance: number;
+  readonly speaker?: string;
+  readonly scope: string;
+  readonly channelKey: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+export interface MemoryUpsertResult {
+  /** New memories. */
+  readonly added: number;
+  /** Existing memories (same fingerprint in the scope) refreshed instead of duplicated. */
+  readonly refreshed: number;
+}
+
+export interface MemoryQuery {
+  /** The scopes the asking channel belongs to; nothing outside them is ever returned. */
+  readonly scopes: readonly string[];
+  readonly text: string;
+  readonly limit: number;
+}
+
+export interface MemoryStore {
+  upsert(memories: readonly NewMemory[]): Promise<MemoryUpsertResult>;
+  /** Full-text search ranked by relevance, importance and recency. */
+  recall(query: MemoryQuery): Promise<Memory[]>;
+  list(filter: {
+    readonly channelKey?: string;
+    readonly speaker?: string;
+    readonly scope?: string;
+  }): Promise<Memory[]>;
+  /** Deletes by id; returns how many went. */
+  forget(ids: readonly string[]): Promise<number>;
+}
+
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'stale' | 'skipped';
+
+export interface CompactionRun {
+  readonly jobId: string;
+  readonly channelKey: string;
+  readonly tier: Tier;
+  readonly status: RunStatus;
+  readonly usage: number;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly generation: number;
+  readonly attempts: number;
+  readonly tokensBefore?: number;
+  readonly tokensAfter?: number;
+  readonly summaryTokens?: number;
+  readonly memoriesAdded?: number;
+  readonly model?: string;
+  readonly fallback?: boolean;
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly durationMs?: number;
+  readonly error?: string;
+}
+
+export interface RunStore {
+  /** Records a triggered pass (status `queued`); a second call with the same job id changes nothing. */
+  create(
+    run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
+  ): Promise<void>;
+  /**
+   * Marks a run `running` and counts the attempt. Returns the run as it was, so a retried job whose
+   * run already finished can stop (undefined when no run exists: the caller creates it).
+   */
+  start(jobId: string): Promise<CompactionRun | undefined>;
+  finish(jobId: string, outcome: Partial<CompactionRun> & Pick<CompactionRun, 'status'>): Promise<void>;
+  get(jobId: string): Promise<CompactionRun | undefined>;
+  recent(channelKey: string, limit: number): Promise<CompactionRun[]>;
+}
+
+/** Spans are returned in seq order; a helper for stores and tests. */
+export function sortSpans<T extends Pick<Span, 'fromSeq'>>(spans: readonly T[]): T[] {
+  return [...spans].sort((a, b) => a.fromSeq - b.fromSeq);
+}
+
+/** One call to a model, recorded per pass (and later per reply) for runs, logs and metrics. */
+export interface LlmCall {
+  readonly purpose: 'summary' | 'merge' | 'reply';
+  readonly model: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly durationMs: number;
+  /** Tries it took (1 when the first succeeded). */
+  readonly attempts: number;
+  /** The mapped error code of the last failed try, when the call failed for good. */
+  readonly error?: string;
+}
+
+export interface SummarizeInput {
+  readonly channelKey: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** Texts of the summary spans folded into this one, oldest first. */
+  readonly earlierSummaries: readonly string[];
+  /** The archived messages of the range not covered by those summaries, whole, oldest first. */
+  readonly messages: readonly StoredMessage[];
+  /** Bound on the summary text, in tokens. */
+  readonly maxTokens: number;
+  /** What the summary should dwell on (`/compact focus`). */
+  readonly focus?: string;
+}
+
+/** A memory as extracted from a range, before the pipeline gives it scope and channel. */
+export type ExtractedMemory = Omit<NewMemory, 'scope' | 'channelKey'>;
+
+export interface SummaryOutput {
+  readonly text: string;
+  readonly memories: readonly ExtractedMemory[];
+  /** True when the LLM failed for good and the extractive summarizer wrote this. */
+  readonly fallback: boolean;
+  readonly model: string;
+  readonly calls: readonly LlmCall[];
+}
+
+/** Writes the summary of a range and extracts its memories (an LLM; or the extractive summarizer offline). */
+export interface Summarizer {
+  summarize(input: SummarizeInput, signal?: AbortSignal): Promise<SummaryOutput>;
+}
+
+/** A compaction pass as a queue carries it: a range and a generation, never message text. */
+export interface CompactionJob {
+  readonly channelKey: string;
+  readonly tier: Tier;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** The channel generation the range was planned at. */
+  readonly generation: number;
+  readonly focus?: string;
+}
+
+export type EnqueueOutcome =
+  /** A new job. */
+  | { readonly kind: 'enqueued'; readonly jobId: string }
+  /** A waiting job of this channel of a lower tier was replaced by this one. */
+  | { readonly kind: 'escalated'; readonly jobId: string; readonly replacedJobId: string }
+  /** A job of this channel is waiting or running already with the same or a higher tier. */
+  | { readonly kind: 'deduplicated'; readonly jobId: string };
+
+export interface CompactionQueue {
+  enqueue(job: CompactionJob): Promise<EnqueueOutcome>;
+  /** Whether a job of this channel is waiting or running. */
+  inFlight(channelKey: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Tells bots that a channel's context changed (a splice or truncation), so they reload it. */
+export interface ContextNotifier {
+  publish(change: { readonly channelKey: string; readonly generation: number }): Promise<void>;
+  subscribe(
+    listener: (change: { channelKey: string; generation: number }) => void,
+  ): Promise<() => Promise<void>>;
+}
