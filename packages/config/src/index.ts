@@ -39,6 +39,7 @@ export {
 export { checkChannel } from './cross-field-rules.js';
 export type { DeepReadonly } from './deep-freeze.js';
 export type { ChannelBlock, EbbConfig } from './ebb-config.js';
+export { type EbbEnv, loadEnv } from './env.js';
 export { DEFAULT_CONFIG_FILE, type LoadConfigOptions, loadConfig } from './load-config.js';
 export {
   BUILT_IN_DEFAULTS,

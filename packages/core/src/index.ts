@@ -1,3 +1,5 @@
+export * from './channel-compactor.js';
+export * from './compaction-events.js';
 export * from './compaction-monitor.js';
 export * from './decide-tier.js';
 export * from './encoding-for-model.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryFingerprint } from './memory.js';
+import { memoryFingerprint, memoryScope } from './memory.js';
 
 describe('memoryFingerprint', () => {
   it('is the same for near-duplicates and retries', () => {
@@ -19,5 +19,18 @@ describe('memoryFingerprint', () => {
 
   it('stays bounded for very long texts', () => {
     expect(memoryFingerprint('fact', 'word '.repeat(1000)).length).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('memoryScope', () => {
+  it.each([
+    ['slack:T1:C1', 'channel', 'slack:T1:C1'],
+    ['slack:T1:C1:1700000000.1234', 'channel', 'slack:T1:C1'],
+    ['slack:T1:C1:1700000000.1234', 'workspace', 'slack:T1'],
+    ['discord:G1:C9', 'channel', 'discord:G1:C9'],
+    ['discord:G1:C9', 'workspace', 'discord:G1'],
+    ['web:abc', 'workspace', 'web:abc'],
+  ] as const)('%s with %s scope → %s', (key, setting, scope) => {
+    expect(memoryScope(key, setting)).toBe(scope);
   });
 });

@@ -49,3 +49,16 @@ export function memoryFingerprint(type: MemoryType, text: string): string {
     .filter((w) => w.length > 0 && !STOPWORDS.has(w));
   return `${type}:${words.join(' ')}`.slice(0, MAX_FINGERPRINT_CHARS);
 }
+
+export type MemoryScopeSetting = 'channel' | 'workspace';
+
+/**
+ * The scope a channel's memories are written to and recalled from. `channel`: the conversation's
+ * channel (a Slack thread shares its channel's scope); `workspace`: the Slack team or Discord guild.
+ * Keys: `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>`, `web:<id>`.
+ */
+export function memoryScope(channelKey: string, setting: MemoryScopeSetting): string {
+  const parts = channelKey.split(':');
+  if (setting === 'workspace' && parts.length >= 3) return parts.slice(0, 2).join(':');
+  return parts[0] === 'slack' ? parts.slice(0, 3).join(':') : channelKey;
+}

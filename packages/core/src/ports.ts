@@ -146,6 +146,11 @@ export interface CompactionRun {
   readonly outputTokens?: number;
   readonly durationMs?: number;
   readonly error?: string;
+  /** Epoch milliseconds. */
+  readonly createdAt?: number;
+  readonly finishedAt?: number;
+  /** The summarizer's output, saved before memories and splice so a retry reuses it (see `RunStore.saveOutput`). */
+  readonly output?: SummaryOutput;
 }
 
 export interface RunStore {
@@ -158,7 +163,16 @@ export interface RunStore {
    * run already finished can stop (undefined when no run exists: the caller creates it).
    */
   start(jobId: string): Promise<CompactionRun | undefined>;
-  finish(jobId: string, outcome: Partial<CompactionRun> & Pick<CompactionRun, 'status'>): Promise<void>;
+  /**
+   * Checkpoints the summarizer's output. A job killed after this point and retried reuses it instead
+   * of asking the LLM again, so the retry writes the very same memories (same fingerprints) and summary.
+   */
+  saveOutput(jobId: string, output: SummaryOutput): Promise<void>;
+  finish(
+    jobId: string,
+    outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
+      Pick<CompactionRun, 'status'>,
+  ): Promise<void>;
   get(jobId: string): Promise<CompactionRun | undefined>;
   recent(channelKey: string, limit: number): Promise<CompactionRun[]>;
 }

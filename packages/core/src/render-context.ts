@@ -4,7 +4,7 @@
  * span are exactly the tokens the model is sent.
  */
 import type { Memory } from './memory.js';
-import type { ContextView, Span } from './model.js';
+import type { ContextView, SummarySpan, TruncatedSpan } from './model.js';
 import { chatMessageTokens, messageContent, type Tokenizer } from './tokens.js';
 
 export type ChatMessage =
@@ -34,7 +34,12 @@ export function renderSummary(fromSeq: number, toSeq: number, text: string): str
  */
 export const TRUNCATION_MARKER = `[Earlier messages were set aside to keep this conversation within the model's window; a summary of them is on its way.]\n\n${CONTINUATION_NOTE}`;
 
-export function renderSpan(span: Span): string {
+/** What rendering needs of a span (a summary not yet spliced has no generation or tokens). */
+export type RenderableSpan =
+  | Pick<SummarySpan, 'kind' | 'fromSeq' | 'toSeq' | 'text'>
+  | Pick<TruncatedSpan, 'kind' | 'fromSeq' | 'toSeq'>;
+
+export function renderSpan(span: RenderableSpan): string {
   switch (span.kind) {
     case 'summary':
       return renderSummary(span.fromSeq, span.toSeq, span.text);
@@ -44,8 +49,8 @@ export function renderSpan(span: Span): string {
 }
 
 /** Tokens a span costs in the prompt. */
-export function spanTokens(tokenizer: Tokenizer, span: Span | Omit<Span, 'tokens'>): number {
-  return chatMessageTokens(tokenizer, renderSpan(span as Span));
+export function spanTokens(tokenizer: Tokenizer, span: RenderableSpan): number {
+  return chatMessageTokens(tokenizer, renderSpan(span));
 }
 
 export function renderMemories(memories: readonly Memory[]): string {

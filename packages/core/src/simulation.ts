@@ -36,7 +36,7 @@ export interface SimulationOptions {
   readonly emit: (event: SimulationEvent) => void;
 }
 
-export type CompactionEventName =
+export type SimulationEventName =
   | 'triggered'
   | 'enqueued'
   | 'skipped'
@@ -57,7 +57,7 @@ export interface MessageEvent {
 
 export interface CompactionEvent {
   readonly type: 'compaction';
-  readonly event: CompactionEventName;
+  readonly event: SimulationEventName;
   readonly tier: Tier;
   /** The turn (seq of the newest message) it happened on. */
   readonly seq: number;
@@ -303,14 +303,7 @@ export class Simulation {
       fromSeq: plan.fromSeq,
       toSeq: plan.toSeq,
       text,
-      tokens: spanTokens(tokenizer, {
-        kind: 'summary',
-        fromSeq: plan.fromSeq,
-        toSeq: plan.toSeq,
-        text,
-        createdGeneration: 0,
-        jobId,
-      }),
+      tokens: spanTokens(tokenizer, { kind: 'summary', fromSeq: plan.fromSeq, toSeq: plan.toSeq, text }),
     };
   }
 
@@ -342,7 +335,7 @@ export class Simulation {
   }
 
   #event(
-    event: CompactionEventName,
+    event: SimulationEventName,
     tier: Tier,
     fields: Partial<
       Pick<CompactionEvent, 'fromSeq' | 'toSeq' | 'tokensBefore' | 'tokensAfter' | 'jobId' | 'reason'>

@@ -1,0 +1,43 @@
+/**
+ * The environment Ebb reads: connection strings and secrets. This is the only place in the repo
+ * that touches `process.env`; everything else receives these values through options. Secrets are
+ * never logged (see `@ebb/logger`) and never live in config.toml.
+ */
+import { z } from 'zod';
+import { ConfigError } from './config-error.js';
+
+const envSchema = z.object({
+  /** Postgres connection string. Unset: embedded PGlite under EBB_DATA_DIR. */
+  DATABASE_URL: z.string().min(1).optional(),
+  /** Redis connection string. Unset: redis://127.0.0.1:6379 when reachable, else the in-process queue. */
+  REDIS_URL: z.string().min(1).optional(),
+  /** OpenAI (or compatible) API key. Unset and no [llm] base_url: offline mode. */
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  /** Where embedded PGlite keeps its data. */
+  EBB_DATA_DIR: z.string().min(1).default('./.ebb'),
+  /** Path of config.toml (also `--config`). */
+  EBB_CONFIG: z.string().min(1).optional(),
+  /** pino level: fatal, error, warn, info, debug, trace. Message text is logged only at debug. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `production` logs JSON lines; anything else pretty-prints in a terminal. */
+  NODE_ENV: z.string().optional(),
+});
+
+export type EbbEnv = z.infer<typeof envSchema>;
+
+/** Reads and checks the environment; a bad value is a `ConfigError` naming the variable. */
+export function loadEnv(env: NodeJS.ProcessEnv = process.env): EbbEnv {
+  const parsed = envSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => {
+    const name = String(i.path[0] ?? '');
+    // Only non-secret values are echoed back.
+    return {
+      file: 'environment',
+      path: name,
+      rule: i.message,
+      found: name === 'LOG_LEVEL' ? env[name] : '(hidden)',
+    };
+  });
+  throw new ConfigError(issues);
+}

@@ -1,0 +1,41 @@
+/**
+ * The compaction log contract: one structured event per step of a pass, emitted by the bot's
+ * compactor and by the worker, logged as one JSON line each (`event` field) by the composition
+ * roots. Fields are numbers, ids and codes only: never message text.
+ */
+import type { Tier } from './model.js';
+
+export const COMPACTION_EVENTS = [
+  'compaction.triggered',
+  'compaction.enqueued',
+  'compaction.skipped',
+  'compaction.started',
+  'compaction.completed',
+  'compaction.failed',
+  'compaction.stale',
+  'compaction.emergency',
+] as const;
+
+export type CompactionEventName = (typeof COMPACTION_EVENTS)[number];
+
+export interface CompactionLogEvent {
+  readonly event: CompactionEventName;
+  readonly channel: string;
+  readonly tier: Tier;
+  readonly usage?: number;
+  readonly fromSeq?: number;
+  readonly toSeq?: number;
+  readonly tokensBefore?: number;
+  readonly tokensAfter?: number;
+  readonly summaryTokens?: number;
+  readonly messagesCompacted?: number;
+  readonly memoriesAdded?: number;
+  readonly durationMs?: number;
+  readonly jobId?: string;
+  readonly fallback?: boolean;
+  /** Why a pass was skipped or went stale, or what failed (an error code, not a stack). */
+  readonly reason?: string;
+  readonly error?: string;
+}
+
+export type CompactionEventSink = (event: CompactionLogEvent) => void;

@@ -1,0 +1,55 @@
+/**
+ * Ebb's logger: pino, JSON lines, one `event` field per compaction step. Secrets never reach the
+ * output: known secret keys are redacted wherever they appear, and passwords inside connection URLs
+ * are masked. Message text is logged only at debug level, by the callers' choice of level.
+ */
+import { type DestinationStream, type Logger, pino } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** Keys whose values are secrets, at any of the first two levels of a log line. */
+const SECRET_KEYS = [
+  'apiKey',
+  'api_key',
+  'token',
+  'botToken',
+  'appToken',
+  'signingSecret',
+  'password',
+  'authorization',
+  'Authorization',
+  'secret',
+];
+
+export interface LoggerOptions {
+  readonly level?: string;
+  /** Human-readable output for a terminal (pino-pretty); JSON otherwise. */
+  readonly pretty?: boolean;
+  readonly name?: string;
+  /** Where lines go (tests capture them); stdout by default. */
+  readonly destination?: DestinationStream;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const base = {
+    level: options.level ?? 'info',
+    ...(options.name === undefined ? {} : { name: options.name }),
+    redact: { paths: [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`)], censor: '[redacted]' },
+    formatters: { log: maskUrls },
+  };
+  if (options.destination) return pino(base, options.destination);
+  if (options.pretty)
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true } } });
+  return pino(base);
+}
+
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)([^@\s]+)(@)/gi;
+
+/** Masks `user:password@` in every string value of a log line (database and Redis URLs). */
+export function maskUrls(object: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    out[key] = typeof value === 'string' ? value.replace(URL_PASSWORD, '$1[redacted]$3') : value;
+  }
+  return out;
+}

@@ -1,0 +1,270 @@
+/**
+ * One compaction pass, as the worker runs it:
+ *
+ *   run started → snapshot of the range → summary + memories (LLM, no lock held) → checkpoint →
+ *   memories upserted → splice under the channel lock (or stale) → run finished → context-changed
+ *
+ * Every step is idempotent, so a job killed anywhere and retried ends in the same state once: a run
+ * that finished already is left alone; a checkpointed summary is reused instead of asking the LLM
+ * again, so the memories it writes have the same fingerprints; a splice of a job already applied is
+ * a no-op. A channel whose last passes all failed is paused for a while (circuit breaker).
+ */
+import {
+  type ChannelStore,
+  type CompactionEventSink,
+  type CompactionJob,
+  type ContextNotifier,
+  type ContextView,
+  EbbError,
+  type MemoryScopeSetting,
+  type MemoryStore,
+  memoryScope,
+  type RunStore,
+  type SpliceOutcome,
+  type StoredMessage,
+  type Summarizer,
+  type SummaryOutput,
+  spanTokens,
+  type Tokenizer,
+} from '@ebb/core';
+
+export interface ProcessorJob extends CompactionJob {
+  readonly jobId: string;
+  /** 1 for the first try. */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+}
+
+export interface ChannelPassSettings {
+  readonly summaryMaxTokens: number;
+  readonly memoryScope: MemoryScopeSetting;
+  readonly tokenizer: Tokenizer;
+}
+
+export interface CircuitBreakerOptions {
+  /** This many failed runs in a row open the breaker. */
+  readonly failures: number;
+  /** For this long after the last failure. */
+  readonly pauseMs: number;
+}
+
+export const DEFAULT_CIRCUIT_BREAKER = {
+  failures: 3,
+  pauseMs: 10 * 60_000,
+} as const satisfies CircuitBreakerOptions;
+
+export interface CompactionProcessorOptions {
+  readonly channels: ChannelStore;
+  readonly memories: MemoryStore;
+  readonly runs: RunStore;
+  readonly summarizer: Summarizer;
+  readonly notifier: ContextNotifier;
+  readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
+  readonly breaker?: CircuitBreakerOptions;
+  readonly now?: () => number;
+  readonly onEvent?: CompactionEventSink;
+}
+
+export type ProcessResult =
+  | {
+      readonly kind: 'completed';
+      readonly outcome: SpliceOutcome;
+      readonly memoriesAdded: number;
+      readonly fallback: boolean;
+    }
+  | { readonly kind: 'stale'; readonly reason: string }
+  | { readonly kind: 'skipped'; readonly reason: string }
+  | { readonly kind: 'already_finished'; readonly status: string };
+
+export function createCompactionProcessor(options: CompactionProcessorOptions) {
+  const now = options.now ?? Date.now;
+  const breaker = options.breaker ?? DEFAULT_CIRCUIT_BREAKER;
+  const emit = options.onEvent ?? (() => {});
+
+  return async function processCompaction(job: ProcessorJob): Promise<ProcessResult> {
+    const { channels, memories, runs, summarizer } = options;
+    const started = now();
+    const channel = job.channelKey;
+    const event = { channel, tier: job.tier, jobId: job.jobId, fromSeq: job.fromSeq, toSeq: job.toSeq };
+
+    let run = await runs.start(job.jobId);
+    if (!run) {
+      // The worker got the job before the bot recorded it.
+      await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
+      run = await runs.start(job.jobId);
+    }
+    if (run && (run.status === 'completed' || run.status === 'stale' || run.status === 'skipped')) {
+      return { kind: 'already_finished', status: run.status };
+    }
+    if (await circuitOpen(runs, channel, job.jobId, breaker, now())) {
+      await runs.finish(job.jobId, { status: 'skipped', error: 'circuit_open' });
+      emit({ event: 'compaction.skipped', ...event, reason: 'circuit_open' });
+      return { kind: 'skipped', reason: 'circuit_open' };
+    }
+    emit({ event: 'compaction.started', ...event });
+
+    try {
+      const settings = await options.settingsFor(channel);
+      const context = await channels.loadContext(channel);
+      const snapshot = await snapshotRange(channels, context, job);
+      if (snapshot.kind === 'stale') {
+        await runs.finish(job.jobId, {
+          status: 'stale',
+          error: snapshot.reason,
+          durationMs: now() - started,
+        });
+        emit({ event: 'compaction.stale', ...event, reason: snapshot.reason });
+        return snapshot;
+      }
+
+      const output: SummaryOutput =
+        run?.output ??
+        (await summarizer.summarize({
+          channelKey: channel,
+          fromSeq: job.fromSeq,
+          toSeq: job.toSeq,
+          earlierSummaries: snapshot.earlierSummaries,
+          messages: snapshot.messages,
+          maxTokens: settings.summaryMaxTokens,
+          ...(job.focus === undefined ? {} : { focus: job.focus }),
+        }));
+      if (!run?.output) await runs.saveOutput(job.jobId, output);
+
+      const scope = memoryScope(channel, settings.memoryScope);
+      const upserted = await memories.upsert(
+        output.memories.map((m) => ({ ...m, scope, channelKey: channel })),
+      );
+
+      const tokens = spanTokens(settings.tokenizer, {
+        kind: 'summary',
+        fromSeq: job.fromSeq,
+        toSeq: job.toSeq,
+        text: output.text,
+      });
+      const outcome = await channels.splice(channel, {
+        jobId: job.jobId,
+        fromSeq: job.fromSeq,
+        toSeq: job.toSeq,
+        text: output.text,
+        tokens,
+      });
+      const calls = {
+        model: output.model,
+        fallback: output.fallback,
+        inputTokens: output.calls.reduce((n, c) => n + c.inputTokens, 0),
+        outputTokens: output.calls.reduce((n, c) => n + c.outputTokens, 0),
+        summaryTokens: tokens,
+        memoriesAdded: upserted.added,
+        durationMs: now() - started,
+      };
+      if (outcome.kind === 'stale') {
+        await runs.finish(job.jobId, { status: 'stale', error: outcome.reason, ...calls });
+        emit({ event: 'compaction.stale', ...event, reason: outcome.reason, durationMs: calls.durationMs });
+        return { kind: 'stale', reason: outcome.reason };
+      }
+      if (outcome.kind === 'splice') {
+        await runs.finish(job.jobId, {
+          status: 'completed',
+          tokensBefore: outcome.tokensBefore,
+          tokensAfter: outcome.tokensAfter,
+          ...calls,
+        });
+        await options.notifier.publish({ channelKey: channel, generation: outcome.generation });
+      } else {
+        // Applied by an earlier try that died before recording it.
+        await runs.finish(job.jobId, { status: 'completed', ...calls });
+      }
+      emit({
+        event: 'compaction.completed',
+        ...event,
+        ...(outcome.kind === 'splice'
+          ? {
+              tokensBefore: outcome.tokensBefore,
+              tokensAfter: outcome.tokensAfter,
+              messagesCompacted: outcome.messagesRemoved,
+            }
+          : { reason: outcome.reason }),
+        summaryTokens: tokens,
+        memoriesAdded: upserted.added,
+        durationMs: calls.durationMs,
+        fallback: output.fallback,
+      });
+      return { kind: 'completed', outcome, memoriesAdded: upserted.added, fallback: output.fallback };
+    } catch (err) {
+      const code = err instanceof EbbError ? err.code : 'internal_error';
+      const final = job.attempt >= job.maxAttempts || (err instanceof EbbError && !err.retryable);
+      // The last try marks the run failed; earlier ones leave it running for the retry.
+      await runs
+        .finish(job.jobId, { status: final ? 'failed' : 'running', error: code, durationMs: now() - started })
+        .catch(() => {});
+      emit({
+        event: 'compaction.failed',
+        ...event,
+        error: code,
+        reason: final ? 'gave_up' : 'will_retry',
+        durationMs: now() - started,
+      });
+      throw err;
+    }
+  };
+}
+
+function jobRange(job: ProcessorJob) {
+  return {
+    channelKey: job.channelKey,
+    tier: job.tier,
+    fromSeq: job.fromSeq,
+    toSeq: job.toSeq,
+    generation: job.generation,
+  };
+}
+
+type Snapshot =
+  | { kind: 'ok'; earlierSummaries: string[]; messages: StoredMessage[] }
+  | { kind: 'stale'; reason: string };
+
+/**
+ * What the summary is made from: the summary spans that lie inside the range now (folded), and the
+ * archive for every other seq of the range. A summary reaching outside the range means a wider pass
+ * landed first: this one is stale before any LLM call.
+ */
+async function snapshotRange(
+  channels: ChannelStore,
+  context: ContextView,
+  job: ProcessorJob,
+): Promise<Snapshot> {
+  if (job.toSeq > context.headSeq)
+    return { kind: 'stale', reason: `range ends past head ${context.headSeq}` };
+  const earlierSummaries: string[] = [];
+  const messages: StoredMessage[] = [];
+  let next = job.fromSeq;
+  for (const span of context.spans) {
+    if (span.toSeq < job.fromSeq || span.fromSeq > job.toSeq || span.kind !== 'summary') continue;
+    if (span.fromSeq < job.fromSeq || span.toSeq > job.toSeq) {
+      return {
+        kind: 'stale',
+        reason: `summary ${span.fromSeq}..${span.toSeq} reaches outside ${job.fromSeq}..${job.toSeq}`,
+      };
+    }
+    if (span.fromSeq > next)
+      messages.push(...(await channels.readArchive(job.channelKey, next, span.fromSeq - 1)));
+    earlierSummaries.push(span.text);
+    next = span.toSeq + 1;
+  }
+  if (next <= job.toSeq) messages.push(...(await channels.readArchive(job.channelKey, next, job.toSeq)));
+  return { kind: 'ok', earlierSummaries, messages };
+}
+
+async function circuitOpen(
+  runs: RunStore,
+  channelKey: string,
+  jobId: string,
+  breaker: CircuitBreakerOptions,
+  now: number,
+): Promise<boolean> {
+  const recent = (await runs.recent(channelKey, breaker.failures + 1)).filter((r) => r.jobId !== jobId);
+  const lastFailures = recent.slice(0, breaker.failures);
+  if (lastFailures.length < breaker.failures || lastFailures.some((r) => r.status !== 'failed')) return false;
+  const last = lastFailures[0]?.finishedAt;
+  return last !== undefined && now - last < breaker.pauseMs;
+}
