@@ -1,0 +1,295 @@
+import OpenAI from 'openai';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeOpenAiServer } from './fake-openai-server.js';
+
+let server: FakeOpenAiServer;
+let client: OpenAI;
+
+beforeEach(async () => {
+  server = await FakeOpenAiServer.start();
+  client = new OpenAI({ baseURL: server.url, apiKey: 'sk-test-secret', maxRetries: 0 });
+});
+
+afterEach(async () => {
+  await server.close();
+});
+
+const ask = (content = 'hello') =>
+  client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
+
+describe('FakeOpenAiServer replies', () => {
+  it('answers a chat completion with usage and records the request without the key', async () => {
+    server.enqueue({ content: 'Hi there.' });
+
+    const completion = await ask('hello there, model');
+
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.model).toBe('gpt-4o-mini');
+    expect(completion.choices[0]?.message).toMatchObject({ role: 'assistant', content: 'Hi there.' });
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    expect(completion.usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(completion.usage?.completion_tokens).toBeGreaterThan(0);
+    expect(completion.usage?.total_tokens).toBe(
+      (completion.usage?.prompt_tokens ?? 0) + (completion.usage?.completion_tokens ?? 0),
+    );
+    const [request] = server.requests;
+    expect(request?.path).toBe('/v1/chat/completions');
+    expect(request?.body.messages).toEqual([{ role: 'user', content: 'hello there, model' }]);
+    expect(request?.headers.authorization).toBe('[redacted]');
+    expect(JSON.stringify(server.requests)).not.toContain('sk-test-secret');
+  });
+
+  it('serves the queue first, then the handler, then a default reply', async () => {
+    server.enqueue({ content: 'first' }, (req) => ({ content: `second to ${req.index}` }));
+    server.reply((req) => ({ content: `handled ${req.body.messages.length}` }));
+
+    const texts = [];
+    for (let i = 0; i < 4; i++) texts.push((await ask()).choices[0]?.message.content);
+
+    expect(texts).toEqual(['first', 'second to 1', 'handled 1', 'handled 1']);
+  });
+
+  it('returns the scripted JSON as structured output and records the json_schema', async () => {
+    server.enqueue({ json: { summary: 'short', memories: [] } });
+
+    const completion = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'summarize' }],
+      max_tokens: 100,
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'summary', strict: true, schema: { type: 'object' } },
+      },
+    });
+
+    expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({
+      summary: 'short',
+      memories: [],
+    });
+    expect(server.requests[0]?.body).toMatchObject({
+      max_tokens: 100,
+      response_format: { type: 'json_schema', json_schema: { name: 'summary', strict: true } },
+    });
+  });
+
+  it('returns tool calls', async () => {
+    server.enqueue({ toolCalls: [{ name: 'lookup', arguments: { id: 42 } }] });
+
+    const completion = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'find 42' }],
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+    });
+
+    const choice = completion.choices[0];
+    expect(choice?.finish_reason).toBe('tool_calls');
+    const call = choice?.message.tool_calls?.[0];
+    expect(call?.type).toBe('function');
+    expect(call?.type === 'function' ? JSON.parse(call.function.arguments) : undefined).toEqual({ id: 42 });
+    expect(server.requests[0]?.body.tools).toHaveLength(1);
+  });
+
+  it('streams content in chunks with usage in the last chunk', async () => {
+    const text = 'A streamed answer that is longer than one chunk of sixteen characters.';
+    server.enqueue({ content: text });
+
+    const stream = await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let content = '';
+    let finish: string | null = null;
+    let usage: OpenAI.CompletionUsage | null | undefined;
+    let chunks = 0;
+    for await (const chunk of stream) {
+      chunks++;
+      content += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+      usage = chunk.usage ?? usage;
+    }
+
+    expect(content).toBe(text);
+    expect(chunks).toBeGreaterThan(3);
+    expect(finish).toBe('stop');
+    expect(usage?.completion_tokens).toBeGreaterThan(0);
+  });
+
+  it('streams tool calls that the client accumulates', async () => {
+    server.enqueue({
+      toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { query: 'the deploy runbook' } }],
+    });
+
+    const runner = client.chat.completions.stream({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'find it' }],
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+    });
+    const final = await runner.finalChatCompletion();
+
+    const call = final.choices[0]?.message.tool_calls?.[0];
+    expect(call).toMatchObject({ id: 'call_1', type: 'function', function: { name: 'lookup' } });
+    expect(call?.type === 'function' ? JSON.parse(call.function.arguments) : undefined).toEqual({
+      query: 'the deploy runbook',
+    });
+  });
+
+  it('answers unknown paths with the API 404 body', async () => {
+    await expect(client.models.list()).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+});
+
+describe('FakeOpenAiServer faults', () => {
+  it('rate limits the next N requests with Retry-After headers', async () => {
+    server.fail({ kind: 'rate_limit', retryAfterSeconds: 2, retryAfterMs: 1500 }, { times: 2 });
+
+    for (let i = 0; i < 2; i++) {
+      const error = await ask().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+      const rateLimit = error as InstanceType<typeof OpenAI.RateLimitError>;
+      expect(rateLimit.status).toBe(429);
+      expect(rateLimit.code).toBe('rate_limit_exceeded');
+      expect(rateLimit.headers?.get('retry-after')).toBe('2');
+      expect(rateLimit.headers?.get('retry-after-ms')).toBe('1500');
+    }
+    await expect(ask()).resolves.toMatchObject({ object: 'chat.completion' });
+    expect(server.requests.map((r) => r.fault)).toEqual(['rate_limit', 'rate_limit', undefined]);
+  });
+
+  it('speaks a Retry-After the real client honours when it retries itself', async () => {
+    const retrying = new OpenAI({ baseURL: server.url, apiKey: 'k', maxRetries: 1 });
+    server.fail({ kind: 'rate_limit', retryAfterMs: 5 });
+    server.enqueue({ content: 'after the wait' });
+
+    const completion = await retrying.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+
+    expect(completion.choices[0]?.message.content).toBe('after the wait');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('applies a fault only to requests matching its predicate', async () => {
+    server.fail(
+      { kind: 'server_error' },
+      { when: (req) => JSON.stringify(req.body.messages).includes('boom') },
+    );
+
+    await expect(ask('boom')).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    await expect(ask('fine')).resolves.toMatchObject({ object: 'chat.completion' });
+    await expect(ask('boom again')).rejects.toMatchObject({ status: 500 });
+  });
+
+  it('answers 503 when asked', async () => {
+    server.fail({ kind: 'server_error', status: 503 });
+    await expect(ask()).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('sends the real context_length_exceeded body', async () => {
+    server.fail({ kind: 'context_length_exceeded', maxContextTokens: 8192 });
+
+    const error = await ask().catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error).toMatchObject({
+      status: 400,
+      code: 'context_length_exceeded',
+      param: 'messages',
+      type: 'invalid_request_error',
+    });
+    expect((error as Error).message).toContain("This model's maximum context length is 8192 tokens");
+  });
+
+  it('enforces a context window when configured', async () => {
+    const small = await FakeOpenAiServer.start({ contextWindow: 50 });
+    try {
+      const c = new OpenAI({ baseURL: small.url, apiKey: 'k', maxRetries: 0 });
+      const request = (content: string) =>
+        c.chat.completions.create({ model: 'm', messages: [{ role: 'user', content }], max_tokens: 10 });
+
+      await expect(request('short')).resolves.toMatchObject({ object: 'chat.completion' });
+      await expect(request('x'.repeat(400))).rejects.toMatchObject({ code: 'context_length_exceeded' });
+      expect(small.requests.map((r) => r.fault)).toEqual([undefined, 'context_length_exceeded']);
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('rejects a wrong key with 401 invalid_api_key', async () => {
+    server.fail({ kind: 'invalid_api_key' });
+    await expect(ask()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+
+    const keyed = await FakeOpenAiServer.start({ apiKey: 'right' });
+    try {
+      const wrong = new OpenAI({ baseURL: keyed.url, apiKey: 'wrong', maxRetries: 0 });
+      const right = new OpenAI({ baseURL: keyed.url, apiKey: 'right', maxRetries: 0 });
+      const body = { model: 'm', messages: [{ role: 'user' as const, content: 'x' }] };
+      await expect(wrong.chat.completions.create(body)).rejects.toMatchObject({ code: 'invalid_api_key' });
+      await expect(right.chat.completions.create(body)).resolves.toMatchObject({ object: 'chat.completion' });
+    } finally {
+      await keyed.close();
+    }
+  });
+
+  it('answers slowly past the client timeout without spending the scripted reply', async () => {
+    server.fail({ kind: 'slow', delayMs: 5_000 });
+    server.enqueue({ content: 'kept for the next request' });
+
+    await expect(
+      client.chat.completions.create(
+        { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+        { timeout: 50, maxRetries: 0 },
+      ),
+    ).rejects.toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+    const next = await ask();
+
+    expect(next.choices[0]?.message.content).toBe('kept for the next request');
+    expect(server.requests.map((r) => r.fault)).toEqual(['slow', undefined]);
+  });
+
+  it('answers normally after a short delay', async () => {
+    server.fail({ kind: 'slow', delayMs: 1 });
+    server.enqueue({ content: 'late but here' });
+    expect((await ask()).choices[0]?.message.content).toBe('late but here');
+  });
+
+  it('sends content that is not the requested JSON', async () => {
+    server.fail({ kind: 'malformed_content' });
+
+    const completion = await ask();
+
+    expect(() => JSON.parse(completion.choices[0]?.message.content ?? '')).toThrow();
+  });
+
+  it('sends a body that is not JSON at all', async () => {
+    server.fail({ kind: 'malformed_body' });
+    await expect(ask()).rejects.toThrow();
+
+    server.fail({ kind: 'malformed_body', body: 'upstream error', contentType: 'text/plain' });
+    const text: unknown = await ask();
+    expect(text).toBe('upstream error');
+  });
+
+  it('resets the connection', async () => {
+    server.fail({ kind: 'connection_reset' });
+    await expect(ask()).rejects.toBeInstanceOf(OpenAI.APIConnectionError);
+  });
+
+  it('answers 429 insufficient_quota', async () => {
+    server.fail({ kind: 'insufficient_quota' });
+    await expect(ask()).rejects.toMatchObject({ status: 429, code: 'insufficient_quota' });
+  });
+
+  it('forgets everything on reset', async () => {
+    server.enqueue({ content: 'scripted' });
+    server.fail({ kind: 'server_error' }, { times: 5 });
+    server.reset();
+
+    const completion = await ask();
+
+    expect(completion.choices[0]?.message.content).not.toBe('scripted');
+    expect(server.requests).toHaveLength(1);
+  });
+});
