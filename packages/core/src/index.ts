@@ -5,6 +5,7 @@ export * from './decide-tier.js';
 export * from './encoding-for-model.js';
 export * from './errors.js';
 export * from './extractive-summary.js';
+export * from './in-memory-stores.js';
 export * from './measure-message.js';
 export * from './memory.js';
 export * from './model.js';

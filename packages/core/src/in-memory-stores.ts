@@ -1,0 +1,397 @@
+/**
+ * The store ports in memory, for tests and `ebb simulate`: the same semantics as `@ebb/db`'s
+ * Postgres stores (one contract suite runs against both), no I/O. Each call runs to completion
+ * before the next starts, so the channel lock of the Postgres stores has nothing to guard here.
+ */
+import { type Memory, memoryFingerprint } from './memory.js';
+import type { ContextMessage, ContextView } from './model.js';
+import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planSplice, type SummaryResult } from './plan-splice.js';
+import type {
+  AppendResult,
+  ChannelStore,
+  CompactionRun,
+  MemoryQuery,
+  MemoryStore,
+  MemoryUpsertResult,
+  NewMemory,
+  NewMessage,
+  RunStatus,
+  RunStore,
+  SpliceOutcome,
+  StoredMessage,
+  SummaryOutput,
+  TruncationOutcome,
+  TruncationRequest,
+} from './ports.js';
+import { type Calibration, UNCALIBRATED } from './tokens.js';
+import { WorkingContext } from './working-context.js';
+
+/**
+ * How recall ranks a match: relevance × (`importanceBase` + importance) × recency, where recency
+ * halves every `recencyHalfLifeDays` since the memory was last seen (extracted or refreshed). Shared
+ * with the Postgres store so both rank alike.
+ */
+export const MEMORY_RECALL_RANKING = {
+  importanceBase: 0.5,
+  recencyHalfLifeDays: 30,
+} as const;
+
+/** Words of a recall query: letters and digits, lower-cased, at most this many. */
+export const MAX_RECALL_TERMS = 32;
+
+/** Words too common to tell memories apart (a subset of Postgres' English stop words). */
+const RECALL_STOPWORDS = new Set(
+  (
+    'a an the is are was were be been being am to of and or but that this these those for on in at by ' +
+    'with from about as into than then so if not no do does did done has have had will would can could ' +
+    'should i me my you your he him his she her it its we us our they them their what who whom which ' +
+    'when where why how there here all any some'
+  ).split(' '),
+);
+
+const DAY_MS = 86_400_000;
+
+/** The words of a text as recall compares them: split like `memoryFingerprint`, without stop words. */
+export function recallTerms(text: string): string[] {
+  const words = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 0 && !RECALL_STOPWORDS.has(w));
+  return [...new Set(words)].slice(0, MAX_RECALL_TERMS);
+}
+
+export interface PlannedMemory {
+  readonly memory: NewMemory;
+  readonly fingerprint: string;
+}
+
+/**
+ * A batch of memories as stores write it: one per scope and fingerprint (the first text, the highest
+ * importance, clamped to 0..1), ordered by scope then fingerprint. The order is the order ids are
+ * given in, and the order rows are locked in, so two concurrent upserts cannot deadlock.
+ */
+export function planMemoryUpsert(batch: readonly NewMemory[]): PlannedMemory[] {
+  const byKey = new Map<string, PlannedMemory>();
+  for (const m of batch) {
+    const fingerprint = memoryFingerprint(m.type, m.text);
+    const key = `${m.scope}\u0000${fingerprint}`;
+    const importance = clampImportance(m.importance);
+    const first = byKey.get(key);
+    byKey.set(
+      key,
+      first
+        ? {
+            fingerprint,
+            memory: { ...first.memory, importance: Math.max(first.memory.importance, importance) },
+          }
+        : { fingerprint, memory: { ...m, importance } },
+    );
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, planned]) => planned);
+}
+
+export interface InMemoryStoreOptions {
+  /** Milliseconds since the epoch; recall's recency is measured with it. */
+  readonly now?: () => number;
+}
+
+interface ChannelState {
+  readonly context: WorkingContext;
+  /** Whole messages; index seq - 1. */
+  readonly archive: StoredMessage[];
+  readonly platformIds: Map<string, number>;
+  calibration: Calibration;
+}
+
+const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
+
+export class InMemoryChannelStore implements ChannelStore {
+  readonly #channels = new Map<string, ChannelState>();
+
+  async append(channelKey: string, message: NewMessage): Promise<AppendResult> {
+    const channel = this.#channel(channelKey);
+    const { context } = channel;
+    const id = message.platformMessageId;
+    const existing = id === undefined ? undefined : channel.platformIds.get(id);
+    if (existing !== undefined) {
+      return {
+        seq: existing,
+        inserted: false,
+        generation: context.generation,
+        contextTokens: context.tokens,
+      };
+    }
+    const seq = context.headSeq + 1;
+    const base = {
+      seq,
+      role: message.role,
+      author: message.author,
+      ...(message.ts === undefined ? {} : { ts: message.ts }),
+      ...(message.toolCalls === undefined ? {} : { toolCalls: message.toolCalls.map((c) => ({ ...c })) }),
+      ...(message.toolCallId === undefined ? {} : { toolCallId: message.toolCallId }),
+    };
+    const entry: ContextMessage = {
+      ...base,
+      text: message.contextText ?? message.text,
+      tokens: message.contextTokens,
+      ...(message.omittedTokens === undefined ? {} : { omittedTokens: message.omittedTokens }),
+    };
+    context.append(entry);
+    channel.archive.push({ ...base, text: message.text, tokens: message.tokens });
+    if (id !== undefined) channel.platformIds.set(id, seq);
+    return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
+  }
+
+  async loadContext(channelKey: string): Promise<ContextView> {
+    const view = this.#channels.get(channelKey)?.context.view();
+    if (!view) return EMPTY_VIEW;
+    return { ...view, spans: [...view.spans], raw: [...view.raw] };
+  }
+
+  async generation(channelKey: string): Promise<number> {
+    return this.#channels.get(channelKey)?.context.generation ?? 0;
+  }
+
+  async readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]> {
+    const archive = this.#channels.get(channelKey)?.archive ?? [];
+    return archive.slice(Math.max(0, fromSeq - 1), Math.max(0, toSeq));
+  }
+
+  async splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
+    const context = this.#channels.get(channelKey)?.context ?? new WorkingContext();
+    const plan = planSplice(context.view(), result);
+    if (plan.kind !== 'splice') return plan;
+    const applied = context.applySplice(plan);
+    return { kind: 'splice', generation: context.generation, ...applied };
+  }
+
+  async truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
+    const context = this.#channels.get(channelKey)?.context;
+    if (!context) return { kind: 'nothing', reason: 'empty' };
+    const plan = planEmergencyTruncation({ context: context.view(), ...request });
+    if (plan.kind === 'nothing') return plan;
+    const { tokensBefore, tokensAfter } = context.applyTruncation(plan);
+    return { kind: 'truncate', plan, generation: context.generation, tokensBefore, tokensAfter };
+  }
+
+  async calibration(channelKey: string): Promise<Calibration> {
+    return this.#channels.get(channelKey)?.calibration ?? UNCALIBRATED;
+  }
+
+  async setCalibration(channelKey: string, calibration: Calibration): Promise<void> {
+    this.#channel(channelKey).calibration = { factor: calibration.factor, samples: calibration.samples };
+  }
+
+  #channel(channelKey: string): ChannelState {
+    let channel = this.#channels.get(channelKey);
+    if (!channel) {
+      channel = {
+        context: new WorkingContext(),
+        archive: [],
+        platformIds: new Map(),
+        calibration: UNCALIBRATED,
+      };
+      this.#channels.set(channelKey, channel);
+    }
+    return channel;
+  }
+}
+
+interface StoredMemory {
+  memory: Memory;
+  readonly channelKey: string;
+  /** Lower-cased words of the text, for recall. */
+  readonly words: readonly string[];
+  lastSeenAt: number;
+}
+
+export class InMemoryMemoryStore implements MemoryStore {
+  readonly #now: () => number;
+  /** By id, in insertion order (ids count up). */
+  readonly #byId = new Map<string, StoredMemory>();
+  /** Id by scope and fingerprint. */
+  readonly #byFingerprint = new Map<string, string>();
+  #nextId = 1;
+
+  constructor(options: InMemoryStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async upsert(memories: readonly NewMemory[]): Promise<MemoryUpsertResult> {
+    let added = 0;
+    const now = this.#now();
+    for (const { memory: m, fingerprint } of planMemoryUpsert(memories)) {
+      const key = `${m.scope}\u0000${fingerprint}`;
+      const id = this.#byFingerprint.get(key);
+      const stored = id === undefined ? undefined : this.#byId.get(id);
+      if (stored) {
+        // The first text stays; a refresh only raises the importance and the last sighting.
+        stored.memory = { ...stored.memory, importance: Math.max(stored.memory.importance, m.importance) };
+        stored.lastSeenAt = now;
+        continue;
+      }
+      const newId = String(this.#nextId++);
+      this.#byId.set(newId, {
+        memory: {
+          id: newId,
+          type: m.type,
+          text: m.text,
+          importance: m.importance,
+          ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
+          scope: m.scope,
+          fromSeq: m.fromSeq,
+          toSeq: m.toSeq,
+        },
+        channelKey: m.channelKey,
+        words: recallTerms(m.text),
+        lastSeenAt: now,
+      });
+      this.#byFingerprint.set(key, newId);
+      added++;
+    }
+    return { added, refreshed: memories.length - added };
+  }
+
+  async recall(query: MemoryQuery): Promise<Memory[]> {
+    const terms = recallTerms(query.text);
+    if (terms.length === 0 || query.limit <= 0) return [];
+    const scopes = new Set(query.scopes);
+    const now = this.#now();
+    const { importanceBase, recencyHalfLifeDays } = MEMORY_RECALL_RANKING;
+    const ranked: { memory: Memory; score: number; order: number }[] = [];
+    let order = 0;
+    for (const stored of this.#byId.values()) {
+      order++;
+      if (!scopes.has(stored.memory.scope)) continue;
+      const matches = terms.filter((t) => stored.words.some((w) => matchesTerm(w, t))).length;
+      if (matches === 0) continue;
+      const ageDays = Math.max(0, now - stored.lastSeenAt) / DAY_MS;
+      const recency = 0.5 ** (ageDays / recencyHalfLifeDays);
+      const score = matches * (importanceBase + stored.memory.importance) * recency;
+      ranked.push({ memory: stored.memory, score, order });
+    }
+    ranked.sort((a, b) => b.score - a.score || a.order - b.order);
+    return ranked.slice(0, query.limit).map((r) => r.memory);
+  }
+
+  async list(filter: { readonly channelKey?: string; readonly speaker?: string; readonly scope?: string }) {
+    const out: Memory[] = [];
+    for (const stored of this.#byId.values()) {
+      if (filter.channelKey !== undefined && stored.channelKey !== filter.channelKey) continue;
+      if (filter.speaker !== undefined && stored.memory.speaker !== filter.speaker) continue;
+      if (filter.scope !== undefined && stored.memory.scope !== filter.scope) continue;
+      out.push(stored.memory);
+    }
+    return out;
+  }
+
+  async forget(ids: readonly string[]): Promise<number> {
+    let removed = 0;
+    for (const id of new Set(ids)) {
+      const stored = this.#byId.get(id);
+      if (!stored) continue;
+      this.#byId.delete(id);
+      this.#byFingerprint.delete(
+        `${stored.memory.scope}\u0000${memoryFingerprint(stored.memory.type, stored.memory.text)}`,
+      );
+      removed++;
+    }
+    return removed;
+  }
+}
+
+/**
+ * A memory word matches a query term when it is the term or the term plus an inflection ("prefers"
+ * for "prefer"), a crude stand-in for the stemming Postgres full-text search does.
+ */
+function matchesTerm(word: string, term: string): boolean {
+  if (word === term) return true;
+  if (term.length < 3 || !word.startsWith(term)) return false;
+  return ['s', 'es', 'ed', 'ing', 'd'].includes(word.slice(term.length));
+}
+
+/** Importance as stores keep it: within 0..1 (0 when not a number). */
+export function clampImportance(importance: number): number {
+  return Number.isFinite(importance) ? Math.min(1, Math.max(0, importance)) : 0;
+}
+
+/** Statuses a run does not leave: `start` on such a run (a retried job) changes nothing. */
+export const FINISHED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
+  'completed',
+  'failed',
+  'stale',
+  'skipped',
+]);
+
+export class InMemoryRunStore implements RunStore {
+  readonly #now: () => number;
+  /** In creation order. */
+  readonly #runs = new Map<string, CompactionRun>();
+
+  constructor(options: InMemoryStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async create(
+    run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
+  ): Promise<void> {
+    if (this.#runs.has(run.jobId)) return;
+    this.#runs.set(run.jobId, {
+      jobId: run.jobId,
+      channelKey: run.channelKey,
+      tier: run.tier,
+      status: 'queued',
+      usage: run.usage,
+      fromSeq: run.fromSeq,
+      toSeq: run.toSeq,
+      generation: run.generation,
+      attempts: 0,
+      createdAt: this.#now(),
+    });
+  }
+
+  async start(jobId: string): Promise<CompactionRun | undefined> {
+    const previous = this.#runs.get(jobId);
+    if (previous && !FINISHED_RUN_STATUSES.has(previous.status)) {
+      this.#runs.set(jobId, { ...previous, status: 'running', attempts: previous.attempts + 1 });
+    }
+    return previous;
+  }
+
+  async saveOutput(jobId: string, output: SummaryOutput): Promise<void> {
+    const run = this.#runs.get(jobId);
+    if (run) this.#runs.set(jobId, { ...run, output: structuredClone(output) });
+  }
+
+  /** A finish of a run that was never created changes nothing. */
+  async finish(
+    jobId: string,
+    outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
+      Pick<CompactionRun, 'status'>,
+  ): Promise<void> {
+    const run = this.#runs.get(jobId);
+    if (!run) return;
+    const { jobId: _job, channelKey: _channel, ...fields } = outcome;
+    this.#runs.set(jobId, {
+      ...run,
+      ...withoutUndefined(fields),
+      ...(FINISHED_RUN_STATUSES.has(outcome.status) ? { finishedAt: this.#now() } : {}),
+    });
+  }
+
+  async get(jobId: string): Promise<CompactionRun | undefined> {
+    return this.#runs.get(jobId);
+  }
+
+  /** Newest first. */
+  async recent(channelKey: string, limit: number): Promise<CompactionRun[]> {
+    const runs = [...this.#runs.values()].filter((r) => r.channelKey === channelKey).reverse();
+    return runs.slice(0, Math.max(0, limit));
+  }
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,119 @@
+/**
+ * The database: Postgres through a `pg` pool when a URL is given, otherwise embedded PGlite in a
+ * data directory, so a fresh machine runs without a server. Both speak the same SQL, read the same
+ * schema and apply the same migrations (`/migrations`, written by drizzle-kit).
+ */
+import { mkdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import pg from 'pg';
+import { dbCall } from './pg-errors.js';
+
+/** What the stores are written against: either driver. */
+export type EbbDatabase = PgDatabase<PgQueryResultHKT>;
+
+export type Database =
+  | {
+      readonly kind: 'postgres';
+      readonly db: NodePgDatabase & { $client: pg.Pool };
+      /** The schema the tables live in, when not the connection's default. */
+      readonly schema?: string;
+      close(): Promise<void>;
+    }
+  | {
+      readonly kind: 'pglite';
+      readonly db: PgliteDatabase & { $client: PGlite };
+      readonly schema?: string;
+      close(): Promise<void>;
+    };
+
+export interface CreateDbOptions {
+  /** `postgres://…`; without it Ebb runs on embedded PGlite. */
+  readonly databaseUrl?: string;
+  /** PGlite's data directory; `memory://` keeps it in memory (tests). */
+  readonly dataDir?: string;
+  /**
+   * A schema for the tables and the migrations table (it must exist): put first on the search path
+   * of every connection. Tests give each file a schema of its own.
+   */
+  readonly schema?: string;
+  /** Connections in the Postgres pool. */
+  readonly poolSize?: number;
+  /** An idle pooled connection failed (the server restarted); the next query reconnects. */
+  readonly onPoolError?: (err: Error) => void;
+}
+
+export const DEFAULT_DB_OPTIONS = {
+  dataDir: './.ebb/pglite',
+  poolSize: 10,
+} as const satisfies Pick<Required<CreateDbOptions>, 'dataDir' | 'poolSize'>;
+
+/** The migrations drizzle-kit generates, found from this file so any cwd works. */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../../migrations', import.meta.url));
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export async function createDb(options: CreateDbOptions = {}): Promise<Database> {
+  const { schema } = options;
+  if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
+    throw new TypeError(`schema ${JSON.stringify(schema)} must match ${SCHEMA_NAME}`);
+  }
+  const withSchema = schema === undefined ? {} : { schema };
+
+  if (options.databaseUrl !== undefined) {
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolSize ?? DEFAULT_DB_OPTIONS.poolSize,
+      ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+    });
+    pool.on('error', options.onPoolError ?? (() => {}));
+    const db = drizzlePg({ client: pool });
+    return { kind: 'postgres', db, ...withSchema, close: () => pool.end() };
+  }
+
+  const dataDir = options.dataDir ?? DEFAULT_DB_OPTIONS.dataDir;
+  if (!dataDir.startsWith('memory://')) await mkdir(dataDir, { recursive: true });
+  const client = await dbCall('open PGlite', () => PGlite.create(dataDir));
+  if (schema !== undefined)
+    await client.exec(`create schema if not exists ${schema}; set search_path to ${schema}`);
+  const db = drizzlePglite({ client });
+  return { kind: 'pglite', db, ...withSchema, close: () => client.close() };
+}
+
+/** An arbitrary constant: the advisory lock that keeps two processes from migrating at once. */
+const MIGRATION_LOCK = 0x0ebb_0001;
+
+/**
+ * Applies the migrations not applied yet (drizzle's migrator for the database's driver). The
+ * migrations table lives in the database's schema when it has one, in `drizzle` otherwise.
+ */
+export async function migrate(database: Database): Promise<void> {
+  const config = {
+    migrationsFolder: MIGRATIONS_FOLDER,
+    ...(database.schema === undefined ? {} : { migrationsSchema: database.schema }),
+  };
+  switch (database.kind) {
+    case 'postgres': {
+      // Two processes starting at once (bot and worker) take turns; the lock goes with the connection.
+      const lock = await dbCall('migrate', () => database.db.$client.connect());
+      try {
+        await dbCall('migrate', () => lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK]));
+        await dbCall('migrate', () => migratePg(database.db, config));
+      } finally {
+        lock.release(true);
+      }
+      return;
+    }
+    case 'pglite':
+      await dbCall('migrate', () => migratePglite(database.db, config));
+      // PGlite has no autovacuum to gather statistics for the planner.
+      await dbCall('migrate', () => database.db.execute(sql`analyze`));
+      return;
+  }
+}

@@ -1,0 +1,9 @@
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core';
+import { describeStoreContract } from './store-contract.js';
+
+describeStoreContract('in-memory', async () => ({
+  channels: new InMemoryChannelStore(),
+  memories: new InMemoryMemoryStore(),
+  runs: new InMemoryRunStore(),
+  close: async () => {},
+}));

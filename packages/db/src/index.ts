@@ -1,0 +1,7 @@
+export * from './create-db.js';
+export * from './pg-channel-store.js';
+export * from './pg-errors.js';
+export * from './pg-memory-store.js';
+export * from './pg-run-store.js';
+export * from './rows.js';
+export * as schema from './schema.js';

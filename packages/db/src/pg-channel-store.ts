@@ -1,0 +1,375 @@
+/**
+ * `ChannelStore` on Postgres (or PGlite). The channel row is the lock: an append, a splice and a
+ * truncation each take it (`FOR UPDATE`, or the row an upsert locks) inside one short transaction,
+ * plan on what they find there with the core's pure planners, and write the result. No lock outlives
+ * its transaction, and no transaction waits on anything but the database.
+ */
+import {
+  type AppendResult,
+  type Calibration,
+  type ChannelStore,
+  type ContextMessage,
+  type ContextView,
+  type NewMessage,
+  planEmergencyTruncation,
+  planSplice,
+  prefixEnd,
+  type Span,
+  type SpliceOutcome,
+  type StoredMessage,
+  type SummaryResult,
+  type TruncationOutcome,
+  type TruncationRequest,
+  UNCALIBRATED,
+} from '@ebb/core';
+import { and, asc, between, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import { dbCall } from './pg-errors.js';
+import { platformOf, rowsOf, withoutNulls } from './rows.js';
+import { channels, contextSpans, messages } from './schema.js';
+
+export interface PgStoreOptions {
+  readonly db: EbbDatabase;
+}
+
+const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
+
+/** Thrown inside an append's transaction to roll back the head bump of a duplicate delivery. */
+const DUPLICATE = Symbol('duplicate');
+
+type ChannelRow = {
+  readonly generation: number;
+  readonly headSeq: number;
+  readonly prefixEnd: number;
+  readonly spanTokens: number;
+  readonly rawTokens: number;
+};
+
+type SpanRow = typeof contextSpans.$inferSelect;
+
+export class PgChannelStore implements ChannelStore {
+  readonly #db: EbbDatabase;
+
+  constructor(options: PgStoreOptions) {
+    this.#db = options.db;
+  }
+
+  append(channelKey: string, message: NewMessage): Promise<AppendResult> {
+    return dbCall('append', async () => {
+      try {
+        return await this.#db.transaction(async (tx) => {
+          // The upsert creates the channel or locks its row and bumps the head in one statement; the
+          // message takes the new head as its seq unless its platform id is stored already.
+          const result = await tx.execute(sql`
+            with ch as (
+              insert into ${channels} as c (key, platform, head_seq, raw_tokens)
+              values (${channelKey}, ${platformOf(channelKey)}, 1, ${message.contextTokens})
+              on conflict (key) do update
+                set head_seq = c.head_seq + 1, raw_tokens = c.raw_tokens + excluded.raw_tokens, updated_at = now()
+              returning c.head_seq, c.generation, c.span_tokens + c.raw_tokens as context_tokens
+            ), m as (
+              insert into ${messages} (channel_key, seq, role, author, content, context_content, tokens,
+                context_tokens, omitted_tokens, platform_message_id, tool_calls, tool_call_id, ts)
+              values (${channelKey}, (select head_seq from ch), ${message.role}, ${message.author},
+                ${message.text}, ${message.contextText ?? null}, ${message.tokens}, ${message.contextTokens},
+                ${message.omittedTokens ?? null}, ${message.platformMessageId ?? null},
+                ${message.toolCalls === undefined ? null : JSON.stringify(message.toolCalls)}::jsonb,
+                ${message.toolCallId ?? null}, ${message.ts ?? null})
+              on conflict (channel_key, platform_message_id) do nothing
+              returning seq
+            )
+            select ch.head_seq, ch.generation, ch.context_tokens, exists (select 1 from m) as inserted from ch`);
+          const row = rowsOf<{
+            head_seq: number;
+            generation: number;
+            context_tokens: number;
+            inserted: boolean;
+          }>(result)[0];
+          if (!row?.inserted) throw DUPLICATE;
+          return {
+            seq: Number(row.head_seq),
+            inserted: true,
+            generation: Number(row.generation),
+            contextTokens: Number(row.context_tokens),
+          };
+        });
+      } catch (err) {
+        if (err !== DUPLICATE || message.platformMessageId === undefined) throw err;
+        return this.#stored(channelKey, message.platformMessageId);
+      }
+    });
+  }
+
+  async #stored(channelKey: string, platformMessageId: string): Promise<AppendResult> {
+    const [row] = await this.#db
+      .select({
+        seq: messages.seq,
+        generation: channels.generation,
+        contextTokens: sql<number>`${channels.spanTokens} + ${channels.rawTokens}`.mapWith(Number),
+      })
+      .from(messages)
+      .innerJoin(channels, eq(channels.key, messages.channelKey))
+      .where(and(eq(messages.channelKey, channelKey), eq(messages.platformMessageId, platformMessageId)));
+    if (!row) throw new Error(`message ${platformMessageId} of ${channelKey} neither inserted nor found`);
+    return { seq: row.seq, inserted: false, generation: row.generation, contextTokens: row.contextTokens };
+  }
+
+  loadContext(channelKey: string): Promise<ContextView> {
+    return dbCall('loadContext', () =>
+      // One snapshot for the channel row, its spans and its raw messages.
+      this.#db.transaction(
+        async (tx) => {
+          const [channel] = await tx
+            .select(channelColumns)
+            .from(channels)
+            .where(eq(channels.key, channelKey));
+          if (!channel) return EMPTY_VIEW;
+          const spans = await activeSpans(tx, channelKey);
+          const raw = await tx
+            .select({
+              seq: messages.seq,
+              role: messages.role,
+              author: messages.author,
+              text: sql<string>`coalesce(${messages.contextContent}, ${messages.content})`,
+              tokens: messages.contextTokens,
+              omittedTokens: messages.omittedTokens,
+              ts: messages.ts,
+              toolCalls: messages.toolCalls,
+              toolCallId: messages.toolCallId,
+            })
+            .from(messages)
+            .where(and(eq(messages.channelKey, channelKey), gt(messages.seq, channel.prefixEnd)))
+            .orderBy(asc(messages.seq));
+          return {
+            generation: channel.generation,
+            headSeq: channel.headSeq,
+            spans: spans.map(toSpan),
+            raw: raw.map((r): ContextMessage => withoutNulls(r)),
+            tokens: channel.spanTokens + channel.rawTokens,
+          };
+        },
+        { isolationLevel: 'repeatable read', accessMode: 'read only' },
+      ),
+    );
+  }
+
+  generation(channelKey: string): Promise<number> {
+    return dbCall('generation', async () => {
+      const [row] = await this.#db
+        .select({ generation: channels.generation })
+        .from(channels)
+        .where(eq(channels.key, channelKey));
+      return row?.generation ?? 0;
+    });
+  }
+
+  readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]> {
+    return dbCall('readArchive', async () => {
+      const rows = await this.#db
+        .select({
+          seq: messages.seq,
+          role: messages.role,
+          author: messages.author,
+          text: messages.content,
+          tokens: messages.tokens,
+          ts: messages.ts,
+          toolCalls: messages.toolCalls,
+          toolCallId: messages.toolCallId,
+        })
+        .from(messages)
+        .where(and(eq(messages.channelKey, channelKey), between(messages.seq, fromSeq, toSeq)))
+        .orderBy(asc(messages.seq));
+      return rows.map((r): StoredMessage => withoutNulls(r));
+    });
+  }
+
+  splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
+    return dbCall('splice', () =>
+      this.#db.transaction(async (tx) => {
+        const channel = await lockChannel(tx, channelKey);
+        const rows = channel ? await activeSpans(tx, channelKey) : [];
+        const spans = rows.map(toSpan);
+        const plan = planSplice(
+          { generation: channel?.generation ?? 0, headSeq: channel?.headSeq ?? 0, spans },
+          result,
+        );
+        if (plan.kind !== 'splice') return plan;
+        if (!channel) return { kind: 'stale', reason: 'the channel has no messages' };
+
+        const generation = channel.generation + 1;
+        // The plan passes untouched spans through as the same objects: every other span is replaced.
+        const kept = new Set<Span>(plan.spans);
+        const retired = rows.filter((_, i) => !kept.has(spans[i] as Span)).map((r) => r.id);
+        const loaded = new Set<Span>(spans);
+        const added = plan.spans.filter((s) => !loaded.has(s));
+        await retireSpans(tx, retired, generation);
+        if (added.length > 0) await tx.insert(contextSpans).values(added.map((s) => spanRow(channelKey, s)));
+
+        const [dropped] = await tx
+          .select({
+            messages: sql<number>`count(*)`.mapWith(Number),
+            tokens: sql<number>`coalesce(sum(${messages.contextTokens}), 0)`.mapWith(Number),
+          })
+          .from(messages)
+          .where(
+            and(
+              eq(messages.channelKey, channelKey),
+              gt(messages.seq, channel.prefixEnd),
+              lte(messages.seq, plan.dropRawThrough),
+            ),
+          );
+        const spanTokens = plan.spans.reduce((n, s) => n + s.tokens, 0);
+        const rawTokens = channel.rawTokens - (dropped?.tokens ?? 0);
+        await tx
+          .update(channels)
+          .set({ generation, prefixEnd: prefixEnd(plan.spans), spanTokens, rawTokens, updatedAt: sql`now()` })
+          .where(eq(channels.key, channelKey));
+        return {
+          kind: 'splice',
+          generation,
+          tokensBefore: channel.spanTokens + channel.rawTokens,
+          tokensAfter: spanTokens + rawTokens,
+          messagesRemoved: dropped?.messages ?? 0,
+        };
+      }),
+    );
+  }
+
+  truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
+    return dbCall('truncate', () =>
+      this.#db.transaction(async (tx): Promise<TruncationOutcome> => {
+        const channel = await lockChannel(tx, channelKey);
+        if (!channel) return { kind: 'nothing', reason: 'empty' };
+        const rows = await activeSpans(tx, channelKey);
+        // The planner reads only seq, tokens, role and tool calls of the raw messages.
+        const raw = await tx
+          .select({
+            seq: messages.seq,
+            tokens: messages.contextTokens,
+            role: messages.role,
+            toolCalls: messages.toolCalls,
+          })
+          .from(messages)
+          .where(and(eq(messages.channelKey, channelKey), gt(messages.seq, channel.prefixEnd)))
+          .orderBy(asc(messages.seq));
+        const tokensBefore = channel.spanTokens + channel.rawTokens;
+        const plan = planEmergencyTruncation({
+          context: {
+            generation: channel.generation,
+            headSeq: channel.headSeq,
+            spans: rows.map(toSpan),
+            raw: raw.map((r) => ({ ...withoutNulls(r), author: '', text: '' })),
+            tokens: tokensBefore,
+          },
+          ...request,
+        });
+        if (plan.kind === 'nothing') return plan;
+
+        const generation = channel.generation + 1;
+        const last = rows.at(-1);
+        let spanTokens = channel.spanTokens + plan.markerTokens;
+        if (plan.extendsLast && last) {
+          await retireSpans(tx, [last.id], generation);
+          spanTokens -= last.tokens;
+        }
+        await tx.insert(contextSpans).values(
+          spanRow(channelKey, {
+            kind: 'truncated',
+            fromSeq: plan.fromSeq,
+            toSeq: plan.toSeq,
+            tokens: plan.markerTokens,
+            createdGeneration: generation,
+          }),
+        );
+        const rawTokens = channel.rawTokens - plan.droppedTokens;
+        await tx
+          .update(channels)
+          .set({ generation, prefixEnd: plan.toSeq, spanTokens, rawTokens, updatedAt: sql`now()` })
+          .where(eq(channels.key, channelKey));
+        return { kind: 'truncate', plan, generation, tokensBefore, tokensAfter: spanTokens + rawTokens };
+      }),
+    );
+  }
+
+  calibration(channelKey: string): Promise<Calibration> {
+    return dbCall('calibration', async () => {
+      const [row] = await this.#db
+        .select({ factor: channels.calibrationFactor, samples: channels.calibrationSamples })
+        .from(channels)
+        .where(eq(channels.key, channelKey));
+      return row ?? UNCALIBRATED;
+    });
+  }
+
+  setCalibration(channelKey: string, calibration: Calibration): Promise<void> {
+    return dbCall('setCalibration', async () => {
+      const values = { calibrationFactor: calibration.factor, calibrationSamples: calibration.samples };
+      await this.#db
+        .insert(channels)
+        .values({ key: channelKey, platform: platformOf(channelKey), ...values })
+        .onConflictDoUpdate({ target: channels.key, set: { ...values, updatedAt: sql`now()` } });
+    });
+  }
+}
+
+const channelColumns = {
+  generation: channels.generation,
+  headSeq: channels.headSeq,
+  prefixEnd: channels.prefixEnd,
+  spanTokens: channels.spanTokens,
+  rawTokens: channels.rawTokens,
+};
+
+async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<ChannelRow | undefined> {
+  const [row] = await tx
+    .select(channelColumns)
+    .from(channels)
+    .where(eq(channels.key, channelKey))
+    .for('update');
+  return row;
+}
+
+function activeSpans(tx: EbbDatabase, channelKey: string): Promise<SpanRow[]> {
+  // `active` as a bare column (not `= $1`) so the planner can use the partial index.
+  return tx
+    .select()
+    .from(contextSpans)
+    .where(and(eq(contextSpans.channelKey, channelKey), sql`${contextSpans.active}`))
+    .orderBy(asc(contextSpans.fromSeq));
+}
+
+async function retireSpans(tx: EbbDatabase, ids: readonly number[], generation: number): Promise<void> {
+  if (ids.length === 0) return;
+  await tx
+    .update(contextSpans)
+    .set({ active: false, retiredGeneration: generation })
+    .where(inArray(contextSpans.id, [...ids]));
+}
+
+function toSpan(row: SpanRow): Span {
+  const { fromSeq, toSeq, tokens, createdGeneration } = row;
+  return row.kind === 'summary'
+    ? {
+        kind: 'summary',
+        fromSeq,
+        toSeq,
+        text: row.text ?? '',
+        tokens,
+        createdGeneration,
+        jobId: row.jobId ?? '',
+      }
+    : { kind: 'truncated', fromSeq, toSeq, tokens, createdGeneration };
+}
+
+function spanRow(channelKey: string, span: Span): typeof contextSpans.$inferInsert {
+  return {
+    channelKey,
+    fromSeq: span.fromSeq,
+    toSeq: span.toSeq,
+    kind: span.kind,
+    text: span.kind === 'summary' ? span.text : null,
+    tokens: span.tokens,
+    createdGeneration: span.createdGeneration,
+    jobId: span.kind === 'summary' ? span.jobId : null,
+  };
+}

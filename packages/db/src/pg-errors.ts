@@ -1,0 +1,130 @@
+/**
+ * Errors from pg, PGlite and drizzle become `EbbError`s here, at the edge: a caller (the worker's
+ * retry, the bot's reply path) sees a stable `code` and whether trying again can help.
+ *
+ * | code | when | retryable |
+ * | --- | --- | --- |
+ * | `db_unavailable` | no connection, connection lost, server shutting down or out of connections | yes |
+ * | `db_conflict` | serialization failure, deadlock | yes |
+ * | `db_timeout` | statement cancelled, lock not available | yes |
+ * | `db_constraint` | a constraint refused the write (a bug: stores write only valid rows) | no |
+ * | `db_schema` | a table or column is missing: migrations were not applied | no |
+ * | `db_error` | anything else | no |
+ */
+import { EbbError } from '@ebb/core';
+
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Cannot use a pool after calling end',
+  'Client was closed',
+  'PGlite is closed',
+];
+
+/** Runs one store operation, mapping what it throws. */
+export async function dbCall<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toEbbError(operation, err);
+  }
+}
+
+export function toEbbError(operation: string, err: unknown): EbbError {
+  if (err instanceof EbbError) return err;
+  const chain = causes(err);
+  const sqlstate = chain.map((e) => (typeof e.code === 'string' ? e.code : '')).find((c) => SQLSTATE.test(c));
+  // The driver's message, not drizzle's wrapper (which quotes the query and its parameters).
+  const source = chain.find((e) => typeof e.code === 'string') ?? chain.at(-1);
+  const detail = typeof source?.message === 'string' && source.message !== '' ? source.message : String(err);
+  const { code, retryable } = sqlstate ? classify(sqlstate) : classifyDriver(chain);
+  const suffix = sqlstate ? ` (SQLSTATE ${sqlstate})` : '';
+  return new EbbError(`${operation} failed: ${detail}${suffix}`, {
+    code,
+    retryable,
+    cause: driverCause(source, detail),
+  });
+}
+
+/**
+ * The driver's error without the query parameters that drizzle and PGlite attach (they hold message
+ * text, which is only logged at debug level).
+ */
+function driverCause(source: ErrorLike | undefined, message: string): Error {
+  const cause = new Error(message);
+  if (source === undefined) return cause;
+  const src = source as ErrorLike & Record<string, unknown>;
+  if (typeof src.name === 'string') cause.name = src.name;
+  if (typeof src.stack === 'string') cause.stack = src.stack;
+  for (const field of DRIVER_FIELDS)
+    if (src[field] !== undefined) Object.assign(cause, { [field]: src[field] });
+  return cause;
+}
+
+const DRIVER_FIELDS = [
+  'code',
+  'severity',
+  'detail',
+  'hint',
+  'schema',
+  'table',
+  'column',
+  'constraint',
+  'routine',
+];
+
+function classify(sqlstate: string): { code: string; retryable: boolean } {
+  const cls = sqlstate.slice(0, 2);
+  if (cls === '08' || cls === '53' || ['57P01', '57P02', '57P03'].includes(sqlstate)) {
+    return { code: 'db_unavailable', retryable: true };
+  }
+  if (sqlstate === '40001' || sqlstate === '40P01') return { code: 'db_conflict', retryable: true };
+  if (sqlstate === '57014' || sqlstate === '55P03') return { code: 'db_timeout', retryable: true };
+  if (cls === '23') return { code: 'db_constraint', retryable: false };
+  if (sqlstate === '42P01' || sqlstate === '42703' || sqlstate === '3F000') {
+    return { code: 'db_schema', retryable: false };
+  }
+  return { code: 'db_error', retryable: false };
+}
+
+function classifyDriver(chain: readonly ErrorLike[]): { code: string; retryable: boolean } {
+  const unavailable = chain.some(
+    (e) =>
+      (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) ||
+      (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((m) => e.message?.includes(m))),
+  );
+  return unavailable ? { code: 'db_unavailable', retryable: true } : { code: 'db_error', retryable: false };
+}
+
+interface ErrorLike {
+  readonly code?: unknown;
+  readonly message?: string;
+  readonly cause?: unknown;
+  readonly errors?: unknown;
+}
+
+/** The error, its causes, and the first of an AggregateError's errors (a refused dual-stack connect). */
+function causes(err: unknown): ErrorLike[] {
+  const out: ErrorLike[] = [];
+  let current: unknown = err;
+  while (typeof current === 'object' && current !== null && out.length < 8) {
+    const e = current as ErrorLike;
+    out.push(e);
+    current = e.cause ?? (Array.isArray(e.errors) ? e.errors[0] : undefined);
+  }
+  return out;
+}

@@ -1,0 +1,139 @@
+/**
+ * `RunStore` on Postgres (or PGlite): one `compaction_runs` row per job id, created once, started
+ * per attempt, finished with the pass's numbers. A run that finished (completed, failed, stale,
+ * skipped) is not reopened by a retried job's `start`: it gets the row back and stops.
+ */
+import { type CompactionRun, FINISHED_RUN_STATUSES, type RunStore, type SummaryOutput } from '@ebb/core';
+import { desc, eq, sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import type { PgStoreOptions } from './pg-channel-store.js';
+import { dbCall } from './pg-errors.js';
+import { withoutNulls } from './rows.js';
+import { compactionRuns } from './schema.js';
+
+type RunRow = typeof compactionRuns.$inferSelect;
+type RunUpdate = Partial<typeof compactionRuns.$inferInsert>;
+
+/** Fields `finish` may set, by their name in both `CompactionRun` and the table. */
+const FINISH_FIELDS = [
+  'tier',
+  'usage',
+  'fromSeq',
+  'toSeq',
+  'generation',
+  'attempts',
+  'tokensBefore',
+  'tokensAfter',
+  'summaryTokens',
+  'memoriesAdded',
+  'model',
+  'fallback',
+  'inputTokens',
+  'outputTokens',
+  'durationMs',
+  'error',
+] as const satisfies readonly (keyof CompactionRun & keyof RunUpdate)[];
+
+export class PgRunStore implements RunStore {
+  readonly #db: EbbDatabase;
+
+  constructor(options: PgStoreOptions) {
+    this.#db = options.db;
+  }
+
+  create(
+    run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
+  ): Promise<void> {
+    return dbCall('createRun', async () => {
+      await this.#db
+        .insert(compactionRuns)
+        .values({
+          jobId: run.jobId,
+          channelKey: run.channelKey,
+          tier: run.tier,
+          status: 'queued',
+          usage: run.usage,
+          fromSeq: run.fromSeq,
+          toSeq: run.toSeq,
+          generation: run.generation,
+        })
+        .onConflictDoNothing({ target: compactionRuns.jobId });
+    });
+  }
+
+  start(jobId: string): Promise<CompactionRun | undefined> {
+    return dbCall('startRun', () =>
+      this.#db.transaction(async (tx) => {
+        const [previous] = await tx
+          .select()
+          .from(compactionRuns)
+          .where(eq(compactionRuns.jobId, jobId))
+          .for('update');
+        if (!previous) return undefined;
+        if (!FINISHED_RUN_STATUSES.has(previous.status)) {
+          await tx
+            .update(compactionRuns)
+            .set({
+              status: 'running',
+              attempts: sql`${compactionRuns.attempts} + 1`,
+              startedAt: sql`now()`,
+            })
+            .where(eq(compactionRuns.id, previous.id));
+        }
+        return toRun(previous);
+      }),
+    );
+  }
+
+  saveOutput(jobId: string, output: SummaryOutput): Promise<void> {
+    return dbCall('saveRunOutput', async () => {
+      await this.#db.update(compactionRuns).set({ output }).where(eq(compactionRuns.jobId, jobId));
+    });
+  }
+
+  /** A finish of a run that was never created changes nothing. */
+  finish(
+    jobId: string,
+    outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
+      Pick<CompactionRun, 'status'>,
+  ): Promise<void> {
+    return dbCall('finishRun', async () => {
+      const set: Record<string, unknown> = { status: outcome.status };
+      for (const field of FINISH_FIELDS) if (outcome[field] !== undefined) set[field] = outcome[field];
+      if (FINISHED_RUN_STATUSES.has(outcome.status)) set.finishedAt = sql`now()`;
+      await this.#db
+        .update(compactionRuns)
+        .set(set as RunUpdate)
+        .where(eq(compactionRuns.jobId, jobId));
+    });
+  }
+
+  get(jobId: string): Promise<CompactionRun | undefined> {
+    return dbCall('getRun', async () => {
+      const [row] = await this.#db.select().from(compactionRuns).where(eq(compactionRuns.jobId, jobId));
+      return row && toRun(row);
+    });
+  }
+
+  /** Newest first. */
+  recent(channelKey: string, limit: number): Promise<CompactionRun[]> {
+    return dbCall('recentRuns', async () => {
+      const rows = await this.#db
+        .select()
+        .from(compactionRuns)
+        .where(eq(compactionRuns.channelKey, channelKey))
+        .orderBy(desc(compactionRuns.createdAt), desc(compactionRuns.id))
+        .limit(Math.max(0, limit));
+      return rows.map(toRun);
+    });
+  }
+}
+
+function toRun(row: RunRow): CompactionRun {
+  const { id: _id, startedAt: _started, createdAt, finishedAt, ...fields } = row;
+  return {
+    ...withoutNulls(fields),
+    createdAt: createdAt.getTime(),
+    ...(finishedAt === null ? {} : { finishedAt: finishedAt.getTime() }),
+  };
+}

@@ -1,0 +1,91 @@
+import { EbbError } from '@ebb/core';
+import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, migrate } from './create-db.js';
+import { PgChannelStore } from './pg-channel-store.js';
+import { PgMemoryStore } from './pg-memory-store.js';
+import { PgRunStore } from './pg-run-store.js';
+import { rowsOf } from './rows.js';
+import { describeStoreContract } from './store-contract.js';
+
+let pg: FreshSchemaDb;
+
+beforeAll(async () => {
+  pg = await freshSchemaDb({ poolSize: 8 });
+});
+afterAll(async () => {
+  await pg?.close();
+});
+
+describeStoreContract('postgres', async () => ({
+  channels: new PgChannelStore({ db: pg.db }),
+  memories: new PgMemoryStore({ db: pg.db }),
+  runs: new PgRunStore({ db: pg.db }),
+  close: async () => {},
+}));
+
+describe('postgres: migrations', () => {
+  it('create every table and index in an empty schema, and apply once', async () => {
+    const fresh = await freshSchemaDb();
+    try {
+      const tables = rowsOf<{ table_name: string }>(
+        await fresh.db.execute(
+          sql`select table_name from information_schema.tables where table_schema = ${fresh.schema} order by 1`,
+        ),
+      ).map((r) => r.table_name);
+      expect(tables).toEqual([
+        '__drizzle_migrations',
+        'channels',
+        'compaction_runs',
+        'context_spans',
+        'memories',
+        'messages',
+      ]);
+      const indexes = rowsOf<{ indexname: string; indexdef: string }>(
+        await fresh.db.execute(
+          sql`select indexname, indexdef from pg_indexes where schemaname = ${fresh.schema}`,
+        ),
+      );
+      const def = (name: string) => indexes.find((i) => i.indexname === name)?.indexdef ?? '';
+      expect(def('context_spans_active_idx')).toMatch(/UNIQUE INDEX .* WHERE active/);
+      expect(def('memories_search_idx')).toMatch(/USING gin \(search\)/);
+      // A second run finds nothing to do.
+      await migrate(fresh.database);
+      const applied = rowsOf<{ n: number }>(
+        await fresh.db.execute(
+          sql`select count(*)::int as n from ${sql.identifier(fresh.schema)}.__drizzle_migrations`,
+        ),
+      );
+      expect(applied[0]?.n).toBeGreaterThanOrEqual(1);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe('postgres: errors', () => {
+  it('maps a refused connection to a retryable db_unavailable', async () => {
+    const database = await createDb({ databaseUrl: 'postgres://postgres@127.0.0.1:1/test' });
+    try {
+      const error = await new PgChannelStore({ db: database.db })
+        .generation('web:x')
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EbbError);
+      expect(error).toMatchObject({ code: 'db_unavailable', retryable: true });
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('maps a missing table to db_schema, naming the operation', async () => {
+    const database = await createDb({ databaseUrl: testDatabaseUrl(), schema: 'ebb_no_such_schema' });
+    try {
+      const error = await new PgRunStore({ db: database.db }).get('j').catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'db_schema', retryable: false });
+      expect((error as Error).message).toMatch(/^getRun failed: .*compaction_runs/);
+    } finally {
+      await database.close();
+    }
+  });
+});

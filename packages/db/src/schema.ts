@@ -1,0 +1,173 @@
+/**
+ * Ebb's tables (drizzle, pg-core). One schema for Postgres and PGlite; `drizzle-kit generate` writes
+ * the migrations in `/migrations` from it. Nothing here is ever deleted by compaction: messages are
+ * the archive, spans are retired (`active = false`) rather than removed, runs are the audit trail.
+ *
+ * No foreign keys: drizzle-kit qualifies their targets with `"public"`, which would tie the tables
+ * to one schema (tests run each file in a schema of its own); the stores are the only writers and
+ * create a channel's row in the statement that first needs it.
+ */
+import type { MemoryType, SummaryOutput, ToolCall } from '@ebb/core';
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  check,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  real,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
+
+const tsvector = customType<{ data: string }>({
+  dataType: () => 'tsvector',
+});
+
+const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
+
+export const channels = pgTable('channels', {
+  /** `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>`, `web:<id>`. */
+  key: text('key').primaryKey(),
+  /** The key's first part: `slack`, `discord`, `web`. */
+  platform: text('platform').notNull(),
+  /** Bumped by every splice and truncation. */
+  generation: integer('generation').notNull().default(0),
+  /** Seq of the newest archived message (0 when empty). */
+  headSeq: integer('head_seq').notNull().default(0),
+  /** Seq of the last message covered by active spans (k); messages k+1..head are raw in the context. */
+  prefixEnd: integer('prefix_end').notNull().default(0),
+  /** Tokens of the active spans. */
+  spanTokens: integer('span_tokens').notNull().default(0),
+  /** Context tokens of the raw messages prefix_end+1..head. */
+  rawTokens: integer('raw_tokens').notNull().default(0),
+  calibrationFactor: doublePrecision('calibration_factor').notNull().default(1),
+  calibrationSamples: integer('calibration_samples').notNull().default(0),
+  createdAt: createdAt(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export const messages = pgTable(
+  'messages',
+  {
+    channelKey: text('channel_key').notNull(),
+    seq: integer('seq').notNull(),
+    role: text('role', { enum: ['user', 'assistant', 'tool'] }).notNull(),
+    author: text('author').notNull(),
+    /** The whole text, forever. */
+    content: text('content').notNull(),
+    /** The clipped copy the context holds when the message is above the per-message cap. */
+    contextContent: text('context_content'),
+    /** Tokens of the whole message. */
+    tokens: integer('tokens').notNull(),
+    /** Tokens of the message as it enters the context. */
+    contextTokens: integer('context_tokens').notNull(),
+    omittedTokens: integer('omitted_tokens'),
+    platformMessageId: text('platform_message_id'),
+    toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
+    toolCallId: text('tool_call_id'),
+    ts: text('ts'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.channelKey, t.seq] }),
+    uniqueIndex('messages_platform_message_id_idx').on(t.channelKey, t.platformMessageId),
+    check('messages_role_check', sql`${t.role} in ('user', 'assistant', 'tool')`),
+  ],
+);
+
+export const contextSpans = pgTable(
+  'context_spans',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    channelKey: text('channel_key').notNull(),
+    fromSeq: integer('from_seq').notNull(),
+    toSeq: integer('to_seq').notNull(),
+    kind: text('kind', { enum: ['summary', 'truncated'] }).notNull(),
+    /** The summary; null for a truncation marker. */
+    text: text('text'),
+    tokens: integer('tokens').notNull(),
+    createdGeneration: integer('created_generation').notNull(),
+    /** The compaction job of a summary. */
+    jobId: text('job_id'),
+    active: boolean('active').notNull().default(true),
+    /** The generation whose splice or truncation replaced this span. */
+    retiredGeneration: integer('retired_generation'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    // Active spans tile 1..k, so no two start at the same seq. The predicate is the bare column:
+    // queries say `active` (not a bound parameter) so the planner can use this index.
+    uniqueIndex('context_spans_active_idx').on(t.channelKey, t.fromSeq).where(sql`active`),
+    check('context_spans_kind_check', sql`${t.kind} in ('summary', 'truncated')`),
+    check('context_spans_range_check', sql`${t.fromSeq} <= ${t.toSeq}`),
+  ],
+);
+
+export const memories = pgTable(
+  'memories',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    /** Where it may be recalled: a channel key, or a workspace/guild scope. */
+    scope: text('scope').notNull(),
+    /** The channel it was extracted from. */
+    channelKey: text('channel_key').notNull(),
+    type: text('type').$type<MemoryType>().notNull(),
+    text: text('text').notNull(),
+    importance: real('importance').notNull(),
+    speaker: text('speaker'),
+    fromSeq: integer('from_seq').notNull(),
+    toSeq: integer('to_seq').notNull(),
+    /** `memoryFingerprint(type, text)`: a retried or near-duplicate extraction refreshes this row. */
+    fingerprint: text('fingerprint').notNull(),
+    search: tsvector('search').generatedAlwaysAs(sql`to_tsvector('english'::regconfig, text)`),
+    createdAt: createdAt(),
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('memories_scope_fingerprint_idx').on(t.scope, t.fingerprint),
+    index('memories_search_idx').using('gin', t.search),
+    index('memories_channel_key_idx').on(t.channelKey),
+  ],
+);
+
+export const compactionRuns = pgTable(
+  'compaction_runs',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    jobId: text('job_id').notNull().unique('compaction_runs_job_id_key'),
+    channelKey: text('channel_key').notNull(),
+    tier: text('tier', { enum: ['background', 'aggressive', 'emergency'] }).notNull(),
+    status: text('status', {
+      enum: ['queued', 'running', 'completed', 'failed', 'stale', 'skipped'],
+    }).notNull(),
+    /** Usage when triggered (NaN when the worker recorded the run). */
+    usage: doublePrecision('usage').notNull(),
+    fromSeq: integer('from_seq').notNull(),
+    toSeq: integer('to_seq').notNull(),
+    generation: integer('generation').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    tokensBefore: integer('tokens_before'),
+    tokensAfter: integer('tokens_after'),
+    summaryTokens: integer('summary_tokens'),
+    memoriesAdded: integer('memories_added'),
+    model: text('model'),
+    fallback: boolean('fallback'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    durationMs: integer('duration_ms'),
+    error: text('error'),
+    /** The summarizer's output, checkpointed so a retried job reuses it. */
+    output: jsonb('output').$type<SummaryOutput>(),
+    createdAt: createdAt(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (t) => [index('compaction_runs_channel_created_idx').on(t.channelKey, t.createdAt.desc())],
+);

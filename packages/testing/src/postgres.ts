@@ -1,0 +1,70 @@
+/**
+ * Real Postgres for integration tests: each test file gets a schema of its own, with the migrations
+ * applied, and drops it when done, so files run in parallel against one database without seeing
+ * each other's rows.
+ *
+ *   let pg: FreshSchemaDb;
+ *   beforeAll(async () => { pg = await freshSchemaDb(); });
+ *   afterAll(() => pg.close());
+ */
+import { randomBytes } from 'node:crypto';
+import { createDb, type Database, type EbbDatabase, migrate } from '@ebb/db';
+import pg from 'pg';
+
+/** `TEST_DATABASE_URL`, or the local server every machine of the project runs. */
+export function testDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+}
+
+export interface FreshSchemaDb {
+  readonly db: EbbDatabase;
+  readonly database: Database;
+  /** The schema's name (`ebb_test_…`). */
+  readonly schema: string;
+  /** Closes the pool and drops the schema with everything in it. */
+  close(): Promise<void>;
+}
+
+export interface FreshSchemaOptions {
+  readonly databaseUrl?: string;
+  /** Connections in the pool (tests of concurrency want a few). */
+  readonly poolSize?: number;
+}
+
+export async function freshSchemaDb(options: FreshSchemaOptions = {}): Promise<FreshSchemaDb> {
+  const databaseUrl = options.databaseUrl ?? testDatabaseUrl();
+  const schema = `ebb_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin(databaseUrl, `create schema ${schema}`);
+  const database = await createDb({
+    databaseUrl,
+    schema,
+    ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+  });
+  try {
+    await migrate(database);
+  } catch (err) {
+    await database.close();
+    await admin(databaseUrl, `drop schema ${schema} cascade`);
+    throw err;
+  }
+  return {
+    db: database.db,
+    database,
+    schema,
+    async close() {
+      await database.close();
+      await admin(databaseUrl, `drop schema if exists ${schema} cascade`);
+    },
+  };
+}
+
+/** One statement on a connection of its own (the pool's connections are bound to the schema). */
+async function admin(databaseUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
