@@ -1,0 +1,214 @@
+/**
+ * The worker's side of the `compaction` queue: a BullMQ `Worker` around an Ebb processor.
+ *
+ * - A payload that does not parse never reaches the processor: it fails the job with
+ *   `UnrecoverableError` (no retry).
+ * - An error with `retryable === false` (an `EbbError` by default) fails the job with
+ *   `UnrecoverableError`; any other error is rethrown and BullMQ retries with the job's backoff.
+ * - A provider rate limit (`code: 'rate_limited'`, `retryAfterMs`) pauses the whole queue for that
+ *   long and puts the job back without spending an attempt, when the worker has a `limiter`
+ *   (BullMQ only honours manual rate limits then); without one it is an ordinary retryable error.
+ *
+ * Shutdown: `close()` stops fetching jobs and waits for the running ones to finish (SIGTERM). Past
+ * `timeoutMs` it stops waiting: it disconnects from Redis (so nothing more is written for those jobs
+ * and their locks are no longer renewed) and aborts the processors' signals. Each unfinished job
+ * stays `active` until its lock expires (`lockDuration`); then the stalled checker of any other
+ * worker (every `stalledInterval`) moves it back to waiting and it runs again from the start. A
+ * stall does not spend an attempt; after `maxStalledCount` stalls the job fails. Running a pass
+ * twice is safe: the splice is idempotent on the job id.
+ *
+ * Events (`completed`, `failed`, `stalled`) are for the caller to log; this class logs only
+ * connection problems and a timed-out close.
+ */
+import { EventEmitter } from 'node:events';
+import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { COMPACTION_QUEUE_NAME, CompactionJobPayload, parseCompactionPayload } from './compaction-jobs.js';
+import {
+  type CompactionEvents,
+  type CompactionProcessor,
+  describeError,
+  isRetryable,
+  rateLimitDelayMs,
+  toError,
+} from './compaction-processor.js';
+import { type QueueLogger, silentLogger } from './queue-logger.js';
+import { createRedis } from './redis-connection.js';
+import { redisKeys } from './redis-keys.js';
+
+export interface CompactionWorkerOptions {
+  /** Either a `worker` connection (the caller closes it after `close()`)… */
+  readonly connection?: Redis;
+  /** …or a URL: the worker opens its own connection and closes it. */
+  readonly url?: string;
+  /** Key prefix (default `ebb`). */
+  readonly prefix?: string;
+  readonly processor: CompactionProcessor;
+  /** Jobs run at once by this worker (LLM calls: keep it small). */
+  readonly concurrency?: number;
+  /** How long a job's lock lives without renewal (renewed every half of it while the job runs). */
+  readonly lockDuration?: number;
+  /** How often this worker looks for stalled jobs. */
+  readonly stalledInterval?: number;
+  /** Stalls a job survives before it fails. */
+  readonly maxStalledCount?: number;
+  /** A global rate limit of passes; also enables waiting out provider rate limits (see above). */
+  readonly limiter?: { readonly max: number; readonly duration: number };
+  readonly logger?: QueueLogger;
+}
+
+export const DEFAULT_COMPACTION_WORKER_OPTIONS = {
+  concurrency: 2,
+  lockDuration: 30_000,
+  stalledInterval: 30_000,
+  maxStalledCount: 2,
+  closeTimeoutMs: 30_000,
+} as const;
+
+export type CloseOutcome = 'drained' | 'timed_out';
+
+export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
+  readonly #worker: Worker<unknown, unknown, string>;
+  readonly #ownedConnection: Redis | undefined;
+  readonly #log: QueueLogger;
+  readonly #active = new Set<string>();
+  #closing: Promise<CloseOutcome> | undefined;
+
+  constructor(options: CompactionWorkerOptions) {
+    super();
+    if ((options.connection === undefined) === (options.url === undefined)) {
+      throw new TypeError('startCompactionWorker needs exactly one of `connection` and `url`');
+    }
+    this.#log = options.logger ?? silentLogger;
+    this.#ownedConnection =
+      options.url === undefined ? undefined : createRedis(options.url, { role: 'worker', logger: this.#log });
+    const connection = options.connection ?? this.#ownedConnection;
+    if (connection === undefined) throw new TypeError('unreachable: no connection');
+    const d = DEFAULT_COMPACTION_WORKER_OPTIONS;
+    const workerOptions: WorkerOptions = {
+      connection,
+      prefix: redisKeys(options.prefix).bullmqPrefix,
+      concurrency: options.concurrency ?? d.concurrency,
+      lockDuration: options.lockDuration ?? d.lockDuration,
+      stalledInterval: options.stalledInterval ?? d.stalledInterval,
+      maxStalledCount: options.maxStalledCount ?? d.maxStalledCount,
+      name: 'ebb-compaction',
+      ...(options.limiter ? { limiter: { ...options.limiter } } : {}),
+    };
+    const processor = options.processor;
+    const rateLimits = options.limiter !== undefined;
+    // Three parameters: BullMQ passes an AbortSignal only to processors that declare it.
+    const run = async (job: Job<unknown>, _token: string | undefined, signal?: AbortSignal) => {
+      let payload: CompactionJobPayload;
+      try {
+        payload = parseCompactionPayload(job.data);
+      } catch (err) {
+        throw unrecoverable(err);
+      }
+      const jobId = job.id ?? '';
+      this.#active.add(jobId);
+      try {
+        return await processor(
+          { ...payload, jobId, attempt: job.attemptsMade + 1 },
+          signal ?? new AbortController().signal,
+        );
+      } catch (err) {
+        const wait = rateLimitDelayMs(err);
+        if (rateLimits && wait !== undefined) {
+          await this.#worker.rateLimit(wait);
+          throw Worker.RateLimitError();
+        }
+        if (!isRetryable(err)) throw unrecoverable(err);
+        throw err;
+      } finally {
+        this.#active.delete(jobId);
+      }
+    };
+    this.#worker = new Worker<unknown, unknown, string>(COMPACTION_QUEUE_NAME, run, workerOptions);
+
+    this.#worker.on('completed', (job, result) => {
+      const payload = CompactionJobPayload.safeParse(job.data);
+      if (!payload.success) return;
+      this.emit('completed', {
+        jobId: job.id ?? '',
+        channelKey: payload.data.channelKey,
+        tier: payload.data.tier,
+        attempt: job.attemptsMade,
+        result,
+      });
+    });
+    this.#worker.on('failed', (job, error) => {
+      const payload = CompactionJobPayload.safeParse(job?.data);
+      this.emit('failed', {
+        jobId: job?.id ?? '',
+        ...(payload.success ? { channelKey: payload.data.channelKey, tier: payload.data.tier } : {}),
+        attempt: job?.attemptsMade ?? 0,
+        error,
+        // BullMQ sets finishedOn only when the job is done for good.
+        willRetry: job !== undefined && !job.finishedOn,
+      });
+    });
+    this.#worker.on('stalled', (jobId) => this.emit('stalled', { jobId }));
+    this.#worker.on('error', (err) => this.#log.error({ err }, 'compaction worker error'));
+  }
+
+  /** Resolves once the worker is connected. */
+  async waitUntilReady(): Promise<void> {
+    await this.#worker.waitUntilReady();
+  }
+
+  /** Ids of the jobs this worker is running now. */
+  get activeJobIds(): readonly string[] {
+    return [...this.#active];
+  }
+
+  /**
+   * Stops taking jobs and waits up to `timeoutMs` for the running ones (see the top of this file for
+   * what happens to a job still running then). Safe to call twice. After `'timed_out'` the process
+   * should exit: a processor that ignores its signal keeps running until then.
+   */
+  close(options: { readonly timeoutMs?: number } = {}): Promise<CloseOutcome> {
+    this.#closing ??= this.#close(options.timeoutMs ?? DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs);
+    return this.#closing;
+  }
+
+  async #close(timeoutMs: number): Promise<CloseOutcome> {
+    let timer: NodeJS.Timeout | undefined;
+    const graceful = this.#worker.close().then(
+      () => 'drained' as const,
+      (err: unknown) => {
+        this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
+        return 'drained' as const;
+      },
+    );
+    const timeout = new Promise<'timed_out'>((resolve) => {
+      timer = setTimeout(() => resolve('timed_out'), timeoutMs);
+    });
+    const outcome = await Promise.race([graceful, timeout]);
+    clearTimeout(timer);
+    if (outcome === 'timed_out') {
+      const jobIds = this.activeJobIds;
+      this.#log.warn(
+        { jobIds, timeoutMs },
+        'compaction worker closed with jobs still running; they stall and another worker runs them again',
+      );
+      await this.#worker.disconnect().catch(() => {});
+      this.#ownedConnection?.disconnect();
+      this.#worker.cancelAllJobs('compaction worker shut down');
+      return outcome;
+    }
+    await this.#ownedConnection?.quit().catch(() => this.#ownedConnection?.disconnect());
+    return outcome;
+  }
+}
+
+/** Starts a compaction worker on the `compaction` queue; it connects and runs in the background. */
+export function startCompactionWorker(options: CompactionWorkerOptions): BullmqCompactionWorker {
+  return new BullmqCompactionWorker(options);
+}
+
+function unrecoverable(err: unknown): UnrecoverableError {
+  const error = new UnrecoverableError(describeError(err));
+  error.cause = err;
+  return error;
+}

@@ -1,0 +1,79 @@
+/**
+ * What both job drivers (the BullMQ worker and the in-process queue) run and report: the processor
+ * signature, the events a caller logs, and how a failure is classified (retry or give up).
+ */
+import type { Tier } from '@ebb/core';
+import type { CompactionJobPayload } from './compaction-jobs.js';
+
+/** A validated payload plus where it stands in its job's life. */
+export type CompactionJobContext = CompactionJobPayload & {
+  readonly jobId: string;
+  /** 1 on the first try; a stalled job picked up again keeps its number. */
+  readonly attempt: number;
+};
+
+/**
+ * Runs one compaction pass. Resolve to complete the job. Throw to fail the attempt: an error with
+ * `retryable === false` (an `EbbError` unless it says otherwise) ends the job at once; anything
+ * else is retried with backoff until the attempts run out. `signal` aborts when the driver shuts
+ * down past its grace period or the job is cancelled.
+ */
+export type CompactionProcessor = (job: CompactionJobContext, signal: AbortSignal) => Promise<unknown>;
+
+export interface CompactionCompletedEvent {
+  readonly jobId: string;
+  readonly channelKey: string;
+  readonly tier: Tier;
+  readonly attempt: number;
+  readonly result: unknown;
+}
+
+export interface CompactionFailedEvent {
+  readonly jobId: string;
+  /** Missing when the payload itself was bad. */
+  readonly channelKey?: string;
+  readonly tier?: Tier;
+  readonly attempt: number;
+  readonly error: Error;
+  /** True when another attempt follows (after the backoff). */
+  readonly willRetry: boolean;
+}
+
+export interface CompactionStalledEvent {
+  readonly jobId: string;
+}
+
+/** Events of a compaction driver, for `EventEmitter<CompactionEvents>`. */
+export interface CompactionEvents {
+  completed: [event: CompactionCompletedEvent];
+  failed: [event: CompactionFailedEvent];
+  stalled: [event: CompactionStalledEvent];
+}
+
+/** False only when the error says so (`retryable === false`, as `EbbError` defaults to). */
+export function isRetryable(err: unknown): boolean {
+  return !(typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false);
+}
+
+/**
+ * The wait an error asks for when it is a provider rate limit: `code === 'rate_limited'` with a
+ * positive `retryAfterMs`. The BullMQ worker then pauses the whole queue for that long instead of
+ * spending an attempt (when it has a `limiter`).
+ */
+export function rateLimitDelayMs(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const { code, retryAfterMs } = err as { code?: unknown; retryAfterMs?: unknown };
+  if (code !== 'rate_limited' || typeof retryAfterMs !== 'number') return undefined;
+  return Number.isFinite(retryAfterMs) && retryAfterMs > 0 ? retryAfterMs : undefined;
+}
+
+export function toError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** `code: message` for an `EbbError`-shaped error, the message otherwise. */
+export function describeError(err: unknown): string {
+  const error = toError(err);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+}

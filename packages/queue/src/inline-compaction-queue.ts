@@ -1,0 +1,227 @@
+/**
+ * The compaction queue of embedded mode (no Redis): runs the same processor in this process with the
+ * same rules as `BullmqCompactionQueue` + `BullmqCompactionWorker`.
+ *
+ * - One job per channel: a trigger while the channel's job waits with the same or a higher tier,
+ *   or while it runs, is `deduplicated`; a higher tier replaces a job that waits (also one waiting
+ *   out a retry backoff) and is `escalated`. State lives in one map touched only synchronously, so
+ *   there is no race to guard.
+ * - `enqueue` returns at once; jobs start on a later turn of the event loop, most urgent tier first,
+ *   at most `concurrency` at a time and never two of one channel.
+ * - Retries like the worker: `retryable === false` ends the job, anything else is retried after
+ *   BullMQ's exponential backoff until `attempts` run out. A bad payload is rejected by `enqueue`.
+ * - Nothing survives a restart; the channel's monitor triggers again when it is still over a
+ *   threshold. `close()` drops jobs that have not started and waits for running ones; call
+ *   `drain()` first to finish everything.
+ */
+import { EventEmitter } from 'node:events';
+import { setTimeout as sleepFor } from 'node:timers/promises';
+import type { CompactionJob, CompactionQueue, EnqueueOutcome } from '@ebb/core';
+import { EbbError } from '@ebb/core';
+import {
+  type CompactionJobOptions,
+  type CompactionJobPayload,
+  compactionJobId,
+  compactionJobOptions,
+  parseCompactionPayload,
+  retryDelayMs,
+  tierRank,
+} from './compaction-jobs.js';
+import {
+  type CompactionEvents,
+  type CompactionProcessor,
+  isRetryable,
+  toError,
+} from './compaction-processor.js';
+import { type QueueLogger, silentLogger } from './queue-logger.js';
+
+export interface InlineCompactionQueueOptions {
+  readonly processor: CompactionProcessor;
+  /** Jobs (of different channels) run at once. */
+  readonly concurrency?: number;
+  readonly jobOptions?: Partial<Pick<CompactionJobOptions, 'attempts' | 'backoff'>>;
+  /** Waits out a retry backoff; resolves or rejects early when `signal` aborts. Injectable for tests. */
+  readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Source of backoff jitter. */
+  readonly random?: () => number;
+  readonly logger?: QueueLogger;
+}
+
+export const DEFAULT_INLINE_COMPACTION_QUEUE_OPTIONS = { concurrency: 1 } as const;
+
+interface Entry {
+  readonly jobId: string;
+  readonly payload: CompactionJobPayload;
+  /** Order of arrival, for first-come-first-served within a tier. */
+  readonly order: number;
+  readonly controller: AbortController;
+  state: 'waiting' | 'delayed' | 'active';
+  /** Attempts started. */
+  attempt: number;
+}
+
+const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> => sleepFor(ms, undefined, { signal });
+
+export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implements CompactionQueue {
+  readonly #processor: CompactionProcessor;
+  readonly #concurrency: number;
+  readonly #jobOptions: CompactionJobOptions;
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  readonly #random: () => number;
+  readonly #log: QueueLogger;
+  readonly #byChannel = new Map<string, Entry>();
+  #ready: Entry[] = [];
+  #running = 0;
+  #arrivals = 0;
+  #closed = false;
+  #idle: Array<() => void> = [];
+
+  constructor(options: InlineCompactionQueueOptions) {
+    super();
+    this.#processor = options.processor;
+    this.#concurrency = options.concurrency ?? DEFAULT_INLINE_COMPACTION_QUEUE_OPTIONS.concurrency;
+    this.#jobOptions = compactionJobOptions(options.jobOptions);
+    this.#sleep = options.sleep ?? defaultSleep;
+    this.#random = options.random ?? Math.random;
+    this.#log = options.logger ?? silentLogger;
+  }
+
+  async enqueue(job: CompactionJob): Promise<EnqueueOutcome> {
+    const payload = parseCompactionPayload(job);
+    if (this.#closed) throw new EbbError('the compaction queue is closed', { code: 'queue_closed' });
+    const jobId = compactionJobId(payload);
+    const current = this.#byChannel.get(payload.channelKey);
+    if (current === undefined) {
+      this.#add(payload, jobId);
+      return { kind: 'enqueued', jobId };
+    }
+    if (current.state === 'active' || tierRank(payload.tier) <= tierRank(current.payload.tier)) {
+      return { kind: 'deduplicated', jobId: current.jobId };
+    }
+    this.#drop(current);
+    this.#add(payload, jobId);
+    return { kind: 'escalated', jobId, replacedJobId: current.jobId };
+  }
+
+  async inFlight(channelKey: string): Promise<boolean> {
+    return this.#byChannel.has(channelKey);
+  }
+
+  /** Resolves when no job waits, backs off or runs. */
+  drain(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Refuses new jobs, drops the ones not running, and waits for the running ones. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const entry of [...this.#byChannel.values()]) {
+      if (entry.state !== 'active') this.#drop(entry);
+    }
+    this.#settle();
+    await this.drain();
+  }
+
+  #add(payload: CompactionJobPayload, jobId: string): void {
+    const entry: Entry = {
+      jobId,
+      payload,
+      order: this.#arrivals++,
+      controller: new AbortController(),
+      state: 'waiting',
+      attempt: 0,
+    };
+    this.#byChannel.set(payload.channelKey, entry);
+    this.#ready.push(entry);
+    setImmediate(() => this.#pump());
+  }
+
+  #drop(entry: Entry): void {
+    entry.controller.abort();
+    this.#ready = this.#ready.filter((e) => e !== entry);
+    if (this.#byChannel.get(entry.payload.channelKey) === entry)
+      this.#byChannel.delete(entry.payload.channelKey);
+  }
+
+  #pump(): void {
+    while (!this.#closed && this.#running < this.#concurrency && this.#ready.length > 0) {
+      const next = this.#ready.reduce((best, e) => (mostUrgent(e, best) ? e : best));
+      this.#ready = this.#ready.filter((e) => e !== next);
+      void this.#run(next);
+    }
+  }
+
+  async #run(entry: Entry): Promise<void> {
+    entry.state = 'active';
+    entry.attempt += 1;
+    this.#running += 1;
+    const { payload, jobId, attempt } = entry;
+    const event = { jobId, channelKey: payload.channelKey, tier: payload.tier, attempt };
+    try {
+      const result = await this.#processor({ ...payload, jobId, attempt }, entry.controller.signal);
+      this.#finish(entry);
+      this.#emit('completed', { ...event, result });
+    } catch (err) {
+      const willRetry =
+        isRetryable(err) &&
+        attempt < this.#jobOptions.attempts &&
+        !this.#closed &&
+        !entry.controller.signal.aborted;
+      if (willRetry) entry.state = 'delayed';
+      else this.#finish(entry);
+      this.#emit('failed', { ...event, error: toError(err), willRetry });
+      if (willRetry) void this.#retryLater(entry);
+    } finally {
+      this.#running -= 1;
+      this.#pump();
+      this.#settle();
+    }
+  }
+
+  async #retryLater(entry: Entry): Promise<void> {
+    const delay = retryDelayMs(this.#jobOptions.backoff, entry.attempt, this.#random);
+    try {
+      await this.#sleep(delay, entry.controller.signal);
+    } catch {
+      // Aborted: the entry was replaced by a more urgent job or the queue closed.
+    }
+    if (entry.controller.signal.aborted || this.#byChannel.get(entry.payload.channelKey) !== entry) {
+      this.#settle();
+      return;
+    }
+    entry.state = 'waiting';
+    this.#ready.push(entry);
+    this.#pump();
+  }
+
+  #finish(entry: Entry): void {
+    if (this.#byChannel.get(entry.payload.channelKey) === entry)
+      this.#byChannel.delete(entry.payload.channelKey);
+  }
+
+  #isIdle(): boolean {
+    return this.#byChannel.size === 0 && this.#running === 0;
+  }
+
+  #settle(): void {
+    if (!this.#isIdle()) return;
+    const waiters = this.#idle;
+    this.#idle = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #emit<K extends keyof CompactionEvents>(event: K, ...args: CompactionEvents[K]): void {
+    try {
+      this.emit(event, ...(args as never));
+    } catch (err) {
+      this.#log.error({ err, event }, 'compaction event listener threw');
+    }
+  }
+}
+
+/** Whether `a` runs before `b`: higher tier first, then first come. */
+function mostUrgent(a: Entry, b: Entry): boolean {
+  const byTier = tierRank(a.payload.tier) - tierRank(b.payload.tier);
+  return byTier !== 0 ? byTier > 0 : a.order < b.order;
+}

@@ -1,0 +1,157 @@
+/**
+ * "A channel's context changed" (a splice or a truncation), from whoever changed it to every bot, so
+ * a bot reloads the channel's working context before its next turn. The message is
+ * `{"channelKey":…,"generation":…}`, never message text. Delivery is best effort: a bot also
+ * compares the stored generation before a turn, so a lost message costs one reload later.
+ *
+ * `RedisContextNotifier` uses Redis pub/sub on `<prefix>:context-changed`, publishing on an ordinary
+ * connection and listening on a dedicated one (a subscribed connection can run nothing else).
+ * `InProcessContextNotifier` does the same inside one process for embedded mode.
+ */
+import { EventEmitter } from 'node:events';
+import type { ContextNotifier } from '@ebb/core';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { toError } from './compaction-processor.js';
+import { type QueueLogger, silentLogger } from './queue-logger.js';
+import { assertRedisReady, createRedis } from './redis-connection.js';
+import { redisKeys } from './redis-keys.js';
+
+export const ContextChange = z.strictObject({
+  channelKey: z.string().min(1).max(512),
+  generation: z.int().min(0),
+});
+export type ContextChange = z.infer<typeof ContextChange>;
+
+export type ContextChangeListener = (change: ContextChange) => void;
+
+export interface RedisContextNotifierOptions {
+  /** Connection to PUBLISH on (a `producer` one in the bot). */
+  readonly publisher: Redis;
+  /** A connection used for nothing but this subscription (`createRedis(url, { role: 'subscriber' })`). */
+  readonly subscriber: Redis;
+  /** Key prefix (default `ebb`). */
+  readonly prefix?: string;
+  readonly logger?: QueueLogger;
+}
+
+export class RedisContextNotifier implements ContextNotifier {
+  readonly #publisher: Redis;
+  readonly #subscriber: Redis;
+  readonly #channel: string;
+  readonly #log: QueueLogger;
+  readonly #listeners = new Set<ContextChangeListener>();
+  #subscription: Promise<unknown> | undefined;
+  #owned = false;
+
+  constructor(options: RedisContextNotifierOptions) {
+    this.#publisher = options.publisher;
+    this.#subscriber = options.subscriber;
+    this.#channel = redisKeys(options.prefix).contextChanged;
+    this.#log = options.logger ?? silentLogger;
+    this.#subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.#channel) this.#deliver(message);
+    });
+  }
+
+  /** A notifier with its own two connections, closed by `close()`. */
+  static connect(
+    url: string,
+    options: { readonly prefix?: string; readonly logger?: QueueLogger } = {},
+  ): RedisContextNotifier {
+    const logger = options.logger ?? silentLogger;
+    const notifier = new RedisContextNotifier({
+      publisher: createRedis(url, { role: 'producer', logger, connectionName: 'ebb-notifier-pub' }),
+      subscriber: createRedis(url, { role: 'subscriber', logger, connectionName: 'ebb-notifier-sub' }),
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      logger,
+    });
+    notifier.#owned = true;
+    return notifier;
+  }
+
+  async publish(change: ContextChange): Promise<void> {
+    const { channelKey, generation } = ContextChange.parse(change);
+    assertRedisReady(this.#publisher, `publish a context change of ${channelKey}`);
+    await this.#publisher.publish(this.#channel, JSON.stringify({ channelKey, generation }));
+  }
+
+  /** Resolves once Redis confirmed the subscription; the returned function unsubscribes. */
+  async subscribe(listener: ContextChangeListener): Promise<() => Promise<void>> {
+    this.#listeners.add(listener);
+    this.#subscription ??= this.#subscriber.subscribe(this.#channel);
+    await this.#subscription;
+    return async () => {
+      if (!this.#listeners.delete(listener) || this.#listeners.size > 0) return;
+      this.#subscription = undefined;
+      await this.#subscriber.unsubscribe(this.#channel);
+    };
+  }
+
+  /** Drops every listener; closes the connections when `connect` opened them. */
+  async close(): Promise<void> {
+    this.#listeners.clear();
+    if (!this.#owned) {
+      if (this.#subscription !== undefined) await this.#subscriber.unsubscribe(this.#channel).catch(() => {});
+      this.#subscription = undefined;
+      return;
+    }
+    this.#subscription = undefined;
+    await Promise.all([quit(this.#publisher), quit(this.#subscriber)]);
+  }
+
+  #deliver(message: string): void {
+    let change: ContextChange;
+    try {
+      change = ContextChange.parse(JSON.parse(message));
+    } catch (err) {
+      this.#log.warn({ err: toError(err), channel: this.#channel }, 'ignored a malformed context change');
+      return;
+    }
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(change);
+      } catch (err) {
+        this.#log.error({ err: toError(err), channel: change.channelKey }, 'context change listener threw');
+      }
+    }
+  }
+}
+
+/** The same contract inside one process (embedded mode, tests). Listeners run during `publish`. */
+export class InProcessContextNotifier implements ContextNotifier {
+  readonly #events = new EventEmitter<{ change: [ContextChange] }>();
+  readonly #log: QueueLogger;
+
+  constructor(options: { readonly logger?: QueueLogger } = {}) {
+    this.#log = options.logger ?? silentLogger;
+    this.#events.setMaxListeners(0);
+  }
+
+  async publish(change: ContextChange): Promise<void> {
+    const { channelKey, generation } = ContextChange.parse(change);
+    this.#events.emit('change', { channelKey, generation });
+  }
+
+  async subscribe(listener: ContextChangeListener): Promise<() => Promise<void>> {
+    const guarded = (change: ContextChange) => {
+      try {
+        listener(change);
+      } catch (err) {
+        this.#log.error({ err: toError(err), channel: change.channelKey }, 'context change listener threw');
+      }
+    };
+    this.#events.on('change', guarded);
+    return async () => {
+      this.#events.off('change', guarded);
+    };
+  }
+}
+
+async function quit(redis: Redis): Promise<void> {
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  }
+}

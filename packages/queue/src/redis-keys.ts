@@ -1,0 +1,56 @@
+/**
+ * Every Redis key and pub/sub channel Ebb uses, built from one prefix (default `ebb`; tests use a
+ * random one per test). Nothing else in the repo spells a key. `<p>` is the prefix, `<ch>` a channel
+ * key encoded by `encodeChannelKey` (`slack:T1:C1` → `slack%3AT1%3AC1`).
+ *
+ * | key or channel                       | type          | owner                 | holds |
+ * | ------------------------------------ | ------------- | --------------------- | ----- |
+ * | `<p>:compaction:*`                   | BullMQ        | BullMQ (prefix `<p>`) | the `compaction` queue: `wait`, `active`, `prioritized`, `delayed`, `completed`, `failed`, `stalled`, `events`, `meta`, `id`, `marker`, `limiter`, and per job `<p>:compaction:<jobId>` (+ `:lock`, `:logs`) |
+ * | `<p>:compaction:de:<ch>`             | string        | BullMQ deduplication  | id of the job holding the channel's one slot; gone when that job completes, fails or is removed |
+ * | `<p>:lock:compaction-enqueue:<ch>`   | string, PX 5s | `BullmqCompactionQueue` | random token; held only around the dedupe check-and-replace of one enqueue |
+ * | `<p>:context-changed`                | pub/sub       | `RedisContextNotifier` | `{"channelKey":…,"generation":…}` after a splice or truncation |
+ *
+ * Redis carries ids, ranges and generations, never message text.
+ */
+import { EbbError } from '@ebb/core';
+import { COMPACTION_QUEUE_NAME, encodeChannelKey } from './compaction-jobs.js';
+
+export const DEFAULT_REDIS_PREFIX = 'ebb';
+
+export interface RedisKeys {
+  readonly prefix: string;
+  /** The `prefix` option of every BullMQ `Queue` and `Worker`. */
+  readonly bullmqPrefix: string;
+  /** Pub/sub channel of context changes. */
+  readonly contextChanged: string;
+  /** A pattern matching every key above (for cleanup with SCAN). */
+  readonly everything: string;
+  /** BullMQ `deduplication.id` of a channel's compaction jobs. */
+  compactionDedupeId(channelKey: string): string;
+  /** The key BullMQ stores that dedupe id under (read-only for us; BullMQ writes it). */
+  compactionDedupeKey(channelKey: string): string;
+  /** The per-channel lock taken around the check-and-replace of an enqueue. */
+  compactionEnqueueLock(channelKey: string): string;
+}
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
+  // No ':' (it would blur the key layout) and no glob characters (cleanup matches `<p>:*`).
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new EbbError(`Redis key prefix ${JSON.stringify(prefix)} must match ${PREFIX_PATTERN}`, {
+      code: 'invalid_redis_prefix',
+    });
+  }
+  return {
+    prefix,
+    bullmqPrefix: prefix,
+    contextChanged: `${prefix}:context-changed`,
+    everything: `${prefix}:*`,
+    compactionDedupeId: (channelKey) => encodeChannelKey(channelKey),
+    compactionDedupeKey: (channelKey) =>
+      `${prefix}:${COMPACTION_QUEUE_NAME}:de:${encodeChannelKey(channelKey)}`,
+    compactionEnqueueLock: (channelKey) =>
+      `${prefix}:lock:compaction-enqueue:${encodeChannelKey(channelKey)}`,
+  };
+}
