@@ -32,13 +32,16 @@ export interface ProcessorJob extends CompactionJob {
   readonly jobId: string;
   /** 1 for the first try. */
   readonly attempt: number;
-  readonly maxAttempts: number;
 }
 
+/** What a pass needs to know about its channel (from config.toml, resolved per channel). */
 export interface ChannelPassSettings {
   readonly summaryMaxTokens: number;
   readonly memoryScope: MemoryScopeSetting;
+  /** The chat model's tokenizer: the summary span is counted as the chat model will see it. */
   readonly tokenizer: Tokenizer;
+  /** The channel's summarizer (its summarizer model, or the extractive one offline). */
+  readonly summarizer: Summarizer;
 }
 
 export interface CircuitBreakerOptions {
@@ -57,7 +60,6 @@ export interface CompactionProcessorOptions {
   readonly channels: ChannelStore;
   readonly memories: MemoryStore;
   readonly runs: RunStore;
-  readonly summarizer: Summarizer;
   readonly notifier: ContextNotifier;
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
   readonly breaker?: CircuitBreakerOptions;
@@ -82,7 +84,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
   const emit = options.onEvent ?? (() => {});
 
   return async function processCompaction(job: ProcessorJob): Promise<ProcessResult> {
-    const { channels, memories, runs, summarizer } = options;
+    const { channels, memories, runs } = options;
     const started = now();
     const channel = job.channelKey;
     const event = { channel, tier: job.tier, jobId: job.jobId, fromSeq: job.fromSeq, toSeq: job.toSeq };
@@ -119,7 +121,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
 
       const output: SummaryOutput =
         run?.output ??
-        (await summarizer.summarize({
+        (await settings.summarizer.summarize({
           channelKey: channel,
           fromSeq: job.fromSeq,
           toSeq: job.toSeq,
@@ -191,22 +193,20 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       });
       return { kind: 'completed', outcome, memoriesAdded: upserted.added, fallback: output.fallback };
     } catch (err) {
-      const code = err instanceof EbbError ? err.code : 'internal_error';
-      const final = job.attempt >= job.maxAttempts || (err instanceof EbbError && !err.retryable);
-      // The last try marks the run failed; earlier ones leave it running for the retry.
-      await runs
-        .finish(job.jobId, { status: final ? 'failed' : 'running', error: code, durationMs: now() - started })
-        .catch(() => {});
-      emit({
-        event: 'compaction.failed',
-        ...event,
-        error: code,
-        reason: final ? 'gave_up' : 'will_retry',
-        durationMs: now() - started,
-      });
+      // The driver retries or gives up; `recordFailure` then marks the run (see run-worker.ts).
+      emit({ event: 'compaction.failed', ...event, error: errorCode(err), durationMs: now() - started });
       throw err;
     }
   };
+}
+
+export function errorCode(err: unknown): string {
+  return err instanceof EbbError ? err.code : 'internal_error';
+}
+
+/** After the driver's last try of a job failed: the run is marked failed (this feeds the circuit breaker). */
+export async function recordFailure(runs: RunStore, jobId: string, err: unknown): Promise<void> {
+  await runs.finish(jobId, { status: 'failed', error: errorCode(err) });
 }
 
 function jobRange(job: ProcessorJob) {

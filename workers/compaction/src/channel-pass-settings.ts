@@ -1,0 +1,69 @@
+/**
+ * Per-channel settings for the worker, resolved from config.toml: the summary budget, the memory
+ * scope, the chat model's tokenizer and the summarizer. Offline (no OPENAI_API_KEY and no
+ * `[llm] base_url`) the summarizer is the extractive one. Summarizers are shared per model and
+ * server; OpenAI clients are built with `maxRetries: 0`, since the summarizer runs its own retries.
+ */
+import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
+import type { Summarizer } from '@ebb/core';
+import { DEFAULT_RETRY, ExtractiveSummarizer, loadTokenizer, OpenAiSummarizer } from '@ebb/llm';
+import OpenAI from 'openai';
+import type { ChannelPassSettings } from './compaction-processor.js';
+
+export interface PassSettingsOptions {
+  /** Read on every call, so a reloaded config applies to the next pass. */
+  readonly config: () => EbbConfig;
+  readonly env: Pick<EbbEnv, 'OPENAI_API_KEY'>;
+  /** Per summarizer call; the LLM's own timeout, retries then fallback happen inside it. */
+  readonly llmTimeoutMs?: number;
+}
+
+export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
+
+/** Whether passes run offline (extractive summaries, no memories). */
+export function isOffline(config: EbbConfig, env: Pick<EbbEnv, 'OPENAI_API_KEY'>): boolean {
+  return env.OPENAI_API_KEY === undefined && resolveChannel(config, 'defaults').llm.baseUrl === undefined;
+}
+
+export function passSettingsResolver(
+  options: PassSettingsOptions,
+): (channelKey: string) => Promise<ChannelPassSettings> {
+  const summarizers = new Map<string, Summarizer>();
+
+  return async (channelKey) => {
+    const channel = resolveChannel(options.config(), channelKey);
+    const tokenizer = await loadTokenizer(channel.llm.encoding);
+    const offline = options.env.OPENAI_API_KEY === undefined && channel.llm.baseUrl === undefined;
+    const model = channel.compaction.summarizerModel;
+    const key = offline
+      ? 'extractive'
+      : `${channel.llm.baseUrl ?? 'openai'} ${model} ${channel.llm.contextWindow}`;
+    let summarizer = summarizers.get(key);
+    if (!summarizer) {
+      const extractive = new ExtractiveSummarizer({ tokenizer });
+      summarizer = offline
+        ? extractive
+        : new OpenAiSummarizer({
+            client: new OpenAI({
+              apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
+              ...(channel.llm.baseUrl === undefined ? {} : { baseURL: channel.llm.baseUrl }),
+              maxRetries: 0,
+            }),
+            model,
+            tokenizer,
+            // The summarizer model is assumed to have the chat model's window.
+            contextWindow: channel.llm.contextWindow,
+            timeoutMs: options.llmTimeoutMs ?? DEFAULT_LLM_TIMEOUT_MS,
+            retry: DEFAULT_RETRY,
+            fallback: extractive,
+          });
+      summarizers.set(key, summarizer);
+    }
+    return {
+      summaryMaxTokens: channel.compaction.summaryMaxTokens,
+      memoryScope: channel.memory.scope,
+      tokenizer,
+      summarizer,
+    };
+  };
+}

@@ -1,0 +1,241 @@
+import {
+  type CompactionLogEvent,
+  InMemoryChannelStore,
+  InMemoryMemoryStore,
+  InMemoryRunStore,
+  measureMessage,
+  type Summarizer,
+  type SummaryOutput,
+} from '@ebb/core';
+import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
+import { InProcessContextNotifier } from '@ebb/queue';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  type ChannelPassSettings,
+  createCompactionProcessor,
+  recordFailure,
+} from './compaction-processor.js';
+
+const CHANNEL = 'web:processor-test';
+const tokenizer = await loadTokenizer('o200k_base');
+
+/** A summarizer with memories, counting its calls: the LLM is played by the fake server in the .int tests. */
+class ScriptedSummarizer implements Summarizer {
+  calls = 0;
+  async summarize(): Promise<SummaryOutput> {
+    this.calls++;
+    return {
+      text: 'Ana decided to ship on Friday.',
+      memories: [
+        { type: 'decision', text: 'Ship on Friday', importance: 0.8, speaker: 'ana', fromSeq: 3, toSeq: 3 },
+      ],
+      fallback: false,
+      model: 'scripted',
+      calls: [
+        {
+          purpose: 'summary',
+          model: 'scripted',
+          inputTokens: 100,
+          outputTokens: 20,
+          durationMs: 1,
+          attempts: 1,
+        },
+      ],
+    };
+  }
+}
+
+describe('compaction processor', () => {
+  let channels: InMemoryChannelStore;
+  let memories: InMemoryMemoryStore;
+  let runs: InMemoryRunStore;
+  let notifier: InProcessContextNotifier;
+  let summarizer: ScriptedSummarizer;
+  let events: CompactionLogEvent[];
+  let changes: { channelKey: string; generation: number }[];
+
+  const settings = (s: Summarizer): ChannelPassSettings => ({
+    summaryMaxTokens: 200,
+    memoryScope: 'channel',
+    tokenizer,
+    summarizer: s,
+  });
+
+  beforeEach(async () => {
+    channels = new InMemoryChannelStore();
+    memories = new InMemoryMemoryStore();
+    runs = new InMemoryRunStore();
+    notifier = new InProcessContextNotifier();
+    summarizer = new ScriptedSummarizer();
+    events = [];
+    changes = [];
+    await notifier.subscribe((c) => changes.push(c));
+    for (let i = 1; i <= 40; i++) {
+      const { entry, archivedTokens } = measureMessage(
+        { seq: 0, role: 'user', author: i % 2 ? 'ana' : 'bo', text: `message number ${i} about the release` },
+        tokenizer,
+        1_000,
+      );
+      await channels.append(CHANNEL, {
+        ...entry,
+        tokens: archivedTokens,
+        contextTokens: entry.tokens,
+        platformMessageId: `m${i}`,
+      });
+    }
+  });
+
+  const processor = (s: Summarizer = summarizer) =>
+    createCompactionProcessor({
+      channels,
+      memories,
+      runs,
+      notifier,
+      settingsFor: async () => settings(s),
+      onEvent: (e) => events.push(e),
+    });
+  const job = {
+    jobId: 'job-1',
+    channelKey: CHANNEL,
+    tier: 'background' as const,
+    fromSeq: 1,
+    toSeq: 20,
+    generation: 0,
+    attempt: 1,
+  };
+
+  it('summarizes the range, writes memories, splices, records the run and announces the change', async () => {
+    await runs.create({
+      jobId: 'job-1',
+      channelKey: CHANNEL,
+      tier: 'background',
+      usage: 0.81,
+      fromSeq: 1,
+      toSeq: 20,
+      generation: 0,
+    });
+    const result = await processor()(job);
+    expect(result).toMatchObject({
+      kind: 'completed',
+      memoriesAdded: 1,
+      fallback: false,
+      outcome: { kind: 'splice', messagesRemoved: 20 },
+    });
+
+    const context = await channels.loadContext(CHANNEL);
+    expect(context.spans).toMatchObject([{ kind: 'summary', fromSeq: 1, toSeq: 20, jobId: 'job-1' }]);
+    expect(context.raw.map((m) => m.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 21));
+    expect(await memories.list({ channelKey: CHANNEL })).toMatchObject([
+      { type: 'decision', text: 'Ship on Friday', scope: CHANNEL },
+    ]);
+    const run = await runs.get('job-1');
+    expect(run).toMatchObject({
+      status: 'completed',
+      attempts: 1,
+      memoriesAdded: 1,
+      model: 'scripted',
+      inputTokens: 100,
+      outputTokens: 20,
+    });
+    expect(run?.tokensAfter).toBeLessThan(run?.tokensBefore ?? 0);
+    expect(changes).toEqual([{ channelKey: CHANNEL, generation: 1 }]);
+    expect(events.map((e) => e.event)).toEqual(['compaction.started', 'compaction.completed']);
+  });
+
+  it('does nothing the second time a finished job is delivered', async () => {
+    await processor()(job);
+    const second = await processor()(job);
+    expect(second).toEqual({ kind: 'already_finished', status: 'completed' });
+    expect(summarizer.calls).toBe(1);
+    expect(await memories.list({ channelKey: CHANNEL })).toHaveLength(1);
+  });
+
+  it('reuses the checkpointed summary on a retry, so nothing is written twice', async () => {
+    // A first try that died after the checkpoint: the run is running and holds the output.
+    await runs.create({
+      jobId: 'job-1',
+      channelKey: CHANNEL,
+      tier: 'background',
+      usage: 0.8,
+      fromSeq: 1,
+      toSeq: 20,
+      generation: 0,
+    });
+    await runs.start('job-1');
+    await runs.saveOutput('job-1', await summarizer.summarize());
+    await memories.upsert([
+      {
+        type: 'decision',
+        text: 'Ship on Friday',
+        importance: 0.8,
+        speaker: 'ana',
+        scope: CHANNEL,
+        channelKey: CHANNEL,
+        fromSeq: 3,
+        toSeq: 3,
+      },
+    ]);
+
+    const result = await processor()({ ...job, attempt: 2 });
+    expect(result).toMatchObject({ kind: 'completed', memoriesAdded: 0 });
+    expect(summarizer.calls).toBe(1);
+    expect(await memories.list({ channelKey: CHANNEL })).toHaveLength(1);
+    expect(await runs.get('job-1')).toMatchObject({ status: 'completed', attempts: 2 });
+  });
+
+  it('is stale before any LLM call when a wider summary is already in place', async () => {
+    await processor()({ ...job, jobId: 'wide', toSeq: 30 });
+    const result = await processor()(job);
+    expect(result).toEqual({ kind: 'stale', reason: 'summary 1..30 reaches outside 1..20' });
+    expect(summarizer.calls).toBe(1);
+    expect(await runs.get('job-1')).toMatchObject({ status: 'stale' });
+  });
+
+  it('folds the summary spans inside its range and reads only the rest from the archive', async () => {
+    await processor()({ ...job, jobId: 'first', toSeq: 10 });
+    let seen: readonly string[] = [];
+    let seqs: number[] = [];
+    const recording: Summarizer = {
+      summarize: async (input) => {
+        seen = input.earlierSummaries;
+        seqs = input.messages.map((m) => m.seq);
+        return new ExtractiveSummarizer({ tokenizer }).summarize(input);
+      },
+    };
+    await processor(recording)({ ...job, jobId: 'second', toSeq: 25 });
+    expect(seen).toEqual(['Ana decided to ship on Friday.']);
+    expect(seqs).toEqual(Array.from({ length: 15 }, (_, i) => i + 11));
+  });
+
+  it('opens the circuit after repeated failures and skips the channel for a while', async () => {
+    let now = 1_000_000;
+    for (const id of ['f1', 'f2', 'f3']) {
+      await runs.create({
+        jobId: id,
+        channelKey: CHANNEL,
+        tier: 'background',
+        usage: 0.9,
+        fromSeq: 1,
+        toSeq: 20,
+        generation: 0,
+      });
+      await runs.start(id);
+      await recordFailure(runs, id, new Error('boom'));
+    }
+    const failing = createCompactionProcessor({
+      channels,
+      memories,
+      runs,
+      notifier,
+      settingsFor: async () => settings(summarizer),
+      now: () => now,
+      breaker: { failures: 3, pauseMs: 60_000 },
+    });
+    // InMemoryRunStore stamps finishedAt with its own clock (Date.now): move ours next to it.
+    now = Date.now();
+    expect(await failing(job)).toEqual({ kind: 'skipped', reason: 'circuit_open' });
+    expect(summarizer.calls).toBe(0);
+    now += 60_001;
+    expect(await failing({ ...job, jobId: 'job-2' })).toMatchObject({ kind: 'completed' });
+  });
+});
