@@ -6,8 +6,10 @@ import { parseArgs } from 'node:util';
 import { configCheck } from './commands/config-check.js';
 import { demo } from './commands/demo.js';
 import { type CommandIo, processIo } from './commands/io.js';
+import { migrate } from './commands/migrate.js';
 import { DEFAULT_JOB_LATENCY, simulate } from './commands/simulate.js';
 import { transcript } from './commands/transcript.js';
+import { worker } from './commands/worker.js';
 
 const USAGE = `Usage: ebb <command> [options]
 
@@ -21,6 +23,10 @@ Commands:
       Print a synthetic team-chat transcript (prose, code, JSON tool output, log pastes).
   demo [--config PATH] [--messages N]
       Generate a transcript and simulate it: the compaction cycle at a glance.
+  migrate
+      Apply the database migrations to DATABASE_URL (or the embedded database).
+  worker [--config PATH] [--concurrency N]
+      Run compaction passes from the Redis queue against Postgres until SIGTERM.
   help
       Show this text.`;
 
@@ -87,6 +93,26 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
         if (messages === null) return usage(io, '--messages takes a whole number');
         return await demo(
           { messages, ...(values.config === undefined ? {} : { config: values.config }) },
+          io,
+        );
+      }
+      case 'migrate':
+        parseArgs({ args: rest, options: {}, strict: true });
+        return await migrate(io);
+      case 'worker': {
+        const { values } = parseArgs({
+          args: rest,
+          options: { config: { type: 'string' }, concurrency: { type: 'string' } },
+          strict: true,
+        });
+        const concurrency = values.concurrency === undefined ? undefined : wholeNumber(values.concurrency);
+        if (concurrency === null || concurrency === 0)
+          return usage(io, '--concurrency takes a whole number above 0');
+        return await worker(
+          {
+            ...(values.config === undefined ? {} : { config: values.config }),
+            ...(concurrency === undefined ? {} : { concurrency }),
+          },
           io,
         );
       }

@@ -11,6 +11,11 @@ const envSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   /** Redis connection string. Unset: redis://127.0.0.1:6379 when reachable, else the in-process queue. */
   REDIS_URL: z.string().min(1).optional(),
+  /** Prefix of every Redis key and the BullMQ queue, so several Ebb deployments can share one Redis. */
+  EBB_REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('ebb'),
   /** OpenAI (or compatible) API key. Unset and no [llm] base_url: offline mode. */
   OPENAI_API_KEY: z.string().min(1).optional(),
   /** Where embedded PGlite keeps its data. */

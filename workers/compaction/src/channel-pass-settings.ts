@@ -6,7 +6,13 @@
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import type { Summarizer } from '@ebb/core';
-import { DEFAULT_RETRY, ExtractiveSummarizer, loadTokenizer, OpenAiSummarizer } from '@ebb/llm';
+import {
+  DEFAULT_RETRY,
+  ExtractiveSummarizer,
+  loadTokenizer,
+  OpenAiSummarizer,
+  type RetryOptions,
+} from '@ebb/llm';
 import OpenAI from 'openai';
 import type { ChannelPassSettings } from './compaction-processor.js';
 
@@ -16,6 +22,8 @@ export interface PassSettingsOptions {
   readonly env: Pick<EbbEnv, 'OPENAI_API_KEY'>;
   /** Per summarizer call; the LLM's own timeout, retries then fallback happen inside it. */
   readonly llmTimeoutMs?: number;
+  /** The LLM retry policy (default `DEFAULT_RETRY`); tests shorten it. */
+  readonly retry?: RetryOptions;
 }
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -54,7 +62,7 @@ export function passSettingsResolver(
             // The summarizer model is assumed to have the chat model's window.
             contextWindow: channel.llm.contextWindow,
             timeoutMs: options.llmTimeoutMs ?? DEFAULT_LLM_TIMEOUT_MS,
-            retry: DEFAULT_RETRY,
+            retry: options.retry ?? DEFAULT_RETRY,
             fallback: extractive,
           });
       summarizers.set(key, summarizer);

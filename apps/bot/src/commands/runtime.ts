@@ -1,0 +1,28 @@
+/** What the long-running commands share: config and environment, the logger, the database. */
+import { type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
+import { createDb, type Database } from '@ebb/db';
+import { createLogger, type Logger } from '@ebb/logger';
+
+export interface Runtime {
+  readonly config: EbbConfig;
+  readonly env: EbbEnv;
+  readonly logger: Logger;
+}
+
+export async function loadRuntime(args: { config?: string | undefined }, name: string): Promise<Runtime> {
+  const env = loadEnv();
+  const config = await loadConfig(args.config === undefined ? {} : { path: args.config });
+  const logger = createLogger({
+    name,
+    level: env.LOG_LEVEL,
+    pretty: env.NODE_ENV !== 'production' && process.stdout.isTTY === true,
+  });
+  return { config, env, logger };
+}
+
+/** Postgres when DATABASE_URL is set, embedded PGlite under EBB_DATA_DIR otherwise. */
+export function openDatabase(env: EbbEnv): Promise<Database> {
+  return env.DATABASE_URL === undefined
+    ? createDb({ dataDir: `${env.EBB_DATA_DIR}/pglite` })
+    : createDb({ databaseUrl: env.DATABASE_URL });
+}

@@ -1,0 +1,4 @@
+export * from './channel-pass-settings.js';
+export * from './compaction-processor.js';
+export * from './embedded-pipeline.js';
+export * from './run-worker.js';

@@ -1,0 +1,95 @@
+/**
+ * The compaction worker process: a BullMQ worker on the `compaction` queue running the compaction
+ * processor against Postgres, with context-changed notifications on Redis. Composition only: every
+ * piece is built from options here and closed in reverse order by `close()`.
+ */
+import type { EbbConfig, EbbEnv } from '@ebb/config';
+import type { CompactionLogEvent } from '@ebb/core';
+import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import type { RetryOptions } from '@ebb/llm';
+import type { Logger } from '@ebb/logger';
+import { type BullmqCompactionWorker, RedisContextNotifier, startCompactionWorker } from '@ebb/queue';
+import { passSettingsResolver } from './channel-pass-settings.js';
+import { createCompactionProcessor, recordFailure } from './compaction-processor.js';
+
+export interface RunWorkerOptions {
+  /** Read for every pass, so a reloaded config applies to the next one. */
+  readonly config: () => EbbConfig;
+  readonly env: Pick<EbbEnv, 'OPENAI_API_KEY'>;
+  readonly database: Database;
+  readonly redisUrl: string;
+  readonly redisPrefix?: string;
+  readonly logger: Logger;
+  readonly concurrency?: number;
+  /** BullMQ lock and stalled-check timing (tests shorten them). */
+  readonly lockDuration?: number;
+  readonly stalledInterval?: number;
+  readonly llmTimeoutMs?: number;
+  readonly retry?: RetryOptions;
+}
+
+export interface RunningWorker {
+  readonly worker: BullmqCompactionWorker;
+  /** Finishes the current jobs (or hands them back past the timeout), then closes every connection. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+export async function runCompactionWorker(options: RunWorkerOptions): Promise<RunningWorker> {
+  const { database, logger } = options;
+  const channels = new PgChannelStore({ db: database.db });
+  const memories = new PgMemoryStore({ db: database.db });
+  const runs = new PgRunStore({ db: database.db });
+  const prefix = options.redisPrefix === undefined ? {} : { prefix: options.redisPrefix };
+  const notifier = RedisContextNotifier.connect(options.redisUrl, { ...prefix, logger });
+
+  const processor = createCompactionProcessor({
+    channels,
+    memories,
+    runs,
+    notifier,
+    settingsFor: passSettingsResolver({
+      config: options.config,
+      env: options.env,
+      ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
+      ...(options.retry === undefined ? {} : { retry: options.retry }),
+    }),
+    onEvent: (e) => logCompactionEvent(logger, e),
+  });
+  const worker = startCompactionWorker({
+    url: options.redisUrl,
+    ...prefix,
+    processor: (job) => processor(job),
+    logger,
+    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+    ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
+  });
+  worker.on('failed', (e) => {
+    if (e.willRetry) return;
+    // The last try failed: the run is marked failed, which feeds the channel's circuit breaker.
+    recordFailure(runs, e.jobId, e.error).catch((err: unknown) =>
+      logger.error({ err, jobId: e.jobId }, 'could not record a failed compaction run'),
+    );
+  });
+  worker.on('stalled', (e) =>
+    logger.warn({ jobId: e.jobId }, 'compaction job stalled; another worker takes it over'),
+  );
+  await worker.waitUntilReady();
+  logger.info({ concurrency: options.concurrency ?? 2, database: database.kind }, 'compaction worker ready');
+
+  return {
+    worker,
+    async close(timeoutMs = 30_000) {
+      const outcome = await worker.close({ timeoutMs });
+      if (outcome === 'timed_out')
+        logger.warn('compaction worker closed with jobs still running; they will be retried');
+      await notifier.close();
+    },
+  };
+}
+
+/** One log line per compaction event, at info (failed at warn), with the event name as the message. */
+export function logCompactionEvent(logger: Logger, event: CompactionLogEvent): void {
+  if (event.event === 'compaction.failed') logger.warn(event, event.event);
+  else logger.info(event, event.event);
+}
