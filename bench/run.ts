@@ -4,6 +4,7 @@
  */
 import { cpus } from 'node:os';
 import { perTurnCheck } from './per-turn-check.bench.js';
+import { pipelineBench } from './pipeline.bench.js';
 import { simulateBench } from './simulate.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
 
@@ -12,6 +13,7 @@ const benches: [string, () => Promise<string>][] = [
   ['per-turn', perTurnCheck],
   ['tokenizer', tokenizerBench],
   ['simulate', simulateBench],
+  ['pipeline', pipelineBench],
 ];
 
 console.log(
@@ -23,3 +25,6 @@ for (const [name, bench] of benches) {
   console.log(await bench());
   console.log('');
 }
+
+// Connections (pg pools, Redis) may linger after the last bench; nothing is left to wait for.
+process.exit(0);

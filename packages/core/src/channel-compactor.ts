@@ -227,7 +227,12 @@ export class ChannelCompactor {
       });
     }
     if (outcome.kind === 'escalated') {
-      await this.#options.runs.finish(outcome.replacedJobId, { status: 'skipped', error: 'escalated' });
+      // Only a run that never started: a stalled job that already spliced keeps its record.
+      await this.#options.runs.finish(
+        outcome.replacedJobId,
+        { status: 'skipped', error: 'escalated' },
+        { onlyFrom: ['queued'] },
+      );
     }
     (this.#options.onEvent ?? (() => {}))({
       event: outcome.kind === 'deduplicated' ? 'compaction.skipped' : 'compaction.enqueued',

@@ -16,6 +16,7 @@ import type {
   MemoryUpsertResult,
   NewMemory,
   NewMessage,
+  PrefixView,
   RunStatus,
   RunStore,
   SpliceOutcome,
@@ -148,6 +149,12 @@ export class InMemoryChannelStore implements ChannelStore {
     const view = this.#channels.get(channelKey)?.context.view();
     if (!view) return EMPTY_VIEW;
     return { ...view, spans: [...view.spans], raw: [...view.raw] };
+  }
+
+  async loadPrefix(channelKey: string): Promise<PrefixView> {
+    const view = this.#channels.get(channelKey)?.context.view();
+    if (!view) return { generation: 0, headSeq: 0, spans: [] };
+    return { generation: view.generation, headSeq: view.headSeq, spans: [...view.spans] };
   }
 
   async generation(channelKey: string): Promise<number> {
@@ -317,13 +324,16 @@ export function clampImportance(importance: number): number {
   return Number.isFinite(importance) ? Math.min(1, Math.max(0, importance)) : 0;
 }
 
-/** Statuses a run does not leave: `start` on such a run (a retried job) changes nothing. */
+/** Statuses that stamp `finishedAt`. */
 export const FINISHED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
   'completed',
   'failed',
   'stale',
   'skipped',
 ]);
+
+/** Statuses a run never leaves: its job is done for good, and `start` on it changes nothing. */
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'stale']);
 
 export class InMemoryRunStore implements RunStore {
   readonly #now: () => number;
@@ -354,15 +364,19 @@ export class InMemoryRunStore implements RunStore {
 
   async start(jobId: string): Promise<CompactionRun | undefined> {
     const previous = this.#runs.get(jobId);
-    if (previous && !FINISHED_RUN_STATUSES.has(previous.status)) {
+    if (previous && !TERMINAL_RUN_STATUSES.has(previous.status)) {
       this.#runs.set(jobId, { ...previous, status: 'running', attempts: previous.attempts + 1 });
     }
     return previous;
   }
 
-  async saveOutput(jobId: string, output: SummaryOutput): Promise<void> {
+  async saveOutput(jobId: string, output: SummaryOutput): Promise<SummaryOutput> {
     const run = this.#runs.get(jobId);
-    if (run) this.#runs.set(jobId, { ...run, output: structuredClone(output) });
+    if (!run) return output;
+    if (run.output) return run.output;
+    const stored = structuredClone(output);
+    this.#runs.set(jobId, { ...run, output: stored });
+    return stored;
   }
 
   /** A finish of a run that was never created changes nothing. */
@@ -370,9 +384,11 @@ export class InMemoryRunStore implements RunStore {
     jobId: string,
     outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
       Pick<CompactionRun, 'status'>,
+    options: { readonly onlyFrom?: readonly RunStatus[] } = {},
   ): Promise<void> {
     const run = this.#runs.get(jobId);
     if (!run) return;
+    if (options.onlyFrom && !options.onlyFrom.includes(run.status)) return;
     const { jobId: _job, channelKey: _channel, ...fields } = outcome;
     this.#runs.set(jobId, {
       ...run,

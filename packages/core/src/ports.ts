@@ -10,6 +10,9 @@ import type { TruncationPlan } from './plan-emergency-truncation.js';
 import type { SummaryResult } from './plan-splice.js';
 import type { Calibration } from './tokens.js';
 
+/** A channel's compacted prefix without its raw messages. */
+export type PrefixView = Pick<ContextView, 'generation' | 'headSeq' | 'spans'>;
+
 /** A message to append, measured by the caller (see `measureMessage`); the store assigns the seq. */
 export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
   /** The platform's id (Slack ts, Discord snowflake); a second append with the same id is a no-op. */
@@ -70,6 +73,11 @@ export interface ChannelStore {
   append(channelKey: string, message: NewMessage): Promise<AppendResult>;
   /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
   loadContext(channelKey: string): Promise<ContextView>;
+  /**
+   * The compacted prefix only (generation, head and active spans), without the raw messages: what a
+   * pass needs to snapshot its range, at a fraction of `loadContext`'s cost on a full window.
+   */
+  loadPrefix(channelKey: string): Promise<PrefixView>;
   /** The channel's generation only: a cheap check that a cached context is still current. */
   generation(channelKey: string): Promise<number>;
   /** Whole archived messages fromSeq..toSeq, in order. */
@@ -159,19 +167,25 @@ export interface RunStore {
     run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
   ): Promise<void>;
   /**
-   * Marks a run `running` and counts the attempt. Returns the run as it was, so a retried job whose
-   * run already finished can stop (undefined when no run exists: the caller creates it).
+   * Marks a run `running` and counts the attempt, unless it ended for good (`completed`, `stale`):
+   * a `failed` or `skipped` run is reopened, since its job is being run again. Returns the run as it
+   * was, so a redelivered job whose run ended can stop (undefined when no run exists: the caller
+   * creates it).
    */
   start(jobId: string): Promise<CompactionRun | undefined>;
   /**
-   * Checkpoints the summarizer's output. A job killed after this point and retried reuses it instead
-   * of asking the LLM again, so the retry writes the very same memories (same fingerprints) and summary.
+   * Checkpoints the summarizer's output, first writer wins, and returns the output that is stored.
+   * A job killed after this point and retried reuses it instead of asking the LLM again, and two
+   * workers racing on one job (a lost lock) both continue with the same output: the same memories
+   * (same fingerprints) and the same summary.
    */
-  saveOutput(jobId: string, output: SummaryOutput): Promise<void>;
+  saveOutput(jobId: string, output: SummaryOutput): Promise<SummaryOutput>;
+  /** Records an outcome; with `onlyFrom`, only when the run is in one of those statuses. */
   finish(
     jobId: string,
     outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
       Pick<CompactionRun, 'status'>,
+    options?: { readonly onlyFrom?: readonly RunStatus[] },
   ): Promise<void>;
   get(jobId: string): Promise<CompactionRun | undefined>;
   recent(channelKey: string, limit: number): Promise<CompactionRun[]>;

@@ -11,6 +11,7 @@ import {
   type ContextMessage,
   type ContextView,
   type NewMessage,
+  type PrefixView,
   planEmergencyTruncation,
   planSplice,
   prefixEnd,
@@ -147,6 +148,23 @@ export class PgChannelStore implements ChannelStore {
             raw: raw.map((r): ContextMessage => withoutNulls(r)),
             tokens: channel.spanTokens + channel.rawTokens,
           };
+        },
+        { isolationLevel: 'repeatable read', accessMode: 'read only' },
+      ),
+    );
+  }
+
+  loadPrefix(channelKey: string): Promise<PrefixView> {
+    return dbCall('loadPrefix', () =>
+      this.#db.transaction(
+        async (tx) => {
+          const [channel] = await tx
+            .select(channelColumns)
+            .from(channels)
+            .where(eq(channels.key, channelKey));
+          if (!channel) return { generation: 0, headSeq: 0, spans: [] };
+          const spans = await activeSpans(tx, channelKey);
+          return { generation: channel.generation, headSeq: channel.headSeq, spans: spans.map(toSpan) };
         },
         { isolationLevel: 'repeatable read', accessMode: 'read only' },
       ),

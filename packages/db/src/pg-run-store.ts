@@ -3,8 +3,15 @@
  * per attempt, finished with the pass's numbers. A run that finished (completed, failed, stale,
  * skipped) is not reopened by a retried job's `start`: it gets the row back and stops.
  */
-import { type CompactionRun, FINISHED_RUN_STATUSES, type RunStore, type SummaryOutput } from '@ebb/core';
-import { desc, eq, sql } from 'drizzle-orm';
+import {
+  type CompactionRun,
+  FINISHED_RUN_STATUSES,
+  type RunStatus,
+  type RunStore,
+  type SummaryOutput,
+  TERMINAL_RUN_STATUSES,
+} from '@ebb/core';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import type { PgStoreOptions } from './pg-channel-store.js';
 import { dbCall } from './pg-errors.js';
@@ -70,7 +77,7 @@ export class PgRunStore implements RunStore {
           .where(eq(compactionRuns.jobId, jobId))
           .for('update');
         if (!previous) return undefined;
-        if (!FINISHED_RUN_STATUSES.has(previous.status)) {
+        if (!TERMINAL_RUN_STATUSES.has(previous.status)) {
           await tx
             .update(compactionRuns)
             .set({
@@ -85,9 +92,20 @@ export class PgRunStore implements RunStore {
     );
   }
 
-  saveOutput(jobId: string, output: SummaryOutput): Promise<void> {
+  saveOutput(jobId: string, output: SummaryOutput): Promise<SummaryOutput> {
     return dbCall('saveRunOutput', async () => {
-      await this.#db.update(compactionRuns).set({ output }).where(eq(compactionRuns.jobId, jobId));
+      // First writer wins: a second worker on the same job continues with the stored output.
+      const [saved] = await this.#db
+        .update(compactionRuns)
+        .set({ output })
+        .where(and(eq(compactionRuns.jobId, jobId), sql`${compactionRuns.output} is null`))
+        .returning({ output: compactionRuns.output });
+      if (saved?.output) return saved.output as SummaryOutput;
+      const [stored] = await this.#db
+        .select({ output: compactionRuns.output })
+        .from(compactionRuns)
+        .where(eq(compactionRuns.jobId, jobId));
+      return (stored?.output as SummaryOutput | null | undefined) ?? output;
     });
   }
 
@@ -96,6 +114,7 @@ export class PgRunStore implements RunStore {
     jobId: string,
     outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
       Pick<CompactionRun, 'status'>,
+    options: { readonly onlyFrom?: readonly RunStatus[] } = {},
   ): Promise<void> {
     return dbCall('finishRun', async () => {
       const set: Record<string, unknown> = { status: outcome.status };
@@ -104,7 +123,12 @@ export class PgRunStore implements RunStore {
       await this.#db
         .update(compactionRuns)
         .set(set as RunUpdate)
-        .where(eq(compactionRuns.jobId, jobId));
+        .where(
+          and(
+            eq(compactionRuns.jobId, jobId),
+            options.onlyFrom ? inArray(compactionRuns.status, [...options.onlyFrom]) : undefined,
+          ),
+        );
     });
   }
 

@@ -53,6 +53,12 @@ async function expectIntact(channels: ChannelStore, key: string): Promise<Contex
   expect(view.tokens).toBe(recount);
   const archive = await channels.readArchive(key, 1, view.headSeq);
   expect(archive.map((m) => m.seq)).toEqual(Array.from({ length: view.headSeq }, (_, i) => i + 1));
+  // The prefix alone is the same prefix.
+  expect(await channels.loadPrefix(key)).toEqual({
+    generation: view.generation,
+    headSeq: view.headSeq,
+    spans: view.spans,
+  });
   return view;
 }
 
@@ -685,6 +691,42 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
         // A retried job of a finished run gets it back unchanged.
         expect(await stores.runs.start(jobId)).toMatchObject({ status: 'completed', attempts: 2 });
         expect(await stores.runs.get(jobId)).toMatchObject({ status: 'completed', attempts: 2 });
+      });
+
+      it('reopens a failed or skipped run whose job runs again, but never a completed or stale one', async () => {
+        for (const status of ['failed', 'skipped'] as const) {
+          const jobId = `${key}:${status}`;
+          await stores.runs.create(range(jobId));
+          await stores.runs.start(jobId);
+          await stores.runs.finish(jobId, { status, error: 'x' });
+          expect(await stores.runs.start(jobId)).toMatchObject({ status });
+          expect(await stores.runs.get(jobId)).toMatchObject({ status: 'running', attempts: 2 });
+        }
+        const stale = `${key}:stale`;
+        await stores.runs.create(range(stale));
+        await stores.runs.finish(stale, { status: 'stale' });
+        await stores.runs.start(stale);
+        expect(await stores.runs.get(stale)).toMatchObject({ status: 'stale', attempts: 0 });
+      });
+
+      it('keeps the first checkpoint: a second worker on the job gets the stored output back', async () => {
+        const jobId = `${key}:checkpoint`;
+        await stores.runs.create(range(jobId));
+        const first = { text: 'first', memories: [], fallback: false, model: 'm', calls: [] };
+        const second = { ...first, text: 'second' };
+        expect(await stores.runs.saveOutput(jobId, first)).toEqual(first);
+        expect(await stores.runs.saveOutput(jobId, second)).toEqual(first);
+        expect((await stores.runs.get(jobId))?.output).toEqual(first);
+      });
+
+      it('finishes only from the given statuses when asked to', async () => {
+        const jobId = `${key}:only-from`;
+        await stores.runs.create(range(jobId));
+        await stores.runs.start(jobId);
+        await stores.runs.finish(jobId, { status: 'skipped', error: 'escalated' }, { onlyFrom: ['queued'] });
+        expect(await stores.runs.get(jobId)).toMatchObject({ status: 'running' });
+        await stores.runs.finish(jobId, { status: 'completed' }, { onlyFrom: ['running'] });
+        expect(await stores.runs.get(jobId)).toMatchObject({ status: 'completed' });
       });
 
       it('keeps a usage the worker did not know (NaN)', async () => {

@@ -138,7 +138,7 @@ class SummaryPass {
 
     const single = this.#summaryRequest(units, earlier, input.maxTokens, false);
     let forceSplit = false;
-    if (this.#fits(single)) {
+    if (this.#summaryFits(units, earlier, input.maxTokens, false)) {
       try {
         return (await this.#call('summary', single)).summary;
       } catch (error) {
@@ -171,7 +171,7 @@ class SummaryPass {
   /** Summaries of one part, oldest first: one, or several when the provider made us split it. */
   async #summarizePart(units: readonly TranscriptUnit[], bound: number, depth: number): Promise<string[]> {
     const request = this.#summaryRequest(units, [], bound, true);
-    if (this.#fits(request)) {
+    if (this.#summaryFits(units, [], bound, true)) {
       try {
         return [(await this.#call('summary', request)).summary];
       } catch (error) {
@@ -317,6 +317,24 @@ class SummaryPass {
       tokens += MESSAGE_OVERHEAD_TOKENS;
     }
     return tokens;
+  }
+
+  /**
+   * Whether a summary request fits, from the tokens already counted per transcript line plus the
+   * frame (system prompt, earlier summaries, schema) counted once: the transcript is never counted
+   * twice, which on a 1,000-message pass is most of the pass's CPU time.
+   */
+  #summaryFits(
+    units: readonly TranscriptUnit[],
+    earlier: readonly string[],
+    bound: number,
+    part: boolean,
+  ): boolean {
+    const frame = this.#summaryRequest([], earlier, bound, part);
+    const lines = units.reduce((sum, u) => sum + u.tokens, 0);
+    return (
+      this.#promptTokens(frame) + lines + frame.max_tokens + SAFETY_TOKENS <= this.#options.contextWindow
+    );
   }
 
   #fits(request: Request): boolean {

@@ -1,5 +1,6 @@
 import {
   type CompactionLogEvent,
+  EbbError,
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
@@ -13,6 +14,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import {
   type ChannelPassSettings,
   createCompactionProcessor,
+  errorCode,
   recordFailure,
 } from './compaction-processor.js';
 
@@ -183,6 +185,46 @@ describe('compaction processor', () => {
     expect(await runs.get('job-1')).toMatchObject({ status: 'completed', attempts: 2 });
   });
 
+  it('keeps two workers racing on one job (a lost lock) to one output, one memory and one span', async () => {
+    let n = 0;
+    const varying: Summarizer = {
+      summarize: async () => {
+        const i = ++n;
+        await new Promise((r) => setTimeout(r, i === 1 ? 20 : 5));
+        return {
+          text: `summary v${i}`,
+          memories: [
+            {
+              type: 'decision',
+              text: i === 1 ? 'Ship on Friday' : 'Release ships Friday',
+              importance: 0.8,
+              fromSeq: 1,
+              toSeq: 1,
+            },
+          ],
+          fallback: false,
+          model: 'scripted',
+          calls: [],
+        };
+      },
+    };
+    const [a, b] = await Promise.all([processor(varying)(job), processor(varying)({ ...job, attempt: 2 })]);
+    expect([a.kind, b.kind]).toEqual(['completed', 'completed']);
+    const stored = await runs.get('job-1');
+    const context = await channels.loadContext(CHANNEL);
+    expect(context.spans).toHaveLength(1);
+    expect(context.spans[0]?.kind === 'summary' && context.spans[0].text).toBe(stored?.output?.text);
+    expect(await memories.list({ channelKey: CHANNEL })).toHaveLength(1);
+  });
+
+  it('names the error code through wrappers (BullMQ wraps non-retryable errors)', () => {
+    const wrapped = new Error('unrecoverable', {
+      cause: new EbbError('constraint', { code: 'db_constraint' }),
+    });
+    expect(errorCode(wrapped)).toBe('db_constraint');
+    expect(errorCode(new Error('plain'))).toBe('internal_error');
+  });
+
   it('is stale before any LLM call when a wider summary is already in place', async () => {
     await processor()({ ...job, jobId: 'wide', toSeq: 30 });
     const result = await processor()(job);
@@ -234,8 +276,13 @@ describe('compaction processor', () => {
     // InMemoryRunStore stamps finishedAt with its own clock (Date.now): move ours next to it.
     now = Date.now();
     expect(await failing(job)).toEqual({ kind: 'skipped', reason: 'circuit_open' });
+    // Still open for the next job within the pause: a skipped run is not an attempt.
+    now += 30_000;
+    expect(await failing({ ...job, jobId: 'job-2' })).toEqual({ kind: 'skipped', reason: 'circuit_open' });
     expect(summarizer.calls).toBe(0);
-    now += 60_001;
-    expect(await failing({ ...job, jobId: 'job-2' })).toMatchObject({ kind: 'completed' });
+    now += 30_001;
+    // After the pause, and the skipped job itself can run again when it is redelivered.
+    expect(await failing(job)).toMatchObject({ kind: 'completed' });
+    expect(await runs.get('job-1')).toMatchObject({ status: 'completed', attempts: 2 });
   });
 });

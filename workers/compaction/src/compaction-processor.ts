@@ -14,17 +14,18 @@ import {
   type CompactionEventSink,
   type CompactionJob,
   type ContextNotifier,
-  type ContextView,
   EbbError,
   type MemoryScopeSetting,
   type MemoryStore,
   memoryScope,
+  type PrefixView,
   type RunStore,
   type SpliceOutcome,
   type StoredMessage,
   type Summarizer,
   type SummaryOutput,
   spanTokens,
+  TERMINAL_RUN_STATUSES,
   type Tokenizer,
 } from '@ebb/core';
 
@@ -83,7 +84,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
   const breaker = options.breaker ?? DEFAULT_CIRCUIT_BREAKER;
   const emit = options.onEvent ?? (() => {});
 
-  return async function processCompaction(job: ProcessorJob): Promise<ProcessResult> {
+  return async function processCompaction(job: ProcessorJob, signal?: AbortSignal): Promise<ProcessResult> {
     const { channels, memories, runs } = options;
     const started = now();
     const channel = job.channelKey;
@@ -95,7 +96,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
       run = await runs.start(job.jobId);
     }
-    if (run && (run.status === 'completed' || run.status === 'stale' || run.status === 'skipped')) {
+    if (run && TERMINAL_RUN_STATUSES.has(run.status)) {
       return { kind: 'already_finished', status: run.status };
     }
     if (await circuitOpen(runs, channel, job.jobId, breaker, now())) {
@@ -107,8 +108,8 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
 
     try {
       const settings = await options.settingsFor(channel);
-      const context = await channels.loadContext(channel);
-      const snapshot = await snapshotRange(channels, context, job);
+      const prefix = await channels.loadPrefix(channel);
+      const snapshot = await snapshotRange(channels, prefix, job);
       if (snapshot.kind === 'stale') {
         await runs.finish(job.jobId, {
           status: 'stale',
@@ -119,18 +120,25 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         return snapshot;
       }
 
+      // A checkpointed output is reused; otherwise the first worker to save its output wins and
+      // every worker on this job continues with that one.
       const output: SummaryOutput =
         run?.output ??
-        (await settings.summarizer.summarize({
-          channelKey: channel,
-          fromSeq: job.fromSeq,
-          toSeq: job.toSeq,
-          earlierSummaries: snapshot.earlierSummaries,
-          messages: snapshot.messages,
-          maxTokens: settings.summaryMaxTokens,
-          ...(job.focus === undefined ? {} : { focus: job.focus }),
-        }));
-      if (!run?.output) await runs.saveOutput(job.jobId, output);
+        (await runs.saveOutput(
+          job.jobId,
+          await settings.summarizer.summarize(
+            {
+              channelKey: channel,
+              fromSeq: job.fromSeq,
+              toSeq: job.toSeq,
+              earlierSummaries: snapshot.earlierSummaries,
+              messages: snapshot.messages,
+              maxTokens: settings.summaryMaxTokens,
+              ...(job.focus === undefined ? {} : { focus: job.focus }),
+            },
+            signal,
+          ),
+        ));
 
       const scope = memoryScope(channel, settings.memoryScope);
       const upserted = await memories.upsert(
@@ -200,8 +208,17 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
   };
 }
 
+/** The code of the first `EbbError` in the error or its causes (drivers wrap errors, e.g. BullMQ's UnrecoverableError). */
 export function errorCode(err: unknown): string {
-  return err instanceof EbbError ? err.code : 'internal_error';
+  for (
+    let e: unknown = err, depth = 0;
+    e !== undefined && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    if (e instanceof EbbError) return e.code;
+    if (typeof e !== 'object' || e === null) break;
+  }
+  return 'internal_error';
 }
 
 /** After the driver's last try of a job failed: the run is marked failed (this feeds the circuit breaker). */
@@ -230,7 +247,7 @@ type Snapshot =
  */
 async function snapshotRange(
   channels: ChannelStore,
-  context: ContextView,
+  context: PrefixView,
   job: ProcessorJob,
 ): Promise<Snapshot> {
   if (job.toSeq > context.headSeq)
@@ -255,6 +272,10 @@ async function snapshotRange(
   return { kind: 'ok', earlierSummaries, messages };
 }
 
+/**
+ * Open when the channel's last `failures` attempted passes (completed, stale or failed; skipped runs
+ * are not attempts) all failed and the newest failure is younger than the pause.
+ */
 async function circuitOpen(
   runs: RunStore,
   channelKey: string,
@@ -262,9 +283,14 @@ async function circuitOpen(
   breaker: CircuitBreakerOptions,
   now: number,
 ): Promise<boolean> {
-  const recent = (await runs.recent(channelKey, breaker.failures + 1)).filter((r) => r.jobId !== jobId);
-  const lastFailures = recent.slice(0, breaker.failures);
-  if (lastFailures.length < breaker.failures || lastFailures.some((r) => r.status !== 'failed')) return false;
-  const last = lastFailures[0]?.finishedAt;
-  return last !== undefined && now - last < breaker.pauseMs;
+  const attempted = (await runs.recent(channelKey, BREAKER_LOOKBACK))
+    .filter((r) => r.jobId !== jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
+    .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
+    .slice(0, breaker.failures);
+  if (attempted.length < breaker.failures || attempted.some((r) => r.status !== 'failed')) return false;
+  return now - (attempted[0]?.finishedAt ?? 0) < breaker.pauseMs;
 }
+
+const ATTEMPTED: ReadonlySet<string> = new Set(['completed', 'stale', 'failed']);
+/** How many recent runs the breaker looks through for the attempted ones. */
+const BREAKER_LOOKBACK = 50;

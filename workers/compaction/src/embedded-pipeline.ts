@@ -41,7 +41,7 @@ export function createEmbeddedPipeline(options: EmbeddedPipelineOptions) {
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });
   const queue = new InlineCompactionQueue({
-    processor: (job) => processor(job),
+    processor: (job, signal) => processor(job, signal),
     ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
   });
   queue.on('failed', (e) => {

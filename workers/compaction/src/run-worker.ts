@@ -58,7 +58,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   const worker = startCompactionWorker({
     url: options.redisUrl,
     ...prefix,
-    processor: (job) => processor(job),
+    processor: (job, signal) => processor(job, signal),
     logger,
     ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
