@@ -5,7 +5,7 @@
  * `ebb simulate` and is the fallback when the LLM keeps failing, so a pass still shrinks the context.
  */
 import type { ArchivedMessage } from './model.js';
-import type { Tokenizer } from './tokens.js';
+import { clipToTokens, type Tokenizer } from './tokens.js';
 
 export interface ExtractiveInput {
   /** Texts of earlier summaries folded into this one, oldest first. */
@@ -101,15 +101,4 @@ export function informationScore(text: string): number {
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > MAX_LINE_CHARS ? `${flat.slice(0, MAX_LINE_CHARS - 1)}…` : flat;
-}
-
-function clipToTokens(text: string, tokenizer: Tokenizer, maxTokens: number): string {
-  const encoded = tokenizer.encode(text);
-  let keep = Math.max(0, maxTokens);
-  for (;;) {
-    const clipped = tokenizer.decode(encoded.slice(0, keep));
-    const over = tokenizer.count(clipped) - maxTokens;
-    if (over <= 0 || keep === 0) return clipped;
-    keep = Math.max(0, keep - over);
-  }
 }

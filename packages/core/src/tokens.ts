@@ -80,3 +80,17 @@ export function calibrate(current: Calibration, estimated: number, reported: num
   const weight = Math.max(CALIBRATION_WEIGHT, 1 / (current.samples + 1));
   return { factor: current.factor + (ratio - current.factor) * weight, samples: current.samples + 1 };
 }
+
+/** The first tokens of `text`, at most `maxTokens` of them by the tokenizer's final count. */
+export function clipToTokens(text: string, tokenizer: Tokenizer, maxTokens: number): string {
+  if (tokenizer.count(text) <= maxTokens) return text;
+  const encoded = tokenizer.encode(text);
+  let keep = Math.max(0, maxTokens);
+  // Token boundaries can merge when decoded text is counted again, so shrink until it fits.
+  for (;;) {
+    const clipped = tokenizer.decode(encoded.slice(0, keep));
+    const over = tokenizer.count(clipped) - maxTokens;
+    if (over <= 0 || keep === 0) return clipped;
+    keep = Math.max(0, keep - over);
+  }
+}

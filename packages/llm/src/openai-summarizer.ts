@@ -8,6 +8,7 @@
  * so the pass still shrinks the context.
  */
 import {
+  clipToTokens,
   type ExtractedMemory,
   type LlmCall,
   MESSAGE_OVERHEAD_TOKENS,
@@ -33,7 +34,7 @@ import {
   parseSummaryReply,
   SUMMARY_RESPONSE_FORMAT,
 } from './summary-schema.js';
-import { clipToTokens, halve, packUnits, type TranscriptUnit, toUnits } from './transcript.js';
+import { halve, packUnits, type TranscriptUnit, toUnits } from './transcript.js';
 
 export interface OpenAiSummarizerOptions {
   /** Build it with `maxRetries: 0`; each call also passes `maxRetries: 0` so `retry` is the one policy. */

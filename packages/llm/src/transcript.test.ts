@@ -1,15 +1,7 @@
-import type { StoredMessage, Tokenizer } from '@ebb/core';
+import { clipToTokens, type StoredMessage, type Tokenizer } from '@ebb/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer } from './tokenizer.js';
-import {
-  clipMiddle,
-  clipToTokens,
-  fenceFor,
-  halve,
-  packUnits,
-  renderMessage,
-  toUnits,
-} from './transcript.js';
+import { clipMiddle, fenceFor, halve, packUnits, renderMessage, toUnits } from './transcript.js';
 
 let tokenizer: Tokenizer;
 

@@ -4,7 +4,7 @@
  * that are never split (an assistant message with tool calls and the tool results after it) and
  * packed into parts that fit a token budget. Pure: no I/O.
  */
-import type { StoredMessage, Tokenizer } from '@ebb/core';
+import { clipToTokens, type StoredMessage, type Tokenizer } from '@ebb/core';
 
 export interface TranscriptLine {
   readonly seq: number;
@@ -107,19 +107,6 @@ export function clipUnit(unit: TranscriptUnit, budget: number, tokenizer: Tokeni
       return { seq: line.seq, text, tokens: tokenizer.count(text) + 1 };
     }),
   );
-}
-
-/** The first tokens of `text`, at most `maxTokens` of them by the tokenizer's final count. */
-export function clipToTokens(text: string, tokenizer: Tokenizer, maxTokens: number): string {
-  if (tokenizer.count(text) <= maxTokens) return text;
-  const encoded = tokenizer.encode(text);
-  let keep = Math.max(0, maxTokens);
-  for (;;) {
-    const clipped = tokenizer.decode(encoded.slice(0, keep));
-    const over = tokenizer.count(clipped) - maxTokens;
-    if (over <= 0 || keep === 0) return clipped;
-    keep = Math.max(0, keep - over);
-  }
 }
 
 /** Head and tail of `text` with a marker saying how much was left out, within `maxTokens`. */

@@ -1,4 +1,5 @@
 export * from './channel-pass-settings.js';
 export * from './compaction-processor.js';
 export * from './embedded-pipeline.js';
+export * from './postgres-pipeline.js';
 export * from './run-worker.js';

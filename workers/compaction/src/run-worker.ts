@@ -5,12 +5,12 @@
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
 import type { CompactionLogEvent } from '@ebb/core';
-import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import type { Database } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { type BullmqCompactionWorker, RedisContextNotifier, startCompactionWorker } from '@ebb/queue';
-import { passSettingsResolver } from './channel-pass-settings.js';
-import { createCompactionProcessor, recordFailure } from './compaction-processor.js';
+import { recordFailure } from './compaction-processor.js';
+import { createPostgresPipeline } from './postgres-pipeline.js';
 
 export interface RunWorkerOptions {
   /** Read for every pass, so a reloaded config applies to the next one. */
@@ -30,30 +30,22 @@ export interface RunWorkerOptions {
 
 export interface RunningWorker {
   readonly worker: BullmqCompactionWorker;
-  /** Finishes the current jobs (or hands them back past the timeout), then closes every connection. */
+  /** Finishes the current jobs (or hands them back past the timeout), then closes its Redis connections (the database is the caller's). */
   close(timeoutMs?: number): Promise<void>;
 }
 
 export async function runCompactionWorker(options: RunWorkerOptions): Promise<RunningWorker> {
   const { database, logger } = options;
-  const channels = new PgChannelStore({ db: database.db });
-  const memories = new PgMemoryStore({ db: database.db });
-  const runs = new PgRunStore({ db: database.db });
   const prefix = options.redisPrefix === undefined ? {} : { prefix: options.redisPrefix };
   const notifier = RedisContextNotifier.connect(options.redisUrl, { ...prefix, logger });
-
-  const processor = createCompactionProcessor({
-    channels,
-    memories,
-    runs,
+  const { runs, processor } = createPostgresPipeline({
+    config: options.config,
+    env: options.env,
+    database,
     notifier,
-    settingsFor: passSettingsResolver({
-      config: options.config,
-      env: options.env,
-      ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-    }),
     onEvent: (e) => logCompactionEvent(logger, e),
+    ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
   });
   const worker = startCompactionWorker({
     url: options.redisUrl,

@@ -1,0 +1,42 @@
+/**
+ * The stores and the compaction processor on one database, as both deployments use them: the
+ * worker process (BullMQ) and embedded mode (the in-process queue).
+ */
+import type { EbbConfig, EbbEnv } from '@ebb/config';
+import type { CompactionEventSink, ContextNotifier } from '@ebb/core';
+import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import type { RetryOptions } from '@ebb/llm';
+import { passSettingsResolver } from './channel-pass-settings.js';
+import { createCompactionProcessor } from './compaction-processor.js';
+
+export interface PostgresPipelineOptions {
+  /** Read for every pass, so a reloaded config applies to the next one. */
+  readonly config: () => EbbConfig;
+  readonly env: Pick<EbbEnv, 'OPENAI_API_KEY'>;
+  readonly database: Database;
+  readonly notifier: ContextNotifier;
+  readonly onEvent?: CompactionEventSink;
+  readonly llmTimeoutMs?: number;
+  /** The LLM retry policy; tests shorten it. */
+  readonly retry?: RetryOptions;
+}
+
+export function createPostgresPipeline(options: PostgresPipelineOptions) {
+  const channels = new PgChannelStore({ db: options.database.db });
+  const memories = new PgMemoryStore({ db: options.database.db });
+  const runs = new PgRunStore({ db: options.database.db });
+  const processor = createCompactionProcessor({
+    channels,
+    memories,
+    runs,
+    notifier: options.notifier,
+    settingsFor: passSettingsResolver({
+      config: options.config,
+      env: options.env,
+      ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
+      ...(options.retry === undefined ? {} : { retry: options.retry }),
+    }),
+    ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+  });
+  return { channels, memories, runs, processor };
+}
