@@ -12,6 +12,7 @@ export * from './model.js';
 export * from './plan-compaction.js';
 export * from './plan-emergency-truncation.js';
 export * from './plan-splice.js';
+export * from './platform.js';
 export * from './policy.js';
 export * from './ports.js';
 export * from './render-context.js';

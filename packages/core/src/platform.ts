@@ -1,0 +1,57 @@
+/**
+ * The port between the bot and a chat platform (Slack, Discord, the web channel). An adapter turns
+ * platform events into `InboundMessage`s and `CommandInvocation`s, and posts replies; the bot never
+ * sees a platform type. Channel keys are built by adapters and name one conversation:
+ * `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>` (a thread is a channel;
+ * DMs use `discord:dm:<channel>`), `web:<id>`. An adapter can parse its own keys back to ids.
+ */
+
+export type Platform = 'slack' | 'discord' | 'web';
+
+export interface InboundMessage {
+  readonly platform: Platform;
+  readonly channelKey: string;
+  /** Slack `ts`/`client_msg_id`, Discord snowflake: the store ignores a second delivery of the same id. */
+  readonly platformMessageId: string;
+  readonly authorId: string;
+  /** A display name for the transcript (never an email). */
+  readonly authorName: string;
+  /** Written by a bot or an app. Its text is archived as context; the bot never answers it. */
+  readonly fromBot: boolean;
+  /** The text, with platform markup for mentioning this bot replaced by `@<bot name>`. */
+  readonly text: string;
+  /** ISO 8601. */
+  readonly ts: string;
+  /** This bot is mentioned. */
+  readonly mentionsBot: boolean;
+  /** A direct message (DMs are always answered). */
+  readonly direct: boolean;
+}
+
+export type CommandName = 'context' | 'compact';
+
+export interface CommandInvocation {
+  readonly platform: Platform;
+  readonly name: CommandName;
+  readonly channelKey: string;
+  readonly userId: string;
+  /** What follows the command (`/compact focus on the deploy plan` → `focus on the deploy plan`). */
+  readonly args: string;
+}
+
+export interface PlatformHandlers {
+  /** Called for every message except this bot's own; resolves when the turn is accepted (not answered). */
+  onMessage(message: InboundMessage): Promise<void>;
+  /** Returns the reply text, shown to the invoking user (ephemeral where the platform allows). */
+  onCommand(command: CommandInvocation): Promise<string>;
+}
+
+export interface PlatformAdapter {
+  readonly platform: Platform;
+  start(handlers: PlatformHandlers): Promise<void>;
+  /** Posts `text` into the conversation of `channelKey` (in its thread, for a thread key). */
+  send(channelKey: string, text: string): Promise<{ readonly platformMessageId: string }>;
+  /** A typing / thinking indicator while the model answers; best effort, never throws. */
+  typing(channelKey: string): Promise<void>;
+  stop(): Promise<void>;
+}
