@@ -7,6 +7,7 @@ import { configCheck } from './commands/config-check.js';
 import { demo } from './commands/demo.js';
 import { type CommandIo, processIo } from './commands/io.js';
 import { migrate } from './commands/migrate.js';
+import { run } from './commands/run.js';
 import { DEFAULT_JOB_LATENCY, simulate } from './commands/simulate.js';
 import { transcript } from './commands/transcript.js';
 import { worker } from './commands/worker.js';
@@ -14,6 +15,10 @@ import { worker } from './commands/worker.js';
 const USAGE = `Usage: ebb <command> [options]
 
 Commands:
+  dev [--config PATH]
+      Run the bot and a compaction worker in one process (what npm start runs).
+  start [--config PATH]
+      Run the bot; compaction passes run in \`ebb worker\` processes (or in-process when embedded).
   config check [--config PATH] [--channel KEY]
       Validate config.toml and print the resolved settings of one channel.
   simulate TRANSCRIPT [--config PATH] [--channel KEY] [--job-latency N] [--json]
@@ -93,6 +98,17 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
         if (messages === null) return usage(io, '--messages takes a whole number');
         return await demo(
           { messages, ...(values.config === undefined ? {} : { config: values.config }) },
+          io,
+        );
+      }
+      case 'dev':
+      case 'start': {
+        const { values } = parseArgs({ args: rest, options: { config: { type: 'string' } }, strict: true });
+        return await run(
+          {
+            ...(values.config === undefined ? {} : { config: values.config }),
+            withWorker: command === 'dev',
+          },
           io,
         );
       }

@@ -18,6 +18,14 @@ const envSchema = z.object({
     .default('ebb'),
   /** OpenAI (or compatible) API key. Unset and no [llm] base_url: offline mode. */
   OPENAI_API_KEY: z.string().min(1).optional(),
+  /** Slack bot token (xoxb-…). Unset: no Slack. */
+  SLACK_BOT_TOKEN: z.string().min(1).optional(),
+  /** Slack app-level token (xapp-…) for Socket Mode. */
+  SLACK_APP_TOKEN: z.string().min(1).optional(),
+  /** Slack signing secret, for the Events API over HTTP. */
+  SLACK_SIGNING_SECRET: z.string().min(1).optional(),
+  /** Discord bot token. Unset: no Discord. */
+  DISCORD_TOKEN: z.string().min(1).optional(),
   /** Where embedded PGlite keeps its data. */
   EBB_DATA_DIR: z.string().min(1).default('./.ebb'),
   /** Path of config.toml (also `--config`). */

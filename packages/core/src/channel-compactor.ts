@@ -116,6 +116,20 @@ export class ChannelCompactor {
     }
   }
 
+  /**
+   * An emergency truncation now, whatever the usage: the provider said the prompt does not fit.
+   * Returns the context after it (undefined when nothing could be set aside).
+   */
+  async truncateNow(
+    channelKey: string,
+    settings: CompactorSettings,
+    calibration: Calibration,
+    usage: number,
+  ): Promise<ContextView | undefined> {
+    const jobInFlight = await this.#inFlight(channelKey);
+    return (await this.#emergency(channelKey, settings, calibration, usage, jobInFlight)).context;
+  }
+
   /** A manual pass (`/compact [focus]`): the background fraction, now, whatever the usage. */
   async compactNow(
     channelKey: string,
@@ -155,7 +169,8 @@ export class ChannelCompactor {
       emit({ event: 'compaction.skipped', channel: channelKey, tier, usage, reason: result.reason });
       return { reason: result.reason };
     }
-    return { jobId: await this.#enqueue(channelKey, result.plan, usage, focus) };
+    const jobId = await this.#enqueue(channelKey, result.plan, usage, focus);
+    return jobId === undefined ? { reason: 'queue_unavailable' } : { jobId };
   }
 
   async #emergency(
@@ -202,7 +217,47 @@ export class ChannelCompactor {
     return { context, ...(jobId ? { jobId } : {}) };
   }
 
-  async #enqueue(channelKey: string, plan: CompactionPlan, usage: number, focus?: string): Promise<string> {
+  /**
+   * Whether a pass of the channel is queued or running. When the queue cannot be reached (Redis
+   * down) the answer is "yes": nothing is enqueued, and an emergency, which needs no queue, still
+   * truncates.
+   */
+  async #inFlight(channelKey: string): Promise<boolean> {
+    try {
+      return await this.#options.queue.inFlight(channelKey);
+    } catch {
+      return true;
+    }
+  }
+
+  async #enqueue(
+    channelKey: string,
+    plan: CompactionPlan,
+    usage: number,
+    focus?: string,
+  ): Promise<string | undefined> {
+    try {
+      return await this.#enqueueOrThrow(channelKey, plan, usage, focus);
+    } catch (err) {
+      // The queue or the run store is down: the pass is dropped, and the monitor asks again next turn.
+      (this.#options.onEvent ?? (() => {}))({
+        event: 'compaction.skipped',
+        channel: channelKey,
+        tier: plan.tier,
+        usage,
+        reason: 'queue_unavailable',
+        error: err instanceof Error && 'code' in err ? String(err.code) : 'queue_error',
+      });
+      return undefined;
+    }
+  }
+
+  async #enqueueOrThrow(
+    channelKey: string,
+    plan: CompactionPlan,
+    usage: number,
+    focus?: string,
+  ): Promise<string> {
     const job = {
       channelKey,
       tier: plan.tier,

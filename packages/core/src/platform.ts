@@ -39,9 +39,18 @@ export interface CommandInvocation {
   readonly args: string;
 }
 
+/** What became of one inbound message. */
+export interface TurnResult {
+  /** The reply posted, or null when the bot did not answer (not addressed, a bot, a duplicate). */
+  readonly reply: string | null;
+}
+
 export interface PlatformHandlers {
-  /** Called for every message except this bot's own; resolves when the turn is accepted (not answered). */
-  onMessage(message: InboundMessage): Promise<void>;
+  /**
+   * Called for every message except this bot's own; resolves when the turn is done (the reply, if
+   * any, posted through `send`). Adapters that must acknowledge quickly (Slack's 3 s) do not wait.
+   */
+  onMessage(message: InboundMessage): Promise<TurnResult | undefined>;
   /** Returns the reply text, shown to the invoking user (ephemeral where the platform allows). */
   onCommand(command: CommandInvocation): Promise<string>;
 }

@@ -8,6 +8,7 @@ import type { Memory, MemoryType } from './memory.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
 import type { TruncationPlan } from './plan-emergency-truncation.js';
 import type { SummaryResult } from './plan-splice.js';
+import type { ChatMessage } from './render-context.js';
 import type { Calibration } from './tokens.js';
 
 /** A channel's compacted prefix without its raw messages. */
@@ -272,4 +273,18 @@ export interface ContextNotifier {
   subscribe(
     listener: (change: { channelKey: string; generation: number }) => void,
   ): Promise<() => Promise<void>>;
+}
+
+/** The model that answers in channels. */
+export interface ChatModel {
+  /** `label` names it in logs and startup lines (`gpt-4o-mini`, `offline responder`). */
+  readonly label: string;
+  reply(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<ChatReply>;
+}
+
+export interface ChatReply {
+  readonly text: string;
+  /** The provider's count of the prompt (for calibration); absent offline. */
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
 }

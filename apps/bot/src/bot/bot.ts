@@ -1,0 +1,376 @@
+/**
+ * The bot: one turn per inbound message, in the channel's actor.
+ *
+ *   append (idempotent on the platform id) → answer? (respond_to, DMs, never bots) → recall memories
+ *   → render the prompt → model (with a typing indicator) → post → append the reply → monitor
+ *
+ * Each channel's working context is cached in memory and kept current incrementally; a splice by a
+ * worker arrives as a context-changed notification and marks the cache stale, and the generation
+ * the store returns on every append catches a missed notification. The monitor never waits for a
+ * pass; an emergency truncates at once; a provider context overflow truncates and retries.
+ */
+import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import {
+  type Calibration,
+  ChannelCompactor,
+  type ChannelStore,
+  type ChatModel,
+  type CommandInvocation,
+  type CompactionEventSink,
+  type CompactionQueue,
+  type CompactorSettings,
+  type ContextNotifier,
+  calibrate,
+  chatMessageTokens,
+  EbbError,
+  type InboundMessage,
+  type Memory,
+  type MemoryStore,
+  measureMessage,
+  memoryScope,
+  type Platform,
+  type PlatformAdapter,
+  type PlatformHandlers,
+  type RunStore,
+  renderContext,
+  renderMemories,
+  type Tokenizer,
+  TRUNCATION_MARKER,
+  type TurnResult,
+  UNCALIBRATED,
+  WorkingContext,
+} from '@ebb/core';
+import { isLlmError, loadTokenizer } from '@ebb/llm';
+import type { Logger } from '@ebb/logger';
+import { ChannelActors } from './channel-actors.js';
+import { contextReport } from './context-report.js';
+
+export interface BotOptions {
+  readonly config: () => EbbConfig;
+  readonly channels: ChannelStore;
+  readonly memories: MemoryStore;
+  readonly runs: RunStore;
+  readonly queue: CompactionQueue;
+  readonly notifier: ContextNotifier;
+  /** The model that answers in a channel (channels may use different models). */
+  readonly chatModel: (channelKey: string) => ChatModel;
+  readonly logger: Logger;
+  readonly botName?: string;
+  /** Compaction events, for logs and the web channel's stream. */
+  readonly onEvent?: CompactionEventSink;
+}
+
+/** Provider overflows in a row that the bot answers by truncating again before it gives up. */
+const MAX_OVERFLOW_RETRIES = 2;
+const RECALL_CANDIDATES = 20;
+export const APOLOGY =
+  "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
+
+interface ChannelState {
+  context: WorkingContext;
+  calibration: Calibration;
+  stale: boolean;
+}
+
+export class Bot {
+  readonly #options: BotOptions;
+  readonly #actors = new ChannelActors();
+  readonly #states = new Map<string, ChannelState>();
+  readonly #adapters = new Map<Platform, PlatformAdapter>();
+  #compactor: ChannelCompactor | undefined;
+  readonly #botName: string;
+  #unsubscribe: (() => Promise<void>) | undefined;
+
+  constructor(options: BotOptions) {
+    this.#options = options;
+    this.#botName = options.botName ?? 'ebb';
+  }
+
+  /** Starts the adapters and listens for context changes. */
+  async start(adapters: readonly PlatformAdapter[]): Promise<void> {
+    const options = this.#options;
+    this.#compactor = new ChannelCompactor({
+      channels: options.channels,
+      runs: options.runs,
+      queue: options.queue,
+      // The marker's tokens under o200k; other encodings differ by a token or two.
+      markerTokens: chatMessageTokens(await loadTokenizer('o200k_base'), TRUNCATION_MARKER),
+      ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+    });
+    this.#unsubscribe = await this.#options.notifier.subscribe((change) => {
+      const state = this.#states.get(change.channelKey);
+      if (state && state.context.generation < change.generation) state.stale = true;
+    });
+    const handlers = this.handlers();
+    for (const adapter of adapters) {
+      this.#adapters.set(adapter.platform, adapter);
+      await adapter.start(handlers);
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
+    await this.#unsubscribe?.();
+  }
+
+  handlers(): PlatformHandlers {
+    return {
+      onMessage: (message) => this.#actors.run(message.channelKey, () => this.#turn(message)),
+      onCommand: (command) => this.#actors.run(command.channelKey, () => this.#command(command)),
+    };
+  }
+
+  async #turn(message: InboundMessage): Promise<TurnResult> {
+    const key = message.channelKey;
+    const log = this.#options.logger;
+    try {
+      const settings = resolveChannel(this.#options.config(), key);
+      const tokenizer = await loadTokenizer(settings.llm.encoding);
+      const state = await this.#state(key);
+      const appended = await this.#append(key, state, tokenizer, settings, {
+        role: 'user',
+        author: message.authorName,
+        text: message.text,
+        ts: message.ts,
+        platformMessageId: message.platformMessageId,
+      });
+      if (!appended) return { reply: null };
+      log.debug({ channel: key, seq: appended, text: message.text }, 'message');
+
+      const answer =
+        !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
+      let reply: string | null = null;
+      if (answer) {
+        reply = await this.#reply(key, state, tokenizer, settings, message.text);
+        const sent = await this.#adapter(message.platform).send(key, reply);
+        await this.#append(key, state, tokenizer, settings, {
+          role: 'assistant',
+          author: this.#botName,
+          text: reply,
+          ts: new Date().toISOString(),
+          platformMessageId: sent.platformMessageId,
+        });
+      }
+      await this.#monitor(key, state, settings, tokenizer);
+      return { reply };
+    } catch (err) {
+      // Postgres down (or any failure): a short apology, never a crash; the next turn reloads.
+      this.#states.delete(key);
+      log.error({ err, channel: key }, 'turn failed');
+      if (message.fromBot) return { reply: null };
+      await this.#adapter(message.platform)
+        .send(key, APOLOGY)
+        .catch(() => {});
+      return { reply: APOLOGY };
+    }
+  }
+
+  /** Appends a message to the store and to the cached context; the seq, or undefined for a duplicate. */
+  async #append(
+    key: string,
+    state: ChannelState,
+    tokenizer: Tokenizer,
+    settings: ResolvedChannelConfig,
+    message: {
+      role: 'user' | 'assistant';
+      author: string;
+      text: string;
+      ts: string;
+      platformMessageId: string;
+    },
+  ): Promise<number | undefined> {
+    const { entry, archivedTokens } = measureMessage(
+      { seq: 0, ...message },
+      tokenizer,
+      settings.compaction.messageMaxTokens,
+    );
+    const { seq: _placeholder, ...rest } = entry;
+    const result = await this.#options.channels.append(key, {
+      ...rest,
+      tokens: archivedTokens,
+      contextTokens: entry.tokens,
+      platformMessageId: message.platformMessageId,
+      ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
+    });
+    if (!result.inserted) return undefined;
+    // Another process changed the channel since we cached it: reload instead of guessing.
+    if (result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1) {
+      state.context = new WorkingContext(await this.#options.channels.loadContext(key));
+    } else {
+      state.context.append({ ...entry, seq: result.seq });
+    }
+    return result.seq;
+  }
+
+  async #reply(
+    key: string,
+    state: ChannelState,
+    tokenizer: Tokenizer,
+    settings: ResolvedChannelConfig,
+    text: string,
+  ): Promise<string> {
+    const memories = await this.#recall(key, settings, tokenizer, text);
+    const adapter = this.#adapter(platformOf(key));
+    for (let attempt = 0; ; attempt++) {
+      const messages = renderContext({
+        systemPrompt: settings.bot.systemPrompt,
+        memories,
+        context: state.context.view(),
+      });
+      void adapter.typing(key);
+      try {
+        const reply = await this.#options.chatModel(key).reply(messages);
+        if (reply.promptTokens) {
+          const estimated = state.context.tokens + this.#reservedTokens(settings, tokenizer);
+          state.calibration = calibrate(state.calibration, estimated, reply.promptTokens);
+        }
+        return reply.text;
+      } catch (err) {
+        if (!isLlmError(err, 'llm_context_overflow') || attempt >= MAX_OVERFLOW_RETRIES) throw err;
+        // The provider counts more than we do: cut now, calibrate up, and try again.
+        state.calibration = {
+          factor: Math.min(2, state.calibration.factor * 1.1),
+          samples: state.calibration.samples,
+        };
+        const after = await this.#compaction.truncateNow(
+          key,
+          this.#compactorSettings(settings, tokenizer),
+          state.calibration,
+          1,
+        );
+        if (!after) throw err;
+        state.context = new WorkingContext(after);
+      }
+    }
+  }
+
+  /** Memories of this channel's scope only, ranked by the store, within the recall budget. */
+  async #recall(
+    key: string,
+    settings: ResolvedChannelConfig,
+    tokenizer: Tokenizer,
+    text: string,
+  ): Promise<Memory[]> {
+    const budget = settings.memory.recallMaxTokens;
+    if (budget <= 0) return [];
+    const found = await this.#options.memories.recall({
+      scopes: [memoryScope(key, settings.memory.scope)],
+      text,
+      limit: RECALL_CANDIDATES,
+    });
+    const chosen: Memory[] = [];
+    for (const memory of found) {
+      if (chatMessageTokens(tokenizer, renderMemories([...chosen, memory])) > budget) break;
+      chosen.push(memory);
+    }
+    return chosen;
+  }
+
+  async #monitor(
+    key: string,
+    state: ChannelState,
+    settings: ResolvedChannelConfig,
+    tokenizer: Tokenizer,
+  ): Promise<void> {
+    const result = await this.#compaction.afterTurn(
+      key,
+      state.context.view(),
+      this.#compactorSettings(settings, tokenizer),
+      state.calibration,
+    );
+    if (result.context) state.context = new WorkingContext(result.context);
+  }
+
+  async #command(command: CommandInvocation): Promise<string> {
+    const key = command.channelKey;
+    const config = this.#options.config();
+    const settings = resolveChannel(config, key);
+    const tokenizer = await loadTokenizer(settings.llm.encoding);
+    const state = await this.#state(key);
+    const compactorSettings = this.#compactorSettings(settings, tokenizer);
+    switch (command.name) {
+      case 'context': {
+        const runs = await this.#options.runs.recent(key, 3);
+        const scope = memoryScope(key, settings.memory.scope);
+        const memories = (await this.#options.memories.list({ scope })).length;
+        const usage = this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
+        return contextReport({
+          key,
+          usage,
+          settings,
+          context: state.context.view(),
+          runs,
+          memories,
+          reservedTokens: compactorSettings.reservedTokens,
+        });
+      }
+      case 'compact': {
+        const admins = command.platform === 'web' ? undefined : config[command.platform].admins;
+        if (admins && !admins.includes(command.userId))
+          return 'Only the admins configured for this workspace can run /compact.';
+        const result = await this.#compaction.compactNow(
+          key,
+          state.context.view(),
+          compactorSettings,
+          state.calibration,
+          command.args.trim() || undefined,
+        );
+        return result.jobId
+          ? `Compaction queued${command.args.trim() ? ` (focus: ${command.args.trim()})` : ''}: ${result.jobId}`
+          : `Nothing to compact right now (${result.reason ?? 'no reason'}).`;
+      }
+    }
+  }
+
+  async #state(key: string): Promise<ChannelState> {
+    let state = this.#states.get(key);
+    if (!state || state.stale) {
+      const context = new WorkingContext(await this.#options.channels.loadContext(key));
+      const calibration =
+        state?.calibration ?? (await this.#options.channels.calibration(key).catch(() => UNCALIBRATED));
+      if (state?.stale) await this.#passCompleted(key, context, calibration);
+      state = { context, calibration, stale: false };
+      this.#states.set(key, state);
+    }
+    return state;
+  }
+
+  /** A worker's splice landed: tell the monitor whether it brought usage under the background threshold. */
+  async #passCompleted(key: string, context: WorkingContext, calibration: Calibration): Promise<void> {
+    const settings = resolveChannel(this.#options.config(), key);
+    const tokenizer = await loadTokenizer(settings.llm.encoding);
+    const compactorSettings = this.#compactorSettings(settings, tokenizer);
+    const usage = this.#compaction.usage(context.view(), compactorSettings, calibration);
+    this.#compaction.passCompleted(key, settings.compaction, usage);
+  }
+
+  get #compaction(): ChannelCompactor {
+    if (!this.#compactor) throw new EbbError('the bot is not started', { code: 'not_started' });
+    return this.#compactor;
+  }
+
+  #compactorSettings(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
+    return {
+      policy: settings.compaction,
+      contextWindow: settings.llm.contextWindow,
+      maxOutputTokens: settings.llm.maxOutputTokens,
+      reservedTokens: this.#reservedTokens(settings, tokenizer),
+    };
+  }
+
+  #reservedTokens(settings: ResolvedChannelConfig, tokenizer: Tokenizer): number {
+    return chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens;
+  }
+
+  #adapter(platform: Platform): PlatformAdapter {
+    const adapter = this.#adapters.get(platform);
+    if (!adapter) throw new EbbError(`no ${platform} adapter is running`, { code: 'no_adapter' });
+    return adapter;
+  }
+}
+
+export function platformOf(channelKey: string): Platform {
+  const prefix = channelKey.slice(0, channelKey.indexOf(':'));
+  if (prefix === 'slack' || prefix === 'discord' || prefix === 'web') return prefix;
+  throw new EbbError(`unknown platform in channel key ${channelKey}`, { code: 'bad_channel_key' });
+}

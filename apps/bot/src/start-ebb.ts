@@ -1,0 +1,206 @@
+/**
+ * Ebb's composition root: config and environment in, running services out, closed in reverse order.
+ * Every missing setting falls back to something that works on a bare machine, announced in one log
+ * line each, and is overridden by the real setting:
+ *
+ * - no DATABASE_URL: embedded PGlite under EBB_DATA_DIR;
+ * - no reachable Redis (or an embedded database with no worker in this process): the in-process queue;
+ * - no OPENAI_API_KEY and no `[llm] base_url`: the labelled offline responder and extractive summaries;
+ * - no Slack or Discord token: only the web channel.
+ */
+
+import {
+  createEmbeddedPipeline,
+  logCompactionEvent,
+  type RunningWorker,
+  runCompactionWorker,
+} from '@ebb/compaction-worker';
+import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
+import { type ChatModel, type CompactionQueue, type ContextNotifier, EbbError } from '@ebb/core';
+import { createDb, type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { CHAT_RETRY, OFFLINE_LABEL, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
+import type { Logger } from '@ebb/logger';
+import {
+  BullmqCompactionQueue,
+  createRedis,
+  isRedisReachable,
+  RedisContextNotifier,
+  waitForReady,
+} from '@ebb/queue';
+import { WebAdapter } from '@ebb/web';
+import OpenAI from 'openai';
+import { Bot } from './bot/bot.js';
+
+export interface StartOptions {
+  readonly config: () => EbbConfig;
+  readonly env: EbbEnv;
+  readonly logger: Logger;
+  /** Run compaction passes in this process too (`ebb dev`). */
+  readonly withWorker: boolean;
+  /** Overrides `[web] port` (0 for a free port in tests). */
+  readonly webPort?: number;
+  /** Tests: a database already opened and migrated. */
+  readonly database?: Database;
+  readonly llmRetry?: RetryOptions;
+}
+
+export interface RunningEbb {
+  readonly bot: Bot;
+  readonly web: WebAdapter;
+  readonly embedded: { readonly database: boolean; readonly queue: boolean; readonly offline: boolean };
+  close(): Promise<void>;
+}
+
+export async function startEbb(options: StartOptions): Promise<RunningEbb> {
+  const { env, logger } = options;
+  const closers: (() => Promise<unknown>)[] = [];
+  const close = async () => {
+    for (const closer of closers.reverse())
+      await closer().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
+  };
+  try {
+    // Database.
+    let database = options.database;
+    if (!database) {
+      database =
+        env.DATABASE_URL === undefined
+          ? await createDb({ dataDir: `${env.EBB_DATA_DIR}/pglite` })
+          : await createDb({ databaseUrl: env.DATABASE_URL });
+      const opened = database;
+      closers.push(() => opened.close());
+      await migrate(database);
+    }
+    const embeddedDatabase = database.kind === 'pglite';
+    if (embeddedDatabase) {
+      logger.info(
+        { fallback: 'database', dataDir: env.EBB_DATA_DIR },
+        `no DATABASE_URL: using the embedded database (PGlite) in ${env.EBB_DATA_DIR}`,
+      );
+    }
+
+    // Model.
+    const defaults = resolveChannel(options.config(), 'defaults');
+    const offline = env.OPENAI_API_KEY === undefined && defaults.llm.baseUrl === undefined;
+    if (offline) {
+      logger.info(
+        { fallback: 'llm' },
+        `no OPENAI_API_KEY and no [llm] base_url: answering with the ${OFFLINE_LABEL} and extractive summaries`,
+      );
+    }
+    const chatModel = chatModels(options, offline);
+
+    // Platforms.
+    const webSettings = options.config().web;
+    const web = new WebAdapter({ host: webSettings.host, port: options.webPort ?? webSettings.port });
+
+    // Queue: BullMQ when Redis answers and a worker can reach this database; else in-process.
+    const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const useRedis = (!embeddedDatabase || options.withWorker) && (await isRedisReachable(redisUrl, 1_000));
+    let queue: CompactionQueue;
+    let notifier: ContextNotifier;
+    let worker: RunningWorker | undefined;
+    const onEvent = (e: Parameters<typeof logCompactionEvent>[1]) => {
+      logCompactionEvent(logger, e);
+      web.publish(e.channel, { type: 'compaction', ...e });
+    };
+    if (useRedis) {
+      const producer = createRedis(redisUrl, { role: 'producer', logger });
+      closers.push(() => producer.quit());
+      await waitForReady(producer);
+      const bullmq = new BullmqCompactionQueue({
+        connection: producer,
+        prefix: env.EBB_REDIS_PREFIX,
+        logger,
+      });
+      closers.push(() => bullmq.close());
+      const redisNotifier = RedisContextNotifier.connect(redisUrl, { prefix: env.EBB_REDIS_PREFIX, logger });
+      closers.push(() => redisNotifier.close());
+      queue = bullmq;
+      notifier = redisNotifier;
+      if (options.withWorker) {
+        const db = database;
+        worker = await runCompactionWorker({
+          config: options.config,
+          env,
+          database: db,
+          redisUrl,
+          redisPrefix: env.EBB_REDIS_PREFIX,
+          logger,
+        });
+        const running = worker;
+        closers.push(() => running.close(10_000));
+      }
+    } else {
+      logger.info(
+        { fallback: 'queue' },
+        embeddedDatabase && !options.withWorker
+          ? 'embedded database: compaction passes run in this process (in-process queue)'
+          : `no Redis at ${redisUrl}: compaction passes run in this process (in-process queue)`,
+      );
+      const pipeline = createEmbeddedPipeline({ config: options.config, env, database, onEvent });
+      closers.push(() => pipeline.close());
+      queue = pipeline.queue;
+      notifier = pipeline.notifier;
+    }
+
+    // Platforms.
+    web.app.get('/healthz', (c) =>
+      c.json({ ok: true, embedded: { database: embeddedDatabase, queue: !useRedis, offline } }),
+    );
+    if (env.SLACK_BOT_TOKEN === undefined && env.DISCORD_TOKEN === undefined) {
+      logger.info({ fallback: 'platforms' }, 'no Slack or Discord token: only the web channel runs');
+    }
+
+    const bot = new Bot({
+      config: options.config,
+      channels: new PgChannelStore({ db: database.db }),
+      memories: new PgMemoryStore({ db: database.db }),
+      runs: new PgRunStore({ db: database.db }),
+      queue,
+      notifier,
+      chatModel,
+      logger,
+      onEvent,
+    });
+    await bot.start([web]);
+    closers.push(() => bot.stop());
+    logger.info({ url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
+    return { bot, web, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** One chat model per server, model and reply budget. */
+function chatModels(options: StartOptions, offline: boolean): (channelKey: string) => ChatModel {
+  if (offline) {
+    const responder = new OfflineResponder();
+    return () => responder;
+  }
+  const models = new Map<string, ChatModel>();
+  return (channelKey) => {
+    const { llm } = resolveChannel(options.config(), channelKey);
+    const key = `${llm.baseUrl ?? 'openai'} ${llm.model} ${llm.maxOutputTokens}`;
+    let model = models.get(key);
+    if (!model) {
+      if (options.env.OPENAI_API_KEY === undefined && llm.baseUrl === undefined) {
+        throw new EbbError(`channel ${channelKey} has no model: set OPENAI_API_KEY or [llm] base_url`, {
+          code: 'no_model',
+        });
+      }
+      model = new OpenAiChatModel({
+        client: new OpenAI({
+          apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
+          ...(llm.baseUrl === undefined ? {} : { baseURL: llm.baseUrl }),
+          maxRetries: 0,
+        }),
+        model: llm.model,
+        maxOutputTokens: llm.maxOutputTokens,
+        retry: options.llmRetry ?? CHAT_RETRY,
+      });
+      models.set(key, model);
+    }
+    return model;
+  };
+}

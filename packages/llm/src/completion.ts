@@ -1,0 +1,41 @@
+/** Reading a chat completion as the openai client returns it (which may be any shape from a non-OpenAI server). */
+import type OpenAI from 'openai';
+import { LlmError } from './errors.js';
+
+export function readUsage(completion: unknown): { prompt: number; completion: number } {
+  const usage = isCompletion(completion) ? completion.usage : undefined;
+  return { prompt: usage?.prompt_tokens ?? 0, completion: usage?.completion_tokens ?? 0 };
+}
+
+/** The reply text of a completion; `llm_malformed_output` or `llm_bad_request` for anything else. */
+export function readContent(completion: unknown): string {
+  if (!isCompletion(completion)) {
+    throw new LlmError('the LLM answered with something that is not a chat completion', {
+      code: 'llm_malformed_output',
+      retryable: true,
+    });
+  }
+  const choice = Array.isArray(completion.choices) ? completion.choices[0] : undefined;
+  const message = choice?.message;
+  if (message?.refusal || choice?.finish_reason === 'content_filter') {
+    throw new LlmError(`the LLM declined: ${message?.refusal ?? 'content filter'}`, {
+      code: 'llm_bad_request',
+      retryable: false,
+    });
+  }
+  if (choice?.finish_reason === 'length') {
+    throw new LlmError('the reply was cut off at max_tokens', {
+      code: 'llm_malformed_output',
+      retryable: true,
+    });
+  }
+  if (typeof message?.content !== 'string' || message.content === '') {
+    throw new LlmError('the reply has no content', { code: 'llm_malformed_output', retryable: true });
+  }
+  return message.content;
+}
+
+/** The client returns a body that is not JSON as a string; a JSON body may still be any shape. */
+function isCompletion(value: unknown): value is Partial<OpenAI.ChatCompletion> {
+  return typeof value === 'object' && value !== null && 'choices' in value;
+}
