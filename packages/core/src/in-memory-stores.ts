@@ -347,7 +347,12 @@ export class InMemoryRunStore implements RunStore {
   async create(
     run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
   ): Promise<void> {
-    if (this.#runs.has(run.jobId)) return;
+    const existing = this.#runs.get(run.jobId);
+    if (existing) {
+      // A worker that got the job first created the run without the usage; fill it in.
+      if (Number.isNaN(existing.usage)) this.#runs.set(run.jobId, { ...existing, usage: run.usage });
+      return;
+    }
     this.#runs.set(run.jobId, {
       jobId: run.jobId,
       channelKey: run.channelKey,

@@ -163,7 +163,10 @@ export interface CompactionRun {
 }
 
 export interface RunStore {
-  /** Records a triggered pass (status `queued`); a second call with the same job id changes nothing. */
+  /**
+   * Records a triggered pass (status `queued`). A second call with the same job id changes nothing,
+   * except that it fills in the usage of a run a worker created first (usage NaN).
+   */
   create(
     run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
   ): Promise<void>;

@@ -64,7 +64,12 @@ export class PgRunStore implements RunStore {
           toSeq: run.toSeq,
           generation: run.generation,
         })
-        .onConflictDoNothing({ target: compactionRuns.jobId });
+        // A worker that got the job first created the row without the usage; fill it in.
+        .onConflictDoUpdate({
+          target: compactionRuns.jobId,
+          set: { usage: run.usage },
+          setWhere: sql`${compactionRuns.usage} = 'NaN'::real`,
+        });
     });
   }
 

@@ -729,10 +729,14 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
         expect(await stores.runs.get(jobId)).toMatchObject({ status: 'completed' });
       });
 
-      it('keeps a usage the worker did not know (NaN)', async () => {
+      it('keeps a usage the worker did not know (NaN) until the bot records it', async () => {
         const jobId = `${key}:nan`;
         await stores.runs.create({ ...range(jobId), usage: Number.NaN });
         expect((await stores.runs.get(jobId))?.usage).toBeNaN();
+        await stores.runs.create({ ...range(jobId), usage: 0.83 });
+        expect((await stores.runs.get(jobId))?.usage).toBeCloseTo(0.83);
+        await stores.runs.create({ ...range(jobId), usage: 0.99 });
+        expect((await stores.runs.get(jobId))?.usage).toBeCloseTo(0.83);
       });
 
       it('lists a channel’s recent runs newest first', async () => {

@@ -141,6 +141,12 @@ export class Bot {
         !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
       let reply: string | null = null;
       if (answer) {
+        // A message that pushed the context past the emergency threshold is cut before the model
+        // sees it, rather than sending a prompt the provider would refuse.
+        const compactorSettings = this.#compactorSettings(settings, tokenizer);
+        const usage = this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
+        if (usage >= settings.compaction.emergencyThreshold)
+          await this.#monitor(key, state, settings, tokenizer);
         reply = await this.#reply(key, state, tokenizer, settings, message.text);
         const sent = await this.#adapter(message.platform).send(key, reply);
         await this.#append(key, state, tokenizer, settings, {
