@@ -51,12 +51,23 @@ export interface RunningEbb {
   close(): Promise<void>;
 }
 
+const SHUTDOWN_STEP_MS = 3_000;
+
 export async function startEbb(options: StartOptions): Promise<RunningEbb> {
   const { env, logger } = options;
   const closers: (() => Promise<unknown>)[] = [];
+  // Each step gets a bounded time, so a dead Redis or Postgres cannot hold the process at exit.
   const close = async () => {
-    for (const closer of closers.reverse())
-      await closer().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
+    for (const closer of closers.reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timed_out'>((resolve) => {
+        timer = setTimeout(() => resolve('timed_out'), SHUTDOWN_STEP_MS);
+      });
+      const step = closer().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
+      const outcome = await Promise.race([step, timeout]);
+      clearTimeout(timer);
+      if (outcome === 'timed_out') logger.warn('a shutdown step took too long; moving on');
+    }
   };
   try {
     // Database.
@@ -105,7 +116,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     };
     if (useRedis) {
       const producer = createRedis(redisUrl, { role: 'producer', logger });
-      closers.push(() => producer.quit());
+      closers.push(async () => (producer.status === 'ready' ? producer.quit() : producer.disconnect()));
       await waitForReady(producer);
       const bullmq = new BullmqCompactionQueue({
         connection: producer,

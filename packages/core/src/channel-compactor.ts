@@ -73,9 +73,7 @@ export class ChannelCompactor {
     const needsHeal = context.spans.some((s) => s.kind === 'truncated');
     // Below the background threshold with nothing to heal: no I/O at all.
     const jobInFlight =
-      usage >= policy.backgroundThreshold || needsHeal
-        ? await this.#options.queue.inFlight(channelKey)
-        : false;
+      usage >= policy.backgroundThreshold || needsHeal ? await this.#inFlight(channelKey) : false;
     const { decision, report } = this.#monitor(channelKey).decide(policy, {
       usage,
       now: this.#now(),

@@ -1,0 +1,152 @@
+/**
+ * Redis or Postgres going away under a running bot, through a TCP proxy the test cuts:
+ * - Redis down: the bot still answers, and still truncates in an emergency (it needs no queue);
+ * - Postgres down: a short apology, no crash, and normal answers once it is back.
+ */
+import { loadEnv, parseConfig } from '@ebb/config';
+import { PgChannelStore } from '@ebb/db';
+import { loadTokenizer } from '@ebb/llm';
+import { createLogger } from '@ebb/logger';
+import { createRedis, waitForReady } from '@ebb/queue';
+import { FakeOpenAiServer } from '@ebb/testing/openai';
+import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { TcpProxy } from '@ebb/testing/tcp-proxy';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { APOLOGY } from './bot/bot.js';
+import { type RunningEbb, startEbb } from './start-ebb.js';
+
+const config = (baseUrl: string) =>
+  parseConfig(
+    [
+      '[llm]',
+      'context_window = 4000',
+      'max_output_tokens = 300',
+      `base_url = "${baseUrl}"`,
+      '[compaction]',
+      'summary_max_tokens = 250',
+      'protect_recent = 4',
+      'cooldown_seconds = 0',
+      '[memory]',
+      'recall_max_tokens = 150',
+      '[web.bot]',
+      'respond_to = "all"',
+    ].join('\n'),
+    'outages.toml',
+  );
+
+let fake: FakeOpenAiServer;
+let ebb: RunningEbb | undefined;
+const closers: (() => Promise<unknown>)[] = [];
+
+beforeEach(async () => {
+  const tokenizer = await loadTokenizer('o200k_base');
+  fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
+  let n = 0;
+  fake.reply((req) =>
+    (req.body as { response_format?: unknown }).response_format
+      ? { json: { summary: 'Earlier: status updates.', memories: [] } }
+      : { content: `ack ${++n}` },
+  );
+});
+
+afterEach(async () => {
+  // Shutting down with a service still down must not hang either.
+  await ebb?.close();
+  ebb = undefined;
+  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
+  await fake.close();
+}, 30_000);
+
+async function post(text: string, id: string): Promise<string | null> {
+  const res = await fetch(`${ebb?.web.url}/api/channels/o/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ author: 'ana', text, id }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { reply: string | null }).reply;
+}
+
+describe('outages', () => {
+  it('keeps answering with Redis down, and still truncates in an emergency', async () => {
+    const redisProxy = await TcpProxy.start({
+      host: '127.0.0.1',
+      port: Number(new URL(redisUrl()).port || 6379),
+    });
+    closers.push(() => redisProxy.close());
+    const fresh = await freshSchemaDb();
+    closers.push(() => fresh.close());
+    const prefix = randomPrefix();
+    closers.push(async () => {
+      const redis = createRedis(redisUrl(), { role: 'producer' });
+      await waitForReady(redis);
+      await cleanupPrefix(redis, prefix);
+      await redis.quit();
+    });
+    ebb = await startEbb({
+      config: () => config(fake.url),
+      env: loadEnv({
+        OPENAI_API_KEY: 'k',
+        REDIS_URL: `redis://127.0.0.1:${redisProxy.port}`,
+        EBB_REDIS_PREFIX: prefix,
+      }),
+      logger: createLogger({ level: 'silent' }),
+      withWorker: false,
+      webPort: 0,
+      database: fresh.database,
+    });
+    expect(ebb.embedded.queue).toBe(false);
+    expect(await post('hello', 'r-0')).toMatch(/^ack /);
+
+    redisProxy.cut();
+    const channels = new PgChannelStore({ db: fresh.db });
+    let truncated = false;
+    for (let i = 1; i <= 300 && !truncated; i++) {
+      const text =
+        i % 20 === 0
+          ? `paste ${i}: ${'ERROR pool exhausted request_id=7 '.repeat(80)}`
+          : `update ${i}: all green on service ${i}`;
+      expect(await post(text, `r-${i}`)).toMatch(/^ack /);
+      truncated = (await channels.loadPrefix('web:o')).spans.some((s) => s.kind === 'truncated');
+    }
+    expect(truncated).toBe(true);
+    expect(fake.completionRequests.filter((r) => r.fault === 'context_length_exceeded')).toEqual([]);
+  }, 60_000);
+
+  it('apologizes while Postgres is down and answers again once it is back', async () => {
+    const target = new URL(testDatabaseUrl());
+    const pgProxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+    closers.push(() => pgProxy.close());
+    const viaProxy = new URL(testDatabaseUrl());
+    viaProxy.hostname = '127.0.0.1';
+    viaProxy.port = String(pgProxy.port);
+    const fresh = await freshSchemaDb({ databaseUrl: viaProxy.toString() });
+    closers.push(async () => {
+      pgProxy.restore();
+      await fresh.close();
+    });
+    const prefix = randomPrefix();
+    ebb = await startEbb({
+      config: () => config(fake.url),
+      env: loadEnv({ OPENAI_API_KEY: 'k', EBB_REDIS_PREFIX: prefix }),
+      logger: createLogger({ level: 'silent' }),
+      withWorker: false,
+      webPort: 0,
+      database: fresh.database,
+    });
+    expect(await post('hello', 'p-1')).toMatch(/^ack /);
+
+    pgProxy.cut();
+    expect(await post('are you there?', 'p-2')).toBe(APOLOGY);
+    expect(await post('still there?', 'p-3')).toBe(APOLOGY);
+
+    pgProxy.restore();
+    expect(await post('and now?', 'p-4')).toMatch(/^ack /);
+    // Nothing was half-written while it was down: the messages it did store are all there, in order.
+    const context = await new PgChannelStore({ db: fresh.db }).loadContext('web:o');
+    expect(context.raw.map((m) => m.text)).toEqual(
+      ['ana: hello', 'ack 1', 'ana: and now?', 'ack 2'].map((t) => t.replace(/^ana: /, '')),
+    );
+  }, 60_000);
+});
