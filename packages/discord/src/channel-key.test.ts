@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
+
+describe('Discord channel keys', () => {
+  it('builds guild, thread and DM keys and parses them back', () => {
+    expect(discordChannelKey('111', '222')).toBe('discord:111:222');
+    expect(discordChannelKey(null, '333')).toBe('discord:dm:333');
+    expect(parseDiscordChannelKey('discord:111:222')).toEqual({ guildId: '111', channelId: '222' });
+    expect(parseDiscordChannelKey('discord:dm:333')).toEqual({ guildId: null, channelId: '333' });
+  });
+
+  it.each(['slack:T1:C1', 'discord:111', 'discord:111:abc', 'discord:dm:1:2', ''])('rejects %j', (key) => {
+    expect(() => parseDiscordChannelKey(key)).toThrow(
+      expect.objectContaining({ code: 'invalid_channel_key' }),
+    );
+  });
+});

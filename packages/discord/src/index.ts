@@ -1,0 +1,9 @@
+export { type DiscordChannelRef, discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
+export { ebbCommands } from './commands.js';
+export {
+  DEFAULT_DISCORD_ADAPTER_OPTIONS,
+  DiscordAdapter,
+  type DiscordAdapterOptions,
+} from './discord-adapter.js';
+export type { DiscordLogger } from './discord-logger.js';
+export { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';

@@ -1,0 +1,46 @@
+/**
+ * A map that keeps at most `capacity` entries and forgets the least recently used first. Small and
+ * in-process: it remembers recent Slack deliveries and looked-up names, not anything durable.
+ */
+export class BoundedLru<K, V> {
+  readonly capacity: number;
+  readonly #entries = new Map<K, V>();
+
+  constructor(capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 1) {
+      throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    }
+    this.capacity = capacity;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  has(key: K): boolean {
+    return this.#entries.has(key);
+  }
+
+  /** The value, marking the entry as recently used. */
+  get(key: K): V | undefined {
+    if (!this.#entries.has(key)) return undefined;
+    const value = this.#entries.get(key) as V;
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    return value;
+  }
+
+  set(key: K, value: V): this {
+    this.#entries.delete(key);
+    this.#entries.set(key, value);
+    if (this.#entries.size > this.capacity) {
+      const oldest = this.#entries.keys().next();
+      if (!oldest.done) this.#entries.delete(oldest.value);
+    }
+    return this;
+  }
+
+  delete(key: K): boolean {
+    return this.#entries.delete(key);
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * The logger the adapter writes to: the structured subset of pino it uses (a pino `Logger` fits),
+ * and a bridge that gives Bolt, its `WebClient` and its Socket Mode client the same destination.
+ */
+import { type Logger as BoltLogger, LogLevel } from '@slack/bolt';
+
+export interface SlackLogger {
+  debug(fields: object, message: string): void;
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+const noop = (): void => {};
+
+/** Drops everything (the default when no logger is given). */
+export const SILENT_LOGGER: SlackLogger = { debug: noop, info: noop, warn: noop, error: noop };
+
+type Level = 'debug' | 'info' | 'warn' | 'error';
+
+/**
+ * A Bolt `Logger` writing to `log` with `component: 'bolt'` (or the name Bolt sets). Bolt's own level
+ * setting is kept for the calls that ask for it; filtering is left to `log`.
+ */
+export function boltLogger(log: SlackLogger): BoltLogger {
+  let level: LogLevel = LogLevel.INFO;
+  let name = 'bolt';
+  const emit = (at: Level, args: readonly unknown[]): void => {
+    const err = args.find((a) => a instanceof Error);
+    const text = args
+      .filter((a) => !(a instanceof Error))
+      .map((a) => (typeof a === 'string' ? a : safeJson(a)))
+      .join(' ');
+    log[at]({ component: name, ...(err ? { err } : {}) }, text || (err instanceof Error ? err.message : ''));
+  };
+  return {
+    debug: (...args: unknown[]) => emit('debug', args),
+    info: (...args: unknown[]) => emit('info', args),
+    warn: (...args: unknown[]) => emit('warn', args),
+    error: (...args: unknown[]) => emit('error', args),
+    setLevel: (next: LogLevel) => {
+      level = next;
+    },
+    getLevel: () => level,
+    setName: (next: string) => {
+      name = next;
+    },
+  };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * FakeDiscord's wire protocol, driven by a bare WebSocket and fetch (the discord.js client is
+ * exercised in packages/discord).
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { FakeDiscord } from './fake-discord.js';
+import { SnowflakeGenerator, snowflakeAt, snowflakeTimestamp } from './snowflake.js';
+import { GatewayOp, type GatewayPayload } from './wire.js';
+
+/** A bare gateway client that records every payload it receives. */
+class RawGateway {
+  readonly received: GatewayPayload[] = [];
+  readonly ws: WebSocket;
+  closeCode: number | undefined;
+
+  private constructor(ws: WebSocket) {
+    this.ws = ws;
+    ws.on('message', (data) => this.received.push(JSON.parse(String(data)) as GatewayPayload));
+    ws.on('close', (code) => {
+      this.closeCode = code;
+    });
+  }
+
+  static async connect(url: string, query: string): Promise<RawGateway> {
+    const ws = new WebSocket(`${url}?${query}`);
+    const gateway = new RawGateway(ws);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return gateway;
+  }
+
+  send(op: number, d: unknown): void {
+    this.ws.send(JSON.stringify({ op, d }));
+  }
+
+  dispatches(): { t: string | null | undefined; s: number | null | undefined; d: unknown }[] {
+    return this.received.filter((p) => p.op === GatewayOp.Dispatch).map(({ t, s, d }) => ({ t, s, d }));
+  }
+
+  async identified(fake: FakeDiscord): Promise<void> {
+    this.send(GatewayOp.Identify, { token: fake.token, intents: 0, properties: {} });
+    await vi.waitFor(() => expect(this.dispatches().map((p) => p.t)).toContain('GUILD_CREATE'));
+  }
+}
+
+let fake: FakeDiscord;
+const sockets: RawGateway[] = [];
+
+beforeEach(async () => {
+  fake = await FakeDiscord.start({ heartbeatIntervalMs: 1_000 });
+});
+
+afterEach(async () => {
+  for (const socket of sockets.splice(0)) socket.ws.terminate();
+  await fake.close();
+});
+
+async function connect(url = fake.gatewayUrl, query = 'v=10&encoding=json'): Promise<RawGateway> {
+  const socket = await RawGateway.connect(url, query);
+  sockets.push(socket);
+  return socket;
+}
+
+describe('FakeDiscord REST', () => {
+  it('serves GET /gateway/bot to the bot token only, and records the call redacted', async () => {
+    const denied = await fetch(`${fake.restApi}/v10/gateway/bot`, { headers: { authorization: 'Bot nope' } });
+    const allowed = await fetch(`${fake.restApi}/v10/gateway/bot`, {
+      headers: { authorization: `Bot ${fake.token}` },
+    });
+
+    expect(denied.status).toBe(401);
+    expect(await allowed.json()).toEqual({
+      url: fake.gatewayUrl,
+      shards: 1,
+      session_start_limit: expect.objectContaining({ max_concurrency: 1 }),
+    });
+    expect(fake.requests.map((r) => [r.method, r.route, r.status, r.headers.authorization])).toEqual([
+      ['GET', '/gateway/bot', 401, '[redacted]'],
+      ['GET', '/gateway/bot', 200, '[redacted]'],
+    ]);
+  });
+
+  it('posts messages with snowflake ids and rejects empty or over-long content as Discord does', async () => {
+    const channel = fake.guild.channel('general');
+    const post = (content: string) =>
+      fetch(`${fake.restApi}/v10/channels/${channel.id}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bot ${fake.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content }),
+      });
+
+    const ok = await post('hello');
+    const empty = await post(' ');
+    const long = await post('x'.repeat(2001));
+
+    const message = (await ok.json()) as { id: string; content: string; author: { id: string } };
+    expect(message).toMatchObject({ content: 'hello', author: { id: fake.bot.id } });
+    expect(Math.abs(snowflakeTimestamp(message.id) - Date.now())).toBeLessThan(60_000);
+    expect([empty.status, ((await empty.json()) as { code: number }).code]).toEqual([400, 50006]);
+    expect([long.status, ((await long.json()) as { code: number }).code]).toEqual([400, 50035]);
+    expect(fake.posted.map((m) => m.content)).toEqual(['hello']);
+  });
+});
+
+describe('FakeDiscord gateway', () => {
+  it('says HELLO, answers IDENTIFY with READY and GUILD_CREATE, and ACKs heartbeats', async () => {
+    const gateway = await connect();
+    await vi.waitFor(() => expect(gateway.received[0]).toEqual({ op: 10, d: { heartbeat_interval: 1_000 } }));
+
+    await gateway.identified(fake);
+    gateway.send(GatewayOp.Heartbeat, 2);
+
+    await vi.waitFor(() => expect(gateway.received.map((p) => p.op)).toContain(GatewayOp.HeartbeatAck));
+    const [ready, guild] = gateway.dispatches();
+    expect(ready).toMatchObject({
+      t: 'READY',
+      s: 1,
+      d: {
+        session_id: fake.sessionId,
+        resume_gateway_url: fake.resumeGatewayUrl,
+        user: { id: fake.bot.id, bot: true },
+        guilds: [{ id: fake.guild.id, unavailable: true }],
+        application: { id: fake.applicationId },
+      },
+    });
+    expect(guild).toMatchObject({
+      t: 'GUILD_CREATE',
+      s: 2,
+      d: {
+        id: fake.guild.id,
+        channels: [
+          { name: 'general', type: 0 },
+          { name: 'random', type: 0 },
+        ],
+        threads: [{ name: 'deploy-plan', type: 11, parent_id: fake.guild.channel('general').id }],
+      },
+    });
+    expect(fake.gatewayReceived[0]).toMatchObject({ op: GatewayOp.Identify, d: { token: '[redacted]' } });
+  });
+
+  it('replays the dispatches after the RESUME sequence, plus any it was told to resend, then RESUMED', async () => {
+    const alice = fake.createUser({ username: 'alice' });
+    const general = fake.guild.channel('general');
+    const first = await connect();
+    await first.identified(fake);
+    const seen = fake.postMessage({ channel: general, author: alice, content: 'seen' });
+    await vi.waitFor(() => expect(first.dispatches()).toHaveLength(3));
+
+    fake.dropConnection({ resendOnResume: 1 });
+    await vi.waitFor(() => expect(first.closeCode).toBe(4000));
+    const missed = fake.postMessage({ channel: general, author: alice, content: 'missed' });
+    const second = await connect(fake.resumeGatewayUrl);
+    second.send(GatewayOp.Resume, { token: fake.token, session_id: fake.sessionId, seq: 3 });
+
+    await vi.waitFor(() => expect(second.dispatches().map((p) => p.t)).toContain('RESUMED'));
+    expect(second.dispatches().map((p) => [p.t, p.s, (p.d as { id?: string } | null)?.id])).toEqual([
+      ['MESSAGE_CREATE', 3, seen.id],
+      ['MESSAGE_CREATE', 4, missed.id],
+      ['RESUMED', 5, undefined],
+    ]);
+    expect(fake.connected).toBe(true);
+  });
+
+  it('answers a RESUME of an unknown session with a non-resumable INVALID_SESSION', async () => {
+    const gateway = await connect();
+
+    gateway.send(GatewayOp.Resume, { token: fake.token, session_id: 'nope', seq: 1 });
+
+    await vi.waitFor(() =>
+      expect(gateway.received.at(-1)).toEqual({ op: GatewayOp.InvalidSession, d: false }),
+    );
+  });
+
+  it('forgets the session on a non-resumable invalidation', async () => {
+    const gateway = await connect();
+    await gateway.identified(fake);
+
+    fake.invalidateSession();
+
+    await vi.waitFor(() =>
+      expect(gateway.received.at(-1)).toEqual({ op: GatewayOp.InvalidSession, d: false }),
+    );
+    expect(fake.sessionId).toBeUndefined();
+    expect(() => fake.dispatch('TYPING_START', {})).toThrow(/no gateway session/);
+  });
+
+  it('closes with 4004 on a wrong token and refuses compressed connections', async () => {
+    const gateway = await connect();
+    gateway.send(GatewayOp.Identify, { token: 'wrong', intents: 0, properties: {} });
+    await vi.waitFor(() => expect(gateway.closeCode).toBe(4004));
+    const compressed = await connect(fake.gatewayUrl, 'v=10&encoding=json&compress=zlib-stream');
+
+    await vi.waitFor(() => expect(compressed.closeCode).toBe(1003));
+    expect(fake.errors).toEqual([
+      'IDENTIFY with a wrong token',
+      expect.stringMatching(/compress=zlib-stream/),
+    ]);
+  });
+});
+
+describe('snowflakes', () => {
+  it('carry their timestamp and increase', () => {
+    const at = Date.UTC(2026, 0, 1);
+    expect(snowflakeTimestamp(snowflakeAt(at, 7))).toBe(at);
+    expect(snowflakeAt(1_420_070_400_000 + 1)).toBe(String(1n << 22n));
+    const ids = new SnowflakeGenerator(() => at);
+    const [a = '', b = '', c = ''] = [ids.next(), ids.next(), ids.next()];
+    expect(BigInt(a) < BigInt(b) && BigInt(b) < BigInt(c)).toBe(true);
+    expect(() => snowflakeAt(0)).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,3 @@
+export * from './fake-discord.js';
+export * from './snowflake.js';
+export * from './wire.js';

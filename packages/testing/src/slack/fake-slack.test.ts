@@ -1,0 +1,285 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import WebSocket from 'ws';
+import { FakeSlack } from './fake-slack.js';
+import { signSlackRequest } from './signing.js';
+import { FAKE_SLACK } from './workspace.js';
+
+let slack: FakeSlack;
+
+beforeEach(async () => {
+  slack = await FakeSlack.start();
+});
+
+afterEach(async () => {
+  await slack.close();
+});
+
+interface ApiBody {
+  readonly ok: boolean;
+  readonly error?: string;
+  readonly ts?: string;
+  readonly url?: string;
+  readonly [field: string]: unknown;
+}
+
+interface Frame {
+  readonly type?: string;
+  readonly envelope_id?: string;
+  readonly payload?: Readonly<Record<string, unknown>>;
+  readonly [field: string]: unknown;
+}
+
+/** Calls a Web API method the way WebClient does: form body, bearer token. */
+async function call(
+  method: string,
+  args: Record<string, string>,
+  token = 'xoxb-secret-bot',
+): Promise<ApiBody> {
+  const response = await fetch(`${slack.apiUrl}${method}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(args).toString(),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as ApiBody;
+}
+
+describe('FakeSlack Web API', () => {
+  it('answers auth.test with the team, bot user and bot ids', async () => {
+    const body = await call('auth.test', {});
+
+    expect(body).toMatchObject({
+      ok: true,
+      team_id: FAKE_SLACK.teamId,
+      user_id: FAKE_SLACK.botUserId,
+      bot_id: FAKE_SLACK.botId,
+      user: FAKE_SLACK.botName,
+    });
+  });
+
+  it('records chat.postMessage with its thread and returns increasing ts', async () => {
+    const first = await call('chat.postMessage', { channel: FAKE_SLACK.channels.general, text: 'one' });
+    const second = await call('chat.postMessage', {
+      channel: FAKE_SLACK.channels.general,
+      text: 'two',
+      thread_ts: first.ts ?? '',
+    });
+
+    expect(Number(second.ts)).toBeGreaterThan(Number(first.ts));
+    expect(slack.messages).toEqual([
+      { channel: FAKE_SLACK.channels.general, ts: first.ts, text: 'one' },
+      { channel: FAKE_SLACK.channels.general, ts: second.ts, text: 'two', threadTs: first.ts },
+    ]);
+    expect(second.message).toMatchObject({ bot_id: FAKE_SLACK.botId, thread_ts: first.ts });
+  });
+
+  it('refuses unknown channels and methods the way Slack does', async () => {
+    expect(await call('chat.postMessage', { channel: 'C0NOPE', text: 'x' })).toEqual({
+      ok: false,
+      error: 'channel_not_found',
+    });
+    expect(await call('chat.postMessage', { channel: FAKE_SLACK.channels.general })).toEqual({
+      ok: false,
+      error: 'no_text',
+    });
+    expect(await call('files.upload', {})).toEqual({ ok: false, error: 'unknown_method' });
+  });
+
+  it('checks the token type per method', async () => {
+    expect(await call('apps.connections.open', {}, 'xoxb-secret-bot')).toEqual({
+      ok: false,
+      error: 'not_allowed_token_type',
+    });
+    expect(await call('auth.test', {}, 'xapp-secret-app')).toEqual({
+      ok: false,
+      error: 'not_allowed_token_type',
+    });
+    const open = await call('apps.connections.open', {}, 'xapp-secret-app');
+    expect(open.url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/link\/\?ticket=/);
+  });
+
+  it('records every call without its token', async () => {
+    await call('users.info', { user: FAKE_SLACK.users.alice, token: 'xoxb-in-body' });
+
+    const [recorded] = slack.callsTo('users.info');
+    expect(recorded).toMatchObject({
+      method: 'users.info',
+      args: { user: FAKE_SLACK.users.alice, token: '[redacted]' },
+      authorization: 'Bearer [redacted]',
+      tokenKind: 'bot',
+    });
+    expect(JSON.stringify(slack.calls)).not.toContain('secret');
+    expect(JSON.stringify(slack.calls)).not.toContain('xoxb-in-body');
+  });
+
+  it('answers users.info and conversations.info from the workspace', async () => {
+    const alice = await call('users.info', { user: FAKE_SLACK.users.alice });
+    const dm = await call('conversations.info', { channel: FAKE_SLACK.channels.aliceDm });
+    const general = await call('conversations.info', { channel: FAKE_SLACK.channels.general });
+
+    expect(alice.user).toMatchObject({ name: 'alice', profile: { display_name: 'Alice' } });
+    expect(dm.channel).toMatchObject({ is_im: true, user: FAKE_SLACK.users.alice });
+    expect(general.channel).toMatchObject({ is_channel: true, is_private: false });
+    expect(await call('users.info', { user: 'U0NOBODY' })).toEqual({ ok: false, error: 'user_not_found' });
+  });
+
+  it('adds and removes reactions, refusing duplicates', async () => {
+    const args = { channel: FAKE_SLACK.channels.general, timestamp: '1.000001', name: 'eyes' };
+
+    expect(await call('reactions.add', args)).toEqual({ ok: true });
+    expect(await call('reactions.add', args)).toEqual({ ok: false, error: 'already_reacted' });
+    expect(slack.reactionsOn(args.channel, args.timestamp)).toEqual(['eyes']);
+    expect(await call('reactions.remove', args)).toEqual({ ok: true });
+    expect(slack.reactionsOn(args.channel, args.timestamp)).toEqual([]);
+  });
+
+  it('fails scripted calls, then answers normally', async () => {
+    slack.fail('reactions.add', 'missing_scope', 1);
+    const args = { channel: FAKE_SLACK.channels.general, timestamp: '1.000001', name: 'eyes' };
+
+    expect(await call('reactions.add', args)).toEqual({ ok: false, error: 'missing_scope' });
+    expect(await call('reactions.add', args)).toEqual({ ok: true });
+  });
+});
+
+describe('FakeSlack Socket Mode', () => {
+  async function connect(): Promise<{ ws: WebSocket; frames: Frame[] }> {
+    const { url = '' } = await call('apps.connections.open', {}, 'xapp-secret-app');
+    const ws = new WebSocket(url);
+    const frames: Frame[] = [];
+    ws.on('message', (data) => frames.push(JSON.parse(data.toString()) as Frame));
+    await vi.waitFor(() => expect(frames[0]?.type).toBe('hello'));
+    return { ws, frames };
+  }
+
+  it('says hello, delivers envelopes and records acks by envelope id', async () => {
+    const { ws, frames } = await connect();
+    const event = slack.build.channelMessage({ text: 'hi' });
+
+    const envelopeId = slack.deliver(event);
+
+    await vi.waitFor(() => expect(frames).toHaveLength(2));
+    expect(frames[1]).toMatchObject({
+      envelope_id: envelopeId,
+      type: 'events_api',
+      retry_attempt: 0,
+      payload: { type: 'event_callback', event, team_id: FAKE_SLACK.teamId },
+    });
+    ws.send(JSON.stringify({ envelope_id: envelopeId, payload: {} }));
+    await vi.waitFor(() => expect(slack.ackFor(envelopeId)).toEqual({ envelopeId, payload: {} }));
+    ws.close();
+  });
+
+  it('keeps the event_id of an event delivered again as a retry', async () => {
+    const { ws, frames } = await connect();
+    const event = slack.build.channelMessage({ text: 'hi' });
+
+    slack.deliver(event);
+    slack.deliver(event, { retryAttempt: 1 });
+
+    await vi.waitFor(() => expect(frames).toHaveLength(3));
+    expect(frames[2]?.payload?.event_id).toBe(frames[1]?.payload?.event_id);
+    expect(frames[2]).toMatchObject({ retry_attempt: 1, retry_reason: 'timeout' });
+    ws.close();
+  });
+
+  it('accepts a ticket once', async () => {
+    const { url = '' } = await call('apps.connections.open', {}, 'xapp-secret-app');
+    const first = new WebSocket(url);
+    await new Promise((resolve) => first.once('open', resolve));
+    const second = new WebSocket(url);
+
+    const status = await new Promise<number | undefined>((resolve) =>
+      second.once('unexpected-response', (_req, res) => resolve(res.statusCode)),
+    );
+
+    expect(status).toBe(401);
+    first.close();
+  });
+
+  it('drops connections on request', async () => {
+    const { ws } = await connect();
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+
+    slack.dropConnections('close');
+
+    expect(await closed).toBe(1001);
+    await vi.waitFor(() => expect(slack.openSockets).toBe(0));
+    expect(() => slack.deliver(slack.build.channelMessage({ text: 'x' }))).toThrow(/no open Socket Mode/);
+  });
+});
+
+describe('FakeSlack Events API client', () => {
+  let server: Server;
+  let received: { headers: Record<string, unknown>; body: string }[];
+  let url: string;
+
+  beforeEach(async () => {
+    received = [];
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks).toString() });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slack/events`;
+  });
+
+  afterEach(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('signs an event_callback with v0 HMAC-SHA256 over timestamp and body', async () => {
+    const event = slack.build.channelMessage({ text: 'hi' });
+
+    const response = await slack.sendEvent(url, event, { signingSecret: 'shh', retryNum: 2 });
+
+    expect(response).toEqual({ status: 200, text: '{"ok":true}', json: { ok: true } });
+    const [request] = received;
+    const timestamp = Number(request?.headers['x-slack-request-timestamp']);
+    expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(60);
+    expect(request?.headers['x-slack-signature']).toBe(
+      signSlackRequest('shh', timestamp, request?.body ?? ''),
+    );
+    expect(request?.headers['x-slack-retry-num']).toBe('2');
+    expect(request?.headers['x-slack-retry-reason']).toBe('http_timeout');
+    expect(JSON.parse(request?.body ?? '')).toMatchObject({ type: 'event_callback', event });
+  });
+
+  it('forges signatures and old timestamps on request', async () => {
+    const event = slack.build.channelMessage({ text: 'hi' });
+
+    await slack.sendEvent(url, event, { signingSecret: 'shh', forgeSignature: true, timestamp: 1_000 });
+
+    const [request] = received;
+    expect(request?.headers['x-slack-request-timestamp']).toBe('1000');
+    expect(request?.headers['x-slack-signature']).not.toBe(
+      signSlackRequest('shh', 1_000, request?.body ?? ''),
+    );
+  });
+
+  it('sends slash commands as a form with a response_url on the fake', async () => {
+    const command = slack.build.slashCommand({ command: '/compact', text: 'the deploy' });
+
+    await slack.sendCommand(url, command, { signingSecret: 'shh' });
+
+    const [request] = received;
+    expect(request?.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(request?.body))).toEqual(command);
+    const answer = await fetch(command.response_url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'done' }),
+    });
+    expect(answer.status).toBe(200);
+    expect(slack.responses).toEqual([
+      { path: new URL(command.response_url).pathname, body: { text: 'done' } },
+    ]);
+  });
+});

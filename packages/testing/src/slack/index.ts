@@ -1,0 +1,13 @@
+export * from './fake-slack.js';
+export * from './payloads.js';
+export * from './signing.js';
+export type { TokenKind, WebApiArgs, WebApiBody } from './web-api.js';
+export {
+  type EphemeralMessage,
+  FAKE_SLACK,
+  type FakeChannelType,
+  type FakeSlackChannel,
+  type FakeSlackIdentity,
+  type FakeSlackUser,
+  type PostedMessage,
+} from './workspace.js';
