@@ -7,6 +7,7 @@ import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
 import { simulateBench } from './simulate.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
+import { turnBench } from './turn.bench.js';
 
 const only = process.argv[2];
 const benches: [string, () => Promise<string>][] = [
@@ -14,6 +15,7 @@ const benches: [string, () => Promise<string>][] = [
   ['tokenizer', tokenizerBench],
   ['simulate', simulateBench],
   ['pipeline', pipelineBench],
+  ['turn', turnBench],
 ];
 
 console.log(

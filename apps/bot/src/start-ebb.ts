@@ -16,8 +16,15 @@ import {
   runCompactionWorker,
 } from '@ebb/compaction-worker';
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
-import { type ChatModel, type CompactionQueue, type ContextNotifier, EbbError } from '@ebb/core';
+import {
+  type ChatModel,
+  type CompactionQueue,
+  type ContextNotifier,
+  EbbError,
+  type PlatformAdapter,
+} from '@ebb/core';
 import { createDb, type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { DiscordAdapter } from '@ebb/discord';
 import { CHAT_RETRY, OFFLINE_LABEL, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
@@ -27,6 +34,7 @@ import {
   RedisContextNotifier,
   waitForReady,
 } from '@ebb/queue';
+import { SlackAdapter } from '@ebb/slack';
 import { WebAdapter } from '@ebb/web';
 import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
@@ -42,11 +50,18 @@ export interface StartOptions {
   /** Tests: a database already opened and migrated. */
   readonly database?: Database;
   readonly llmRetry?: RetryOptions;
+  /** Tests: where the Slack Web API and Discord REST live (local fakes), and Slack's HTTP receiver port. */
+  readonly platforms?: {
+    readonly slackApiUrl?: string;
+    readonly slackPort?: number;
+    readonly discordRestApi?: string;
+  };
 }
 
 export interface RunningEbb {
   readonly bot: Bot;
   readonly web: WebAdapter;
+  readonly adapters: readonly PlatformAdapter[];
   readonly embedded: { readonly database: boolean; readonly queue: boolean; readonly offline: boolean };
   close(): Promise<void>;
 }
@@ -158,7 +173,36 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     web.app.get('/healthz', (c) =>
       c.json({ ok: true, embedded: { database: embeddedDatabase, queue: !useRedis, offline } }),
     );
-    if (env.SLACK_BOT_TOKEN === undefined && env.DISCORD_TOKEN === undefined) {
+    const adapters: PlatformAdapter[] = [web];
+    const config = options.config();
+    const overrides = options.platforms ?? {};
+    if (env.SLACK_BOT_TOKEN !== undefined) {
+      adapters.push(
+        new SlackAdapter({
+          mode: config.slack.mode,
+          botToken: env.SLACK_BOT_TOKEN,
+          ...(env.SLACK_APP_TOKEN === undefined ? {} : { appToken: env.SLACK_APP_TOKEN }),
+          ...(env.SLACK_SIGNING_SECRET === undefined ? {} : { signingSecret: env.SLACK_SIGNING_SECRET }),
+          // The Events API receiver listens next to the web channel.
+          port: overrides.slackPort ?? config.web.port + 1,
+          host: config.web.host,
+          botName: 'ebb',
+          logger,
+          ...(overrides.slackApiUrl === undefined ? {} : { slackApiUrl: overrides.slackApiUrl }),
+        }),
+      );
+    }
+    if (env.DISCORD_TOKEN !== undefined) {
+      adapters.push(
+        new DiscordAdapter({
+          token: env.DISCORD_TOKEN,
+          botName: 'ebb',
+          logger,
+          ...(overrides.discordRestApi === undefined ? {} : { restApi: overrides.discordRestApi }),
+        }),
+      );
+    }
+    if (adapters.length === 1) {
       logger.info({ fallback: 'platforms' }, 'no Slack or Discord token: only the web channel runs');
     }
 
@@ -173,10 +217,14 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       logger,
       onEvent,
     });
-    await bot.start([web]);
+    await bot.start(adapters);
+    logger.info(
+      { platforms: adapters.map((a) => a.platform) },
+      `platforms: ${adapters.map((a) => a.platform).join(', ')}`,
+    );
     closers.push(() => bot.stop());
     logger.info({ url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
-    return { bot, web, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
+    return { bot, web, adapters, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
   } catch (err) {
     await close();
     throw err;

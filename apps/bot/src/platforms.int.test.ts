@@ -1,0 +1,258 @@
+/**
+ * End to end through Slack (Socket Mode and the Events API) and Discord: the real Bolt and
+ * discord.js clients against local fakes of the platforms, the bot, Postgres, BullMQ with a worker
+ * in this process, and the fake OpenAI server. 2,000 messages per platform with a 4,000-token window.
+ */
+import { loadEnv, parseConfig } from '@ebb/config';
+import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { loadTokenizer } from '@ebb/llm';
+import { createLogger } from '@ebb/logger';
+import { createRedis, waitForReady } from '@ebb/queue';
+import { FakeDiscord } from '@ebb/testing/discord';
+import { FakeOpenAiServer } from '@ebb/testing/openai';
+import { freshSchemaDb } from '@ebb/testing/postgres';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type RunningEbb, startEbb } from './start-ebb.js';
+
+const MESSAGES = 2_000;
+const fast = { timeout: 10_000, interval: 2 } as const;
+
+/** What the test needs of a platform: post as a person, count the bot's posts, run a command. */
+interface Driver {
+  readonly env: Record<string, string>;
+  readonly platforms: Parameters<typeof startEbb>[0]['platforms'];
+  readonly keys: readonly [string, string];
+  /** The user id that runs commands (an admin in the test config). */
+  readonly admin: string;
+  say(channel: 0 | 1, text: string): Promise<void>;
+  botPosts(channel: 0 | 1): number;
+  command(name: 'context' | 'compact', args?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+type DriverFactory = () => Promise<Driver>;
+
+const slackDriver =
+  (mode: 'socket' | 'http'): DriverFactory =>
+  async () => {
+    const slack = await FakeSlack.start();
+    const channels = [FAKE_SLACK.channels.general, FAKE_SLACK.channels.random] as const;
+    const signingSecret = 'test-signing-secret';
+    let eventsUrl = '';
+    const team = slack.identity.teamId;
+    const driver: Driver = {
+      env: {
+        SLACK_BOT_TOKEN: 'xoxb-test-bot-token',
+        ...(mode === 'socket'
+          ? { SLACK_APP_TOKEN: 'xapp-test-app-token' }
+          : { SLACK_SIGNING_SECRET: signingSecret }),
+      },
+      platforms: { slackApiUrl: slack.apiUrl, slackPort: 0 },
+      keys: [`slack:${team}:${channels[0]}`, `slack:${team}:${channels[1]}`],
+      admin: FAKE_SLACK.users.alice,
+      async say(channel, text) {
+        const event = slack.build.channelMessage({ text, channel: channels[channel] });
+        if (mode === 'socket') {
+          const id = slack.deliver(event);
+          await vi.waitFor(() => expect(slack.ackFor(id)).toBeDefined(), fast);
+        } else {
+          const response = await slack.sendEvent(eventsUrl, event, { signingSecret });
+          expect(response.status).toBe(200);
+        }
+      },
+      botPosts: (channel) => slack.messages.filter((m) => m.channel === channels[channel]).length,
+      async command(name, args = '') {
+        const payload = slack.build.slashCommand({
+          command: `/${name}`,
+          text: args,
+          user: FAKE_SLACK.users.alice,
+        });
+        if (mode === 'socket') {
+          const id = slack.deliverCommand(payload);
+          await vi.waitFor(() => expect(slack.ackFor(id)).toBeDefined(), fast);
+          return JSON.stringify(slack.ackFor(id)?.payload ?? {});
+        }
+        const response = await slack.sendCommand(eventsUrl, payload, { signingSecret });
+        return response.text;
+      },
+      close: () => slack.close(),
+    };
+    return Object.assign(driver, {
+      setEventsUrl(url: string) {
+        eventsUrl = url;
+      },
+    });
+  };
+
+const discordDriver: DriverFactory = async () => {
+  const discord = await FakeDiscord.start();
+  const alice = discord.createUser({ username: 'alice', globalName: 'Alice' });
+  const channels = [discord.guild.channel('general'), discord.guild.channel('deploy-plan')] as const;
+  return {
+    env: { DISCORD_TOKEN: discord.token },
+    platforms: { discordRestApi: discord.restApi },
+    keys: [`discord:${discord.guild.id}:${channels[0].id}`, `discord:${discord.guild.id}:${channels[1].id}`],
+    admin: alice.id,
+    async say(channel, text) {
+      discord.postMessage({ channel: channels[channel], author: alice, content: text });
+    },
+    botPosts: (channel) => discord.posted.filter((m) => m.channel_id === channels[channel].id).length,
+    async command(name, args = '') {
+      const interaction = discord.invokeCommand({
+        name,
+        channel: channels[0],
+        user: alice,
+        ...(args ? { options: { focus: args } } : {}),
+      });
+      return vi.waitFor(() => {
+        const reply = discord.interaction(interaction.id).replies.at(-1)?.content;
+        if (!reply) throw new Error('no reply yet');
+        return reply;
+      }, fast);
+    },
+    close: () => discord.close(),
+  };
+};
+
+describe.each([
+  ['Slack, Socket Mode', slackDriver('socket')],
+  ['Slack, Events API', slackDriver('http')],
+  ['Discord', discordDriver],
+])('%s end to end', (_name, makeDriver) => {
+  let fake: FakeOpenAiServer;
+  let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
+  let ebb: RunningEbb;
+  let driver: Driver;
+  const prefix = randomPrefix();
+
+  beforeAll(async () => {
+    const tokenizer = await loadTokenizer('o200k_base');
+    fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
+    let chats = 0;
+    fake.reply((req) =>
+      (req.body as { response_format?: unknown }).response_format
+        ? {
+            json: {
+              summary: '## Decisions\n- The key rotation happens on Friday at 10:00.',
+              memories: [
+                {
+                  type: 'decision',
+                  text: 'Key rotation is on Friday at 10:00',
+                  importance: 0.9,
+                  speaker: 'alice',
+                  fromSeq: 1,
+                  toSeq: 1,
+                },
+              ],
+            },
+          }
+        : { content: `ack ${++chats}` },
+    );
+    fresh = await freshSchemaDb();
+    driver = await makeDriver();
+    const config = parseConfig(
+      [
+        '[llm]',
+        'context_window = 4000',
+        'max_output_tokens = 300',
+        `base_url = "${fake.url}"`,
+        '[compaction]',
+        'summary_max_tokens = 250',
+        'protect_recent = 4',
+        'cooldown_seconds = 0',
+        '[memory]',
+        'recall_max_tokens = 150',
+        '[bot]',
+        'respond_to = "all"',
+        '[slack]',
+        `mode = "${driver.env.SLACK_APP_TOKEN ? 'socket' : 'http'}"`,
+        `admins = ["${driver.admin}"]`,
+        '[discord]',
+        `admins = ["${driver.admin}"]`,
+      ].join('\n'),
+      'platforms.toml',
+    );
+    ebb = await startEbb({
+      config: () => config,
+      env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, ...driver.env }),
+      logger: createLogger({ level: 'silent' }),
+      withWorker: true,
+      webPort: 0,
+      database: fresh.database,
+      llmRetry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+      ...(driver.platforms ? { platforms: driver.platforms } : {}),
+    });
+    const slack = ebb.adapters.find((a) => a.platform === 'slack') as { eventsUrl?: string } | undefined;
+    (driver as Driver & { setEventsUrl?: (u: string) => void }).setEventsUrl?.(slack?.eventsUrl ?? '');
+  }, 60_000);
+
+  afterAll(async () => {
+    await ebb?.close();
+    await driver?.close();
+    const redis = createRedis(redisUrl(), { role: 'producer' });
+    await waitForReady(redis);
+    await cleanupPrefix(redis, prefix);
+    await redis.quit();
+    await fresh?.close();
+    await fake?.close();
+  });
+
+  it(`answers ${MESSAGES} messages once each through every compaction tier`, async () => {
+    for (let i = 0; i < MESSAGES; i++) {
+      const text =
+        i % 97 === 96
+          ? `paste ${i}: ${'ERROR upstream reset request_id=12345 attempt=3 '.repeat(70)}`
+          : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
+      await driver.say(0, text);
+      await vi.waitFor(() => expect(driver.botPosts(0)).toBe(i + 1), fast);
+    }
+    const channels = new PgChannelStore({ db: fresh.db });
+    // The reply is archived right after it is posted.
+    await vi.waitFor(
+      async () => expect((await channels.loadPrefix(driver.keys[0])).headSeq).toBe(2 * MESSAGES),
+      fast,
+    );
+    const context = await channels.loadContext(driver.keys[0]);
+    const archive = await channels.readArchive(driver.keys[0], 1, context.headSeq);
+    expect(archive.filter((m) => m.role === 'assistant')).toHaveLength(MESSAGES);
+    expect(fake.completionRequests.filter((r) => r.fault === 'context_length_exceeded')).toEqual([]);
+
+    const runs = new PgRunStore({ db: fresh.db });
+    await vi.waitFor(
+      async () => {
+        const recent = await runs.recent(driver.keys[0], 5);
+        expect(recent.every((r) => r.status !== 'queued' && r.status !== 'running')).toBe(true);
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    const all = await runs.recent(driver.keys[0], 10_000);
+    expect(new Set(all.map((r) => r.tier))).toEqual(new Set(['background', 'aggressive', 'emergency']));
+    for (const run of all) {
+      if (run.tier === 'background') expect(run.usage).toBeGreaterThanOrEqual(0.8);
+      if (run.tier === 'aggressive') expect(run.usage).toBeGreaterThanOrEqual(0.85);
+    }
+  }, 300_000);
+
+  it('recalls memories in the channel that produced them and never in the other', async () => {
+    expect(
+      (await new PgMemoryStore({ db: fresh.db }).list({ scope: driver.keys[0] })).length,
+    ).toBeGreaterThan(0);
+    const before = fake.completionRequests.length;
+    await driver.say(0, 'when is the key rotation?');
+    await vi.waitFor(() => expect(driver.botPosts(0)).toBe(MESSAGES + 1), fast);
+    await driver.say(1, 'when is the key rotation?');
+    await vi.waitFor(() => expect(driver.botPosts(1)).toBe(1), fast);
+    const [inFirst, inOther] = fake.completionRequests.slice(before).map((r) => JSON.stringify(r.body));
+    expect(inFirst).toContain('Key rotation is on Friday at 10:00');
+    expect(inOther).not.toContain('Key rotation');
+  });
+
+  it('answers /context and /compact', async () => {
+    expect(await driver.command('context')).toContain(`Context of ${driver.keys[0]}`);
+    expect(await driver.command('compact', 'the rotation plan')).toMatch(
+      /Compaction queued \(focus: the rotation plan\)|Nothing to compact/,
+    );
+  });
+});
