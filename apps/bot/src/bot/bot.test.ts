@@ -1,0 +1,163 @@
+/**
+ * The bot's turn decisions against in-memory stores, the in-process queue and a recording platform
+ * (a port implementation; the real adapters are tested against fake Slack and Discord servers).
+ */
+import { parseConfig } from '@ebb/config';
+import {
+  type ChatMessage,
+  type ChatModel,
+  type InboundMessage,
+  InMemoryChannelStore,
+  InMemoryMemoryStore,
+  InMemoryRunStore,
+  type PlatformAdapter,
+  type PlatformHandlers,
+} from '@ebb/core';
+import { createLogger } from '@ebb/logger';
+import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { Bot } from './bot.js';
+
+class RecordingPlatform implements PlatformAdapter {
+  readonly platform = 'slack' as const;
+  readonly sent: { key: string; text: string }[] = [];
+  handlers: PlatformHandlers | undefined;
+  async start(handlers: PlatformHandlers) {
+    this.handlers = handlers;
+  }
+  async send(key: string, text: string) {
+    this.sent.push({ key, text });
+    return { platformMessageId: `out-${this.sent.length}` };
+  }
+  async typing() {}
+  async stop() {}
+}
+
+class RecordingModel implements ChatModel {
+  readonly label = 'recording';
+  readonly prompts: (readonly ChatMessage[])[] = [];
+  async reply(messages: readonly ChatMessage[]) {
+    this.prompts.push(messages);
+    return { text: `answer ${this.prompts.length}` };
+  }
+}
+
+const KEY = 'slack:T1:C1';
+let n = 0;
+const inbound = (fields: Partial<InboundMessage> = {}): InboundMessage => ({
+  platform: 'slack',
+  channelKey: KEY,
+  platformMessageId: `m${++n}`,
+  authorId: 'U1',
+  authorName: 'ana',
+  fromBot: false,
+  text: 'the deploy is done',
+  ts: new Date().toISOString(),
+  mentionsBot: false,
+  direct: false,
+  ...fields,
+});
+
+describe('Bot turns', () => {
+  let platform: RecordingPlatform;
+  let model: RecordingModel;
+  let channels: InMemoryChannelStore;
+  let handlers: PlatformHandlers;
+
+  beforeEach(async () => {
+    platform = new RecordingPlatform();
+    model = new RecordingModel();
+    channels = new InMemoryChannelStore();
+    const config = parseConfig('[slack]\nadmins = ["U-admin"]\n', 'bot-test.toml');
+    const bot = new Bot({
+      config: () => config,
+      channels,
+      memories: new InMemoryMemoryStore(),
+      runs: new InMemoryRunStore(),
+      queue: new InlineCompactionQueue({ processor: async () => undefined }),
+      notifier: new InProcessContextNotifier(),
+      chatModel: () => model,
+      logger: createLogger({ level: 'silent' }),
+    });
+    await bot.start([platform]);
+    handlers = platform.handlers as PlatformHandlers;
+  });
+
+  it('archives but does not answer a message that does not mention it (respond_to = mentions)', async () => {
+    expect(await handlers.onMessage(inbound())).toEqual({ reply: null });
+    expect(platform.sent).toEqual([]);
+    expect((await channels.loadContext(KEY)).headSeq).toBe(1);
+  });
+
+  it('answers a mention and a DM, posts once, and archives the reply', async () => {
+    expect(await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb status?' }))).toEqual({
+      reply: 'answer 1',
+    });
+    expect(await handlers.onMessage(inbound({ direct: true, channelKey: 'slack:T1:D1' }))).toEqual({
+      reply: 'answer 2',
+    });
+    expect(platform.sent).toEqual([
+      { key: KEY, text: 'answer 1' },
+      { key: 'slack:T1:D1', text: 'answer 2' },
+    ]);
+    const context = await channels.loadContext(KEY);
+    expect(context.raw.map((m) => [m.role, m.text])).toEqual([
+      ['user', '@ebb status?'],
+      ['assistant', 'answer 1'],
+    ]);
+    // The prompt ends with the message being answered, speaker named.
+    expect(model.prompts[0]?.at(-1)).toEqual({ role: 'user', content: 'ana: @ebb status?' });
+  });
+
+  it('never answers a bot, even when mentioned or in a DM', async () => {
+    expect(await handlers.onMessage(inbound({ fromBot: true, mentionsBot: true, direct: true }))).toEqual({
+      reply: null,
+    });
+    expect(platform.sent).toEqual([]);
+    expect((await channels.loadContext(KEY)).headSeq).toBe(1);
+  });
+
+  it('handles a redelivered message (same platform id) once', async () => {
+    const message = inbound({ mentionsBot: true });
+    await handlers.onMessage(message);
+    expect(await handlers.onMessage(message)).toEqual({ reply: null });
+    expect(platform.sent).toHaveLength(1);
+    expect((await channels.loadContext(KEY)).headSeq).toBe(2);
+  });
+
+  it('runs turns of one channel in order, and restricts /compact to admins', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => handlers.onMessage(inbound({ mentionsBot: true, text: `q${i}` }))),
+    );
+    expect(results.map((r) => r?.reply)).toEqual([
+      'answer 1',
+      'answer 2',
+      'answer 3',
+      'answer 4',
+      'answer 5',
+    ]);
+    const texts = (await channels.loadContext(KEY)).raw.map((m) => m.text);
+    expect(texts).toEqual([
+      'q0',
+      'answer 1',
+      'q1',
+      'answer 2',
+      'q2',
+      'answer 3',
+      'q3',
+      'answer 4',
+      'q4',
+      'answer 5',
+    ]);
+    const command = { platform: 'slack' as const, channelKey: KEY, args: '' };
+    expect(await handlers.onCommand({ ...command, name: 'compact', userId: 'U-someone' })).toMatch(
+      /^Only the admins/,
+    );
+    expect(await handlers.onCommand({ ...command, name: 'compact', userId: 'U-admin' })).toMatch(
+      /^(Compaction queued|Nothing to compact)/,
+    );
+    expect(await handlers.onCommand({ ...command, name: 'context', userId: 'U-someone' })).toMatch(
+      /^Context of slack:T1:C1: ▕/,
+    );
+  });
+});
