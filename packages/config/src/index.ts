@@ -36,6 +36,12 @@ export {
   type SlackSection,
   type WebSection,
 } from './config-schema.js';
+export {
+  ConfigWatcher,
+  type ConfigWatcherOptions,
+  changedSettings,
+  type ReloadOutcome,
+} from './config-watcher.js';
 export { checkChannel } from './cross-field-rules.js';
 export type { DeepReadonly } from './deep-freeze.js';
 export type { ChannelBlock, EbbConfig } from './ebb-config.js';

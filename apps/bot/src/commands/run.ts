@@ -4,11 +4,13 @@
  */
 import { startEbb } from '../start-ebb.js';
 import type { CommandIo } from './io.js';
+import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
 
 export async function run(args: { config?: string; withWorker: boolean }, _io: CommandIo): Promise<number> {
   const { config, env, logger } = await loadRuntime(args, args.withWorker ? 'ebb-dev' : 'ebb');
-  const ebb = await startEbb({ config: () => config, env, logger, withWorker: args.withWorker });
+  const reloading = watchConfig(config, logger);
+  const ebb = await startEbb({ config: reloading.current, env, logger, withWorker: args.withWorker });
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ signal }, 'stopping Ebb');
@@ -17,6 +19,7 @@ export async function run(args: { config?: string; withWorker: boolean }, _io: C
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  reloading.stop();
   await ebb.close();
   return 0;
 }

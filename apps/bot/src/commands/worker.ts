@@ -6,6 +6,7 @@
 import { runCompactionWorker } from '@ebb/compaction-worker';
 import { migrate } from '@ebb/db';
 import type { CommandIo } from './io.js';
+import { watchConfig } from './reload.js';
 import { loadRuntime, openDatabase } from './runtime.js';
 
 export async function worker(
@@ -22,8 +23,9 @@ export async function worker(
   }
   const database = await openDatabase(env);
   await migrate(database);
+  const reloading = watchConfig(config, logger);
   const running = await runCompactionWorker({
-    config: () => config,
+    config: reloading.current,
     env,
     database,
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
@@ -39,6 +41,7 @@ export async function worker(
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  reloading.stop();
   await running.close();
   await database.close();
   return 0;
