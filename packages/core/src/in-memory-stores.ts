@@ -10,6 +10,7 @@ import { planSplice, type SummaryResult } from './plan-splice.js';
 import type {
   AppendResult,
   ChannelStore,
+  ChannelSummary,
   CompactionRun,
   MemoryQuery,
   MemoryStore,
@@ -189,6 +190,15 @@ export class InMemoryChannelStore implements ChannelStore {
 
   async setCalibration(channelKey: string, calibration: Calibration): Promise<void> {
     this.#channel(channelKey).calibration = { factor: calibration.factor, samples: calibration.samples };
+  }
+
+  async listChannels(): Promise<ChannelSummary[]> {
+    return [...this.#channels.keys()]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((key) => {
+        const { generation, headSeq, tokens } = this.#channels.get(key)?.context.view() ?? EMPTY_VIEW;
+        return { key, headSeq, generation, tokens };
+      });
   }
 
   #channel(channelKey: string): ChannelState {

@@ -68,6 +68,15 @@ export interface TruncationRequest {
   readonly markerTokens: number;
 }
 
+/** A channel as `ChannelStore.listChannels` gives it: its counters, without spans or messages. */
+export interface ChannelSummary {
+  readonly key: string;
+  readonly headSeq: number;
+  readonly generation: number;
+  /** Tokens of the active spans and the raw messages (`ContextView.tokens`). */
+  readonly tokens: number;
+}
+
 /** The archive and working context of every channel. */
 export interface ChannelStore {
   /** Appends a message at head + 1; idempotent on `platformMessageId`. */
@@ -92,6 +101,8 @@ export interface ChannelStore {
   truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome>;
   calibration(channelKey: string): Promise<Calibration>;
   setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
+  /** Every channel the store holds, ordered by key: for operators (`ebb status`), not the hot path. */
+  listChannels(): Promise<ChannelSummary[]>;
 }
 
 /** A memory as the extractor proposes it, before it has an id. */

@@ -72,7 +72,11 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
       max: options.poolSize ?? DEFAULT_DB_OPTIONS.poolSize,
       ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
     });
-    pool.on('error', options.onPoolError ?? (() => {}));
+    const onError = options.onPoolError ?? (() => {});
+    pool.on('error', onError);
+    // A connection that drops while a client is checked out (between the queries of a transaction)
+    // emits 'error' on that client, which the pool does not listen to: without this, it crashes.
+    pool.on('connect', (client) => client.on('error', onError));
     const db = drizzlePg({ client: pool });
     return { kind: 'postgres', db, ...withSchema, close: () => pool.end() };
   }

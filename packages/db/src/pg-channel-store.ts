@@ -8,6 +8,7 @@ import {
   type AppendResult,
   type Calibration,
   type ChannelStore,
+  type ChannelSummary,
   type ContextMessage,
   type ContextView,
   type NewMessage,
@@ -327,6 +328,21 @@ export class PgChannelStore implements ChannelStore {
         .values({ key: channelKey, platform: platformOf(channelKey), ...values })
         .onConflictDoUpdate({ target: channels.key, set: { ...values, updatedAt: sql`now()` } });
     });
+  }
+
+  listChannels(): Promise<ChannelSummary[]> {
+    return dbCall('listChannels', () =>
+      this.#db
+        .select({
+          key: channels.key,
+          headSeq: channels.headSeq,
+          generation: channels.generation,
+          tokens: sql<number>`${channels.spanTokens} + ${channels.rawTokens}`.mapWith(Number),
+        })
+        .from(channels)
+        // Byte order, as the in-memory store sorts, whatever the database's collation.
+        .orderBy(sql`${channels.key} collate "C"`),
+    );
   }
 }
 

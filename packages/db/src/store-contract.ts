@@ -484,6 +484,27 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
       });
     });
 
+    describe('listChannels', () => {
+      it('lists every channel by key with its head, generation and context tokens', async () => {
+        // Other tests may share the store: look only at this test's keys.
+        const ours = async () => (await stores.channels.listChannels()).filter((c) => c.key.startsWith(key));
+        expect(await ours()).toEqual([]);
+        await appendMany(stores.channels, `${key}:b`, 10);
+        await stores.channels.splice(`${key}:b`, {
+          jobId: 'j1',
+          fromSeq: 1,
+          toSeq: 4,
+          text: 'S1',
+          tokens: 7,
+        });
+        await appendMany(stores.channels, `${key}:a`, 2);
+        expect(await ours()).toEqual([
+          { key: `${key}:a`, headSeq: 2, generation: 0, tokens: 20 },
+          { key: `${key}:b`, headSeq: 10, generation: 1, tokens: 67 },
+        ]);
+      });
+    });
+
     describe('memories', () => {
       const memory = (text: string, fields: Partial<NewMemory> = {}): NewMemory => ({
         type: 'fact',

@@ -90,23 +90,23 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
     const channel = job.channelKey;
     const event = { channel, tier: job.tier, jobId: job.jobId, fromSeq: job.fromSeq, toSeq: job.toSeq };
 
-    let run = await runs.start(job.jobId);
-    if (!run) {
-      // The worker got the job before the bot recorded it.
-      await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
-      run = await runs.start(job.jobId);
-    }
-    if (run && TERMINAL_RUN_STATUSES.has(run.status)) {
-      return { kind: 'already_finished', status: run.status };
-    }
-    if (await circuitOpen(runs, channel, job.jobId, breaker, now())) {
-      await runs.finish(job.jobId, { status: 'skipped', error: 'circuit_open' });
-      emit({ event: 'compaction.skipped', ...event, reason: 'circuit_open' });
-      return { kind: 'skipped', reason: 'circuit_open' };
-    }
-    emit({ event: 'compaction.started', ...event });
-
     try {
+      let run = await runs.start(job.jobId);
+      if (!run) {
+        // The worker got the job before the bot recorded it.
+        await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
+        run = await runs.start(job.jobId);
+      }
+      if (run && TERMINAL_RUN_STATUSES.has(run.status)) {
+        return { kind: 'already_finished', status: run.status };
+      }
+      if (await circuitOpen(runs, channel, job.jobId, breaker, now())) {
+        await runs.finish(job.jobId, { status: 'skipped', error: 'circuit_open' });
+        emit({ event: 'compaction.skipped', ...event, reason: 'circuit_open' });
+        return { kind: 'skipped', reason: 'circuit_open' };
+      }
+      emit({ event: 'compaction.started', ...event });
+
       const settings = await options.settingsFor(channel);
       const prefix = await channels.loadPrefix(channel);
       const snapshot = await snapshotRange(channels, prefix, job);

@@ -1,0 +1,136 @@
+/**
+ * `ebb compact KEY [--focus TEXT] [--config PATH]`: a manual pass of one channel, as `/compact` in the
+ * channel would queue it (the background fraction, now, whatever the usage), through the queue the
+ * bot and the workers use: BullMQ on `REDIS_URL` under `EBB_REDIS_PREFIX`. A worker (`ebb worker`,
+ * or `ebb dev`) runs it. Exit codes: 0 with the job id (a new job, or the one already queued or
+ * running for the channel); 1 when nothing was enqueued, with the reason.
+ *
+ * An embedded single-process deployment (no `DATABASE_URL`, or no Redis) runs its passes inside the
+ * bot; there, `/compact` in the channel does this.
+ */
+import { resolveChannel } from '@ebb/config';
+import { ChannelCompactor, type CompactionLogEvent, chatMessageTokens, TRUNCATION_MARKER } from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import {
+  BullmqCompactionQueue,
+  CompactionJobPayload,
+  createRedis,
+  describeRedisUrl,
+  isRedisReachable,
+  waitForReady,
+} from '@ebb/queue';
+import type { CommandIo } from './io.js';
+import { compactorSettingsOf } from './status.js';
+import { readConfig, type StoreCommandDeps, withStores } from './store-session.js';
+
+export interface CompactArgs {
+  /** The channel key (`slack:T1:C1`, `discord:G:C`, `web:abc`). */
+  readonly channel: string;
+  /** `--focus TEXT`: what the summary should dwell on. */
+  readonly focus?: string | undefined;
+  /** `--config PATH`; otherwise `EBB_CONFIG`, otherwise `./config.toml`. */
+  readonly config?: string | undefined;
+}
+
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+const EMBEDDED_HINT = 'An embedded deployment compacts inside the bot: run /compact in the channel.';
+
+export async function compact(
+  args: CompactArgs,
+  io: CommandIo,
+  deps: StoreCommandDeps = {},
+): Promise<number> {
+  const focus = args.focus?.trim() || undefined;
+  if (focus !== undefined) {
+    const checked = CompactionJobPayload.shape.focus.safeParse(focus);
+    if (!checked.success) {
+      io.err(`ebb compact: --focus: ${checked.error.issues.map((i) => i.message).join('; ')}`);
+      return 1;
+    }
+  }
+  const command = 'ebb compact';
+  const config = await readConfig(command, args.config, io, deps);
+  if (typeof config === 'number') return config;
+  // Never the embedded database (no `embedded` option): the run row is written while the bot runs.
+  return withStores({ command, embeddedHint: EMBEDDED_HINT }, io, deps, async (session) => {
+    const key = args.channel;
+    const context = await session.channels.loadContext(key);
+    if (context.headSeq === 0) {
+      io.err(`ebb compact: no channel ${key} in the database (no message of it was ever stored).`);
+      io.err('`ebb status` lists the channels.');
+      return 1;
+    }
+
+    const redisUrl = session.env.REDIS_URL ?? DEFAULT_REDIS_URL;
+    if (!(await isRedisReachable(redisUrl, 2_000))) {
+      io.err(
+        `ebb compact: no Redis answers at ${describeRedisUrl(redisUrl)} (REDIS_URL), so no pass can be queued.`,
+      );
+      io.err(EMBEDDED_HINT);
+      return 1;
+    }
+    const producer = createRedis(redisUrl, { role: 'producer', connectionName: 'ebb-compact' });
+    const queue = new BullmqCompactionQueue({ connection: producer, prefix: session.env.EBB_REDIS_PREFIX });
+    try {
+      await waitForReady(producer);
+      const events: CompactionLogEvent[] = [];
+      const compactor = new ChannelCompactor({
+        channels: session.channels,
+        runs: session.runs,
+        queue,
+        // Only an emergency truncation uses it; a manual pass never truncates.
+        markerTokens: chatMessageTokens(await loadTokenizer('o200k_base'), TRUNCATION_MARKER),
+        onEvent: (event) => events.push(event),
+      });
+      const settings = resolveChannel(config, key);
+      const result = await compactor.compactNow(
+        key,
+        context,
+        await compactorSettingsOf(settings),
+        await session.channels.calibration(key),
+        focus,
+      );
+      const last = events.at(-1);
+      if (result.jobId !== undefined) {
+        if (last?.event === 'compaction.skipped' && last.reason === 'in_flight') {
+          io.out(`A pass of ${key} is already queued or running: ${result.jobId}`);
+          if (focus !== undefined)
+            io.out('It runs without the focus; run this again once it is done to add one.');
+        } else {
+          const range = last?.fromSeq === undefined ? '' : ` (messages #${last.fromSeq}–#${last.toSeq})`;
+          io.out(
+            `Compaction of ${key} queued${range}${focus === undefined ? '' : `, focus: ${focus}`}: ${result.jobId}`,
+          );
+        }
+        return 0;
+      }
+      io.err(`ebb compact: nothing enqueued for ${key}: ${explainReason(result.reason, last, settings)}`);
+      return 1;
+    } finally {
+      await queue.close();
+      if (producer.status === 'ready') await producer.quit();
+      else producer.disconnect();
+    }
+  });
+}
+
+function explainReason(
+  reason: string | undefined,
+  last: CompactionLogEvent | undefined,
+  settings: ReturnType<typeof resolveChannel>,
+): string {
+  switch (reason) {
+    case 'empty':
+      return 'its context is empty.';
+    case 'all_protected':
+      return (
+        `every message in its context is among the ${settings.compaction.protectRecent} newest, ` +
+        'which are never compacted (compaction.protect_recent).'
+      );
+    case 'queue_unavailable':
+      return `the queue refused the job (${last?.error ?? 'unknown error'}).`;
+    default:
+      return reason ?? 'no reason given.';
+  }
+}

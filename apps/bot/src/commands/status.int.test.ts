@@ -1,0 +1,256 @@
+/**
+ * `ebb status` against the real Postgres stores: a Slack channel with a summary span, two passes,
+ * memories and a channel-pattern override of its thresholds; a thread and a web channel beside it.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chatMessageTokens, type NewMessage } from '@ebb/core';
+import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { loadTokenizer } from '@ebb/llm';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageBar } from '../bot/context-report.js';
+import type { CommandIo } from './io.js';
+import { status } from './status.js';
+
+const SYSTEM_PROMPT = 'You are Ebb, a terse assistant.';
+const dir = mkdtempSync(join(tmpdir(), 'ebb-status-'));
+const configFile = join(dir, 'config.toml');
+writeFileSync(
+  configFile,
+  [
+    '[llm]',
+    'context_window = 16000',
+    'max_output_tokens = 1000',
+    '[memory]',
+    'recall_max_tokens = 200',
+    '[bot]',
+    `system_prompt = "${SYSTEM_PROMPT}"`,
+    '[prices."gpt-4o-mini"]',
+    'input_per_mtok = 0.15',
+    'output_per_mtok = 0.6',
+    '[channels."slack:T1:*".compaction]',
+    'background_threshold = 0.5',
+    'aggressive_threshold = 0.7',
+  ].join('\n'),
+);
+
+const SLACK = 'slack:T1:C1';
+const THREAD = 'slack:T1:C1:1700000000.0001';
+const WEB = 'web:w1';
+
+function capture(): CommandIo & { stdout: () => string; stderr: () => string } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    out: (t) => out.push(t),
+    err: (t) => err.push(t),
+    stdout: () => out.join('\n'),
+    stderr: () => err.join('\n'),
+  };
+}
+
+function message(i: number, tokens: number): NewMessage {
+  return { role: 'user', author: 'ana', text: `message ${i}`, tokens, contextTokens: tokens };
+}
+
+let pg: FreshSchemaDb;
+let expectedUsage: number;
+let reserved: number;
+
+beforeAll(async () => {
+  pg = await freshSchemaDb();
+  const channels = new PgChannelStore({ db: pg.db });
+  const runs = new PgRunStore({ db: pg.db });
+  const memories = new PgMemoryStore({ db: pg.db });
+  // 30 messages of 400 tokens; 1..10 summarized into 50 tokens: 50 + 20 × 400 in the context.
+  for (let i = 1; i <= 30; i++) await channels.append(SLACK, message(i, 400));
+  await channels.splice(SLACK, { jobId: 'job-done', fromSeq: 1, toSeq: 10, text: 'Summary.', tokens: 50 });
+  await channels.setCalibration(SLACK, { factor: 1.2, samples: 4 });
+  await channels.append(THREAD, message(1, 30));
+  for (let i = 1; i <= 3; i++) await channels.append(WEB, message(i, 20));
+
+  const range = { channelKey: SLACK, fromSeq: 1, toSeq: 10, generation: 0 };
+  await runs.create({ jobId: 'job-done', tier: 'background', usage: 0.81, ...range });
+  await runs.finish('job-done', {
+    status: 'completed',
+    tokensBefore: 12_000,
+    tokensAfter: 8_050,
+    summaryTokens: 50,
+    memoriesAdded: 2,
+    model: 'gpt-4o-mini',
+    fallback: false,
+    inputTokens: 4_000,
+    outputTokens: 100,
+    durationMs: 4_200,
+  });
+  await runs.create({ jobId: 'job-failed', tier: 'aggressive', usage: 0.72, ...range, toSeq: 20 });
+  await runs.finish('job-failed', { status: 'failed', error: 'llm_timeout', durationMs: 30_000 });
+
+  const memory = { type: 'fact', importance: 0.5, fromSeq: 1, toSeq: 2 } as const;
+  await memories.upsert([
+    { ...memory, text: 'Ana owns the deploy', speaker: 'ana', scope: SLACK, channelKey: SLACK },
+    { ...memory, text: 'Bob prefers tea', speaker: 'bob', scope: SLACK, channelKey: SLACK },
+    // A thread shares its channel's scope.
+    { ...memory, text: 'The thread settled on Friday', scope: SLACK, channelKey: THREAD },
+    { ...memory, text: 'Web visitor likes graphs', scope: WEB, channelKey: WEB },
+  ]);
+
+  const tokenizer = await loadTokenizer('o200k_base');
+  reserved = chatMessageTokens(tokenizer, SYSTEM_PROMPT) + 200;
+  expectedUsage = ((8_050 + reserved) * 1.2) / 15_000;
+});
+
+afterAll(async () => {
+  await pg?.close();
+});
+
+const deps = () => ({ database: pg.database, env: {}, cwd: dir });
+
+describe('ebb status', () => {
+  it('prints every channel with its bar, tokens, spans, passes and memories', async () => {
+    const io = capture();
+    const code = await status({ config: configFile }, io, deps());
+    expect(io.stderr()).toBe('');
+    expect(code).toBe(0);
+    const text = io.stdout();
+    expect(text).toContain(`config: ${configFile}`);
+    expect(text).toContain('3 channels');
+    // Keys in order, the Slack channel against its own (overridden) thresholds.
+    const headers = text.split('\n').filter((l) => /^(slack|web):/.test(l));
+    expect(headers.map((l) => l.split(' ')[0])).toEqual([SLACK, THREAD, WEB]);
+    expect(headers[0]).toBe(
+      `${SLACK}  ${usageBar(expectedUsage, [0.5, 0.7, 0.95])} ${(expectedUsage * 100).toFixed(1)}%` +
+        '  (background 50%, aggressive 70%, emergency 95%; past background)',
+    );
+    // The web channel keeps the defaults.
+    expect(headers[2]).toContain('(background 80%, aggressive 85%, emergency 95%)');
+    expect(text).toContain(
+      `  tokens    ${(8_050 + reserved).toLocaleString('en-US')} of 15,000: context 8,050 + system prompt and recall ${reserved}, calibration ×1.20`,
+    );
+    expect(text).toContain('  messages  30 archived, 20 in the context; generation 1');
+    expect(text).toContain('  spans     1 summary (50 tokens), 0 pending truncations');
+    expect(text).toContain(`  memories  3 in scope ${SLACK}`);
+    expect(text).toContain(`  memories  1 in scope ${WEB}`);
+    expect(text).toMatch(
+      / {2}passes {4}\d{4}-\d\d-\d\d \d\d:\d\dZ aggressive #1–#20 failed \(llm_timeout\): 30\.0 s/,
+    );
+    expect(text).toMatch(
+      / {10}\d{4}-\d\d-\d\d \d\d:\d\dZ background #1–#10 completed: 12,000 → 8,050 tokens, 4\.2 s, \$0\.0007/,
+    );
+    expect(text).toContain('  passes    none yet');
+    // Settings only for one channel.
+    expect(text).not.toContain('settings');
+  });
+
+  it('--channel --json: one JSON document with stable fields and where each threshold came from', async () => {
+    const io = capture();
+    const code = await status({ config: configFile, channel: SLACK, json: true }, io, deps());
+    expect(code).toBe(0);
+    const report = JSON.parse(io.stdout());
+    expect(Object.keys(report)).toEqual(['config', 'channels']);
+    expect(report.config).toBe(configFile);
+    expect(report.channels).toHaveLength(1);
+    const [channel] = report.channels;
+    expect(Object.keys(channel)).toEqual([
+      'key',
+      'usage',
+      'reached',
+      'thresholds',
+      'tokens',
+      'messages',
+      'spans',
+      'generation',
+      'memories',
+      'passes',
+      'settings',
+    ]);
+    expect(channel.key).toBe(SLACK);
+    expect(channel.usage).toBeCloseTo(expectedUsage, 10);
+    expect(channel.reached).toBe('background');
+    expect(channel.thresholds).toEqual({ background: 0.5, aggressive: 0.7, emergency: 0.95 });
+    expect(channel.tokens).toEqual({ context: 8_050, reserved, budget: 15_000, calibration: 1.2 });
+    expect(channel.messages).toEqual({ archived: 30, inContext: 20 });
+    expect(channel.spans).toEqual({ summaries: 1, truncations: 0, summaryTokens: 50 });
+    expect(channel.generation).toBe(1);
+    expect(channel.memories).toEqual({ scope: SLACK, count: 3 });
+
+    expect(channel.passes.map((p: { jobId: string }) => p.jobId)).toEqual(['job-failed', 'job-done']);
+    const [failed, done] = channel.passes;
+    expect(failed).toMatchObject({
+      status: 'failed',
+      tier: 'aggressive',
+      error: 'llm_timeout',
+      costUsd: null,
+    });
+    expect(done).toEqual({
+      jobId: 'job-done',
+      tier: 'background',
+      status: 'completed',
+      fromSeq: 1,
+      toSeq: 10,
+      usage: 0.81,
+      tokensBefore: 12_000,
+      tokensAfter: 8_050,
+      summaryTokens: 50,
+      memoriesAdded: 2,
+      model: 'gpt-4o-mini',
+      fallback: false,
+      durationMs: 4_200,
+      costUsd: (4_000 * 0.15 + 100 * 0.6) / 1_000_000,
+      error: null,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      finishedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+
+    const source = (key: string) =>
+      channel.settings.find((s: { key: string }) => s.key === key) as { value: unknown; source: string };
+    expect(source('compaction.background_threshold')).toEqual({
+      key: 'compaction.background_threshold',
+      value: 0.5,
+      source: '[channels."slack:T1:*"]',
+    });
+    expect(source('compaction.aggressive_threshold').source).toBe('[channels."slack:T1:*"]');
+    expect(source('compaction.emergency_threshold')).toMatchObject({ value: 0.95, source: 'default' });
+    expect(source('llm.context_window')).toMatchObject({ value: 16_000, source: '[llm]' });
+    expect(source('compaction.summary_max_tokens').source).toMatch(/^default \(/);
+  });
+
+  it('--channel shows the settings table in text', async () => {
+    const io = capture();
+    expect(await status({ config: configFile, channel: SLACK }, io, deps())).toBe(0);
+    const lines = io.stdout().split('\n');
+    expect(lines.filter((l) => /^(slack|web):/.test(l))).toHaveLength(1);
+    expect(lines).toContain('  settings');
+    expect(lines.find((l) => l.includes('compaction.background_threshold'))).toMatch(
+      /^ {4}compaction\.background_threshold +0\.5 +\[channels\."slack:T1:\*"\]$/,
+    );
+  });
+
+  it('refuses a channel it has never stored, naming the keys that start with it', async () => {
+    const io = capture();
+    expect(await status({ config: configFile, channel: 'slack:T1' }, io, deps())).toBe(1);
+    expect(io.stdout()).toBe('');
+    expect(io.stderr()).toContain('no channel slack:T1 in the database');
+    expect(io.stderr()).toContain(`${SLACK}, ${THREAD}`);
+  });
+
+  it('will not open the embedded database unless told Ebb is stopped', async () => {
+    const io = capture();
+    const code = await status({ config: configFile }, io, { env: { EBB_DATA_DIR: dir }, cwd: dir });
+    expect(code).toBe(1);
+    expect(io.stderr()).toContain('DATABASE_URL is not set');
+    expect(io.stderr()).toContain('/context');
+    expect(io.stderr()).toContain('--embedded');
+  });
+
+  it('reports a broken config as sentences', async () => {
+    const bad = join(dir, 'bad.toml');
+    writeFileSync(bad, '[compaction]\nbackground_threshold = 2\n');
+    const io = capture();
+    expect(await status({ config: bad }, io, deps())).toBe(1);
+    expect(io.stderr()).toContain('compaction.background_threshold');
+    expect(io.stderr()).toContain('ebb status: fix the problem');
+  });
+});

@@ -1,0 +1,416 @@
+/**
+ * `ebb status [--channel KEY] [--json] [--config PATH] [--embedded]`: every channel (or one) as the
+ * bot sees it: usage against the channel's own three thresholds as a bar, tokens, spans, the last
+ * passes with their outcome and duration, the memories in its scope; for one channel also the
+ * settings that drive compaction and where each value came from (default, a section, a platform
+ * section or a `[channels."<pattern>"]` block). Usage is computed as the bot computes it: (context
+ * tokens + system prompt tokens + recall budget) × the channel's calibration, over the context window
+ * minus the output reserve.
+ *
+ * `--json` prints one JSON document instead. Its fields are stable; absent values are `null`, never
+ * missing:
+ *
+ *   {
+ *     "config": string | null,            // the config file read; null: built-in defaults
+ *     "channels": [{                       // by key; only the asked channel with --channel
+ *       "key": string,
+ *       "usage": number,                   // share of the prompt budget in use (1 = full), calibrated
+ *       "reached": "none" | "background" | "aggressive" | "emergency",  // highest threshold at or below usage
+ *       "thresholds": { "background": number, "aggressive": number, "emergency": number },
+ *       "tokens": {
+ *         "context": number,               // active spans + raw messages, as stored
+ *         "reserved": number,              // system prompt + memory recall budget
+ *         "budget": number,                // llm.context_window - llm.max_output_tokens
+ *         "calibration": number            // factor on our count from the provider's reports (1: none yet)
+ *       },
+ *       "messages": { "archived": number, "inContext": number },
+ *       "spans": { "summaries": number, "truncations": number, "summaryTokens": number },
+ *       "generation": number,              // bumped by every splice and truncation
+ *       "memories": { "scope": string, "count": number },
+ *       "passes": [{                       // newest first, at most RECENT_PASSES
+ *         "jobId": string, "tier": "background" | "aggressive" | "emergency",
+ *         "status": "queued" | "running" | "completed" | "failed" | "stale" | "skipped",
+ *         "fromSeq": number, "toSeq": number,
+ *         "usage": number | null,          // usage when triggered
+ *         "tokensBefore": number | null, "tokensAfter": number | null, "summaryTokens": number | null,
+ *         "memoriesAdded": number | null, "model": string | null, "fallback": boolean | null,
+ *         "durationMs": number | null, "costUsd": number | null,  // cost from [prices."<model>"]
+ *         "error": string | null,
+ *         "createdAt": string | null, "finishedAt": string | null  // ISO 8601
+ *       }],
+ *       "settings": [{ "key": string, "value": unknown, "source": string }] | null  // with --channel only
+ *     }]
+ *   }
+ */
+import {
+  DERIVED_DEFAULTS,
+  type EbbConfig,
+  explainChannel,
+  formatTomlValue,
+  type LeafKey,
+  type ResolvedChannelConfig,
+  resolveChannel,
+} from '@ebb/config';
+import {
+  type Calibration,
+  type ChannelSummary,
+  type CompactionRun,
+  type CompactorSettings,
+  chatMessageTokens,
+  memoryScope,
+  type Span,
+  type Tier,
+  usageOf,
+} from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import { usageBar } from '../bot/context-report.js';
+import type { CommandIo } from './io.js';
+import { readConfig, type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
+
+export interface StatusArgs {
+  /** `--channel KEY`: one channel, with its settings and their sources. */
+  readonly channel?: string | undefined;
+  /** `--json`: one JSON document (see the top of this file). */
+  readonly json?: boolean | undefined;
+  /** `--config PATH`; otherwise `EBB_CONFIG`, otherwise `./config.toml`. */
+  readonly config?: string | undefined;
+  /** `--embedded`: read the embedded database (only while Ebb is stopped). */
+  readonly embedded?: boolean | undefined;
+}
+
+/** Passes listed per channel. */
+export const RECENT_PASSES = 5;
+
+/** The settings `--channel` shows: what decides usage and what a pass does. */
+export const STATUS_SETTINGS = [
+  'compaction.background_threshold',
+  'compaction.aggressive_threshold',
+  'compaction.emergency_threshold',
+  'compaction.background_fraction',
+  'compaction.aggressive_fraction',
+  'compaction.emergency_fraction',
+  'compaction.protect_recent',
+  'compaction.cooldown_seconds',
+  'compaction.max_ineffective_passes',
+  'compaction.summary_max_tokens',
+  'compaction.summarizer_model',
+  'llm.model',
+  'llm.context_window',
+  'llm.max_output_tokens',
+  'memory.scope',
+  'memory.recall_max_tokens',
+] as const satisfies readonly LeafKey[];
+
+export type ThresholdReached = 'none' | Tier;
+
+export interface PassStatus {
+  readonly jobId: string;
+  readonly tier: Tier;
+  readonly status: CompactionRun['status'];
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly usage: number | null;
+  readonly tokensBefore: number | null;
+  readonly tokensAfter: number | null;
+  readonly summaryTokens: number | null;
+  readonly memoriesAdded: number | null;
+  readonly model: string | null;
+  readonly fallback: boolean | null;
+  readonly durationMs: number | null;
+  readonly costUsd: number | null;
+  readonly error: string | null;
+  readonly createdAt: string | null;
+  readonly finishedAt: string | null;
+}
+
+export interface SettingStatus {
+  readonly key: string;
+  readonly value: unknown;
+  readonly source: string;
+}
+
+export interface ChannelStatus {
+  readonly key: string;
+  readonly usage: number;
+  readonly reached: ThresholdReached;
+  readonly thresholds: {
+    readonly background: number;
+    readonly aggressive: number;
+    readonly emergency: number;
+  };
+  readonly tokens: {
+    readonly context: number;
+    readonly reserved: number;
+    readonly budget: number;
+    readonly calibration: number;
+  };
+  readonly messages: { readonly archived: number; readonly inContext: number };
+  readonly spans: {
+    readonly summaries: number;
+    readonly truncations: number;
+    readonly summaryTokens: number;
+  };
+  readonly generation: number;
+  readonly memories: { readonly scope: string; readonly count: number };
+  readonly passes: readonly PassStatus[];
+  readonly settings: readonly SettingStatus[] | null;
+}
+
+export interface StatusReport {
+  readonly config: string | null;
+  readonly channels: readonly ChannelStatus[];
+}
+
+const EMBEDDED_HINT = 'In a channel, /context shows the same for that channel.';
+
+export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommandDeps = {}): Promise<number> {
+  const command = 'ebb status';
+  const config = await readConfig(command, args.config, io, deps);
+  if (typeof config === 'number') return config;
+  const options = { command, embeddedHint: EMBEDDED_HINT, embedded: args.embedded };
+  return withStores(options, io, deps, async (session) => {
+    const all = await session.channels.listChannels();
+    let chosen = all;
+    if (args.channel !== undefined) {
+      const key = args.channel;
+      chosen = all.filter((c) => c.key === key);
+      if (chosen.length === 0) {
+        io.err(`ebb status: no channel ${key} in the database (no message of it was ever stored).`);
+        const near = all.filter((c) => c.key.startsWith(key)).slice(0, 5);
+        if (near.length > 0) io.err(`Channels that start with it: ${near.map((c) => c.key).join(', ')}`);
+        return 1;
+      }
+    }
+    const memoryCounts = new Map<string, Promise<number>>();
+    const channels: ChannelStatus[] = [];
+    for (const summary of chosen) {
+      channels.push(await channelStatus(session, config, summary, memoryCounts, args.channel !== undefined));
+    }
+    const report: StatusReport = { config: config.file, channels };
+    if (args.json) io.out(JSON.stringify(report, null, 2));
+    else for (const line of formatStatus(report)) io.out(line);
+    return 0;
+  });
+}
+
+async function channelStatus(
+  session: StoreSession,
+  config: EbbConfig,
+  summary: ChannelSummary,
+  memoryCounts: Map<string, Promise<number>>,
+  withSettings: boolean,
+): Promise<ChannelStatus> {
+  const key = summary.key;
+  const settings = resolveChannel(config, key);
+  const compactor = await compactorSettingsOf(settings);
+  const [prefix, calibration, runs] = await Promise.all([
+    session.channels.loadPrefix(key),
+    session.channels.calibration(key),
+    session.runs.recent(key, RECENT_PASSES),
+  ]);
+  // Several channels share a workspace scope: count each scope once.
+  const scope = memoryScope(key, settings.memory.scope);
+  let count = memoryCounts.get(scope);
+  if (count === undefined) {
+    count = session.memories.list({ scope }).then((list) => list.length);
+    memoryCounts.set(scope, count);
+  }
+  return describeChannel({
+    summary,
+    spans: prefix.spans,
+    settings,
+    compactor,
+    calibration,
+    runs,
+    memories: { scope, count: await count },
+    prices: config.prices,
+    settingRows: withSettings ? settingRows(config, key) : null,
+  });
+}
+
+/** What the bot runs a channel's compactor with: its policy, window and reserved tokens. */
+export async function compactorSettingsOf(settings: ResolvedChannelConfig): Promise<CompactorSettings> {
+  const tokenizer = await loadTokenizer(settings.llm.encoding);
+  return {
+    policy: settings.compaction,
+    contextWindow: settings.llm.contextWindow,
+    maxOutputTokens: settings.llm.maxOutputTokens,
+    reservedTokens: chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
+  };
+}
+
+export interface DescribeChannelInput {
+  readonly summary: ChannelSummary;
+  readonly spans: readonly Span[];
+  readonly settings: ResolvedChannelConfig;
+  readonly compactor: CompactorSettings;
+  readonly calibration: Calibration;
+  readonly runs: readonly CompactionRun[];
+  readonly memories: { readonly scope: string; readonly count: number };
+  readonly prices: EbbConfig['prices'];
+  readonly settingRows: readonly SettingStatus[] | null;
+}
+
+/** A channel's status from what the stores returned: pure. */
+export function describeChannel(input: DescribeChannelInput): ChannelStatus {
+  const { summary, compactor } = input;
+  const policy = compactor.policy;
+  const usage = usageOf({
+    contextTokens: summary.tokens,
+    reservedTokens: compactor.reservedTokens,
+    contextWindow: compactor.contextWindow,
+    maxOutputTokens: compactor.maxOutputTokens,
+    calibration: input.calibration,
+  });
+  const summaries = input.spans.filter((s) => s.kind === 'summary');
+  const prefixEnd = input.spans.at(-1)?.toSeq ?? 0;
+  return {
+    key: summary.key,
+    usage,
+    reached: thresholdReached(usage, policy),
+    thresholds: {
+      background: policy.backgroundThreshold,
+      aggressive: policy.aggressiveThreshold,
+      emergency: policy.emergencyThreshold,
+    },
+    tokens: {
+      context: summary.tokens,
+      reserved: compactor.reservedTokens,
+      budget: compactor.contextWindow - compactor.maxOutputTokens,
+      calibration: input.calibration.factor,
+    },
+    messages: { archived: summary.headSeq, inContext: Math.max(0, summary.headSeq - prefixEnd) },
+    spans: {
+      summaries: summaries.length,
+      truncations: input.spans.length - summaries.length,
+      summaryTokens: summaries.reduce((n, s) => n + s.tokens, 0),
+    },
+    generation: summary.generation,
+    memories: input.memories,
+    passes: input.runs.map((run) => describePass(run, input.prices)),
+    settings: input.settingRows,
+  };
+}
+
+export function thresholdReached(
+  usage: number,
+  policy: Pick<
+    CompactorSettings['policy'],
+    'backgroundThreshold' | 'aggressiveThreshold' | 'emergencyThreshold'
+  >,
+): ThresholdReached {
+  if (usage >= policy.emergencyThreshold) return 'emergency';
+  if (usage >= policy.aggressiveThreshold) return 'aggressive';
+  if (usage >= policy.backgroundThreshold) return 'background';
+  return 'none';
+}
+
+function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {
+  const price = run.model === undefined ? undefined : prices[run.model];
+  const costUsd =
+    price === undefined || run.inputTokens === undefined || run.outputTokens === undefined
+      ? null
+      : (run.inputTokens * price.input_per_mtok + run.outputTokens * price.output_per_mtok) / 1_000_000;
+  return {
+    jobId: run.jobId,
+    tier: run.tier,
+    status: run.status,
+    fromSeq: run.fromSeq,
+    toSeq: run.toSeq,
+    usage: Number.isFinite(run.usage) ? run.usage : null,
+    tokensBefore: run.tokensBefore ?? null,
+    tokensAfter: run.tokensAfter ?? null,
+    summaryTokens: run.summaryTokens ?? null,
+    memoriesAdded: run.memoriesAdded ?? null,
+    model: run.model ?? null,
+    fallback: run.fallback ?? null,
+    durationMs: run.durationMs ?? null,
+    costUsd,
+    error: run.error ?? null,
+    createdAt: run.createdAt === undefined ? null : new Date(run.createdAt).toISOString(),
+    finishedAt: run.finishedAt === undefined ? null : new Date(run.finishedAt).toISOString(),
+  };
+}
+
+/** The settings `--channel` shows, as `ebb config check` explains them. */
+function settingRows(config: EbbConfig, channelKey: string): SettingStatus[] {
+  const wanted: ReadonlySet<string> = new Set(STATUS_SETTINGS);
+  const derived = DERIVED_DEFAULTS as Readonly<Record<string, string>>;
+  return explainChannel(config, channelKey)
+    .settings.filter((row) => wanted.has(row.key))
+    .map((row) => ({
+      key: row.key,
+      value: row.value,
+      // `default` says little for a derived default: say how it was derived.
+      source:
+        row.source === 'default' && derived[row.key] !== undefined
+          ? `default (${derived[row.key]})`
+          : row.source,
+    }));
+}
+
+/** The text form: a header, then a block per channel. */
+export function formatStatus(report: StatusReport): string[] {
+  const lines = [`config: ${report.config ?? 'built-in defaults (no config.toml found)'}`];
+  if (report.channels.length === 0) {
+    lines.push('no channels yet: a channel appears here once Ebb has stored a message of it');
+    return lines;
+  }
+  lines.push(`${report.channels.length} channel${report.channels.length === 1 ? '' : 's'}`);
+  for (const channel of report.channels) lines.push('', ...formatChannel(channel));
+  return lines;
+}
+
+function formatChannel(c: ChannelStatus): string[] {
+  const t = c.thresholds;
+  const calibrated = c.tokens.calibration === 1 ? '' : `, calibration ×${c.tokens.calibration.toFixed(2)}`;
+  const lines = [
+    `${c.key}  ${usageBar(c.usage, [t.background, t.aggressive, t.emergency])} ${(c.usage * 100).toFixed(1)}%` +
+      `  (background ${pct(t.background)}, aggressive ${pct(t.aggressive)}, emergency ${pct(t.emergency)}` +
+      `${c.reached === 'none' ? '' : `; past ${c.reached}`})`,
+    `  tokens    ${num(c.tokens.context + c.tokens.reserved)} of ${num(c.tokens.budget)}: context ${num(c.tokens.context)}` +
+      ` + system prompt and recall ${num(c.tokens.reserved)}${calibrated}`,
+    `  messages  ${num(c.messages.archived)} archived, ${num(c.messages.inContext)} in the context; generation ${c.generation}`,
+    `  spans     ${plural(c.spans.summaries, 'summary', 'summaries')} (${num(c.spans.summaryTokens)} tokens), ` +
+      `${plural(c.spans.truncations, 'pending truncation', 'pending truncations')}`,
+    `  memories  ${num(c.memories.count)} in scope ${c.memories.scope}`,
+  ];
+  if (c.passes.length === 0) lines.push('  passes    none yet');
+  c.passes.forEach((pass, i) => {
+    lines.push(`  ${i === 0 ? 'passes  ' : '        '}  ${formatPass(pass)}`);
+  });
+  if (c.settings !== null) {
+    lines.push('  settings');
+    const rows = c.settings.map((s) => [s.key, formatTomlValue(s.value), s.source]);
+    const width = (i: number) => Math.max(...rows.map((r) => (r[i] ?? '').length));
+    for (const [key = '', value = '', source = ''] of rows) {
+      lines.push(`    ${key.padEnd(width(0))}  ${value.padEnd(width(1))}  ${source}`);
+    }
+  }
+  return lines;
+}
+
+function formatPass(p: PassStatus): string {
+  const when = p.createdAt === null ? '' : `${p.createdAt.slice(0, 16).replace('T', ' ')}Z `;
+  const outcome = p.status + (p.fallback ? ' (fallback summary)' : '') + (p.error ? ` (${p.error})` : '');
+  const details = [
+    p.tokensBefore !== null && p.tokensAfter !== null
+      ? `${num(p.tokensBefore)} → ${num(p.tokensAfter)} tokens`
+      : undefined,
+    p.durationMs === null ? undefined : `${(p.durationMs / 1000).toFixed(1)} s`,
+    p.costUsd === null ? undefined : `$${p.costUsd.toFixed(4)}`,
+  ].filter((d) => d !== undefined);
+  return `${when}${p.tier} #${p.fromSeq}–#${p.toSeq} ${outcome}${details.length > 0 ? `: ${details.join(', ')}` : ''}`;
+}
+
+function pct(x: number): string {
+  return `${Math.round(x * 100)}%`;
+}
+
+function num(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${num(n)} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,133 @@
+/**
+ * What the operator commands (`ebb status`, `ebb compact`, `ebb memories`) share: the config
+ * (`readConfig`), the environment and the stores on the deployment's database (`withStores`), opened
+ * for one command and closed after.
+ * A bad environment or config, or a database that cannot be reached, becomes sentences on `err` and
+ * exit code 1, never a stack trace.
+ *
+ * The embedded database (PGlite, no `DATABASE_URL`) belongs to one process: a second process opening
+ * its directory while the bot runs corrupts it, and PGlite takes no lock to stop that. So these
+ * commands open it only when told Ebb is stopped (`--embedded`); otherwise they say how to get the
+ * same answer from inside the running bot.
+ */
+import { ConfigError, type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
+import { EbbError } from '@ebb/core';
+import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import type { CommandIo } from './io.js';
+import { openDatabase } from './runtime.js';
+
+export interface StoreCommandDeps {
+  /** The environment (default `process.env`): DATABASE_URL, EBB_DATA_DIR, REDIS_URL, EBB_REDIS_PREFIX, EBB_CONFIG. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** An open database to use instead of the environment's; the caller closes it (tests pass a fresh schema). */
+  readonly database?: Database;
+  /** Where a relative `--config` and the default `./config.toml` resolve (default `process.cwd()`). */
+  readonly cwd?: string;
+}
+
+export interface StoreSessionOptions {
+  /** The command, as error lines name it (`ebb status`). */
+  readonly command: string;
+  /** What an embedded deployment uses instead of this command, for the error when it has no `DATABASE_URL`. */
+  readonly embeddedHint: string;
+  /** `--embedded`: open the embedded database although it has no lock (only while Ebb is stopped). */
+  readonly embedded?: boolean | undefined;
+}
+
+export interface StoreSession {
+  readonly env: EbbEnv;
+  readonly database: Database;
+  readonly channels: PgChannelStore;
+  readonly memories: PgMemoryStore;
+  readonly runs: PgRunStore;
+}
+
+/**
+ * Reads the config (`--config PATH`, otherwise `EBB_CONFIG`, otherwise `./config.toml`, otherwise
+ * built-in defaults). A broken one is reported on `err` and becomes exit code 1 (the number returned).
+ */
+export async function readConfig(
+  command: string,
+  path: string | undefined,
+  io: CommandIo,
+  deps: StoreCommandDeps,
+): Promise<EbbConfig | number> {
+  try {
+    return await loadConfig({
+      ...(deps.env === undefined ? {} : { env: deps.env }),
+      ...(deps.cwd === undefined ? {} : { cwd: deps.cwd }),
+      ...(path === undefined ? {} : { path }),
+    });
+  } catch (err) {
+    return reportConfigError(command, err, io);
+  }
+}
+
+/** Runs `body` with the stores open and returns its exit code. */
+export async function withStores(
+  options: StoreSessionOptions,
+  io: CommandIo,
+  deps: StoreCommandDeps,
+  body: (session: StoreSession) => Promise<number>,
+): Promise<number> {
+  const { command } = options;
+  let env: EbbEnv;
+  try {
+    env = loadEnv(deps.env ?? process.env);
+  } catch (err) {
+    return reportConfigError(command, err, io);
+  }
+
+  let database = deps.database;
+  if (database === undefined) {
+    if (env.DATABASE_URL === undefined && !options.embedded) {
+      io.err(
+        `${command}: DATABASE_URL is not set, so Ebb runs on its embedded database (PGlite in ${env.EBB_DATA_DIR}/pglite), ` +
+          'which only one process may open at a time.',
+      );
+      io.err(`${options.embeddedHint} Or stop Ebb and run this again with --embedded.`);
+      return 1;
+    }
+    try {
+      database = await openDatabase(env);
+    } catch (err) {
+      return reportStoreError(command, err, io);
+    }
+  }
+  const db = database.db;
+  try {
+    return await body({
+      env,
+      database,
+      channels: new PgChannelStore({ db }),
+      memories: new PgMemoryStore({ db }),
+      runs: new PgRunStore({ db }),
+    });
+  } catch (err) {
+    return reportStoreError(command, err, io);
+  } finally {
+    if (deps.database === undefined) await database.close();
+  }
+}
+
+function reportConfigError(command: string, err: unknown, io: CommandIo): number {
+  if (!(err instanceof ConfigError)) throw err;
+  for (const line of err.message.split('\n')) io.err(line);
+  io.err(`${command}: fix the problem${err.issues.length === 1 ? '' : 's'} above and run it again`);
+  return 1;
+}
+
+/** A store failure as sentences on `err` (exit code 1); anything that is not an `EbbError` is a bug and rethrown. */
+function reportStoreError(command: string, err: unknown, io: CommandIo): number {
+  if (!(err instanceof EbbError)) throw err;
+  io.err(`${command}: ${err.message}`);
+  switch (err.code) {
+    case 'db_schema':
+      io.err('The database has no Ebb tables yet (or older ones): run `ebb migrate` first.');
+      break;
+    case 'db_unavailable':
+      io.err('Check that the database is running and that DATABASE_URL points at it.');
+      break;
+  }
+  return 1;
+}

@@ -1,0 +1,102 @@
+/**
+ * `/healthz`: named checks (Postgres, Redis) run at once, each bounded by a timeout so a dead
+ * dependency answers "down" in time instead of hanging the probe, and the embedded fallbacks in
+ * use (embedded database, in-process queue, offline model), which are reported but do not make the
+ * process unhealthy: they are how Ebb runs on a bare machine.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import { withTimeout } from './with-timeout.js';
+
+/** Resolves when the dependency answers; rejects (or hangs) when it does not. */
+export type HealthCheck = () => Promise<void>;
+
+export interface HealthOptions {
+  readonly checks: Readonly<Record<string, HealthCheck>>;
+  /** Which embedded fallbacks are in use, by name (`database`, `queue`, `llm`, …). */
+  readonly fallbacks?: Readonly<Record<string, boolean>>;
+  /** Bound on each check. */
+  readonly timeoutMs?: number;
+}
+
+export const DEFAULT_HEALTH_OPTIONS = {
+  fallbacks: {},
+  timeoutMs: 2_000,
+} as const satisfies Required<Omit<HealthOptions, 'checks'>>;
+
+export interface CheckResult {
+  readonly ok: boolean;
+  /** How long the check took (up to the timeout), in whole milliseconds. */
+  readonly ms: number;
+  /** What went wrong: the error's message (credentials in URLs masked) or its code. */
+  readonly error?: string;
+}
+
+export interface HealthReport {
+  /** Every check passed. */
+  readonly ok: boolean;
+  readonly checks: Record<string, CheckResult>;
+  readonly fallbacks: Record<string, boolean>;
+}
+
+export async function healthCheck(options: HealthOptions): Promise<HealthReport> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_HEALTH_OPTIONS.timeoutMs;
+  const results = await Promise.all(
+    Object.entries(options.checks).map(async ([name, check]) => {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      try {
+        await withTimeout(check, timeoutMs);
+        return [name, { ok: true, ms: elapsed() }] as const;
+      } catch (err) {
+        return [name, { ok: false, ms: elapsed(), error: describeError(err) }] as const;
+      }
+    }),
+  );
+  const checks: Record<string, CheckResult> = Object.fromEntries(results);
+  return {
+    ok: results.every(([, result]) => result.ok),
+    checks,
+    fallbacks: { ...(options.fallbacks ?? DEFAULT_HEALTH_OPTIONS.fallbacks) },
+  };
+}
+
+/** What drizzle's `execute` needs: either driver's database (`Database['db']` of `@ebb/db`). */
+export interface SqlExecutor {
+  execute(query: SQL): PromiseLike<unknown>;
+}
+
+/** `select 1` on the database (Postgres or embedded PGlite). */
+export function postgresCheck(db: SqlExecutor): HealthCheck {
+  return async () => {
+    try {
+      await db.execute(sql`select 1`);
+    } catch (err) {
+      // drizzle wraps the driver's error in "Failed query: select 1"; the driver's says what is wrong.
+      throw err instanceof Error && err.cause instanceof Error ? err.cause : err;
+    }
+  };
+}
+
+/** What a Redis check needs: an ioredis client. */
+export interface RedisPinger {
+  ping(): Promise<unknown>;
+}
+
+/**
+ * PING. A producer connection (no offline queue) fails at once while Redis is down; a worker or
+ * subscriber connection queues the command until it reconnects, which the health timeout bounds.
+ */
+export function redisCheck(redis: RedisPinger): HealthCheck {
+  return async () => {
+    await redis.ping();
+  };
+}
+
+/** One line for the report: the message's first line, else the code (a refused connection to `localhost` has no message), else the name. */
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+  const text = err.message.split('\n', 1)[0] || code || err.name;
+  // `postgres://user:secret@host` → `postgres://user:***@host`
+  return text.replace(/(\/\/[^/:@\s]*):[^@\s]*@/g, '$1:***@');
+}

@@ -1,0 +1,7 @@
+export * from './health.js';
+export * from './metered-models.js';
+export * from './metrics.js';
+export * from './queue-stats.js';
+export * from './routes.js';
+export * from './serve-observability.js';
+export * from './with-timeout.js';

@@ -1,0 +1,87 @@
+import { type ChatModel, EbbError, type LlmCall, type SummaryOutput } from '@ebb/core';
+import { describe, expect, it } from 'vitest';
+import { meteredChatModel, meteredSummarizer } from './metered-models.js';
+
+describe('meteredChatModel', () => {
+  const clock = () => {
+    let t = 0;
+    return () => (t += 250);
+  };
+
+  it('reports one reply call with the provider token counts', async () => {
+    const calls: LlmCall[] = [];
+    const model: ChatModel = {
+      label: 'gpt-4o-mini',
+      reply: async () => ({ text: 'hi', promptTokens: 1_200, completionTokens: 30 }),
+    };
+    const metered = meteredChatModel(model, (c) => calls.push(...c), clock());
+    expect(metered.label).toBe('gpt-4o-mini');
+    expect(await metered.reply([])).toEqual({ text: 'hi', promptTokens: 1_200, completionTokens: 30 });
+    expect(calls).toEqual([
+      {
+        purpose: 'reply',
+        model: 'gpt-4o-mini',
+        attempts: 1,
+        inputTokens: 1_200,
+        outputTokens: 30,
+        durationMs: 250,
+      },
+    ]);
+  });
+
+  it('reports a failed reply with its error code and rethrows', async () => {
+    const calls: LlmCall[] = [];
+    const failure = new EbbError('the provider refused the prompt', { code: 'context_overflow' });
+    const metered = meteredChatModel(
+      { label: 'm', reply: () => Promise.reject(failure) },
+      (c) => calls.push(...c),
+      clock(),
+    );
+    await expect(metered.reply([])).rejects.toBe(failure);
+    expect(calls).toEqual([
+      {
+        purpose: 'reply',
+        model: 'm',
+        attempts: 1,
+        inputTokens: 0,
+        outputTokens: 0,
+        durationMs: 250,
+        error: 'context_overflow',
+      },
+    ]);
+  });
+});
+
+describe('meteredSummarizer', () => {
+  it("reports the output's calls, failed ones included", async () => {
+    const output: SummaryOutput = {
+      text: 'summary',
+      memories: [],
+      fallback: true,
+      model: 'extractive',
+      calls: [
+        {
+          purpose: 'summary',
+          model: 'm',
+          inputTokens: 0,
+          outputTokens: 0,
+          durationMs: 9,
+          attempts: 4,
+          error: 'timeout',
+        },
+      ],
+    };
+    const seen: (readonly LlmCall[])[] = [];
+    const metered = meteredSummarizer({ summarize: async () => output }, (c) => seen.push(c));
+    const input = {
+      channelKey: 'web:x',
+      fromSeq: 1,
+      toSeq: 2,
+      earlierSummaries: [],
+      messages: [],
+      maxTokens: 100,
+    };
+    expect(await metered.summarize(input)).toBe(output);
+    expect(seen).toEqual([output.calls]);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * Decorators that report a model's calls as `LlmCall`s (to `EbbMetrics.onLlmCalls`) without the
+ * callers knowing: wrap the summarizer where the worker builds it, and the chat model where the
+ * bot builds it.
+ */
+import type { ChatModel, LlmCall, Summarizer } from '@ebb/core';
+
+export type LlmCallSink = (calls: readonly LlmCall[]) => void;
+
+/**
+ * Reports the calls of every summary the summarizer writes (summary and merge calls, including the
+ * failed ones before a fallback). A checkpointed output reused on a retry is not summarized again,
+ * so it is not counted twice.
+ */
+export function meteredSummarizer(summarizer: Summarizer, onCalls: LlmCallSink): Summarizer {
+  return {
+    async summarize(input, signal) {
+      const output = await summarizer.summarize(input, signal);
+      onCalls(output.calls);
+      return output;
+    },
+  };
+}
+
+/**
+ * Reports one `reply` call per `reply()`: the provider's token counts and the time it took,
+ * retries included; a reply that throws is a call with the error's code. Wrap real models only:
+ * the offline responder is not an LLM.
+ */
+export function meteredChatModel(
+  model: ChatModel,
+  onCalls: LlmCallSink,
+  now: () => number = performance.now.bind(performance),
+): ChatModel {
+  return {
+    label: model.label,
+    async reply(messages, signal) {
+      const started = now();
+      const call = { purpose: 'reply', model: model.label, attempts: 1 } as const;
+      try {
+        const reply = await model.reply(messages, signal);
+        onCalls([
+          {
+            ...call,
+            inputTokens: reply.promptTokens ?? 0,
+            outputTokens: reply.completionTokens ?? 0,
+            durationMs: now() - started,
+          },
+        ]);
+        return reply;
+      } catch (err) {
+        onCalls([
+          { ...call, inputTokens: 0, outputTokens: 0, durationMs: now() - started, error: errorCode(err) },
+        ]);
+        throw err;
+      }
+    },
+  };
+}
+
+function errorCode(err: unknown): string {
+  if (err instanceof Error && 'code' in err && typeof err.code === 'string') return err.code;
+  return err instanceof Error && err.name === 'AbortError' ? 'aborted' : 'error';
+}
