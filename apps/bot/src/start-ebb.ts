@@ -30,6 +30,7 @@ import type { Logger } from '@ebb/logger';
 import {
   BullmqCompactionQueue,
   createRedis,
+  describeRedisUrl,
   isRedisReachable,
   RedisContextNotifier,
   waitForReady,
@@ -161,7 +162,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         { fallback: 'queue' },
         embeddedDatabase && !options.withWorker
           ? 'embedded database: compaction passes run in this process (in-process queue)'
-          : `no Redis at ${redisUrl}: compaction passes run in this process (in-process queue)`,
+          : `no Redis at ${describeRedisUrl(redisUrl)}: compaction passes run in this process (in-process queue)`,
       );
       const pipeline = createEmbeddedPipeline({ config: options.config, env, database, onEvent });
       closers.push(() => pipeline.close());

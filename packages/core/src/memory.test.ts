@@ -30,6 +30,11 @@ describe('memoryScope', () => {
     ['discord:G1:C9', 'channel', 'discord:G1:C9'],
     ['discord:G1:C9', 'workspace', 'discord:G1'],
     ['web:abc', 'workspace', 'web:abc'],
+    // Direct and group messages keep their own scope, whatever the setting.
+    ['slack:T1:D0ALICE:1700000000.1', 'workspace', 'slack:T1:D0ALICE'],
+    ['slack:T1:G0SECRET', 'workspace', 'slack:T1:G0SECRET'],
+    ['discord:dm:555', 'workspace', 'discord:dm:555'],
+    ['discord:dm:555', 'channel', 'discord:dm:555'],
   ] as const)('%s with %s scope → %s', (key, setting, scope) => {
     expect(memoryScope(key, setting)).toBe(scope);
   });

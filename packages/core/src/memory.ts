@@ -54,11 +54,20 @@ export type MemoryScopeSetting = 'channel' | 'workspace';
 
 /**
  * The scope a channel's memories are written to and recalled from. `channel`: the conversation's
- * channel (a Slack thread shares its channel's scope); `workspace`: the Slack team or Discord guild.
+ * channel (a Slack thread shares its channel's scope); `workspace`: the Slack team or Discord guild,
+ * except for direct and group messages (Slack `D…`/`G…` channels, Discord `dm`), which always keep
+ * their own scope so a private fact is never recalled elsewhere.
  * Keys: `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>`, `web:<id>`.
  */
 export function memoryScope(channelKey: string, setting: MemoryScopeSetting): string {
   const parts = channelKey.split(':');
-  if (setting === 'workspace' && parts.length >= 3) return parts.slice(0, 2).join(':');
-  return parts[0] === 'slack' ? parts.slice(0, 3).join(':') : channelKey;
+  const channelScope = parts[0] === 'slack' ? parts.slice(0, 3).join(':') : channelKey;
+  if (setting === 'channel' || parts.length < 3 || isPrivateConversation(parts)) return channelScope;
+  return parts.slice(0, 2).join(':');
+}
+
+function isPrivateConversation(parts: readonly string[]): boolean {
+  if (parts[0] === 'discord') return parts[1] === 'dm';
+  if (parts[0] === 'slack') return /^[DG]/.test(parts[2] ?? '');
+  return false;
 }

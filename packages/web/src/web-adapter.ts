@@ -91,7 +91,10 @@ export class WebAdapter implements PlatformAdapter {
     this.#server = undefined;
     if (!server) return;
     this.#events.removeAllListeners();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Open event streams would hold close() forever: end every connection.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    await closed;
   }
 
   #routes(): void {

@@ -63,8 +63,12 @@ export interface BotOptions {
 /** Provider overflows in a row that the bot answers by truncating again before it gives up. */
 const MAX_OVERFLOW_RETRIES = 2;
 const RECALL_CANDIDATES = 20;
+/** Calibration is kept in memory and saved to the channel row every this many replies. */
+const CALIBRATION_SAVE_EVERY = 10;
 export const APOLOGY =
   "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
+export const MODEL_APOLOGY =
+  "Sorry, the model I use isn't answering right now. Please try again in a minute.";
 
 interface ChannelState {
   context: WorkingContext;
@@ -104,7 +108,13 @@ export class Bot {
     const handlers = this.handlers();
     for (const adapter of adapters) {
       this.#adapters.set(adapter.platform, adapter);
-      await adapter.start(handlers);
+      try {
+        await adapter.start(handlers);
+      } catch (err) {
+        // One platform failed to start: stop the ones that did, so nothing is left listening.
+        await this.stop();
+        throw err;
+      }
     }
   }
 
@@ -147,15 +157,34 @@ export class Bot {
         const usage = this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
         if (usage >= settings.compaction.emergencyThreshold)
           await this.#monitor(key, state, settings, tokenizer);
-        reply = await this.#reply(key, state, tokenizer, settings, message.text);
-        const sent = await this.#adapter(message.platform).send(key, reply);
-        await this.#append(key, state, tokenizer, settings, {
-          role: 'assistant',
+        let text: string;
+        try {
+          text = await this.#reply(key, state, tokenizer, settings, message.text);
+        } catch (err) {
+          // The model failed for good (retries done): say so, and keep the turn going.
+          log.error({ err, channel: key }, 'model call failed');
+          text = MODEL_APOLOGY;
+        }
+        reply = text;
+        const sent = await this.#adapter(message.platform).send(key, text);
+        // The reply is posted: from here on, a failure must not add an apology after it. The
+        // archive append is retried once; if the store is still down the reply stays unarchived
+        // (logged), and the cache is dropped so the next turn reloads.
+        const assistant = {
+          role: 'assistant' as const,
           author: this.#botName,
-          text: reply,
+          text,
           ts: new Date().toISOString(),
           platformMessageId: sent.platformMessageId,
-        });
+        };
+        const archived = await this.#append(key, state, tokenizer, settings, assistant).catch(() =>
+          this.#append(key, state, tokenizer, settings, assistant).catch((err: unknown) => {
+            log.error({ err, channel: key }, 'posted a reply but could not archive it');
+            this.#states.delete(key);
+            return null;
+          }),
+        );
+        if (archived === null) return { reply };
       }
       await this.#monitor(key, state, settings, tokenizer);
       return { reply };
@@ -227,8 +256,13 @@ export class Bot {
       try {
         const reply = await this.#options.chatModel(key).reply(messages);
         if (reply.promptTokens) {
-          const estimated = state.context.tokens + this.#reservedTokens(settings, tokenizer);
+          // Against what was actually rendered (recalled memories rarely fill their budget).
+          let estimated = 0;
+          for (const m of messages) estimated += chatMessageTokens(tokenizer, m.content);
           state.calibration = calibrate(state.calibration, estimated, reply.promptTokens);
+          if (state.calibration.samples % CALIBRATION_SAVE_EVERY === 0) {
+            void this.#options.channels.setCalibration(key, state.calibration).catch(() => {});
+          }
         }
         return reply.text;
       } catch (err) {

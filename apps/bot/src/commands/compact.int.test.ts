@@ -134,7 +134,11 @@ describe('ebb compact', () => {
     const key = 'web:offline';
     for (let i = 1; i <= 20; i++) await channels.append(key, message(i));
     const io = capture();
-    const code = await compact({ channel: key, config: configFile }, io, deps({ REDIS_URL: 'redis://127.0.0.1:1' }));
+    const code = await compact(
+      { channel: key, config: configFile },
+      io,
+      deps({ REDIS_URL: 'redis://127.0.0.1:1' }),
+    );
     expect(code).toBe(1);
     expect(io.stderr()).toContain('no Redis answers at 127.0.0.1:1 (REDIS_URL)');
     expect(io.stderr()).toContain('/compact');

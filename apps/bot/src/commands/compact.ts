@@ -8,8 +8,14 @@
  * An embedded single-process deployment (no `DATABASE_URL`, or no Redis) runs its passes inside the
  * bot; there, `/compact` in the channel does this.
  */
-import { resolveChannel } from '@ebb/config';
-import { ChannelCompactor, type CompactionLogEvent, chatMessageTokens, TRUNCATION_MARKER } from '@ebb/core';
+import { type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import {
+  ChannelCompactor,
+  type CompactionLogEvent,
+  type CompactionQueue,
+  chatMessageTokens,
+  TRUNCATION_MARKER,
+} from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import {
   BullmqCompactionQueue,
@@ -71,14 +77,28 @@ export async function compact(
       return 1;
     }
     const producer = createRedis(redisUrl, { role: 'producer', connectionName: 'ebb-compact' });
-    const queue = new BullmqCompactionQueue({ connection: producer, prefix: session.env.EBB_REDIS_PREFIX });
+    let queue: BullmqCompactionQueue | undefined;
     try {
+      // BullMQ reads the server's version as the queue is built: the connection must be ready first.
       await waitForReady(producer);
+      queue = new BullmqCompactionQueue({ connection: producer, prefix: session.env.EBB_REDIS_PREFIX });
       const events: CompactionLogEvent[] = [];
+      // The compactor turns a failed enqueue into a `queue_unavailable` skip; keep the error to show it.
+      let failure: unknown;
+      const bullmq = queue;
+      const recording: CompactionQueue = {
+        enqueue: (job) =>
+          bullmq.enqueue(job).catch((err: unknown) => {
+            failure = err;
+            throw err;
+          }),
+        inFlight: (channelKey) => bullmq.inFlight(channelKey),
+        close: () => bullmq.close(),
+      };
       const compactor = new ChannelCompactor({
         channels: session.channels,
         runs: session.runs,
-        queue,
+        queue: recording,
         // Only an emergency truncation uses it; a manual pass never truncates.
         markerTokens: chatMessageTokens(await loadTokenizer('o200k_base'), TRUNCATION_MARKER),
         onEvent: (event) => events.push(event),
@@ -105,10 +125,12 @@ export async function compact(
         }
         return 0;
       }
-      io.err(`ebb compact: nothing enqueued for ${key}: ${explainReason(result.reason, last, settings)}`);
+      io.err(
+        `ebb compact: nothing enqueued for ${key}: ${explainReason(result.reason, last, failure, settings)}`,
+      );
       return 1;
     } finally {
-      await queue.close();
+      await queue?.close();
       if (producer.status === 'ready') await producer.quit();
       else producer.disconnect();
     }
@@ -118,7 +140,8 @@ export async function compact(
 function explainReason(
   reason: string | undefined,
   last: CompactionLogEvent | undefined,
-  settings: ReturnType<typeof resolveChannel>,
+  failure: unknown,
+  settings: ResolvedChannelConfig,
 ): string {
   switch (reason) {
     case 'empty':
@@ -129,7 +152,10 @@ function explainReason(
         'which are never compacted (compaction.protect_recent).'
       );
     case 'queue_unavailable':
-      return `the queue refused the job (${last?.error ?? 'unknown error'}).`;
+      // The queue threw (`failure`), or recording the run after the enqueue did (its code in the event).
+      return failure instanceof Error
+        ? `the queue refused the job: ${failure.message}`
+        : `its run could not be recorded (${last?.error ?? 'unknown error'}); the job may be queued anyway.`;
     default:
       return reason ?? 'no reason given.';
   }

@@ -245,6 +245,15 @@ describe('ebb status', () => {
     expect(io.stderr()).toContain('--embedded');
   });
 
+  it('opens the embedded database with --embedded, and says when it has no tables yet', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'ebb-status-pglite-'));
+    const io = capture();
+    const code = await status({ config: configFile, embedded: true }, io, { env: { EBB_DATA_DIR: dataDir } });
+    expect(code).toBe(1);
+    expect(io.stderr()).toContain('ebb status: listChannels failed');
+    expect(io.stderr()).toContain('run `ebb migrate` first');
+  });
+
   it('reports a broken config as sentences', async () => {
     const bad = join(dir, 'bad.toml');
     writeFileSync(bad, '[compaction]\nbackground_threshold = 2\n');

@@ -15,7 +15,7 @@
  *     "channels": [{                       // by key; only the asked channel with --channel
  *       "key": string,
  *       "usage": number,                   // share of the prompt budget in use (1 = full), calibrated
- *       "reached": "none" | "background" | "aggressive" | "emergency",  // highest threshold at or below usage
+ *       "reached": "none" | "background" | "aggressive" | "emergency",  // the highest threshold usage has reached
  *       "thresholds": { "background": number, "aggressive": number, "emergency": number },
  *       "tokens": {
  *         "context": number,               // active spans + raw messages, as stored
