@@ -3,12 +3,15 @@
  * returns an exit code; this file only routes and parses.
  */
 import { parseArgs } from 'node:util';
+import { compact } from './commands/compact.js';
 import { configCheck } from './commands/config-check.js';
 import { demo } from './commands/demo.js';
 import { type CommandIo, processIo } from './commands/io.js';
+import { memoriesForget, memoriesList } from './commands/memories.js';
 import { migrate } from './commands/migrate.js';
 import { run } from './commands/run.js';
 import { DEFAULT_JOB_LATENCY, simulate } from './commands/simulate.js';
+import { status } from './commands/status.js';
 import { transcript } from './commands/transcript.js';
 import { worker } from './commands/worker.js';
 
@@ -28,6 +31,16 @@ Commands:
       Print a synthetic team-chat transcript (prose, code, JSON tool output, log pastes).
   demo [--config PATH] [--messages N]
       Generate a transcript and simulate it: the compaction cycle at a glance.
+  status [--channel KEY] [--json] [--config PATH] [--embedded]
+      Per channel: usage against its own thresholds, tokens, spans, recent passes, memories; with
+      --channel also each setting and where it came from. Reads DATABASE_URL (--embedded: the
+      embedded database, only while Ebb is stopped).
+  compact KEY [--focus TEXT] [--config PATH]
+      Queue a manual compaction pass of a channel on Redis (REDIS_URL); a worker runs it.
+  memories list [--channel KEY] [--speaker NAME] [--json] [--embedded]
+      List memories. KEY may be a glob: "slack:T1:C1*" is the channel and its threads.
+  memories forget (--id ID... | [--channel KEY] [--speaker NAME]) [--yes] [--embedded]
+      Delete memories; without --yes, print what would be deleted and exit 2.
   migrate
       Apply the database migrations to DATABASE_URL (or the embedded database).
   worker [--config PATH] [--concurrency N]
@@ -111,6 +124,65 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
           },
           io,
         );
+      }
+      case 'status': {
+        const { values } = parseArgs({
+          args: rest,
+          options: {
+            channel: { type: 'string' },
+            json: { type: 'boolean' },
+            config: { type: 'string' },
+            embedded: { type: 'boolean' },
+          },
+          strict: true,
+        });
+        return await status(values, io);
+      }
+      case 'compact': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { focus: { type: 'string' }, config: { type: 'string' } },
+          strict: true,
+        });
+        const [channel, ...extra] = positionals;
+        if (channel === undefined || extra.length > 0) return usage(io, 'compact takes one channel KEY');
+        return await compact({ channel, ...values }, io);
+      }
+      case 'memories': {
+        const [sub, ...args] = rest;
+        switch (sub) {
+          case 'list': {
+            const { values } = parseArgs({
+              args,
+              options: {
+                channel: { type: 'string' },
+                speaker: { type: 'string' },
+                json: { type: 'boolean' },
+                embedded: { type: 'boolean' },
+              },
+              strict: true,
+            });
+            return await memoriesList(values, io);
+          }
+          case 'forget': {
+            const { values } = parseArgs({
+              args,
+              options: {
+                id: { type: 'string', multiple: true },
+                channel: { type: 'string' },
+                speaker: { type: 'string' },
+                yes: { type: 'boolean' },
+                embedded: { type: 'boolean' },
+              },
+              strict: true,
+            });
+            const { id, ...filters } = values;
+            return await memoriesForget({ ...filters, ids: id }, io);
+          }
+          default:
+            return usage(io, `unknown command: memories ${sub ?? ''}`.trim());
+        }
       }
       case 'migrate':
         parseArgs({ args: rest, options: {}, strict: true });

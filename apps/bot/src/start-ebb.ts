@@ -28,6 +28,18 @@ import { DiscordAdapter } from '@ebb/discord';
 import { CHAT_RETRY, OFFLINE_LABEL, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
+  bullmqQueueStats,
+  createMetrics,
+  type EbbMetrics,
+  type HealthCheck,
+  healthCheck,
+  meteredChatModel,
+  meteredSummarizer,
+  mountObservability,
+  postgresCheck,
+  redisCheck,
+} from '@ebb/observability';
+import {
   BullmqCompactionQueue,
   createRedis,
   describeRedisUrl,
@@ -51,6 +63,8 @@ export interface StartOptions {
   /** Tests: a database already opened and migrated. */
   readonly database?: Database;
   readonly llmRetry?: RetryOptions;
+  /** Node process metrics in /metrics (off in tests that start several instances). */
+  readonly processMetrics?: boolean;
   /** Tests: where the Slack Web API and Discord REST live (local fakes), and Slack's HTTP receiver port. */
   readonly platforms?: {
     readonly slackApiUrl?: string;
@@ -98,6 +112,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       await migrate(database);
     }
     const embeddedDatabase = database.kind === 'pglite';
+    const metrics = createMetrics({ processMetrics: options.processMetrics ?? true });
+    const checks: Record<string, HealthCheck> = { database: postgresCheck(database.db) };
     if (embeddedDatabase) {
       logger.info(
         { fallback: 'database', dataDir: env.EBB_DATA_DIR },
@@ -114,7 +130,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         `no OPENAI_API_KEY and no [llm] base_url: answering with the ${OFFLINE_LABEL} and extractive summaries`,
       );
     }
-    const chatModel = chatModels(options, offline);
+    const chatModel = chatModels(options, offline, metrics);
 
     // Platforms.
     const webSettings = options.config().web;
@@ -128,6 +144,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     let worker: RunningWorker | undefined;
     const onEvent = (e: Parameters<typeof logCompactionEvent>[1]) => {
       logCompactionEvent(logger, e);
+      metrics.onCompactionEvent(e);
       web.publish(e.channel, { type: 'compaction', ...e });
     };
     if (useRedis) {
@@ -140,6 +157,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         logger,
       });
       closers.push(() => bullmq.close());
+      checks.redis = redisCheck(producer);
+      metrics.observeQueue(bullmqQueueStats(bullmq.bullmq));
       const redisNotifier = RedisContextNotifier.connect(redisUrl, { prefix: env.EBB_REDIS_PREFIX, logger });
       closers.push(() => redisNotifier.close());
       queue = bullmq;
@@ -153,6 +172,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           redisUrl,
           redisPrefix: env.EBB_REDIS_PREFIX,
           logger,
+          metrics,
         });
         const running = worker;
         closers.push(() => running.close(10_000));
@@ -164,16 +184,24 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           ? 'embedded database: compaction passes run in this process (in-process queue)'
           : `no Redis at ${describeRedisUrl(redisUrl)}: compaction passes run in this process (in-process queue)`,
       );
-      const pipeline = createEmbeddedPipeline({ config: options.config, env, database, onEvent });
+      const pipeline = createEmbeddedPipeline({
+        config: options.config,
+        env,
+        database,
+        onEvent,
+        wrapSummarizer: (s) => meteredSummarizer(s, metrics.onLlmCalls),
+      });
       closers.push(() => pipeline.close());
       queue = pipeline.queue;
       notifier = pipeline.notifier;
     }
 
     // Platforms.
-    web.app.get('/healthz', (c) =>
-      c.json({ ok: true, embedded: { database: embeddedDatabase, queue: !useRedis, offline } }),
-    );
+    mountObservability(web.app, {
+      metrics,
+      health: () =>
+        healthCheck({ checks, fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline } }),
+    });
     const adapters: PlatformAdapter[] = [web];
     const config = options.config();
     const overrides = options.platforms ?? {};
@@ -217,6 +245,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       chatModel,
       logger,
       onEvent,
+      onTurn: metrics.onTurn,
     });
     await bot.start(adapters);
     logger.info(
@@ -233,7 +262,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
 }
 
 /** One chat model per server, model and reply budget. */
-function chatModels(options: StartOptions, offline: boolean): (channelKey: string) => ChatModel {
+function chatModels(
+  options: StartOptions,
+  offline: boolean,
+  metrics: EbbMetrics,
+): (channelKey: string) => ChatModel {
   if (offline) {
     const responder = new OfflineResponder();
     return () => responder;
@@ -249,16 +282,19 @@ function chatModels(options: StartOptions, offline: boolean): (channelKey: strin
           code: 'no_model',
         });
       }
-      model = new OpenAiChatModel({
-        client: new OpenAI({
-          apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
-          ...(llm.baseUrl === undefined ? {} : { baseURL: llm.baseUrl }),
-          maxRetries: 0,
+      model = meteredChatModel(
+        new OpenAiChatModel({
+          client: new OpenAI({
+            apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
+            ...(llm.baseUrl === undefined ? {} : { baseURL: llm.baseUrl }),
+            maxRetries: 0,
+          }),
+          model: llm.model,
+          maxOutputTokens: llm.maxOutputTokens,
+          retry: options.llmRetry ?? CHAT_RETRY,
         }),
-        model: llm.model,
-        maxOutputTokens: llm.maxOutputTokens,
-        retry: options.llmRetry ?? CHAT_RETRY,
-      });
+        metrics.onLlmCalls,
+      );
       models.set(key, model);
     }
     return model;

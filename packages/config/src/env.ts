@@ -26,6 +26,8 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   /** Discord bot token. Unset: no Discord. */
   DISCORD_TOKEN: z.string().min(1).optional(),
+  /** Port of `ebb worker`'s /metrics and /healthz (each worker on a host needs its own). */
+  EBB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** Where embedded PGlite keeps its data. */
   EBB_DATA_DIR: z.string().min(1).default('./.ebb'),
   /** Path of config.toml (also `--config`). */

@@ -24,6 +24,8 @@ export interface PassSettingsOptions {
   readonly llmTimeoutMs?: number;
   /** The LLM retry policy (default `DEFAULT_RETRY`); tests shorten it. */
   readonly retry?: RetryOptions;
+  /** Wraps every summarizer built here (metrics count its LLM calls). */
+  readonly wrap?: (summarizer: Summarizer) => Summarizer;
 }
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -65,6 +67,7 @@ export function passSettingsResolver(
             retry: options.retry ?? DEFAULT_RETRY,
             fallback: extractive,
           });
+      if (options.wrap) summarizer = options.wrap(summarizer);
       summarizers.set(key, summarizer);
     }
     return {

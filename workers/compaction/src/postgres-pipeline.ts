@@ -3,7 +3,7 @@
  * worker process (BullMQ) and embedded mode (the in-process queue).
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
-import type { CompactionEventSink, ContextNotifier } from '@ebb/core';
+import type { CompactionEventSink, ContextNotifier, Summarizer } from '@ebb/core';
 import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import { passSettingsResolver } from './channel-pass-settings.js';
@@ -19,6 +19,8 @@ export interface PostgresPipelineOptions {
   readonly llmTimeoutMs?: number;
   /** The LLM retry policy; tests shorten it. */
   readonly retry?: RetryOptions;
+  /** Wraps each channel's summarizer (metrics count its LLM calls). */
+  readonly wrapSummarizer?: (summarizer: Summarizer) => Summarizer;
 }
 
 export function createPostgresPipeline(options: PostgresPipelineOptions) {
@@ -35,6 +37,7 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
       env: options.env,
       ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
       ...(options.retry === undefined ? {} : { retry: options.retry }),
+      ...(options.wrapSummarizer === undefined ? {} : { wrap: options.wrapSummarizer }),
     }),
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });

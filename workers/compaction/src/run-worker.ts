@@ -4,10 +4,11 @@
  * piece is built from options here and closed in reverse order by `close()`.
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
-import type { CompactionLogEvent } from '@ebb/core';
+import type { CompactionLogEvent, Summarizer } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
+import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
 import { type BullmqCompactionWorker, RedisContextNotifier, startCompactionWorker } from '@ebb/queue';
 import { recordFailure } from './compaction-processor.js';
 import { createPostgresPipeline } from './postgres-pipeline.js';
@@ -26,6 +27,8 @@ export interface RunWorkerOptions {
   readonly stalledInterval?: number;
   readonly llmTimeoutMs?: number;
   readonly retry?: RetryOptions;
+  /** Counts passes and LLM calls (the worker's /metrics, or the bot's in `ebb dev`). */
+  readonly metrics?: EbbMetrics;
 }
 
 export interface RunningWorker {
@@ -43,7 +46,15 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     env: options.env,
     database,
     notifier,
-    onEvent: (e) => logCompactionEvent(logger, e),
+    onEvent: (e) => {
+      logCompactionEvent(logger, e);
+      options.metrics?.onCompactionEvent(e);
+    },
+    ...(options.metrics === undefined
+      ? {}
+      : {
+          wrapSummarizer: (s: Summarizer) => meteredSummarizer(s, (options.metrics as EbbMetrics).onLlmCalls),
+        }),
     ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
     ...(options.retry === undefined ? {} : { retry: options.retry }),
   });

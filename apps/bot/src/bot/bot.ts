@@ -58,6 +58,13 @@ export interface BotOptions {
   readonly botName?: string;
   /** Compaction events, for logs and the web channel's stream. */
   readonly onEvent?: CompactionEventSink;
+  /** After every turn: for metrics. */
+  readonly onTurn?: (turn: {
+    platform: Platform;
+    answered: boolean;
+    usage: number;
+    durationMs: number;
+  }) => void;
 }
 
 /** Provider overflows in a row that the bot answers by truncating again before it gives up. */
@@ -133,6 +140,7 @@ export class Bot {
   async #turn(message: InboundMessage): Promise<TurnResult> {
     const key = message.channelKey;
     const log = this.#options.logger;
+    const started = performance.now();
     try {
       const settings = resolveChannel(this.#options.config(), key);
       const tokenizer = await loadTokenizer(settings.llm.encoding);
@@ -186,7 +194,13 @@ export class Bot {
         );
         if (archived === null) return { reply };
       }
-      await this.#monitor(key, state, settings, tokenizer);
+      const usage = await this.#monitor(key, state, settings, tokenizer);
+      this.#options.onTurn?.({
+        platform: message.platform,
+        answered: reply !== null,
+        usage,
+        durationMs: performance.now() - started,
+      });
       return { reply };
     } catch (err) {
       // Postgres down (or any failure): a short apology, never a crash; the next turn reloads.
@@ -306,19 +320,23 @@ export class Bot {
     return chosen;
   }
 
+  /** Runs the monitor; returns the usage after it acted. */
   async #monitor(
     key: string,
     state: ChannelState,
     settings: ResolvedChannelConfig,
     tokenizer: Tokenizer,
-  ): Promise<void> {
+  ): Promise<number> {
+    const compactorSettings = this.#compactorSettings(settings, tokenizer);
     const result = await this.#compaction.afterTurn(
       key,
       state.context.view(),
-      this.#compactorSettings(settings, tokenizer),
+      compactorSettings,
       state.calibration,
     );
-    if (result.context) state.context = new WorkingContext(result.context);
+    if (!result.context) return result.usage;
+    state.context = new WorkingContext(result.context);
+    return this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
   }
 
   async #command(command: CommandInvocation): Promise<string> {

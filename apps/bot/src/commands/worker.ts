@@ -5,6 +5,14 @@
 
 import { runCompactionWorker } from '@ebb/compaction-worker';
 import { migrate } from '@ebb/db';
+import {
+  createMetrics,
+  healthCheck,
+  postgresCheck,
+  redisCheck,
+  serveObservability,
+} from '@ebb/observability';
+import { createRedis } from '@ebb/queue';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime, openDatabase } from './runtime.js';
@@ -24,11 +32,22 @@ export async function worker(
   const database = await openDatabase(env);
   await migrate(database);
   const reloading = watchConfig(config, logger);
+  const metrics = createMetrics();
+  const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
+  const observability = await serveObservability({
+    port: env.EBB_METRICS_PORT,
+    metrics,
+    health: () =>
+      healthCheck({ checks: { database: postgresCheck(database.db), redis: redisCheck(healthRedis) } }),
+  });
+  logger.info({ url: observability.url }, `worker metrics at ${observability.url}/metrics`);
   const running = await runCompactionWorker({
     config: reloading.current,
     env,
     database,
-    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    redisUrl,
+    metrics,
     redisPrefix: env.EBB_REDIS_PREFIX,
     logger,
     ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
@@ -43,6 +62,8 @@ export async function worker(
   });
   reloading.stop();
   await running.close();
+  await observability.close();
+  await healthRedis.quit().catch(() => healthRedis.disconnect());
   await database.close();
   return 0;
 }
