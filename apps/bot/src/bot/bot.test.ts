@@ -13,6 +13,7 @@ import {
   type PlatformAdapter,
   type PlatformHandlers,
 } from '@ebb/core';
+import { LlmError } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -36,8 +37,17 @@ class RecordingPlatform implements PlatformAdapter {
 class RecordingModel implements ChatModel {
   readonly label = 'recording';
   readonly prompts: (readonly ChatMessage[])[] = [];
+  /** The next calls refuse the prompt as too long, as a provider does. */
+  overflows = 0;
   async reply(messages: readonly ChatMessage[]) {
     this.prompts.push(messages);
+    if (this.overflows > 0) {
+      this.overflows--;
+      throw new LlmError('maximum context length exceeded', {
+        code: 'llm_context_overflow',
+        retryable: false,
+      });
+    }
     return { text: `answer ${this.prompts.length}` };
   }
 }
@@ -107,6 +117,33 @@ describe('Bot turns', () => {
     ]);
     // The prompt ends with the message being answered, speaker named.
     expect(model.prompts[0]?.at(-1)).toEqual({ role: 'user', content: 'ana: @ebb status?' });
+  });
+
+  it('truncates and retries when the provider says the prompt is too long', async () => {
+    for (let i = 0; i < 30; i++) await handlers.onMessage(inbound({ text: `status line ${i}` }));
+    model.overflows = 1;
+    expect(await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb summary?' }))).toEqual({
+      reply: 'answer 2',
+    });
+    const [refused, retried] = model.prompts;
+    // The retry went out smaller, with the marker in place of the oldest messages.
+    expect(retried?.length).toBeLessThan(refused?.length ?? 0);
+    expect(JSON.stringify(retried)).toContain('Earlier messages were set aside');
+    expect((await channels.loadContext(KEY)).spans.map((s) => s.kind)).toEqual(['truncated']);
+  });
+
+  it('answers with a short apology when the model fails for good, and archives it', async () => {
+    const failing: ChatModel = {
+      label: 'down',
+      reply: async () => {
+        throw new LlmError('upstream down', { code: 'llm_server', retryable: true });
+      },
+    };
+    model.reply = failing.reply;
+    const result = await handlers.onMessage(inbound({ mentionsBot: true }));
+    expect(result?.reply).toMatch(/model I use isn't answering/);
+    expect(platform.sent).toHaveLength(1);
+    expect((await channels.loadContext(KEY)).raw.at(-1)).toMatchObject({ role: 'assistant' });
   });
 
   it('never answers a bot, even when mentioned or in a DM', async () => {
