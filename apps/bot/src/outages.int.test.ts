@@ -3,7 +3,7 @@
  * - Redis down: the bot still answers, and still truncates in an emergency (it needs no queue);
  * - Postgres down: a short apology, no crash, and normal answers once it is back.
  */
-import { loadEnv, parseConfig } from '@ebb/config';
+import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
@@ -13,27 +13,11 @@ import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { smallWindowConfig } from '../test/small-window.js';
 import { APOLOGY } from './bot/bot.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
-const config = (baseUrl: string) =>
-  parseConfig(
-    [
-      '[llm]',
-      'context_window = 4000',
-      'max_output_tokens = 300',
-      `base_url = "${baseUrl}"`,
-      '[compaction]',
-      'summary_max_tokens = 250',
-      'protect_recent = 4',
-      'cooldown_seconds = 0',
-      '[memory]',
-      'recall_max_tokens = 150',
-      '[web.bot]',
-      'respond_to = "all"',
-    ].join('\n'),
-    'outages.toml',
-  );
+const config = (baseUrl: string) => smallWindowConfig(baseUrl, ['[web.bot]', 'respond_to = "all"']);
 
 let fake: FakeOpenAiServer;
 let ebb: RunningEbb | undefined;

@@ -3,7 +3,7 @@
  * discord.js clients against local fakes of the platforms, the bot, Postgres, BullMQ with a worker
  * in this process, and the fake OpenAI server. 2,000 messages per platform with a 4,000-token window.
  */
-import { loadEnv, parseConfig } from '@ebb/config';
+import { loadEnv } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
@@ -14,6 +14,7 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -152,28 +153,15 @@ describe.each([
     );
     fresh = await freshSchemaDb();
     driver = await makeDriver();
-    const config = parseConfig(
-      [
-        '[llm]',
-        'context_window = 4000',
-        'max_output_tokens = 300',
-        `base_url = "${fake.url}"`,
-        '[compaction]',
-        'summary_max_tokens = 250',
-        'protect_recent = 4',
-        'cooldown_seconds = 0',
-        '[memory]',
-        'recall_max_tokens = 150',
-        '[bot]',
-        'respond_to = "all"',
-        '[slack]',
-        `mode = "${driver.env.SLACK_APP_TOKEN ? 'socket' : 'http'}"`,
-        `admins = ["${driver.admin}"]`,
-        '[discord]',
-        `admins = ["${driver.admin}"]`,
-      ].join('\n'),
-      'platforms.toml',
-    );
+    const config = smallWindowConfig(fake.url, [
+      '[bot]',
+      'respond_to = "all"',
+      '[slack]',
+      `mode = "${driver.env.SLACK_APP_TOKEN ? 'socket' : 'http'}"`,
+      `admins = ["${driver.admin}"]`,
+      '[discord]',
+      `admins = ["${driver.admin}"]`,
+    ]);
     ebb = await startEbb({
       config: () => config,
       env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, ...driver.env }),

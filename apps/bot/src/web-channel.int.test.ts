@@ -3,7 +3,7 @@
  * this process, and the fake OpenAI server behind the real openai client (chat and summaries), with
  * a 4,000-token window so 2,000 messages go through every tier many times.
  */
-import { loadEnv, parseConfig } from '@ebb/config';
+import { loadEnv } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
@@ -12,6 +12,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -71,23 +72,7 @@ beforeAll(async () => {
   fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
   script(fake);
   fresh = await freshSchemaDb();
-  const config = parseConfig(
-    [
-      '[llm]',
-      'context_window = 4000',
-      'max_output_tokens = 300',
-      `base_url = "${fake.url}"`,
-      '[compaction]',
-      'summary_max_tokens = 250',
-      'protect_recent = 4',
-      'cooldown_seconds = 0',
-      '[memory]',
-      'recall_max_tokens = 150',
-      '[web.bot]',
-      'respond_to = "all"',
-    ].join('\n'),
-    'web-e2e.toml',
-  );
+  const config = smallWindowConfig(fake.url, ['[web.bot]', 'respond_to = "all"']);
   ebb = await startEbb({
     config: () => config,
     env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' }),

@@ -13,23 +13,14 @@ import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { captureIo } from '../../test/capture-io.js';
 import { compact } from './compact.js';
-import type { CommandIo } from './io.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-compact-'));
 const configFile = join(dir, 'config.toml');
 writeFileSync(configFile, '[compaction]\nprotect_recent = 4\n');
 
-function capture(): CommandIo & { stdout: () => string; stderr: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdout: () => out.join('\n'),
-    stderr: () => err.join('\n'),
-  };
-}
+const capture = captureIo;
 
 function message(i: number): NewMessage {
   return { role: 'user', author: 'ana', text: `message ${i}`, tokens: 100, contextTokens: 100 };

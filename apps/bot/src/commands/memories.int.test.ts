@@ -6,7 +6,7 @@ import type { NewMemory } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore } from '@ebb/db';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CommandIo } from './io.js';
+import { captureIo } from '../../test/capture-io.js';
 import { memoriesForget, memoriesList } from './memories.js';
 
 const SLACK = 'slack:T1:C1';
@@ -14,16 +14,7 @@ const THREAD = 'slack:T1:C1:1700000000.0001';
 const OTHER = 'slack:T1:C2';
 const WEB = 'web:w1';
 
-function capture(): CommandIo & { stdout: () => string; stderr: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdout: () => out.join('\n'),
-    stderr: () => err.join('\n'),
-  };
-}
+const capture = captureIo;
 
 const memory = (text: string, channelKey: string, speaker?: string): NewMemory => ({
   type: 'fact',

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { captureIo } from '../../test/capture-io.js';
 import { main } from '../cli.js';
 import { syntheticTranscript } from '../demo/synthetic-transcript.js';
-import type { CommandIo } from './io.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-simulate-'));
 const transcriptFile = join(dir, 'chat.jsonl');
@@ -20,16 +20,7 @@ writeFileSync(
   `[llm]\ncontext_window = 16000\nmax_output_tokens = 1000\n[compaction]\nsummary_max_tokens = 800\n[memory]\nrecall_max_tokens = 200\n[prices."gpt-4o-mini"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.6\n`,
 );
 
-function capture(): CommandIo & { stdout: () => string; stderr: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdout: () => out.join('\n'),
-    stderr: () => err.join('\n'),
-  };
-}
+const capture = captureIo;
 
 describe('ebb simulate --json', () => {
   let code: number;

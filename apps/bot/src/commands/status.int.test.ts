@@ -10,8 +10,8 @@ import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { captureIo } from '../../test/capture-io.js';
 import { usageBar } from '../bot/context-report.js';
-import type { CommandIo } from './io.js';
 import { status } from './status.js';
 
 const SYSTEM_PROMPT = 'You are Ebb, a terse assistant.';
@@ -40,16 +40,7 @@ const SLACK = 'slack:T1:C1';
 const THREAD = 'slack:T1:C1:1700000000.0001';
 const WEB = 'web:w1';
 
-function capture(): CommandIo & { stdout: () => string; stderr: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out: (t) => out.push(t),
-    err: (t) => err.push(t),
-    stdout: () => out.join('\n'),
-    stderr: () => err.join('\n'),
-  };
-}
+const capture = captureIo;
 
 function message(i: number, tokens: number): NewMessage {
   return { role: 'user', author: 'ana', text: `message ${i}`, tokens, contextTokens: tokens };
