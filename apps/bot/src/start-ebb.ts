@@ -48,9 +48,10 @@ import {
   waitForReady,
 } from '@ebb/queue';
 import { SlackAdapter } from '@ebb/slack';
-import { WebAdapter } from '@ebb/web';
+import { type BoardQueue, mountDashboard, WebAdapter } from '@ebb/web';
 import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
+import { dashboardChannels } from './dashboard-channels.js';
 
 export interface StartOptions {
   readonly config: () => EbbConfig;
@@ -142,6 +143,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     let queue: CompactionQueue;
     let notifier: ContextNotifier;
     let worker: RunningWorker | undefined;
+    let boardQueue: BoardQueue | undefined;
     const onEvent = (e: Parameters<typeof logCompactionEvent>[1]) => {
       logCompactionEvent(logger, e);
       metrics.onCompactionEvent(e);
@@ -162,6 +164,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       const redisNotifier = RedisContextNotifier.connect(redisUrl, { prefix: env.EBB_REDIS_PREFIX, logger });
       closers.push(() => redisNotifier.close());
       queue = bullmq;
+      boardQueue = bullmq.bullmq;
       notifier = redisNotifier;
       if (options.withWorker) {
         const db = database;
@@ -201,6 +204,17 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       metrics,
       health: () =>
         healthCheck({ checks, fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline } }),
+    });
+    const stores = { db: database.db };
+    mountDashboard(web.app, {
+      adminToken: env.EBB_ADMIN_TOKEN,
+      queue: boardQueue,
+      channels: () =>
+        dashboardChannels({
+          config: options.config,
+          channels: new PgChannelStore(stores),
+          runs: new PgRunStore(stores),
+        }),
     });
     const adapters: PlatformAdapter[] = [web];
     const config = options.config();

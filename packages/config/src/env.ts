@@ -28,6 +28,11 @@ const envSchema = z.object({
   DISCORD_TOKEN: z.string().min(1).optional(),
   /** Port of `ebb worker`'s /metrics and /healthz (each worker on a host needs its own). */
   EBB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /**
+   * Token for the dashboard (`/`, `/api/dashboard/*`) and the queue board (`/admin/queues`): send it as
+   * `Authorization: Bearer …` or open the page once with `?token=…`. Unset: they answer loopback only.
+   */
+  EBB_ADMIN_TOKEN: z.string().min(1).optional(),
   /** Where embedded PGlite keeps its data. */
   EBB_DATA_DIR: z.string().min(1).default('./.ebb'),
   /** Path of config.toml (also `--config`). */

@@ -19,6 +19,7 @@ const SECRET_KEYS = [
   'authorization',
   'Authorization',
   'secret',
+  'adminToken',
 ];
 
 export interface LoggerOptions {
