@@ -96,7 +96,7 @@ export class ChannelCompactor {
         return { usage, decision };
       case 'heal': {
         const plan = planHeal(context);
-        const jobId = plan ? await this.#enqueue(channelKey, plan, usage) : undefined;
+        const jobId = plan ? (await this.#enqueue(channelKey, plan, usage))?.jobId : undefined;
         return { usage, decision, ...(jobId ? { jobId } : {}) };
       }
       case 'compact':
@@ -167,8 +167,10 @@ export class ChannelCompactor {
       emit({ event: 'compaction.skipped', channel: channelKey, tier, usage, reason: result.reason });
       return { reason: result.reason };
     }
-    const jobId = await this.#enqueue(channelKey, result.plan, usage, focus);
-    return jobId === undefined ? { reason: 'queue_unavailable' } : { jobId };
+    const enqueued = await this.#enqueue(channelKey, result.plan, usage, focus);
+    if (enqueued === undefined) return { reason: 'queue_unavailable' };
+    // A pass of this channel is waiting or running already: this one (and its focus) is not queued.
+    return enqueued.deduplicated ? { reason: 'in_flight' } : { jobId: enqueued.jobId };
   }
 
   async #emergency(
@@ -211,7 +213,7 @@ export class ChannelCompactor {
     // The heal waits when a pass is in flight: the monitor queues it once that pass is done.
     if (jobInFlight) return { context };
     const heal = planHeal(context);
-    const jobId = heal ? await this.#enqueue(channelKey, heal, usage) : undefined;
+    const jobId = heal ? (await this.#enqueue(channelKey, heal, usage))?.jobId : undefined;
     return { context, ...(jobId ? { jobId } : {}) };
   }
 
@@ -233,7 +235,7 @@ export class ChannelCompactor {
     plan: CompactionPlan,
     usage: number,
     focus?: string,
-  ): Promise<string | undefined> {
+  ): Promise<{ jobId: string; deduplicated: boolean } | undefined> {
     try {
       return await this.#enqueueOrThrow(channelKey, plan, usage, focus);
     } catch (err) {
@@ -255,7 +257,7 @@ export class ChannelCompactor {
     plan: CompactionPlan,
     usage: number,
     focus?: string,
-  ): Promise<string> {
+  ): Promise<{ jobId: string; deduplicated: boolean }> {
     const job = {
       channelKey,
       tier: plan.tier,
@@ -298,7 +300,7 @@ export class ChannelCompactor {
       ...(outcome.kind === 'deduplicated' ? { reason: 'in_flight' } : {}),
       ...(outcome.kind === 'escalated' ? { reason: `escalated ${outcome.replacedJobId}` } : {}),
     });
-    return outcome.jobId;
+    return { jobId: outcome.jobId, deduplicated: outcome.kind === 'deduplicated' };
   }
 
   #monitor(channelKey: string): CompactionMonitor {

@@ -375,7 +375,9 @@ export class Bot {
         );
         return result.jobId
           ? `Compaction queued${command.args.trim() ? ` (focus: ${command.args.trim()})` : ''}: ${result.jobId}`
-          : `Nothing to compact right now (${result.reason ?? 'no reason'}).`;
+          : result.reason === 'in_flight'
+            ? 'A compaction pass of this channel is already queued or running; try again when it is done.'
+            : `Nothing to compact right now (${result.reason ?? 'no reason'}).`;
       }
     }
   }

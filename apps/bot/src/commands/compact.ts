@@ -112,17 +112,17 @@ export async function compact(
         focus,
       );
       const last = events.at(-1);
+      if (result.reason === 'in_flight') {
+        io.out(`A pass of ${key} is already queued or running: ${last?.jobId ?? '(unknown job)'}`);
+        if (focus !== undefined)
+          io.out('It runs without the focus; run this again once it is done to add one.');
+        return 0;
+      }
       if (result.jobId !== undefined) {
-        if (last?.event === 'compaction.skipped' && last.reason === 'in_flight') {
-          io.out(`A pass of ${key} is already queued or running: ${result.jobId}`);
-          if (focus !== undefined)
-            io.out('It runs without the focus; run this again once it is done to add one.');
-        } else {
-          const range = last?.fromSeq === undefined ? '' : ` (messages #${last.fromSeq}–#${last.toSeq})`;
-          io.out(
-            `Compaction of ${key} queued${range}${focus === undefined ? '' : `, focus: ${focus}`}: ${result.jobId}`,
-          );
-        }
+        const range = last?.fromSeq === undefined ? '' : ` (messages #${last.fromSeq}–#${last.toSeq})`;
+        io.out(
+          `Compaction of ${key} queued${range}${focus === undefined ? '' : `, focus: ${focus}`}: ${result.jobId}`,
+        );
         return 0;
       }
       io.err(
