@@ -41,7 +41,7 @@ const logger = createLogger({
 const events = (name: string) => lines.map((l) => JSON.parse(l)).filter((l) => l.event === name);
 const closers: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
-  // Bounded: a pool client leaked by the outage below keeps pool.end() waiting (see the closing note).
+  // Bounded, so a service left down by a failing test cannot hold the run.
   for (const close of closers.reverse()) {
     await Promise.race([close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 3_000))]);
   }

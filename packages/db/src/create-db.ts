@@ -78,6 +78,7 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
     // emits 'error' on that client, which the pool does not listen to: without this, it crashes.
     pool.on('connect', (client) => client.on('error', onError));
     const db = drizzlePg({ client: pool });
+    db.transaction = releasingTransaction(pool) as typeof db.transaction;
     return { kind: 'postgres', db, ...withSchema, close: () => pool.end() };
   }
 
@@ -120,4 +121,28 @@ export async function migrate(database: Database): Promise<void> {
       await dbCall('migrate', () => database.db.execute(sql`analyze`));
       return;
   }
+}
+
+/**
+ * drizzle-orm 0.45's pool transaction runs `begin` before its try/finally, so when the connection
+ * is already dead (Postgres restarted, a network cut) the checked-out client is never released: the
+ * pool shrinks by one per outage and `pool.end()` hangs. This runs drizzle's transaction on a client
+ * we check out and always release, destroying it when the transaction failed.
+ */
+function releasingTransaction(pool: pg.Pool) {
+  return async <T>(
+    fn: Parameters<ReturnType<typeof drizzlePg>['transaction']>[0],
+    config?: Parameters<ReturnType<typeof drizzlePg>['transaction']>[1],
+  ): Promise<T> => {
+    const client = await pool.connect();
+    let failure: Error | undefined;
+    try {
+      return (await drizzlePg({ client }).transaction(fn, config)) as T;
+    } catch (err) {
+      failure = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.release(failure);
+    }
+  };
 }
