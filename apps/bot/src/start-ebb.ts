@@ -86,15 +86,16 @@ const SHUTDOWN_STEP_MS = 3_000;
 
 export async function startEbb(options: StartOptions): Promise<RunningEbb> {
   const { env, logger } = options;
-  const closers: (() => Promise<unknown>)[] = [];
+  const closers: { readonly close: () => Promise<unknown>; readonly ms: number }[] = [];
+  const onClose = (close: () => Promise<unknown>, ms = SHUTDOWN_STEP_MS) => closers.push({ close, ms });
   // Each step gets a bounded time, so a dead Redis or Postgres cannot hold the process at exit.
   const close = async () => {
     for (const closer of closers.reverse()) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timed_out'>((resolve) => {
-        timer = setTimeout(() => resolve('timed_out'), SHUTDOWN_STEP_MS);
+        timer = setTimeout(() => resolve('timed_out'), closer.ms);
       });
-      const step = closer().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
+      const step = closer.close().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
       const outcome = await Promise.race([step, timeout]);
       clearTimeout(timer);
       if (outcome === 'timed_out') logger.warn('a shutdown step took too long; moving on');
@@ -109,7 +110,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           ? await createDb({ dataDir: `${env.EBB_DATA_DIR}/pglite` })
           : await createDb({ databaseUrl: env.DATABASE_URL });
       const opened = database;
-      closers.push(() => opened.close());
+      onClose(() => opened.close());
       await migrate(database);
     }
     const embeddedDatabase = database.kind === 'pglite';
@@ -151,18 +152,18 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     };
     if (useRedis) {
       const producer = createRedis(redisUrl, { role: 'producer', logger });
-      closers.push(async () => (producer.status === 'ready' ? producer.quit() : producer.disconnect()));
+      onClose(async () => (producer.status === 'ready' ? producer.quit() : producer.disconnect()));
       await waitForReady(producer);
       const bullmq = new BullmqCompactionQueue({
         connection: producer,
         prefix: env.EBB_REDIS_PREFIX,
         logger,
       });
-      closers.push(() => bullmq.close());
+      onClose(() => bullmq.close());
       checks.redis = redisCheck(producer);
       metrics.observeQueue(bullmqQueueStats(bullmq.bullmq));
       const redisNotifier = RedisContextNotifier.connect(redisUrl, { prefix: env.EBB_REDIS_PREFIX, logger });
-      closers.push(() => redisNotifier.close());
+      onClose(() => redisNotifier.close());
       queue = bullmq;
       boardQueue = bullmq.bullmq;
       notifier = redisNotifier;
@@ -178,7 +179,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           metrics,
         });
         const running = worker;
-        closers.push(() => running.close(10_000));
+        // Lets the jobs in hand finish, or hands them back after 10 s.
+        onClose(() => running.close(10_000), 12_000);
       }
     } else {
       logger.info(
@@ -194,7 +196,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         onEvent,
         wrapSummarizer: (s) => meteredSummarizer(s, metrics.onLlmCalls),
       });
-      closers.push(() => pipeline.close());
+      onClose(() => pipeline.close());
       queue = pipeline.queue;
       notifier = pipeline.notifier;
     }
@@ -266,7 +268,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       { platforms: adapters.map((a) => a.platform) },
       `platforms: ${adapters.map((a) => a.platform).join(', ')}`,
     );
-    closers.push(() => bot.stop());
+    // Stops intake, then lets queued turns finish (up to 10 s) before the stores close.
+    onClose(() => bot.stop(10_000), 12_000);
     logger.info({ url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
     return { bot, web, adapters, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
   } catch (err) {

@@ -73,13 +73,14 @@ describe('Bot turns', () => {
   let model: RecordingModel;
   let channels: InMemoryChannelStore;
   let handlers: PlatformHandlers;
+  let bot: Bot;
 
   beforeEach(async () => {
     platform = new RecordingPlatform();
     model = new RecordingModel();
     channels = new InMemoryChannelStore();
     const config = parseConfig('[slack]\nadmins = ["U-admin"]\n', 'bot-test.toml');
-    const bot = new Bot({
+    bot = new Bot({
       config: () => config,
       channels,
       memories: new InMemoryMemoryStore(),
@@ -144,6 +145,29 @@ describe('Bot turns', () => {
     expect(result?.reply).toMatch(/model I use isn't answering/);
     expect(platform.sent).toHaveLength(1);
     expect((await channels.loadContext(KEY)).raw.at(-1)).toMatchObject({ role: 'assistant' });
+  });
+
+  it('finishes the turns already queued when it stops', async () => {
+    let release = () => {};
+    model.reply = async () => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return { text: 'late answer' };
+    };
+    const turn = handlers.onMessage(inbound({ mentionsBot: true }));
+    await new Promise((r) => setTimeout(r, 20));
+    let stopped = false;
+    const stopping = bot.stop(5_000).then(() => {
+      stopped = true;
+    });
+    // While the model is still answering, stop waits for the turn.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
+    expect(await turn).toEqual({ reply: 'late answer' });
+    expect(platform.sent).toEqual([{ key: KEY, text: 'late answer' }]);
   });
 
   it('never answers a bot, even when mentioned or in a DM', async () => {

@@ -70,6 +70,8 @@ export interface BotOptions {
 /** Provider overflows in a row that the bot answers by truncating again before it gives up. */
 const MAX_OVERFLOW_RETRIES = 2;
 const RECALL_CANDIDATES = 20;
+/** Cached working contexts kept in memory; the least recently used channel is reloaded when needed. */
+const MAX_CACHED_CHANNELS = 2_000;
 /** Calibration is kept in memory and saved to the channel row every this many replies. */
 const CALIBRATION_SAVE_EVERY = 10;
 export const APOLOGY =
@@ -125,8 +127,15 @@ export class Bot {
     }
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops taking messages (the adapters stop), lets the turns already queued finish (up to
+   * `drainMs`), then stops listening for context changes. Stores are closed by the caller after.
+   */
+  async stop(drainMs = 10_000): Promise<void> {
     for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
+    if ((await this.#actors.drain(drainMs)) === 'timed_out') {
+      this.#options.logger.warn({ busy: this.#actors.busy }, 'stopped with turns still running');
+    }
     await this.#unsubscribe?.();
   }
 
@@ -384,6 +393,11 @@ export class Bot {
 
   async #state(key: string): Promise<ChannelState> {
     let state = this.#states.get(key);
+    if (state) {
+      // Most recently used last, so the first entry is the one to evict.
+      this.#states.delete(key);
+      this.#states.set(key, state);
+    }
     if (!state || state.stale) {
       const context = new WorkingContext(await this.#options.channels.loadContext(key));
       const calibration =
@@ -391,6 +405,10 @@ export class Bot {
       if (state?.stale) await this.#passCompleted(key, context, calibration);
       state = { context, calibration, stale: false };
       this.#states.set(key, state);
+      if (this.#states.size > MAX_CACHED_CHANNELS) {
+        const oldest = this.#states.keys().next().value;
+        if (oldest !== undefined && oldest !== key) this.#states.delete(oldest);
+      }
     }
     return state;
   }

@@ -20,4 +20,22 @@ export class ChannelActors {
   get busy(): number {
     return this.#tails.size;
   }
+
+  /** Resolves when every queued turn has finished, or after `timeoutMs`, whichever comes first. */
+  async drain(timeoutMs: number): Promise<'drained' | 'timed_out'> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#tails.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return 'timed_out';
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(this.#tails.values()),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, left);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    return 'drained';
+  }
 }
