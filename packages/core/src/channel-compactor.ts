@@ -109,7 +109,14 @@ export class ChannelCompactor {
         return {
           usage,
           decision,
-          ...(await this.#emergency(channelKey, settings, calibration, usage, jobInFlight)),
+          ...(await this.#emergency(
+            channelKey,
+            settings,
+            calibration,
+            usage,
+            jobInFlight,
+            context.generation,
+          )),
         };
     }
   }
@@ -179,15 +186,31 @@ export class ChannelCompactor {
     calibration: Calibration,
     usage: number,
     jobInFlight: boolean,
+    /** The generation the decision was made on (undefined: cut whatever the state). */
+    expectedGeneration?: number,
   ): Promise<{ context?: ContextView; jobId?: string }> {
     const { policy } = settings;
     const emit = this.#options.onEvent ?? (() => {});
     emit({ event: 'compaction.triggered', channel: channelKey, tier: 'emergency', usage });
-    const outcome: TruncationOutcome = await this.#options.channels.truncate(channelKey, {
+    const request = {
       fraction: policy.emergencyFraction,
       protectRecent: policy.protectRecent,
       markerTokens: this.#options.markerTokens,
+    };
+    let outcome: TruncationOutcome = await this.#options.channels.truncate(channelKey, {
+      ...request,
+      ...(expectedGeneration === undefined ? {} : { expectedGeneration }),
     });
+    if (outcome.kind === 'nothing' && outcome.reason === 'stale') {
+      // A splice (or another bot's cut) landed since the decision: decide again on what is stored.
+      const current = await this.#options.channels.loadContext(channelKey);
+      if (this.usage(current, settings, calibration) < policy.emergencyThreshold) return { context: current };
+      outcome = await this.#options.channels.truncate(channelKey, {
+        ...request,
+        expectedGeneration: current.generation,
+      });
+      if (outcome.kind === 'nothing') return { context: current };
+    }
     if (outcome.kind === 'nothing') {
       emit({
         event: 'compaction.skipped',

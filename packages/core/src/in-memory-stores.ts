@@ -178,6 +178,9 @@ export class InMemoryChannelStore implements ChannelStore {
   async truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
     const context = this.#channels.get(channelKey)?.context;
     if (!context) return { kind: 'nothing', reason: 'empty' };
+    if (request.expectedGeneration !== undefined && request.expectedGeneration !== context.generation) {
+      return { kind: 'nothing', reason: 'stale' };
+    }
     const plan = planEmergencyTruncation({ context: context.view(), ...request });
     if (plan.kind === 'nothing') return plan;
     const { tokensBefore, tokensAfter } = context.applyTruncation(plan);

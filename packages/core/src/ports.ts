@@ -60,12 +60,15 @@ export type TruncationOutcome =
       readonly tokensBefore: number;
       readonly tokensAfter: number;
     }
-  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' };
+  /** `stale`: the channel moved past `expectedGeneration` (a splice landed): decide again on the new state. */
+  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' | 'stale' };
 
 export interface TruncationRequest {
   readonly fraction: number;
   readonly protectRecent: number;
   readonly markerTokens: number;
+  /** The generation the decision was made on; when the channel has moved on, nothing is cut. */
+  readonly expectedGeneration?: number;
 }
 
 /** A channel as `ChannelStore.listChannels` gives it: its counters, without spans or messages. */

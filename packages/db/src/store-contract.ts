@@ -397,6 +397,21 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
     describe('a truncation while a pass is running', () => {
       const request = { fraction: 0.5, protectRecent: 4, markerTokens: 30 };
 
+      it('cuts nothing when the channel moved past the generation the cut was decided on', async () => {
+        await appendMany(stores.channels, key, 20);
+        await stores.channels.splice(key, { jobId: 'j0', fromSeq: 1, toSeq: 5, text: 'S', tokens: 12 });
+        // Decided on generation 0; a splice made it 1 meanwhile.
+        expect(await stores.channels.truncate(key, { ...request, expectedGeneration: 0 })).toEqual({
+          kind: 'nothing',
+          reason: 'stale',
+        });
+        expect((await expectIntact(stores.channels, key)).spans.map((s) => s.kind)).toEqual(['summary']);
+        expect(await stores.channels.truncate(key, { ...request, expectedGeneration: 1 })).toMatchObject({
+          kind: 'truncate',
+          generation: 2,
+        });
+      });
+
       it('is healed by the pass when the pass covers the marker', async () => {
         await appendMany(stores.channels, key, 20);
         // The pass was planned over 1..10 at generation 0; the truncation lands while it runs.
