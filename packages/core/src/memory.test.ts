@@ -28,6 +28,7 @@ describe('memoryScope', () => {
     ['slack:T1:C1:1700000000.1234', 'channel', 'slack:T1:C1'],
     ['slack:T1:C1:1700000000.1234', 'workspace', 'slack:T1'],
     ['discord:G1:C9', 'channel', 'discord:G1:C9'],
+    ['discord:G1:C9:T7', 'channel', 'discord:G1:C9'],
     ['discord:G1:C9', 'workspace', 'discord:G1'],
     ['web:abc', 'workspace', 'web:abc'],
     // Direct and group messages keep their own scope, whatever the setting.

@@ -54,14 +54,16 @@ export type MemoryScopeSetting = 'channel' | 'workspace';
 
 /**
  * The scope a channel's memories are written to and recalled from. `channel`: the conversation's
- * channel (a Slack thread shares its channel's scope); `workspace`: the Slack team or Discord guild,
+ * channel (a Slack or Discord thread shares its channel's scope); `workspace`: the Slack team or Discord guild,
  * except for direct and group messages (Slack `D…`/`G…` channels, Discord `dm`), which always keep
  * their own scope so a private fact is never recalled elsewhere.
- * Keys: `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>`, `web:<id>`.
+ * Keys: `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>[:<thread>]`, `web:<id>`.
  */
 export function memoryScope(channelKey: string, setting: MemoryScopeSetting): string {
   const parts = channelKey.split(':');
-  const channelScope = parts[0] === 'slack' ? parts.slice(0, 3).join(':') : channelKey;
+  // A thread (the fourth part of a Slack or Discord key) shares its channel's scope.
+  const channelScope =
+    parts[0] === 'slack' || parts[0] === 'discord' ? parts.slice(0, 3).join(':') : channelKey;
   if (setting === 'channel' || parts.length < 3 || isPrivateConversation(parts)) return channelScope;
   return parts.slice(0, 2).join(':');
 }

@@ -2,8 +2,8 @@
  * The port between the bot and a chat platform (Slack, Discord, the web channel). An adapter turns
  * platform events into `InboundMessage`s and `CommandInvocation`s, and posts replies; the bot never
  * sees a platform type. Channel keys are built by adapters and name one conversation:
- * `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>` (a thread is a channel;
- * DMs use `discord:dm:<channel>`), `web:<id>`. An adapter can parse its own keys back to ids.
+ * `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>[:<thread>]` (DMs use
+ * `discord:dm:<channel>`), `web:<id>`. An adapter can parse its own keys back to ids.
  */
 
 export type Platform = 'slack' | 'discord' | 'web';

@@ -65,7 +65,7 @@ async function setup(options: SetupOptions = {}) {
 const eventually = { timeout: 10_000 } as const;
 
 function keyOf(channel: WireChannel): string {
-  return discordChannelKey(channel.guild_id ?? null, channel.id);
+  return discordChannelKey(channel.guild_id ?? null, channel.id, channel.parent_id ?? null);
 }
 
 describe('DiscordAdapter inbound messages', () => {
@@ -97,7 +97,8 @@ describe('DiscordAdapter inbound messages', () => {
         direct: false,
       },
       expect.objectContaining({
-        channelKey: `discord:${fake.guild.id}:${thread.id}`,
+        // A thread is keyed under its channel, as Slack threads are.
+        channelKey: `discord:${fake.guild.id}:${general.id}:${thread.id}`,
         platformMessageId: inThread.id,
         authorName: 'Alice Liddell',
         direct: false,

@@ -216,7 +216,8 @@ export class DiscordAdapter implements PlatformAdapter {
   async #onInteraction(interaction: Interaction): Promise<void> {
     const handlers = this.#handlers;
     if (!handlers || !interaction.isChatInputCommand() || !isEbbCommand(interaction.commandName)) return;
-    const channelKey = discordChannelKey(interaction.guildId, interaction.channelId);
+    const thread = interaction.channel?.isThread() ? interaction.channel.parentId : null;
+    const channelKey = discordChannelKey(interaction.guildId, interaction.channelId, thread);
     const command: CommandInvocation = {
       platform: 'discord',
       name: interaction.commandName,
@@ -308,7 +309,11 @@ export class DiscordAdapter implements PlatformAdapter {
 function toInboundMessage(message: Message, botId: string, botName: string): InboundMessage {
   return {
     platform: 'discord',
-    channelKey: discordChannelKey(message.guildId, message.channelId),
+    channelKey: discordChannelKey(
+      message.guildId,
+      message.channelId,
+      message.channel.isThread() ? message.channel.parentId : null,
+    ),
     platformMessageId: message.id,
     authorId: message.author.id,
     authorName: message.member?.displayName ?? message.author.displayName,
