@@ -17,13 +17,18 @@ describe('loadEnv', () => {
   it('names a bad variable without echoing secrets', () => {
     let error: unknown;
     try {
-      loadEnv({ LOG_LEVEL: 'loud', OPENAI_API_KEY: '' });
+      loadEnv({ LOG_LEVEL: 'loud', EBB_METRICS_PORT: 'ninety' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toContain('LOG_LEVEL');
-    expect((error as ConfigError).message).toContain('OPENAI_API_KEY');
-    expect((error as ConfigError).issues.find((i) => i.path === 'OPENAI_API_KEY')?.found).toBe('(hidden)');
+    expect((error as ConfigError).message).toContain('EBB_METRICS_PORT');
+    expect((error as ConfigError).issues.find((i) => i.path === 'EBB_METRICS_PORT')?.found).toBe('(hidden)');
+  });
+
+  it('treats an empty variable as unset', () => {
+    const env = loadEnv({ OPENAI_API_KEY: '', DATABASE_URL: '', LOG_LEVEL: '' });
+    expect([env.OPENAI_API_KEY, env.DATABASE_URL, env.LOG_LEVEL]).toEqual([undefined, undefined, 'info']);
   });
 });

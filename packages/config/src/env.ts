@@ -47,7 +47,9 @@ export type EbbEnv = z.infer<typeof envSchema>;
 
 /** Reads and checks the environment; a bad value is a `ConfigError` naming the variable. */
 export function loadEnv(env: NodeJS.ProcessEnv = process.env): EbbEnv {
-  const parsed = envSchema.safeParse(env);
+  // An empty variable (`FOO=` in a shell, `FOO: ""` in compose) means unset.
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const parsed = envSchema.safeParse(set);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => {
     const name = String(i.path[0] ?? '');
