@@ -1,9 +1,11 @@
 /**
  * The dashboard's channel list, from the stores: usage as the bot computes it (the same numbers as
- * `ebb status`), the three thresholds, tokens, spans and the last passes of every channel.
+ * `ebb status`), the three thresholds, tokens, spans, the last passes and the most important
+ * memories of every channel.
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
-import type { PgChannelStore, PgRunStore } from '@ebb/db';
+import { memoryScope } from '@ebb/core';
+import type { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import type { DashboardChannel } from '@ebb/web';
 import { compactorSettingsOf, describeChannel, RECENT_PASSES } from './commands/status.js';
 
@@ -11,7 +13,11 @@ export interface DashboardStores {
   readonly config: () => EbbConfig;
   readonly channels: PgChannelStore;
   readonly runs: PgRunStore;
+  readonly memories: PgMemoryStore;
 }
+
+/** Memories shown per channel: the most important first. */
+const MEMORIES_SHOWN = 10;
 
 export async function dashboardChannels(stores: DashboardStores): Promise<DashboardChannel[]> {
   const config = stores.config();
@@ -19,11 +25,12 @@ export async function dashboardChannels(stores: DashboardStores): Promise<Dashbo
   return Promise.all(
     summaries.map(async (summary) => {
       const settings = resolveChannel(config, summary.key);
-      const [compactor, prefix, calibration, runs] = await Promise.all([
+      const [compactor, prefix, calibration, runs, memories] = await Promise.all([
         compactorSettingsOf(settings),
         stores.channels.loadPrefix(summary.key),
         stores.channels.calibration(summary.key),
         stores.runs.recent(summary.key, RECENT_PASSES),
+        stores.memories.list({ scope: memoryScope(summary.key, settings.memory.scope) }),
       ]);
       const status = describeChannel({
         summary,
@@ -52,6 +59,14 @@ export async function dashboardChannels(stores: DashboardStores): Promise<Dashbo
           durationMs: p.durationMs,
           createdAt: p.createdAt,
         })),
+        memories: [...memories]
+          .sort((a, b) => b.importance - a.importance)
+          .slice(0, MEMORIES_SHOWN)
+          .map((m) => ({
+            type: m.type,
+            text: m.text,
+            ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
+          })),
       };
     }),
   );

@@ -32,7 +32,21 @@ beforeAll(async () => {
   let chats = 0;
   fake.reply((request) =>
     (request.body as { response_format?: unknown }).response_format
-      ? { json: { summary: '## Incidents\n- upstream resets during the deploy (ana).', memories: [] } }
+      ? {
+          json: {
+            summary: '## Incidents\n- upstream resets during the deploy (ana).',
+            memories: [
+              {
+                type: 'fact',
+                text: 'Upstream resets started with the deploy',
+                importance: 0.8,
+                speaker: 'ana',
+                fromSeq: 1,
+                toSeq: 1,
+              },
+            ],
+          },
+        }
       : { content: `ack ${++chats}` },
   );
   fresh = await freshSchemaDb();
@@ -131,6 +145,10 @@ describe('the dashboard in a browser', () => {
     // The gauge fell back and the spans count shows the summary.
     await expect.poll(() => page.textContent('#spans')).toMatch(/^[1-9]\d* summary spans? \(/);
     expect(await page.locator('#gauge .mark').count()).toBe(3);
+    // The memory the pass extracted is listed with the channel.
+    await expect
+      .poll(() => page.textContent('#memories'))
+      .toContain('(fact, ana) Upstream resets started with the deploy');
     expect(await page.textContent('#gauge-marks')).toBe(
       'marks: background 80% · aggressive 85% · emergency 95%',
     );

@@ -216,6 +216,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           config: options.config,
           channels: new PgChannelStore(stores),
           runs: new PgRunStore(stores),
+          memories: new PgMemoryStore(stores),
         }),
     });
     const adapters: PlatformAdapter[] = [web];

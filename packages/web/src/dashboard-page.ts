@@ -48,6 +48,8 @@ export const DASHBOARD_HTML = `<!doctype html>
     <div class="marks" id="gauge-marks"></div>
     <p id="usage">usage 0.0%</p>
     <p id="spans">0 summary spans</p>
+    <h2>Memories</h2>
+    <ul id="memories"><li class="note">none yet</li></ul>
     <h2>Passes</h2>
     <table><thead><tr><th>tier</th><th>tokens</th><th>duration</th><th>outcome</th></tr></thead><tbody id="timeline"></tbody></table>
   </section>
@@ -96,6 +98,9 @@ export const DASHBOARD_HTML = `<!doctype html>
     marks.textContent = 'marks: ' + Object.entries(t).map(([name, at]) => name + ' ' + Math.round(at * 100) + '%').join(' · ');
     $('usage').textContent = 'usage ' + pct(ch.usage) + ': ' + (ch.tokens.context + ch.tokens.reserved) + ' of ' + ch.tokens.budget + ' tokens';
     $('spans').textContent = ch.spans.summaries + ' summary span' + (ch.spans.summaries === 1 ? '' : 's') + ' (' + ch.spans.summaryTokens + ' tokens), ' + ch.spans.truncations + ' truncations';
+    const memories = $('memories'); memories.replaceChildren();
+    for (const m of ch.memories ?? []) memories.append(el('li', '(' + m.type + (m.speaker ? ', ' + m.speaker : '') + ') ' + m.text));
+    if (memories.children.length === 0) memories.append(el('li', 'none yet', 'note'));
     for (const p of [...ch.passes].reverse()) if (!passes.has(p.jobId)) passes.set(p.jobId, p);
     drawTimeline();
   }

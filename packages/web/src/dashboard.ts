@@ -51,6 +51,8 @@ export interface DashboardChannel {
   };
   /** Newest first. */
   readonly passes: readonly DashboardPass[];
+  /** The channel's most important memories (those recall draws from). */
+  readonly memories?: readonly { readonly type: string; readonly text: string; readonly speaker?: string }[];
 }
 
 export type BoardQueue = ConstructorParameters<typeof BullMQAdapter>[0];
