@@ -90,7 +90,8 @@ const slackDriver =
 const discordDriver: DriverFactory = async () => {
   const discord = await FakeDiscord.start();
   const alice = discord.createUser({ username: 'alice', globalName: 'Alice' });
-  const channels = [discord.guild.channel('general'), discord.guild.channel('deploy-plan')] as const;
+  // Two channels (not a channel and its thread: a thread shares its channel's memories).
+  const channels = [discord.guild.channel('general'), discord.addChannel(discord.guild, 'random')] as const;
   return {
     env: { DISCORD_TOKEN: discord.token },
     platforms: { discordRestApi: discord.restApi },
