@@ -136,7 +136,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
 
     // Platforms.
     const webSettings = options.config().web;
-    const web = new WebAdapter({ host: webSettings.host, port: options.webPort ?? webSettings.port });
+    const web = new WebAdapter({
+      host: webSettings.host,
+      port: options.webPort ?? webSettings.port,
+      apiToken: env.EBB_ADMIN_TOKEN,
+    });
 
     // Queue: BullMQ when Redis answers and a worker can reach this database; else in-process.
     const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';

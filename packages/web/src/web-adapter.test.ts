@@ -94,3 +94,28 @@ describe('WebAdapter', () => {
     controller.abort();
   });
 });
+
+describe('WebAdapter with an API token', () => {
+  it('refuses the channel API without the token and serves it with it', async () => {
+    const web = new WebAdapter({ port: 0, apiToken: 'secret-token' });
+    await web.start({
+      onMessage: async () => ({ reply: 'ok' }),
+      onCommand: async () => 'done',
+    });
+    try {
+      const body = JSON.stringify({ author: 'ana', text: 'hi' });
+      const headers = { 'content-type': 'application/json' };
+      const denied = await fetch(`${web.url}/api/channels/x/messages`, { method: 'POST', headers, body });
+      expect(denied.status).toBe(401);
+      const allowed = await fetch(`${web.url}/api/channels/x/messages`, {
+        method: 'POST',
+        headers: { ...headers, authorization: 'Bearer secret-token' },
+        body,
+      });
+      expect(await allowed.json()).toEqual({ reply: 'ok' });
+      expect((await fetch(`${web.url}/api/channels/x/events`)).status).toBe(401);
+    } finally {
+      await web.stop();
+    }
+  });
+});

@@ -16,11 +16,17 @@ import type { CommandName, PlatformAdapter, PlatformHandlers } from '@ebb/core';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { adminAuth } from './dashboard.js';
 
 export interface WebAdapterOptions {
   readonly host?: string;
   /** 0 picks a free port (tests). */
   readonly port?: number;
+  /**
+   * When set, the channel API (messages, commands, events) requires it too, as the dashboard does
+   * (`Authorization: Bearer`, or the dashboard's cookie). Unset: the API is open to whoever reaches the port.
+   */
+  readonly apiToken?: string | undefined;
 }
 
 /** An event of a web channel's stream. */
@@ -99,6 +105,8 @@ export class WebAdapter implements PlatformAdapter {
 
   #routes(): void {
     const app = this.app;
+    // Registered before the routes, so it runs first.
+    if (this.#options.apiToken !== undefined) app.use('/api/channels/*', adminAuth(this.#options.apiToken));
     app.post('/api/channels/:id/messages', async (c) => {
       const id = c.req.param('id');
       if (!CHANNEL_ID.test(id))
