@@ -241,7 +241,8 @@ describe.each([
   it('answers /context and /compact', async () => {
     expect(await driver.command('context')).toContain(`Context of ${driver.keys[0]}`);
     expect(await driver.command('compact', 'the rotation plan')).toMatch(
-      /Compaction queued \(focus: the rotation plan\)|Nothing to compact/,
+      // A pass of the channel may still be in flight from the conversation: then it says so.
+      /Compaction queued \(focus: the rotation plan\)|already queued or running|Nothing to compact/,
     );
   });
 });
