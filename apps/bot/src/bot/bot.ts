@@ -90,6 +90,7 @@ export class Bot {
   readonly #actors = new ChannelActors();
   readonly #states = new Map<string, ChannelState>();
   readonly #adapters = new Map<Platform, PlatformAdapter>();
+  readonly #promptTokenCache = new Map<string, number>();
   #compactor: ChannelCompactor | undefined;
   readonly #botName: string;
   #unsubscribe: (() => Promise<void>) | undefined;
@@ -267,21 +268,22 @@ export class Bot {
     settings: ResolvedChannelConfig,
     text: string,
   ): Promise<string> {
-    const memories = await this.#recall(key, settings, tokenizer, text);
+    const recalled = await this.#recall(key, settings, tokenizer, text);
     const adapter = this.#adapter(platformOf(key));
     for (let attempt = 0; ; attempt++) {
       const messages = renderContext({
         systemPrompt: settings.bot.systemPrompt,
-        memories,
+        memories: recalled.memories,
         context: state.context.view(),
       });
       void adapter.typing(key);
       try {
         const reply = await this.#options.chatModel(key).reply(messages);
         if (reply.promptTokens) {
-          // Against what was actually rendered (recalled memories rarely fill their budget).
-          let estimated = 0;
-          for (const m of messages) estimated += chatMessageTokens(tokenizer, m.content);
+          // Against what was actually rendered (recalled memories rarely fill their budget), from
+          // counts already made: the context's running total, the system prompt, the memories.
+          const estimated =
+            state.context.tokens + this.#promptTokens(tokenizer, settings.bot.systemPrompt) + recalled.tokens;
           state.calibration = calibrate(state.calibration, estimated, reply.promptTokens);
           if (state.calibration.samples % CALIBRATION_SAVE_EVERY === 0) {
             void this.#options.channels.setCalibration(key, state.calibration).catch(() => {});
@@ -307,26 +309,29 @@ export class Bot {
     }
   }
 
-  /** Memories of this channel's scope only, ranked by the store, within the recall budget. */
+  /** Memories of this channel's scope only, ranked by the store, within the recall budget; and their tokens. */
   async #recall(
     key: string,
     settings: ResolvedChannelConfig,
     tokenizer: Tokenizer,
     text: string,
-  ): Promise<Memory[]> {
+  ): Promise<{ memories: Memory[]; tokens: number }> {
     const budget = settings.memory.recallMaxTokens;
-    if (budget <= 0) return [];
+    if (budget <= 0) return { memories: [], tokens: 0 };
     const found = await this.#options.memories.recall({
       scopes: [memoryScope(key, settings.memory.scope)],
       text,
       limit: RECALL_CANDIDATES,
     });
-    const chosen: Memory[] = [];
+    const memories: Memory[] = [];
+    let tokens = 0;
     for (const memory of found) {
-      if (chatMessageTokens(tokenizer, renderMemories([...chosen, memory])) > budget) break;
-      chosen.push(memory);
+      const next = chatMessageTokens(tokenizer, renderMemories([...memories, memory]));
+      if (next > budget) break;
+      memories.push(memory);
+      tokens = next;
     }
-    return chosen;
+    return { memories, tokens };
   }
 
   /** Runs the monitor; returns the usage after it acted. */
@@ -437,7 +442,18 @@ export class Bot {
   }
 
   #reservedTokens(settings: ResolvedChannelConfig, tokenizer: Tokenizer): number {
-    return chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens;
+    return this.#promptTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens;
+  }
+
+  /** Tokens of a system prompt, counted once per prompt and encoding (it is read several times a turn). */
+  #promptTokens(tokenizer: Tokenizer, prompt: string): number {
+    const key = `${tokenizer.encoding}\u0000${prompt}`;
+    let tokens = this.#promptTokenCache.get(key);
+    if (tokens === undefined) {
+      tokens = chatMessageTokens(tokenizer, prompt);
+      this.#promptTokenCache.set(key, tokens);
+    }
+    return tokens;
   }
 
   #adapter(platform: Platform): PlatformAdapter {
