@@ -23,7 +23,7 @@ import {
   EbbError,
   type PlatformAdapter,
 } from '@ebb/core';
-import { createDb, type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { DiscordAdapter } from '@ebb/discord';
 import { CHAT_RETRY, OFFLINE_LABEL, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
@@ -52,6 +52,7 @@ import { type BoardQueue, mountDashboard, WebAdapter } from '@ebb/web';
 import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
 import { dashboardChannels } from './dashboard-channels.js';
+import { openDatabase } from './open-database.js';
 
 export interface StartOptions {
   readonly config: () => EbbConfig;
@@ -105,10 +106,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     // Database.
     let database = options.database;
     if (!database) {
-      database =
-        env.DATABASE_URL === undefined
-          ? await createDb({ dataDir: `${env.EBB_DATA_DIR}/pglite` })
-          : await createDb({ databaseUrl: env.DATABASE_URL });
+      database = await openDatabase(env);
       const opened = database;
       onClose(() => opened.close());
       await migrate(database);
@@ -211,16 +209,19 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       health: () =>
         healthCheck({ checks, fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline } }),
     });
-    const stores = { db: database.db };
+    // One set of stores for the bot and the dashboard.
+    const stores = {
+      channels: new PgChannelStore({ db: database.db }),
+      memories: new PgMemoryStore({ db: database.db }),
+      runs: new PgRunStore({ db: database.db }),
+    };
     mountDashboard(web.app, {
       adminToken: env.EBB_ADMIN_TOKEN,
       queue: boardQueue,
       channels: () =>
         dashboardChannels({
           config: options.config,
-          channels: new PgChannelStore(stores),
-          runs: new PgRunStore(stores),
-          memories: new PgMemoryStore(stores),
+          ...stores,
         }),
     });
     const adapters: PlatformAdapter[] = [web];
@@ -258,9 +259,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
 
     const bot = new Bot({
       config: options.config,
-      channels: new PgChannelStore({ db: database.db }),
-      memories: new PgMemoryStore({ db: database.db }),
-      runs: new PgRunStore({ db: database.db }),
+      ...stores,
       queue,
       notifier,
       chatModel,

@@ -1,6 +1,5 @@
 /** What the long-running commands share: config and environment, the logger, the database. */
 import { type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
-import { createDb, type Database } from '@ebb/db';
 import { createLogger, type Logger } from '@ebb/logger';
 
 export interface Runtime {
@@ -20,9 +19,4 @@ export async function loadRuntime(args: { config?: string | undefined }, name: s
   return { config, env, logger };
 }
 
-/** Postgres when DATABASE_URL is set, embedded PGlite under EBB_DATA_DIR otherwise. */
-export function openDatabase(env: EbbEnv): Promise<Database> {
-  return env.DATABASE_URL === undefined
-    ? createDb({ dataDir: `${env.EBB_DATA_DIR}/pglite` })
-    : createDb({ databaseUrl: env.DATABASE_URL });
-}
+export { openDatabase } from '../open-database.js';
