@@ -121,12 +121,9 @@ export class PgChannelStore implements ChannelStore {
       // One snapshot for the channel row, its spans and its raw messages.
       this.#db.transaction(
         async (tx) => {
-          const [channel] = await tx
-            .select(channelColumns)
-            .from(channels)
-            .where(eq(channels.key, channelKey));
-          if (!channel) return EMPTY_VIEW;
-          const spans = await activeSpans(tx, channelKey);
+          const prefix = await readPrefix(tx, channelKey);
+          if (!prefix) return EMPTY_VIEW;
+          const { channel, spans } = prefix;
           const raw = await tx
             .select({
               seq: messages.seq,
@@ -159,13 +156,13 @@ export class PgChannelStore implements ChannelStore {
     return dbCall('loadPrefix', () =>
       this.#db.transaction(
         async (tx) => {
-          const [channel] = await tx
-            .select(channelColumns)
-            .from(channels)
-            .where(eq(channels.key, channelKey));
-          if (!channel) return { generation: 0, headSeq: 0, spans: [] };
-          const spans = await activeSpans(tx, channelKey);
-          return { generation: channel.generation, headSeq: channel.headSeq, spans: spans.map(toSpan) };
+          const prefix = await readPrefix(tx, channelKey);
+          if (!prefix) return { generation: 0, headSeq: 0, spans: [] };
+          return {
+            generation: prefix.channel.generation,
+            headSeq: prefix.channel.headSeq,
+            spans: prefix.spans.map(toSpan),
+          };
         },
         { isolationLevel: 'repeatable read', accessMode: 'read only' },
       ),
@@ -364,6 +361,13 @@ async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<Channel
     .where(eq(channels.key, channelKey))
     .for('update');
   return row;
+}
+
+/** The channel row and its active spans, read in the caller's transaction (one snapshot). */
+async function readPrefix(tx: EbbDatabase, channelKey: string) {
+  const [channel] = await tx.select(channelColumns).from(channels).where(eq(channels.key, channelKey));
+  if (!channel) return undefined;
+  return { channel, spans: await activeSpans(tx, channelKey) };
 }
 
 function activeSpans(tx: EbbDatabase, channelKey: string): Promise<SpanRow[]> {
