@@ -130,6 +130,7 @@ export async function migrate(database: Database): Promise<void> {
  * we check out and always release, destroying it when the transaction failed.
  */
 function releasingTransaction(pool: pg.Pool) {
+  const onClient = new WeakMap<pg.PoolClient, Pick<ReturnType<typeof drizzlePg>, 'transaction'>>();
   return async <T>(
     fn: Parameters<ReturnType<typeof drizzlePg>['transaction']>[0],
     config?: Parameters<ReturnType<typeof drizzlePg>['transaction']>[1],
@@ -137,7 +138,13 @@ function releasingTransaction(pool: pg.Pool) {
     const client = await pool.connect();
     let failure: Error | undefined;
     try {
-      return (await drizzlePg({ client }).transaction(fn, config)) as T;
+      // One drizzle instance per pooled connection, made the first time it runs a transaction.
+      let db = onClient.get(client);
+      if (!db) {
+        db = drizzlePg({ client });
+        onClient.set(client, db);
+      }
+      return (await db.transaction(fn, config)) as T;
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));
       throw err;
