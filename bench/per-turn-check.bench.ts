@@ -1,5 +1,5 @@
 /**
- * The per-turn monitor check (append the new message, compute usage, decide the tier) at 1k, 10k
+ * The per-turn monitor check (append the new message, compute usage, track the pace, decide) at 1k, 10k
  * and 100k messages of history. Ebb keeps totals incrementally, so the check must stay flat; the
  * baseline in the same run re-adds the history's (already counted) tokens every turn, as monitors
  * that re-estimate the whole history do, which grows with history.
@@ -96,6 +96,14 @@ function timeTurns(
   const historyTokens: number[] = [];
   for (let i = 0; i < history; i++) historyTokens.push(at(i).tokens);
 
+  const usagePerToken = 1 / (llm.contextWindow - llm.maxOutputTokens);
+  const running = {
+    jobId: 'seed-pass',
+    tier: 'background' as const,
+    fromSeq: 1,
+    toSeq: first,
+    running: true,
+  };
   const perTurn: number[] = [];
   let sink = 0;
   for (let b = 0; b < TURNS / BATCH; b++) {
@@ -118,13 +126,14 @@ function timeTurns(
         maxOutputTokens: llm.maxOutputTokens,
         calibration: UNCALIBRATED,
       });
-      const { decision } = monitor.decide(policy, {
-        usage,
-        now: seq * 1000,
-        jobInFlight: true,
-        needsHeal: false,
-      });
-      sink += decision.kind.length;
+      // What the compactor does every turn: observe the pace, and decide only when a pass may be due
+      // (here with a pass of the whole prefix running, the most expensive case it meets).
+      const turn = { context: ctx.view(), usage, usagePerToken, now: seq * 1000 };
+      monitor.observe(turn);
+      if (monitor.needsQueue(policy, turn)) {
+        const { action } = monitor.decide(policy, { ...turn, inFlight: [running] });
+        sink += action.kind.length;
+      }
     }
     perTurn.push(((nowMs() - start) * 1e6) / BATCH);
   }

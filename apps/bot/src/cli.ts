@@ -24,9 +24,12 @@ Commands:
       Run the bot; compaction passes run in \`ebb worker\` processes (or in-process when embedded).
   config check [--config PATH] [--channel KEY]
       Validate config.toml and print the resolved settings of one channel.
-  simulate TRANSCRIPT [--config PATH] [--channel KEY] [--job-latency N] [--json]
-      Replay a JSON Lines transcript through the compaction core (jobs finish N turns
-      after they start, default ${DEFAULT_JOB_LATENCY}) and print a timeline, a usage chart and totals.
+  simulate TRANSCRIPT [--config PATH] [--channel KEY] [--job-latency N | --job-seconds S]
+           [--rate R] [--limit N] [--json]
+      Replay a JSON Lines transcript through the compaction core and print a timeline, a usage
+      chart and totals. Passes take N turns (default ${DEFAULT_JOB_LATENCY}) or S seconds of the
+      transcript's clock; --rate re-times the transcript to R messages a second; --limit stops
+      after N messages.
   transcript [--messages N] [--seed S]
       Print a synthetic team-chat transcript (prose, code, JSON tool output, log pastes).
   demo [--config PATH] [--messages N]
@@ -70,6 +73,9 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
             config: { type: 'string' },
             channel: { type: 'string' },
             'job-latency': { type: 'string' },
+            'job-seconds': { type: 'string' },
+            rate: { type: 'string' },
+            limit: { type: 'string' },
             json: { type: 'boolean' },
           },
           strict: true,
@@ -79,12 +85,24 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
         const jobLatency =
           values['job-latency'] === undefined ? undefined : wholeNumber(values['job-latency']);
         if (jobLatency === null) return usage(io, '--job-latency takes a whole number of turns');
+        const jobSeconds =
+          values['job-seconds'] === undefined ? undefined : positiveNumber(values['job-seconds'], true);
+        if (jobSeconds === null) return usage(io, '--job-seconds takes a number of seconds (0 or more)');
+        if (jobSeconds !== undefined && jobLatency !== undefined)
+          return usage(io, 'give --job-latency or --job-seconds, not both');
+        const rate = values.rate === undefined ? undefined : positiveNumber(values.rate, false);
+        if (rate === null) return usage(io, '--rate takes a number of messages a second above 0');
+        const limit = values.limit === undefined ? undefined : wholeNumber(values.limit);
+        if (limit === null) return usage(io, '--limit takes a whole number of messages');
         return await simulate(
           {
             transcript: file,
             ...(values.config === undefined ? {} : { config: values.config }),
             ...(values.channel === undefined ? {} : { channel: values.channel }),
             ...(jobLatency === undefined ? {} : { jobLatency }),
+            ...(jobSeconds === undefined ? {} : { jobSeconds }),
+            ...(rate === undefined ? {} : { rate }),
+            ...(limit === undefined ? {} : { limit }),
             json: values.json ?? false,
           },
           io,
@@ -229,4 +247,11 @@ function usage(io: CommandIo, problem: string): number {
 
 function wholeNumber(text: string): number | null {
   return /^\d+$/.test(text) ? Number(text) : null;
+}
+
+/** A decimal number above 0 (or at least 0 with `zeroAllowed`); null when the text is not one. */
+function positiveNumber(text: string, zeroAllowed: boolean): number | null {
+  if (!/^\d+(\.\d+)?$/.test(text)) return null;
+  const n = Number(text);
+  return n > 0 || (zeroAllowed && n === 0) ? n : null;
 }

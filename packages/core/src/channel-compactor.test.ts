@@ -13,7 +13,7 @@ class RecordingQueue implements CompactionQueue {
     return { kind: 'enqueued', jobId: `job-${this.jobs.length}` };
   }
   async inFlight() {
-    return false;
+    return [];
   }
   async close() {}
 }
@@ -45,7 +45,7 @@ describe('ChannelCompactor emergencies', () => {
       markerTokens: 10,
     });
     const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
-    expect(result.decision).toEqual({ kind: 'emergency' });
+    expect(result.action).toEqual({ kind: 'emergency' });
     expect(result.context?.spans.map((s) => s.kind)).toEqual(['truncated']);
     expect(queue.jobs).toMatchObject([{ tier: 'emergency', fromSeq: 1 }]);
   });
@@ -61,7 +61,7 @@ describe('ChannelCompactor emergencies', () => {
       markerTokens: 10,
     });
     const result = await compactor.afterTurn(KEY, decidedOn, settings, UNCALIBRATED);
-    expect(result.decision).toEqual({ kind: 'emergency' });
+    expect(result.action).toEqual({ kind: 'emergency' });
     // The caller gets the stored context back, with the worker's summary and no cut.
     expect(result.context?.generation).toBe(1);
     expect(result.context?.spans.map((s) => s.kind)).toEqual(['summary']);

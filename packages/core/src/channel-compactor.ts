@@ -1,16 +1,20 @@
 /**
- * The bot's side of compaction: after every turn of a channel, decide and act without ever waiting
- * for a pass. Background and aggressive passes are recorded as runs and enqueued; an emergency
- * truncates at once through the store (under its channel lock) and enqueues the pass that heals the
- * cut. The per-turn cost is O(1) while usage is under the background threshold: the queue is only
- * asked whether a job is in flight once a tier is due.
+ * The bot's side of compaction: after every turn of a channel, ask `decideAfterTurn` (through the
+ * channel's `CompactionMonitor`) and carry out its answer without ever waiting for a pass. Passes are
+ * recorded as runs and enqueued; an emergency truncates at once through the store (under its channel
+ * lock) and then decides again, which queues the heal when nothing else is in flight. The per-turn
+ * cost is O(1) while no pass is due: the queue is asked what is in flight only once one is.
+ *
+ * Token figures in the events are prompt tokens in calibrated terms (context, system prompt and
+ * recall budget, times the calibration factor), the same terms as `usage`, so a line never shows
+ * more tokens than the window while its usage reads 0.95.
  */
 
-import type { CompactionEventSink } from './compaction-events.js';
-import { CompactionMonitor } from './compaction-monitor.js';
-import type { TierDecision } from './decide-tier.js';
-import type { ContextView, Tier } from './model.js';
-import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
+import type { CompactionEventSink, CompactionLogEvent } from './compaction-events.js';
+import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
+import type { AfterTurnAction, PassInFlight } from './decide-after-turn.js';
+import type { ContextView } from './model.js';
+import { type CompactionPlan, planCompaction } from './plan-compaction.js';
 import type { CompactionPolicy } from './policy.js';
 import type { ChannelStore, CompactionQueue, RunStore, TruncationOutcome } from './ports.js';
 import { type Calibration, usageOf } from './tokens.js';
@@ -31,24 +35,38 @@ export interface ChannelCompactorOptions {
   readonly markerTokens: number;
   readonly now?: () => number;
   readonly onEvent?: CompactionEventSink;
+  /** Channels whose pace is kept in memory; the least recently used one starts afresh. */
+  readonly maxChannels?: number;
 }
 
 export interface AfterTurnResult {
   readonly usage: number;
-  readonly decision: TierDecision;
+  readonly action: AfterTurnAction;
   /** The context after an emergency truncation (reloaded from the store); absent when unchanged. */
   readonly context?: ContextView;
   readonly jobId?: string;
 }
 
+const DEFAULT_MAX_CHANNELS = 10_000;
+/** Runs read back after a context change to find the passes that landed. */
+const LANDINGS_LOOKBACK = 4;
+
+interface ChannelRecord {
+  readonly monitor: CompactionMonitor;
+  /** `finishedAt` of the newest landed pass already fed to the monitor. */
+  landingsSeenUntil: number;
+}
+
 export class ChannelCompactor {
   readonly #options: ChannelCompactorOptions;
-  readonly #monitors = new Map<string, CompactionMonitor>();
+  readonly #channels = new Map<string, ChannelRecord>();
   readonly #now: () => number;
+  readonly #emit: CompactionEventSink;
 
   constructor(options: ChannelCompactorOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#emit = options.onEvent ?? (() => {});
   }
 
   usage(context: ContextView, settings: CompactorSettings, calibration: Calibration): number {
@@ -68,57 +86,16 @@ export class ChannelCompactor {
     settings: CompactorSettings,
     calibration: Calibration,
   ): Promise<AfterTurnResult> {
-    const { policy } = settings;
-    const usage = this.usage(context, settings, calibration);
-    const needsHeal = context.spans.some((s) => s.kind === 'truncated');
-    // Below the background threshold with nothing to heal: no I/O at all.
-    const jobInFlight =
-      usage >= policy.backgroundThreshold || needsHeal ? await this.#inFlight(channelKey) : false;
-    const { decision, report } = this.#monitor(channelKey).decide(policy, {
-      usage,
-      now: this.#now(),
-      jobInFlight,
-      needsHeal,
-    });
-    const emit = this.#options.onEvent ?? (() => {});
-    switch (decision.kind) {
-      case 'none':
-        return { usage, decision };
-      case 'skip':
-        if (report)
-          emit({
-            event: 'compaction.skipped',
-            channel: channelKey,
-            tier: decision.tier,
-            usage,
-            reason: decision.reason,
-          });
-        return { usage, decision };
-      case 'heal': {
-        const plan = planHeal(context);
-        const jobId = plan ? (await this.#enqueue(channelKey, plan, usage))?.jobId : undefined;
-        return { usage, decision, ...(jobId ? { jobId } : {}) };
-      }
-      case 'compact':
-        return {
-          usage,
-          decision,
-          ...(await this.#compact(channelKey, context, decision.tier, policy, usage)),
-        };
-      case 'emergency':
-        return {
-          usage,
-          decision,
-          ...(await this.#emergency(
-            channelKey,
-            settings,
-            calibration,
-            usage,
-            jobInFlight,
-            context.generation,
-          )),
-        };
+    const { monitor } = this.#record(channelKey);
+    const turn = this.#turn(context, settings, calibration);
+    monitor.observe(turn);
+    let inFlight: readonly PassInFlight[] = [];
+    if (monitor.needsQueue(settings.policy, turn)) {
+      const asked = await this.#inFlight(channelKey);
+      if (asked === undefined) return this.#queueDown(channelKey, context, settings, calibration, turn);
+      inFlight = asked;
     }
+    return this.#act(channelKey, context, settings, calibration, turn, inFlight);
   }
 
   /**
@@ -131,8 +108,8 @@ export class ChannelCompactor {
     calibration: Calibration,
     usage: number,
   ): Promise<ContextView | undefined> {
-    const jobInFlight = await this.#inFlight(channelKey);
-    return (await this.#emergency(channelKey, settings, calibration, usage, jobInFlight)).context;
+    const inFlight = (await this.#inFlight(channelKey)) ?? [];
+    return (await this.#emergency(channelKey, settings, calibration, usage, inFlight)).context;
   }
 
   /** A manual pass (`/compact [focus]`): the background fraction, now, whatever the usage. */
@@ -143,41 +120,140 @@ export class ChannelCompactor {
     calibration: Calibration,
     focus?: string,
   ): Promise<{ jobId?: string; reason?: string }> {
+    const { policy } = settings;
     const usage = this.usage(context, settings, calibration);
-    return this.#compact(channelKey, context, 'background', settings.policy, usage, focus);
-  }
-
-  /**
-   * A pass of this channel was spliced; `usage` is measured on the reloaded context. Returns whether
-   * it was effective (ineffective passes are counted and, past the limit, stop the channel queueing).
-   */
-  passCompleted(channelKey: string, policy: CompactionPolicy, usage: number): boolean {
-    return this.#monitor(channelKey).passCompleted(policy, usage);
-  }
-
-  async #compact(
-    channelKey: string,
-    context: ContextView,
-    tier: Tier,
-    policy: CompactionPolicy,
-    usage: number,
-    focus?: string,
-  ): Promise<{ jobId?: string; reason?: string }> {
-    const emit = this.#options.onEvent ?? (() => {});
-    emit({ event: 'compaction.triggered', channel: channelKey, tier, usage });
-    const fraction = tier === 'aggressive' ? policy.aggressiveFraction : policy.backgroundFraction;
-    const result = planCompaction({ context, tier, fraction, protectRecent: policy.protectRecent });
+    const result = planCompaction({
+      context,
+      tier: 'background',
+      fraction: policy.backgroundFraction,
+      protectRecent: policy.protectRecent,
+    });
+    this.#emit({ event: 'compaction.triggered', channel: channelKey, tier: 'background', usage });
     if (result.kind === 'nothing') {
-      const monitor = this.#monitor(channelKey);
-      monitor.enqueued(this.#now());
-      monitor.passCompleted(policy, usage);
-      emit({ event: 'compaction.skipped', channel: channelKey, tier, usage, reason: result.reason });
+      this.#emit({
+        event: 'compaction.skipped',
+        channel: channelKey,
+        tier: 'background',
+        usage,
+        reason: result.reason,
+      });
       return { reason: result.reason };
     }
-    const enqueued = await this.#enqueue(channelKey, result.plan, usage, focus);
+    const enqueued = await this.#enqueue(channelKey, result.plan, { usage, ...(focus ? { focus } : {}) });
     if (enqueued === undefined) return { reason: 'queue_unavailable' };
     // A pass of this channel is waiting or running already: this one (and its focus) is not queued.
     return enqueued.deduplicated ? { reason: 'in_flight' } : { jobId: enqueued.jobId };
+  }
+
+  /**
+   * The caller reloaded the channel's context after it changed under it (a worker's splice): the
+   * passes that landed since feed the channel's pace and cooldown, and whether they helped is
+   * counted. `usageBefore` is the cached context just before the reload, `usageAfter` the reloaded one.
+   */
+  async contextChanged(
+    channelKey: string,
+    policy: CompactionPolicy,
+    usageBefore: number,
+    usageAfter: number,
+  ): Promise<void> {
+    const record = this.#record(channelKey);
+    const runs = await this.#options.runs.recent(channelKey, LANDINGS_LOOKBACK).catch(() => []);
+    const landed = runs
+      .filter(
+        (r) =>
+          r.status === 'completed' &&
+          r.finishedAt !== undefined &&
+          r.createdAt !== undefined &&
+          r.finishedAt > record.landingsSeenUntil,
+      )
+      .sort((a, b) => (a.finishedAt ?? 0) - (b.finishedAt ?? 0));
+    for (const run of landed) {
+      const at = run.finishedAt ?? 0;
+      record.monitor.landed({ tier: run.tier, latencyMs: at - (run.createdAt ?? at), at });
+      record.landingsSeenUntil = at;
+    }
+    if (landed.some((r) => r.tier !== 'emergency')) record.monitor.shrunk(policy, usageBefore, usageAfter);
+  }
+
+  async #act(
+    channelKey: string,
+    context: ContextView,
+    settings: CompactorSettings,
+    calibration: Calibration,
+    turn: MonitorTurn,
+    inFlight: readonly PassInFlight[],
+  ): Promise<AfterTurnResult> {
+    const { usage } = turn;
+    const { action, report } = this.#record(channelKey).monitor.decide(settings.policy, {
+      ...turn,
+      inFlight,
+    });
+    switch (action.kind) {
+      case 'none':
+        return { usage, action };
+      case 'skip':
+        if (report)
+          this.#emit({
+            event: 'compaction.skipped',
+            channel: channelKey,
+            tier: action.tier,
+            usage,
+            projectedUsage: round(action.projectedUsage),
+            reason: action.reason,
+          });
+        return { usage, action };
+      case 'enqueue': {
+        if (action.mode !== 'heal')
+          this.#emit({
+            event: 'compaction.triggered',
+            channel: channelKey,
+            tier: action.plan.tier,
+            usage,
+            projectedUsage: round(action.projectedUsage),
+          });
+        const enqueued = await this.#enqueue(channelKey, action.plan, {
+          usage,
+          delayMs: action.delayMs,
+          ...(action.after === undefined ? {} : { after: action.after }),
+        });
+        return { usage, action, ...(enqueued && !enqueued.deduplicated ? { jobId: enqueued.jobId } : {}) };
+      }
+      case 'emergency': {
+        const cut = await this.#emergency(
+          channelKey,
+          settings,
+          calibration,
+          usage,
+          inFlight,
+          context.generation,
+        );
+        return { usage, action, ...cut };
+      }
+    }
+  }
+
+  /** Redis is down: an emergency still truncates (it needs no queue); nothing is enqueued. */
+  async #queueDown(
+    channelKey: string,
+    context: ContextView,
+    settings: CompactorSettings,
+    calibration: Calibration,
+    turn: MonitorTurn,
+  ): Promise<AfterTurnResult> {
+    const { usage } = turn;
+    if (usage >= settings.policy.emergencyThreshold) {
+      const cut = await this.#truncate(channelKey, settings, calibration, usage, context.generation);
+      return { usage, action: { kind: 'emergency' }, ...cut };
+    }
+    if (this.#record(channelKey).monitor.reportOnce('queue_unavailable'))
+      this.#emit({
+        event: 'compaction.skipped',
+        channel: channelKey,
+        tier: usage >= settings.policy.aggressiveThreshold ? 'aggressive' : 'background',
+        usage,
+        reason: 'queue_unavailable',
+      });
+    return { usage, action: { kind: 'none' } };
   }
 
   async #emergency(
@@ -185,13 +261,34 @@ export class ChannelCompactor {
     settings: CompactorSettings,
     calibration: Calibration,
     usage: number,
-    jobInFlight: boolean,
+    inFlight: readonly PassInFlight[],
     /** The generation the decision was made on (undefined: cut whatever the state). */
     expectedGeneration?: number,
   ): Promise<{ context?: ContextView; jobId?: string }> {
+    const cut = await this.#truncate(channelKey, settings, calibration, usage, expectedGeneration);
+    if (!cut.truncated || !cut.context) return cut;
+    // Decide again on the cut context: the heal is queued when nothing else is in flight (a pass in
+    // flight trims the marker when it lands, and the heal follows on a later turn).
+    const after = await this.#act(
+      channelKey,
+      cut.context,
+      settings,
+      calibration,
+      this.#turn(cut.context, settings, calibration),
+      inFlight,
+    );
+    return { context: cut.context, ...(after.jobId ? { jobId: after.jobId } : {}) };
+  }
+
+  async #truncate(
+    channelKey: string,
+    settings: CompactorSettings,
+    calibration: Calibration,
+    usage: number,
+    expectedGeneration: number | undefined,
+  ): Promise<{ context?: ContextView; truncated?: boolean }> {
     const { policy } = settings;
-    const emit = this.#options.onEvent ?? (() => {});
-    emit({ event: 'compaction.triggered', channel: channelKey, tier: 'emergency', usage });
+    this.#emit({ event: 'compaction.triggered', channel: channelKey, tier: 'emergency', usage });
     const request = {
       fraction: policy.emergencyFraction,
       protectRecent: policy.protectRecent,
@@ -212,7 +309,7 @@ export class ChannelCompactor {
       if (outcome.kind === 'nothing') return { context: current };
     }
     if (outcome.kind === 'nothing') {
-      emit({
+      this.#emit({
         event: 'compaction.skipped',
         channel: channelKey,
         tier: 'emergency',
@@ -222,52 +319,48 @@ export class ChannelCompactor {
       return {};
     }
     const context = await this.#options.channels.loadContext(channelKey);
-    emit({
+    const prompt = (contextTokens: number) =>
+      Math.round((contextTokens + settings.reservedTokens) * calibration.factor);
+    this.#emit({
       event: 'compaction.emergency',
       channel: channelKey,
       tier: 'emergency',
       usage: this.usage(context, settings, calibration),
       fromSeq: outcome.plan.fromSeq,
       toSeq: outcome.plan.toSeq,
-      tokensBefore: outcome.tokensBefore,
-      tokensAfter: outcome.tokensAfter,
+      tokensBefore: prompt(outcome.tokensBefore),
+      tokensAfter: prompt(outcome.tokensAfter),
       messagesCompacted: outcome.plan.droppedMessages,
     });
-    // The heal waits when a pass is in flight: the monitor queues it once that pass is done.
-    if (jobInFlight) return { context };
-    const heal = planHeal(context);
-    const jobId = heal ? (await this.#enqueue(channelKey, heal, usage))?.jobId : undefined;
-    return { context, ...(jobId ? { jobId } : {}) };
+    return { context, truncated: true };
   }
 
   /**
-   * Whether a pass of the channel is queued or running. When the queue cannot be reached (Redis
-   * down) the answer is "yes": nothing is enqueued, and an emergency, which needs no queue, still
-   * truncates.
+   * The channel's passes in flight; undefined when the queue cannot be reached (Redis down): then
+   * nothing is enqueued, and an emergency, which needs no queue, still truncates.
    */
-  async #inFlight(channelKey: string): Promise<boolean> {
+  async #inFlight(channelKey: string): Promise<readonly PassInFlight[] | undefined> {
     try {
       return await this.#options.queue.inFlight(channelKey);
     } catch {
-      return true;
+      return undefined;
     }
   }
 
   async #enqueue(
     channelKey: string,
     plan: CompactionPlan,
-    usage: number,
-    focus?: string,
+    options: { usage: number; delayMs?: number; after?: string; focus?: string },
   ): Promise<{ jobId: string; deduplicated: boolean } | undefined> {
     try {
-      return await this.#enqueueOrThrow(channelKey, plan, usage, focus);
+      return await this.#enqueueOrThrow(channelKey, plan, options);
     } catch (err) {
       // The queue or the run store is down: the pass is dropped, and the monitor asks again next turn.
-      (this.#options.onEvent ?? (() => {}))({
+      this.#emit({
         event: 'compaction.skipped',
         channel: channelKey,
         tier: plan.tier,
-        usage,
+        usage: options.usage,
         reason: 'queue_unavailable',
         error: err instanceof Error && 'code' in err ? String(err.code) : 'queue_error',
       });
@@ -278,19 +371,19 @@ export class ChannelCompactor {
   async #enqueueOrThrow(
     channelKey: string,
     plan: CompactionPlan,
-    usage: number,
-    focus?: string,
+    options: { usage: number; delayMs?: number; after?: string; focus?: string },
   ): Promise<{ jobId: string; deduplicated: boolean }> {
+    const { usage, delayMs = 0 } = options;
     const job = {
       channelKey,
       tier: plan.tier,
       fromSeq: plan.fromSeq,
       toSeq: plan.toSeq,
       generation: plan.generation,
-      ...(focus === undefined ? {} : { focus }),
+      ...(options.focus === undefined ? {} : { focus: options.focus }),
+      ...(options.after === undefined ? {} : { after: options.after }),
     };
-    const outcome = await this.#options.queue.enqueue(job);
-    this.#monitor(channelKey).enqueued(this.#now());
+    const outcome = await this.#options.queue.enqueue(job, delayMs > 0 ? { delayMs } : {});
     // The worker may start the job before this row exists; it then creates the row itself, and this
     // insert is a no-op (runs are created once per job id).
     if (outcome.kind !== 'deduplicated') {
@@ -312,7 +405,7 @@ export class ChannelCompactor {
         { onlyFrom: ['queued'] },
       );
     }
-    (this.#options.onEvent ?? (() => {}))({
+    const event: CompactionLogEvent = {
       event: outcome.kind === 'deduplicated' ? 'compaction.skipped' : 'compaction.enqueued',
       channel: channelKey,
       tier: plan.tier,
@@ -320,18 +413,42 @@ export class ChannelCompactor {
       fromSeq: plan.fromSeq,
       toSeq: plan.toSeq,
       jobId: outcome.jobId,
+      ...(delayMs > 0 && outcome.kind !== 'deduplicated' ? { delayMs } : {}),
       ...(outcome.kind === 'deduplicated' ? { reason: 'in_flight' } : {}),
       ...(outcome.kind === 'escalated' ? { reason: `escalated ${outcome.replacedJobId}` } : {}),
-    });
+      ...(outcome.kind === 'enqueued' && options.after ? { reason: `follows ${options.after}` } : {}),
+    };
+    this.#emit(event);
     return { jobId: outcome.jobId, deduplicated: outcome.kind === 'deduplicated' };
   }
 
-  #monitor(channelKey: string): CompactionMonitor {
-    let monitor = this.#monitors.get(channelKey);
-    if (!monitor) {
-      monitor = new CompactionMonitor();
-      this.#monitors.set(channelKey, monitor);
-    }
-    return monitor;
+  #turn(context: ContextView, settings: CompactorSettings, calibration: Calibration): MonitorTurn {
+    return {
+      context,
+      usage: this.usage(context, settings, calibration),
+      usagePerToken: calibration.factor / (settings.contextWindow - settings.maxOutputTokens),
+      now: this.#now(),
+    };
   }
+
+  /** The channel's monitor, most recently used last; the least recently used is dropped past the bound. */
+  #record(channelKey: string): ChannelRecord {
+    let record = this.#channels.get(channelKey);
+    if (record) {
+      this.#channels.delete(channelKey);
+    } else {
+      record = { monitor: new CompactionMonitor(), landingsSeenUntil: 0 };
+      const max = this.#options.maxChannels ?? DEFAULT_MAX_CHANNELS;
+      if (this.#channels.size >= max) {
+        const oldest = this.#channels.keys().next().value;
+        if (oldest !== undefined) this.#channels.delete(oldest);
+      }
+    }
+    this.#channels.set(channelKey, record);
+    return record;
+  }
+}
+
+function round(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
 }

@@ -23,6 +23,10 @@ export interface CompactionLogEvent {
   readonly channel: string;
   readonly tier: Tier;
   readonly usage?: number;
+  /** Usage when a pass started now would land, at the channel's pace (see `decideAfterTurn`). */
+  readonly projectedUsage?: number;
+  /** A pass enqueued to run later (the cooldown). */
+  readonly delayMs?: number;
   readonly fromSeq?: number;
   readonly toSeq?: number;
   readonly tokensBefore?: number;

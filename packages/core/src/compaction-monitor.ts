@@ -1,62 +1,167 @@
 /**
- * The bookkeeping a channel's monitor carries between turns: when it last enqueued a pass, how many
- * passes in a row did not bring usage under the background threshold, and which skip it last
- * reported (so a channel waiting on a job logs the wait once, not every turn). No I/O: the bot and
- * `ebb simulate` both drive it.
+ * What a channel's monitor carries between turns, around the pure `decideAfterTurn`: the channel's
+ * pace (how fast usage grows, how long its passes take from enqueue to splice), when its last pass
+ * landed (for the cooldown), how many passes in a row freed little, and which skip it last reported
+ * (so a channel waiting on a pass logs the wait once, not every turn). No I/O and no clock of its
+ * own: the bot and `ebb simulate` both drive it with their time.
  */
-import { decideTier, type SkipReason, type TierDecision } from './decide-tier.js';
+import {
+  type AfterTurnAction,
+  type AfterTurnPolicy,
+  type ChannelPace,
+  decideAfterTurn,
+  type PassInFlight,
+  passDue,
+  projectedUsage,
+  type SkipReason,
+} from './decide-after-turn.js';
+import type { ContextView, Tier } from './model.js';
 import type { CompactionPolicy } from './policy.js';
 
-export interface MonitorInput {
+/** Assumed seconds from enqueue to splice until a pass of the channel has landed. */
+export const DEFAULT_PASS_SECONDS = 10;
+/**
+ * Turns the growth rate is measured over: the usage added by the last this-many turns, over the time
+ * from the oldest of them to now. Counted in turns, not seconds, so it reads a burst within a
+ * second and a quiet channel's one big paste as what it is, a small share of a long span; measured
+ * to now, so it fades when the channel goes quiet.
+ */
+export const GROWTH_WINDOW_TURNS = 64;
+/** The shortest span a rate is taken over (many turns can share one timestamp). */
+const MIN_GROWTH_SPAN_MS = 1_000;
+/** Weight of the newest pass in the pass-duration average. */
+const PASS_SECONDS_WEIGHT = 0.3;
+
+export interface MonitorTurn {
+  readonly context: ContextView;
+  /** Usage of the context (calibrated). */
   readonly usage: number;
+  /** Usage of one context token (calibration factor / (window − reply reserve)). */
+  readonly usagePerToken: number;
   readonly now: number;
-  readonly jobInFlight: boolean;
-  readonly needsHeal: boolean;
 }
 
 export interface MonitorDecision {
-  readonly decision: TierDecision;
+  readonly action: AfterTurnAction;
   /** False for a skip already reported with the same reason. */
   readonly report: boolean;
 }
 
+export interface LandedPass {
+  readonly tier: Tier;
+  /** Enqueue to splice. */
+  readonly latencyMs: number;
+  /** When it spliced. */
+  readonly at: number;
+}
+
 export class CompactionMonitor {
-  #lastEnqueuedAt: number | undefined;
+  /** Usage added since the monitor started, and when, for the last `GROWTH_WINDOW_TURNS` turns (a ring). */
+  readonly #samples: { at: number; added: number }[] = [];
+  #next = 0;
+  #added = 0;
+  #lastUsage = 0;
+  #lastGeneration: number | undefined;
+  #passSeconds: number | undefined;
+  #lastLandedAt: number | undefined;
   #ineffectivePasses = 0;
-  #lastSkip: SkipReason | undefined;
+  #lastSkip: SkipReason | 'queue_unavailable' | undefined;
 
   get ineffectivePasses(): number {
     return this.#ineffectivePasses;
   }
 
-  decide(policy: CompactionPolicy, input: MonitorInput): MonitorDecision {
-    if (input.usage < policy.backgroundThreshold) this.#ineffectivePasses = 0;
-    const decision = decideTier({
-      ...input,
-      policy,
-      lastEnqueuedAt: this.#lastEnqueuedAt,
-      ineffectivePasses: this.#ineffectivePasses,
-    });
-    if (decision.kind !== 'skip') {
-      this.#lastSkip = undefined;
-      return { decision, report: true };
-    }
-    const report = decision.reason !== this.#lastSkip;
-    this.#lastSkip = decision.reason;
-    return { decision, report };
-  }
-
-  /** A pass was enqueued at `now`. */
-  enqueued(now: number): void {
-    this.#lastEnqueuedAt = now;
+  /** The channel's pace at `now`. */
+  pace(now: number): ChannelPace {
+    const oldest = this.#samples.length < GROWTH_WINDOW_TURNS ? this.#samples[0] : this.#samples[this.#next];
+    const span = oldest === undefined ? 0 : Math.max(MIN_GROWTH_SPAN_MS, now - oldest.at);
+    return {
+      growthPerSecond: oldest === undefined ? 0 : ((this.#added - oldest.added) * 1000) / span,
+      passSeconds: this.#passSeconds ?? DEFAULT_PASS_SECONDS,
+    };
   }
 
   /**
-   * A pass finished and was spliced; `usage` is measured right after. Returns whether it was
-   * effective (brought usage under the background threshold); ineffective passes are counted.
+   * Records the usage of a turn for the growth average. Growth is counted between two turns of one
+   * generation only: a splice or truncation in between replaced the context, so its drop is no sample.
    */
-  passCompleted(policy: CompactionPolicy, usage: number): boolean {
-    const effective = usage < policy.backgroundThreshold;
+  observe(turn: MonitorTurn): void {
+    const { now, usage } = turn;
+    const generation = turn.context.generation;
+    this.#added += generation === this.#lastGeneration ? Math.max(0, usage - this.#lastUsage) : 0;
+    this.#samples[this.#next] = { at: now, added: this.#added };
+    this.#next = (this.#next + 1) % GROWTH_WINDOW_TURNS;
+    this.#lastUsage = usage;
+    this.#lastGeneration = generation;
+  }
+
+  /**
+   * Whether the decision for this turn can depend on the passes in flight. When it cannot, callers
+   * decide with an empty list and never ask the queue, so a quiet channel's turn does no I/O.
+   */
+  needsQueue(policy: AfterTurnPolicy, turn: MonitorTurn): boolean {
+    if (turn.usage >= policy.emergencyThreshold) return true;
+    if (turn.context.spans.some((s) => s.kind === 'truncated')) return true;
+    return passDue(turn.usage, projectedUsage(turn.usage, this.pace(turn.now)), policy);
+  }
+
+  decide(
+    policy: AfterTurnPolicy,
+    turn: MonitorTurn & { readonly inFlight: readonly PassInFlight[] },
+  ): MonitorDecision {
+    if (turn.usage < policy.backgroundThreshold) this.#ineffectivePasses = 0;
+    const action = decideAfterTurn({
+      ...turn,
+      policy,
+      pace: this.pace(turn.now),
+      lastLandedAt: this.#lastLandedAt,
+      ineffectivePasses: this.#ineffectivePasses,
+    });
+    if (action.kind !== 'skip') {
+      this.#lastSkip = undefined;
+      return { action, report: true };
+    }
+    if ((action.reason === 'all_protected' || action.reason === 'empty') && turn.inFlight.length === 0) {
+      // A pass was due and nothing can be summarized: counted as a pass that landed and did not help,
+      // so a channel that cannot shrink stops trying (and waits out the cooldown before it retries).
+      this.#ineffectivePasses++;
+      this.#lastLandedAt = turn.now;
+    }
+    return { action, report: this.reportOnce(action.reason) };
+  }
+
+  /** Whether a skip for `reason` is news (not the skip reported last); remembers it. */
+  reportOnce(reason: SkipReason | 'queue_unavailable'): boolean {
+    const report = reason !== this.#lastSkip;
+    this.#lastSkip = reason;
+    return report;
+  }
+
+  /** A pass of the channel spliced: its duration feeds the pace, and (but for a heal) starts the cooldown. */
+  landed(pass: LandedPass): void {
+    const seconds = Math.max(0, pass.latencyMs) / 1000;
+    this.#passSeconds =
+      this.#passSeconds === undefined
+        ? seconds
+        : this.#passSeconds + (seconds - this.#passSeconds) * PASS_SECONDS_WEIGHT;
+    if (pass.tier !== 'emergency') this.#lastLandedAt = Math.max(pass.at, this.#lastLandedAt ?? pass.at);
+  }
+
+  /**
+   * The context after one or more passes landed, against the same context before: returns whether
+   * they helped. Helping means usage is now under the background threshold, or they freed at least
+   * half of what a background pass aims at (under a burst usage can stay high although a pass freed
+   * plenty). Passes that did not help are counted; past `max_ineffective_passes` the channel stops
+   * queueing until usage drops under the background threshold.
+   */
+  shrunk(
+    policy: Pick<CompactionPolicy, 'backgroundThreshold' | 'backgroundFraction'>,
+    usageBefore: number,
+    usageAfter: number,
+  ): boolean {
+    const effective =
+      usageAfter < policy.backgroundThreshold ||
+      usageBefore - usageAfter >= 0.5 * policy.backgroundFraction * usageBefore;
     this.#ineffectivePasses = effective ? 0 : this.#ineffectivePasses + 1;
     return effective;
   }

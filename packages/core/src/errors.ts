@@ -21,3 +21,16 @@ export class InvariantError extends EbbError {
     super(message, { code: 'invariant_violated' });
   }
 }
+
+/**
+ * A follow-up pass finished before the pass ahead of it spliced: its summary is checkpointed, and
+ * the job driver runs it again after `retryAfterMs` without spending an attempt.
+ */
+export class PassDeferredError extends EbbError {
+  readonly retryAfterMs: number;
+
+  constructor(message: string, retryAfterMs: number) {
+    super(message, { code: 'pass_deferred', retryable: true });
+    this.retryAfterMs = retryAfterMs;
+  }
+}

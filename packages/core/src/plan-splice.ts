@@ -7,7 +7,10 @@
  *    replacing it would let a retried job undo the pass that replaced it.
  * 2. A summary span that overlaps fromSeq..toSeq but reaches outside it knows things this summary
  *    does not: the result is stale and is dropped (those messages stay covered by that span).
- * 3. Otherwise the new summary replaces every span inside its range: older summaries it folded, a
+ * 3. A range that starts past the first raw message would leave a gap in the prefix: it is a
+ *    follow-up pass whose predecessor has not landed yet (`gap`). The caller waits for that pass, or
+ *    drops the result if the predecessor will never land.
+ * 4. Otherwise the new summary replaces every span inside its range: older summaries it folded, a
  *    newer summary of a sub-range (whose sources it saw all of, from the archive or the summaries
  *    it folded), and truncation markers it heals. A truncated span that sticks out past toSeq is
  *    trimmed to the part not covered, and the raw messages up to toSeq leave the context. The
@@ -34,6 +37,8 @@ export type SplicePlan =
       readonly dropRawThrough: number;
     }
   | { readonly kind: 'stale'; readonly reason: string }
+  /** The range starts after the prefix's end + 1: the pass before it has not spliced yet. */
+  | { readonly kind: 'gap'; readonly reason: string }
   | { readonly kind: 'noop'; readonly reason: 'already_applied' };
 
 /** Reads only the generation, head and spans of the context, so a store can plan without loading raw messages. */
@@ -59,7 +64,7 @@ export function planSplice(
     return { kind: 'stale', reason: `summary ${wider.fromSeq}..${wider.toSeq} reaches outside ${a}..${b}` };
   }
   if (a > prefixEnd(spans) + 1) {
-    return { kind: 'stale', reason: `range starts at ${a}, after the context's first raw message` };
+    return { kind: 'gap', reason: `range starts at ${a}, after the prefix ending at ${prefixEnd(spans)}` };
   }
 
   const generation = context.generation + 1;

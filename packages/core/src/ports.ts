@@ -4,6 +4,7 @@
  * contract suite runs against both. Every method is safe to retry: appends are idempotent on the
  * platform message id, splices on the job id, memory upserts on a fingerprint per scope.
  */
+import type { PassInFlight } from './decide-after-turn.js';
 import type { Memory, MemoryType } from './memory.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
 import type { TruncationPlan } from './plan-emergency-truncation.js';
@@ -50,6 +51,8 @@ export type SpliceOutcome =
       readonly messagesRemoved: number;
     }
   | { readonly kind: 'stale'; readonly reason: string }
+  /** A follow-up whose predecessor has not spliced yet (see `planSplice`); nothing changed. */
+  | { readonly kind: 'gap'; readonly reason: string }
   | { readonly kind: 'noop'; readonly reason: 'already_applied' };
 
 export type TruncationOutcome =
@@ -267,20 +270,37 @@ export interface CompactionJob {
   /** The channel generation the range was planned at. */
   readonly generation: number;
   readonly focus?: string;
+  /**
+   * A follow-up: the job id of the pass whose range ends right before this one. This pass may run
+   * at the same time, and splices only after that one landed (see `planSplice`'s `gap`).
+   */
+  readonly after?: string;
+}
+
+export interface EnqueueOptions {
+  /** Run no sooner than this (the cooldown); the job counts as waiting meanwhile. */
+  readonly delayMs?: number;
 }
 
 export type EnqueueOutcome =
   /** A new job. */
   | { readonly kind: 'enqueued'; readonly jobId: string }
-  /** A waiting job of this channel of a lower tier was replaced by this one. */
+  /** A waiting job of this channel of a lower tier, over an overlapping range, was replaced by this one. */
   | { readonly kind: 'escalated'; readonly jobId: string; readonly replacedJobId: string }
-  /** A job of this channel is waiting or running already with the same or a higher tier. */
+  /**
+   * A job of this channel over an overlapping range is running, or waiting with the same or a higher
+   * tier; or the channel has `MAX_PASSES_IN_FLIGHT` jobs already (see `admitPass`).
+   */
   | { readonly kind: 'deduplicated'; readonly jobId: string };
 
+/**
+ * The compaction queue: at most `MAX_PASSES_IN_FLIGHT` jobs per channel over disjoint ranges, admitted
+ * by `admitPass`. Implemented on BullMQ (`@ebb/queue`) and in process for embedded mode.
+ */
 export interface CompactionQueue {
-  enqueue(job: CompactionJob): Promise<EnqueueOutcome>;
-  /** Whether a job of this channel is waiting or running. */
-  inFlight(channelKey: string): Promise<boolean>;
+  enqueue(job: CompactionJob, options?: EnqueueOptions): Promise<EnqueueOutcome>;
+  /** The channel's jobs waiting or running, oldest range first. */
+  inFlight(channelKey: string): Promise<readonly PassInFlight[]>;
   close(): Promise<void>;
 }
 

@@ -1,15 +1,20 @@
 /**
- * `ebb simulate`'s engine: a channel replayed turn by turn through the real core (working context,
- * monitor, plans, splice) with an in-memory archive, a job runner whose jobs finish `jobLatency`
- * turns after they start (so emergency truncations can race them), and the extractive summarizer.
- * Pure and synchronous: the CLI reads the transcript and prints the events.
+ * `ebb simulate`'s engine: a channel replayed turn by turn through the real core with an in-memory
+ * archive and the extractive summarizer. After every turn it asks the same `CompactionMonitor` and
+ * `decideAfterTurn` the bot asks, and carries out the answer the way the bot and the worker do:
+ * passes are admitted by the same `admitPass` rule as the queues, start at once (or after their
+ * cooldown delay; workers are assumed free), take `jobLatency` turns or `jobSeconds` seconds of the
+ * transcript's clock, and splice with `planSplice` (a follow-up that finishes first waits for the pass
+ * ahead of it). Pure and synchronous: the CLI reads the transcript and prints the events.
  */
-import { CompactionMonitor } from './compaction-monitor.js';
+import { admitPass } from './admit-pass.js';
+import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
+import type { AfterTurnAction, EnqueueMode, PassInFlight } from './decide-after-turn.js';
 import { InvariantError } from './errors.js';
 import { summarizeExtractive } from './extractive-summary.js';
 import { measureMessage } from './measure-message.js';
 import type { ArchivedMessage, ContextView, Tier } from './model.js';
-import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
+import type { CompactionPlan } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import type { CompactionPolicy } from './policy.js';
@@ -31,8 +36,10 @@ export interface SimulationOptions {
   /** Tokens the prompt spends on the system prompt and the memory recall budget. */
   readonly reservedTokens: number;
   readonly tokenizer: Tokenizer;
-  /** Turns between a job's start and its result. */
+  /** Turns between a job's start and its result (when `jobSeconds` is not set). */
   readonly jobLatency: number;
+  /** Seconds between a job's start and its result, on the transcript's clock. */
+  readonly jobSeconds?: number;
   readonly emit: (event: SimulationEvent) => void;
 }
 
@@ -64,6 +71,8 @@ export interface CompactionEvent {
   readonly fromSeq: number | null;
   readonly toSeq: number | null;
   readonly usage: number;
+  /** On `triggered` and `skipped`: usage when a pass started now would land (see `decideAfterTurn`). */
+  readonly projectedUsage?: number;
   readonly tokensBefore: number | null;
   readonly tokensAfter: number | null;
   readonly jobId?: string;
@@ -83,8 +92,14 @@ export interface SummaryEvent {
   readonly tiers: Record<Tier, number>;
   /** Passes that healed truncated spans. */
   readonly heals: number;
+  /** Passes queued while another pass of the channel was in flight, over the next range. */
+  readonly followUps: number;
+  /** Waiting passes replaced by a pass of a higher tier. */
+  readonly escalations: number;
+  /** Passes that waited out the cooldown before they ran. */
+  readonly delayed: number;
   readonly stale: number;
-  /** Completed passes that left usage at or above the background threshold. */
+  /** Turns on which passes landed and freed little (see `CompactionMonitor.shrunk`). */
   readonly ineffective: number;
   readonly summarizerInputTokens: number;
   readonly summarizerOutputTokens: number;
@@ -92,12 +107,14 @@ export interface SummaryEvent {
 
 export type SimulationEvent = MessageEvent | CompactionEvent | SummaryEvent;
 
-interface RunningJob {
+interface SimJob {
   readonly id: string;
   readonly plan: CompactionPlan;
-  readonly heal: boolean;
-  readonly finishTurn: number;
-  readonly result: SummaryResult;
+  readonly mode: EnqueueMode;
+  readonly after?: string;
+  readonly enqueuedAt: number;
+  readonly startAt: number;
+  started?: { readonly turn: number; readonly at: number; readonly result: SummaryResult };
 }
 
 export class Simulation {
@@ -108,7 +125,8 @@ export class Simulation {
   /** Tokens of each archived message, whole (the context may hold a clipped copy). */
   readonly #archiveTokens: number[] = [];
   readonly #markerTokens: number;
-  #job: RunningJob | undefined;
+  /** Passes waiting or running, oldest range first. */
+  #jobs: SimJob[] = [];
   #jobCount = 0;
   #turn = 0;
   #now = 0;
@@ -117,6 +135,9 @@ export class Simulation {
   readonly #totals = {
     tiers: { background: 0, aggressive: 0, emergency: 0 } as Record<Tier, number>,
     heals: 0,
+    followUps: 0,
+    escalations: 0,
+    delayed: 0,
     stale: 0,
     ineffective: 0,
     summarizerInputTokens: 0,
@@ -128,11 +149,11 @@ export class Simulation {
     this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
   }
 
-  /** One message of the transcript: due jobs finish, the message is appended, the monitor acts. */
+  /** One message of the transcript: due passes start and land, the message is appended, the monitor acts. */
   turn(message: TranscriptMessage): void {
     this.#turn++;
     this.#advanceClock(message.ts);
-    if (this.#job && this.#job.finishTurn <= this.#turn) this.#finish(this.#job);
+    this.#runJobs();
 
     const { tokenizer, policy } = this.#options;
     const archived: ArchivedMessage = { seq: this.#context.headSeq + 1, ...message };
@@ -142,7 +163,9 @@ export class Simulation {
     this.#context.append(entry);
     this.#peakBeforeMonitor = Math.max(this.#peakBeforeMonitor, this.#usage());
 
-    this.#monitorTurn();
+    const turn = this.#monitorTurn();
+    this.#monitor.observe(turn);
+    this.#act(turn);
     const usage = this.#usage();
     this.#peakUsage = Math.max(this.#peakUsage, usage);
     this.#options.emit({
@@ -165,9 +188,12 @@ export class Simulation {
     return this.#archive;
   }
 
-  /** Lets a job still in flight finish, then reports the totals. */
+  /** Lets the passes still in flight finish, then reports the totals. */
   finish(): SummaryEvent {
-    if (this.#job) this.#finish(this.#job);
+    for (let guard = 0; this.#jobs.length > 0 && guard < 2 * this.#jobs.length + 2; guard++) {
+      for (const job of this.#jobs) if (!job.started) this.#start(job);
+      this.#land(() => true);
+    }
     const summary: SummaryEvent = {
       type: 'summary',
       messages: this.#turn,
@@ -182,54 +208,44 @@ export class Simulation {
     return summary;
   }
 
-  #monitorTurn(): void {
+  /** The bot's `ChannelCompactor.afterTurn`, carried out in memory. */
+  #act(turn: MonitorTurn): void {
     const { policy } = this.#options;
-    const usage = this.#usage();
-    const { decision, report } = this.#monitor.decide(policy, {
-      usage,
-      now: this.#now,
-      jobInFlight: this.#job !== undefined,
-      needsHeal: this.#context.view().spans.some((s) => s.kind === 'truncated'),
-    });
-    switch (decision.kind) {
+    const { action, report } = this.#monitor.decide(policy, { ...turn, inFlight: this.#inFlight() });
+    this.#carryOut(action, report);
+  }
+
+  #carryOut(action: AfterTurnAction, report: boolean): void {
+    switch (action.kind) {
       case 'none':
         return;
       case 'skip':
-        if (report) this.#event('skipped', decision.tier, { reason: decision.reason });
+        if (report)
+          this.#event('skipped', action.tier, {
+            reason: action.reason,
+            projectedUsage: round(action.projectedUsage),
+          });
         return;
       case 'emergency':
         this.#event('triggered', 'emergency');
-        this.#truncate();
-        return;
-      case 'heal': {
-        const plan = planHeal(this.#context.view());
-        if (plan) this.#enqueue(plan, true);
-        return;
-      }
-      case 'compact': {
-        this.#event('triggered', decision.tier);
-        const fraction =
-          decision.tier === 'aggressive' ? policy.aggressiveFraction : policy.backgroundFraction;
-        const result = planCompaction({
-          context: this.#context.view(),
-          tier: decision.tier,
-          fraction,
-          protectRecent: policy.protectRecent,
-        });
-        if (result.kind === 'nothing') {
-          // Counted as a pass that did not help, so a channel that cannot shrink stops trying.
-          this.#monitor.enqueued(this.#now);
-          this.#monitor.passCompleted(policy, usage);
-          this.#event('skipped', decision.tier, { reason: result.reason });
-          return;
+        if (this.#truncate()) {
+          // Decide again on the cut context: the heal is queued when nothing else is in flight.
+          const { action: next, report: again } = this.#monitor.decide(this.#options.policy, {
+            ...this.#monitorTurn(),
+            inFlight: this.#inFlight(),
+          });
+          this.#carryOut(next, again);
         }
-        this.#enqueue(result.plan, false);
         return;
-      }
+      case 'enqueue':
+        if (action.mode !== 'heal')
+          this.#event('triggered', action.plan.tier, { projectedUsage: round(action.projectedUsage) });
+        this.#enqueue(action);
+        return;
     }
   }
 
-  #truncate(): void {
+  #truncate(): boolean {
     const { policy } = this.#options;
     const plan = planEmergencyTruncation({
       context: this.#context.view(),
@@ -239,7 +255,7 @@ export class Simulation {
     });
     if (plan.kind === 'nothing') {
       this.#event('skipped', 'emergency', { reason: plan.reason });
-      return;
+      return false;
     }
     const outcome = this.#context.applyTruncation(plan);
     this.#totals.tiers.emergency++;
@@ -249,25 +265,130 @@ export class Simulation {
       tokensBefore: outcome.tokensBefore + this.#options.reservedTokens,
       tokensAfter: outcome.tokensAfter + this.#options.reservedTokens,
     });
-    // The marker is healed by a pass over the archive, now if the worker is free, else after its job.
-    if (!this.#job) {
-      const heal = planHeal(this.#context.view());
-      if (heal) this.#enqueue(heal, true);
-    }
+    return true;
   }
 
-  #enqueue(plan: CompactionPlan, heal: boolean): void {
+  /** The queue's side: `admitPass`, as both queue drivers apply it. */
+  #enqueue(action: Extract<AfterTurnAction, { kind: 'enqueue' }>): void {
+    const { plan } = action;
+    const admission = admitPass(this.#inFlight(), plan);
+    if (admission.kind === 'deduplicated') {
+      this.#event('skipped', plan.tier, { reason: 'in_flight', jobId: admission.jobId });
+      return;
+    }
     const id = `job-${++this.#jobCount}`;
-    const range = { fromSeq: plan.fromSeq, toSeq: plan.toSeq, jobId: id };
-    this.#monitor.enqueued(this.#now);
-    this.#event('enqueued', plan.tier, range);
-    // One worker, always free here: the job starts at once from a snapshot of the range.
-    const result = this.#summarize(id, plan);
-    this.#job = { id, plan, heal, finishTurn: this.#turn + this.#options.jobLatency, result };
-    if (heal) this.#totals.heals++;
-    else this.#totals.tiers[plan.tier]++;
-    this.#event('started', plan.tier, range);
-    if (this.#options.jobLatency === 0) this.#finish(this.#job);
+    let reason: string | undefined;
+    if (admission.kind === 'replace') {
+      this.#jobs = this.#jobs.filter((j) => j.id !== admission.jobId);
+      this.#totals.escalations++;
+      reason = `escalated ${admission.jobId}`;
+    } else if (action.after !== undefined) {
+      this.#totals.followUps++;
+      reason = `follows ${action.after}`;
+    }
+    if (action.delayMs > 0) this.#totals.delayed++;
+    const job: SimJob = {
+      id,
+      plan,
+      mode: action.mode,
+      ...(action.after === undefined ? {} : { after: action.after }),
+      enqueuedAt: this.#now,
+      startAt: this.#now + action.delayMs,
+    };
+    this.#jobs = [...this.#jobs, job].sort((a, b) => a.plan.fromSeq - b.plan.fromSeq);
+    this.#event('enqueued', plan.tier, {
+      fromSeq: plan.fromSeq,
+      toSeq: plan.toSeq,
+      jobId: id,
+      ...(reason === undefined ? {} : { reason }),
+    });
+    if (action.delayMs === 0) this.#start(job);
+    this.#land(() => false);
+  }
+
+  /** Delayed passes whose time came start; passes whose time is up land. */
+  #runJobs(): void {
+    for (const job of this.#jobs) if (!job.started && this.#now >= job.startAt) this.#start(job);
+    this.#land(() => false);
+  }
+
+  /** A worker picks the pass up: the summary is made from a snapshot of its range now. */
+  #start(job: SimJob): void {
+    const result = this.#summarize(job.id, job.plan);
+    job.started = { turn: this.#turn, at: this.#now, result };
+    if (job.mode === 'heal') this.#totals.heals++;
+    else this.#totals.tiers[job.plan.tier]++;
+    this.#event('started', job.plan.tier, {
+      fromSeq: job.plan.fromSeq,
+      toSeq: job.plan.toSeq,
+      jobId: job.id,
+    });
+  }
+
+  /**
+   * Splices every started pass that is done (or that `force` says to finish now), oldest range
+   * first, and tells the monitor once whether the landings of this turn helped.
+   */
+  #land(force: (job: SimJob) => boolean): void {
+    const before = this.#usage();
+    let landed = false;
+    for (const job of [...this.#jobs]) {
+      if (job.started && (this.#due(job) || force(job))) landed = this.#finish(job) || landed;
+    }
+    if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage()))
+      this.#totals.ineffective++;
+  }
+
+  #due(job: SimJob): boolean {
+    const { jobSeconds, jobLatency } = this.#options;
+    const started = job.started;
+    if (!started) return false;
+    return jobSeconds === undefined
+      ? this.#turn >= started.turn + jobLatency
+      : this.#now >= started.at + jobSeconds * 1000;
+  }
+
+  /** Returns whether a background or aggressive pass landed. */
+  #finish(job: SimJob): boolean {
+    const result = job.started?.result;
+    if (!result) return false;
+    const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
+    const plan = planSplice(this.#context.view(), result);
+    // A follow-up done before the pass ahead of it waits for it (the worker defers the job).
+    if (plan.kind === 'gap' && this.#jobs.some((j) => j.id === job.after)) return false;
+    this.#jobs = this.#jobs.filter((j) => j !== job);
+    if (plan.kind !== 'splice') {
+      this.#totals.stale++;
+      this.#event('stale', job.plan.tier, { ...range, reason: plan.reason });
+      return false;
+    }
+    const outcome = this.#context.applySplice(plan);
+    this.#monitor.landed({ tier: job.plan.tier, latencyMs: this.#now - job.enqueuedAt, at: this.#now });
+    this.#event('completed', job.plan.tier, {
+      ...range,
+      tokensBefore: outcome.tokensBefore + this.#options.reservedTokens,
+      tokensAfter: outcome.tokensAfter + this.#options.reservedTokens,
+    });
+    return job.plan.tier !== 'emergency';
+  }
+
+  #inFlight(): PassInFlight[] {
+    return this.#jobs.map((j) => ({
+      jobId: j.id,
+      tier: j.plan.tier,
+      fromSeq: j.plan.fromSeq,
+      toSeq: j.plan.toSeq,
+      running: j.started !== undefined,
+    }));
+  }
+
+  #monitorTurn(): MonitorTurn {
+    return {
+      context: this.#context.view(),
+      usage: this.#usage(),
+      usagePerToken: 1 / (this.#options.contextWindow - this.#options.maxOutputTokens),
+      now: this.#now,
+    };
   }
 
   /** What the worker does at job start: folds the summaries in range and reads the rest from the archive. */
@@ -314,31 +435,14 @@ export class Simulation {
     return this.#archiveTokens[seq - 1] ?? 0;
   }
 
-  #finish(job: RunningJob): void {
-    this.#job = undefined;
-    const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
-    const plan = planSplice(this.#context.view(), job.result);
-    if (plan.kind !== 'splice') {
-      this.#totals.stale++;
-      this.#event('stale', job.plan.tier, { ...range, reason: plan.reason });
-      return;
-    }
-    const outcome = this.#context.applySplice(plan);
-    const effective = this.#monitor.passCompleted(this.#options.policy, this.#usage());
-    if (!effective) this.#totals.ineffective++;
-    this.#event('completed', job.plan.tier, {
-      ...range,
-      tokensBefore: outcome.tokensBefore + this.#options.reservedTokens,
-      tokensAfter: outcome.tokensAfter + this.#options.reservedTokens,
-      ...(effective ? {} : { reason: 'ineffective' }),
-    });
-  }
-
   #event(
     event: SimulationEventName,
     tier: Tier,
     fields: Partial<
-      Pick<CompactionEvent, 'fromSeq' | 'toSeq' | 'tokensBefore' | 'tokensAfter' | 'jobId' | 'reason'>
+      Pick<
+        CompactionEvent,
+        'fromSeq' | 'toSeq' | 'tokensBefore' | 'tokensAfter' | 'jobId' | 'reason' | 'projectedUsage'
+      >
     > = {},
   ): void {
     this.#options.emit({
@@ -349,6 +453,7 @@ export class Simulation {
       fromSeq: fields.fromSeq ?? null,
       toSeq: fields.toSeq ?? null,
       usage: round(this.#usage()),
+      ...(fields.projectedUsage === undefined ? {} : { projectedUsage: fields.projectedUsage }),
       tokensBefore: fields.tokensBefore ?? null,
       tokensAfter: fields.tokensAfter ?? null,
       ...(fields.jobId === undefined ? {} : { jobId: fields.jobId }),

@@ -75,13 +75,15 @@ describe('BullmqCompactionQueue on Redis', () => {
       removeOnFail: { age: expect.any(Number), count: expect.any(Number) },
     });
     expect(await redis.get(keys.compactionDedupeKey(payload.channelKey))).toBe(outcome.jobId);
-    expect(await queue.inFlight(payload.channelKey)).toBe(true);
+    expect(await queue.inFlight(payload.channelKey)).toMatchObject([
+      { jobId: outcome.jobId, running: false },
+    ]);
   });
 
   it('replaces a slot left behind by a job that vanished', async () => {
     const { queue, redis, keys } = await setup();
     await redis.set(keys.compactionDedupeKey('slack:T1:C1'), 'gone-job');
-    expect(await queue.inFlight('slack:T1:C1')).toBe(false);
+    expect(await queue.inFlight('slack:T1:C1')).toEqual([]);
     const outcome = await queue.enqueue({
       channelKey: 'slack:T1:C1',
       tier: 'background',

@@ -1,28 +1,35 @@
 /**
- * The bot's side of the `compaction` queue: at most one job per channel, deduplicated on the channel
- * key with BullMQ `deduplication: { id }` (simple mode: the slot is held until the job completes,
- * fails or is removed).
+ * The bot's side of the `compaction` queue: up to `MAX_PASSES_IN_FLIGHT` jobs per channel over
+ * disjoint ranges, admitted by core's `admitPass`. Each job holds one of the channel's slots: a BullMQ
+ * `deduplication: { id }` per slot (simple mode: the slot is held until the job completes, fails or
+ * is removed), so Redis itself says which jobs a channel has in flight.
  *
- * Escalation. An aggressive or emergency trigger must not be lost behind a lower-tier job that is
- * still waiting. Every enqueue of a channel runs under a short per-channel Redis lock (`withLock`,
- * key `compactionEnqueueLock`) that covers the whole check-and-replace: read the job holding the
- * channel's dedupe slot and its state; if it has not started (waiting, prioritized, or delayed for a
- * retry) and its tier ranks lower, remove it and add the new job (`escalated`). A lock rather than a
- * Lua script because the replace is BullMQ's own `remove` and `add` scripts, which we should not
- * copy. The worker side needs no lock: BullMQ's `remove` refuses a job a worker has locked, so a
+ * Escalation. A higher tier must not be held back by a lower one. Every enqueue of a channel runs
+ * under a short per-channel Redis lock (`withLock`, key `compactionEnqueueLock`) that covers the
+ * whole check-and-replace: read the jobs holding the channel's slots and their states; ask
+ * `admitPass`; when it says `replace` (a waiting, prioritized or delayed job of a lower tier over an
+ * overlapping range), remove that job and add the new one in its slot (`escalated`). A lock rather
+ * than a Lua script because the replace is BullMQ's own `remove` and `add` scripts, which we should
+ * not copy. The worker side needs no lock: BullMQ's `remove` refuses a job a worker has locked, so a
  * job that became active between our check and our remove is kept and reported `deduplicated`.
- * Concurrent enqueues of one channel (many bots) are serialized by the lock, so they never add two
- * jobs for one channel.
+ * Concurrent enqueues of one channel (many bots) are serialized by the lock.
  *
- * A trigger that arrives while the channel's job is active is dropped on purpose
- * (`deduplicated`): the running pass is about to splice, and the channel's monitor re-evaluates the
- * usage on its next turn and triggers again if it is still above a threshold. (An emergency
+ * A trigger over a range a running job covers is dropped (`deduplicated`): the running pass is
+ * about to splice, and the channel's monitor decides again on its next turn. (An emergency
  * truncation happens synchronously in the bot; it never waits for this queue.)
  *
  * Fails fast when Redis is down (`RedisUnavailableError`), so the bot can carry on without a job.
  */
-import type { CompactionJob, CompactionQueue, EnqueueOutcome } from '@ebb/core';
-import { Queue } from 'bullmq';
+import {
+  admitPass,
+  type CompactionJob,
+  type CompactionQueue,
+  type EnqueueOptions,
+  type EnqueueOutcome,
+  MAX_PASSES_IN_FLIGHT,
+  type PassInFlight,
+} from '@ebb/core';
+import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
   COMPACTION_JOB_NAME,
@@ -34,7 +41,6 @@ import {
   compactionJobOptions,
   parseCompactionPayload,
   tierPriority,
-  tierRank,
 } from './compaction-jobs.js';
 import { type QueueLogger, silentLogger } from './queue-logger.js';
 import { assertRedisReady } from './redis-connection.js';
@@ -87,23 +93,20 @@ export class BullmqCompactionQueue implements CompactionQueue {
     return this.#queue;
   }
 
-  async enqueue(job: CompactionJob): Promise<EnqueueOutcome> {
+  async enqueue(job: CompactionJob, options: EnqueueOptions = {}): Promise<EnqueueOutcome> {
     const payload = parseCompactionPayload(job);
     assertRedisReady(this.#redis, `enqueue a compaction of ${payload.channelKey}`);
     return withLock(
       this.#redis,
       this.#keys.compactionEnqueueLock(payload.channelKey),
-      () => this.#enqueueLocked(payload),
+      () => this.#enqueueLocked(payload, options.delayMs ?? 0),
       this.#lock,
     );
   }
 
-  async inFlight(channelKey: string): Promise<boolean> {
+  async inFlight(channelKey: string): Promise<readonly PassInFlight[]> {
     assertRedisReady(this.#redis, `check the compaction queue of ${channelKey}`);
-    const holderId = await this.#queue.getDeduplicationJobId(this.#keys.compactionDedupeId(channelKey));
-    if (holderId === null) return false;
-    const state = await this.#queue.getJobState(holderId);
-    return state === 'active' || PENDING.has(state);
+    return (await this.#slots(channelKey)).flatMap((s) => (s.pass ? [s.pass] : [])).sort(byRange);
   }
 
   /** Closes the BullMQ queue; the connection stays open (it is the caller's). */
@@ -111,26 +114,26 @@ export class BullmqCompactionQueue implements CompactionQueue {
     await this.#queue.close();
   }
 
-  async #enqueueLocked(payload: CompactionJobPayload): Promise<EnqueueOutcome> {
+  async #enqueueLocked(payload: CompactionJobPayload, delayMs: number): Promise<EnqueueOutcome> {
     const jobId = compactionJobId(payload);
-    const dedupeId = this.#keys.compactionDedupeId(payload.channelKey);
-    const holderId = await this.#queue.getDeduplicationJobId(dedupeId);
+    const slots = await this.#slots(payload.channelKey);
+    const live = slots.flatMap((s) => (s.pass ? [s.pass] : []));
+    if (live.some((p) => p.jobId === jobId)) return { kind: 'deduplicated', jobId };
 
-    if (holderId !== null) {
-      const holder = await this.#queue.getJob(holderId);
-      const state = holder ? await holder.getState() : 'unknown';
-      if (state === 'active') return { kind: 'deduplicated', jobId: holderId };
-      if (PENDING.has(state)) {
-        if (tierRank(payload.tier) <= rankOf(holder?.data)) return { kind: 'deduplicated', jobId: holderId };
-        // 0: a worker locked it after we looked; it runs, this trigger is dropped like any during a run.
-        if ((await this.#queue.remove(holderId)) !== 1) return { kind: 'deduplicated', jobId: holderId };
-        const added = await this.#add(payload, jobId, dedupeId);
-        return added === jobId
-          ? { kind: 'escalated', jobId, replacedJobId: holderId }
-          : { kind: 'deduplicated', jobId: added };
-      }
-      // The holder finished or vanished but its slot is still taken: free it (only we write it, under this lock).
-      await this.#queue.removeDeduplicationKey(dedupeId);
+    const admission = admitPass(live.sort(byRange), payload);
+    if (admission.kind === 'deduplicated') return admission;
+    const slot =
+      admission.kind === 'replace'
+        ? slots.find((s) => s.pass?.jobId === admission.jobId)
+        : slots.find((s) => s.pass === undefined);
+    if (slot === undefined) return { kind: 'deduplicated', jobId: live[0]?.jobId ?? jobId };
+    if (admission.kind === 'replace') {
+      // 0: a worker locked it after we looked; it runs, and this trigger is dropped like any during a run.
+      if ((await this.#queue.remove(admission.jobId)) !== 1)
+        return { kind: 'deduplicated', jobId: admission.jobId };
+    } else if (slot.holderId !== null) {
+      // The holder finished or vanished but the slot is still taken: free it (only we write it, under this lock).
+      await this.#queue.removeDeduplicationKey(slot.dedupeId);
     }
 
     // A finished job with this very id (kept by removeOnComplete/removeOnFail) would make BullMQ
@@ -139,16 +142,39 @@ export class BullmqCompactionQueue implements CompactionQueue {
     if (previous === 'completed' || previous === 'failed') await this.#queue.remove(jobId);
     else if (previous !== 'unknown') return { kind: 'deduplicated', jobId };
 
-    const added = await this.#add(payload, jobId, dedupeId);
-    return added === jobId ? { kind: 'enqueued', jobId } : { kind: 'deduplicated', jobId: added };
+    const added = await this.#add(payload, jobId, slot.dedupeId, delayMs);
+    if (added !== jobId) return { kind: 'deduplicated', jobId: added };
+    return admission.kind === 'replace'
+      ? { kind: 'escalated', jobId, replacedJobId: admission.jobId }
+      : { kind: 'enqueued', jobId };
+  }
+
+  /** Each of the channel's slots: the job holding it, and that job as a pass when it is waiting or running. */
+  async #slots(channelKey: string): Promise<Slot[]> {
+    const slots: Slot[] = [];
+    for (let slot = 0; slot < MAX_PASSES_IN_FLIGHT; slot++) {
+      const dedupeId = this.#keys.compactionDedupeId(channelKey, slot);
+      const holderId = await this.#queue.getDeduplicationJobId(dedupeId);
+      const holder = holderId === null ? undefined : await this.#queue.getJob(holderId);
+      const state = holder ? await holder.getState() : 'unknown';
+      const pass = holder && (state === 'active' || PENDING.has(state)) ? toPass(holder, state) : undefined;
+      slots.push({ dedupeId, holderId, ...(pass ? { pass } : {}) });
+    }
+    return slots;
   }
 
   /** Adds the job; returns the id BullMQ answers with (another job's id when it deduplicated). */
-  async #add(payload: CompactionJobPayload, jobId: string, dedupeId: string): Promise<string> {
+  async #add(
+    payload: CompactionJobPayload,
+    jobId: string,
+    dedupeId: string,
+    delayMs: number,
+  ): Promise<string> {
     const o = this.#jobOptions;
     const job = await this.#queue.add(COMPACTION_JOB_NAME, payload, {
       jobId,
       deduplication: { id: dedupeId },
+      ...(delayMs > 0 ? { delay: delayMs } : {}),
       priority: tierPriority(payload.tier),
       attempts: o.attempts,
       backoff: { ...o.backoff },
@@ -159,8 +185,20 @@ export class BullmqCompactionQueue implements CompactionQueue {
   }
 }
 
-/** Rank of a stored job's tier; a job whose data does not parse ranks below everything. */
-function rankOf(data: unknown): number {
-  const parsed = CompactionJobPayloadSchema.safeParse(data);
-  return parsed.success ? tierRank(parsed.data.tier) : -1;
+interface Slot {
+  readonly dedupeId: string;
+  readonly holderId: string | null;
+  readonly pass?: PassInFlight;
+}
+
+/** A stored job as a pass; a job whose data does not parse ranks below everything and covers nothing. */
+function toPass(job: Job, state: string): PassInFlight | undefined {
+  const parsed = CompactionJobPayloadSchema.safeParse(job.data);
+  if (!parsed.success || job.id === undefined) return undefined;
+  const { tier, fromSeq, toSeq } = parsed.data;
+  return { jobId: job.id, tier, fromSeq, toSeq, running: state === 'active' };
+}
+
+function byRange(a: PassInFlight, b: PassInFlight): number {
+  return a.fromSeq - b.fromSeq;
 }

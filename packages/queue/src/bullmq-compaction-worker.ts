@@ -5,6 +5,9 @@
  *   `UnrecoverableError` (no retry).
  * - An error with `retryable === false` (an `EbbError` by default) fails the job with
  *   `UnrecoverableError`; any other error is rethrown and BullMQ retries with the job's backoff.
+ * - A `PassDeferredError` (a follow-up pass finished before the pass ahead of it spliced) moves the
+ *   job back to `delayed` for its `retryAfterMs` with BullMQ's `moveToDelayed` + `DelayedError`: no
+ *   attempt is spent, and the checkpointed summary is reused when it runs again.
  * - A provider rate limit (`code: 'rate_limited'`, `retryAfterMs`) pauses the whole queue for that
  *   long and puts the job back without spending an attempt, when the worker has a `limiter`
  *   (BullMQ only honours manual rate limits then); without one it is an ordinary retryable error.
@@ -21,7 +24,8 @@
  * connection problems and a timed-out close.
  */
 import { EventEmitter } from 'node:events';
-import { type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
+import { PassDeferredError } from '@ebb/core';
+import { DelayedError, type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { COMPACTION_QUEUE_NAME, CompactionJobPayload, parseCompactionPayload } from './compaction-jobs.js';
 import {
@@ -98,7 +102,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
     const processor = options.processor;
     const rateLimits = options.limiter !== undefined;
     // Three parameters: BullMQ passes an AbortSignal only to processors that declare it.
-    const run = async (job: Job<unknown>, _token: string | undefined, signal?: AbortSignal) => {
+    const run = async (job: Job<unknown>, token: string | undefined, signal?: AbortSignal) => {
       let payload: CompactionJobPayload;
       try {
         payload = parseCompactionPayload(job.data);
@@ -113,6 +117,10 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
           signal ?? new AbortController().signal,
         );
       } catch (err) {
+        if (err instanceof PassDeferredError) {
+          await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
+          throw new DelayedError(err.message);
+        }
         const wait = rateLimitDelayMs(err);
         if (rateLimits && wait !== undefined) {
           await this.#worker.rateLimit(wait);

@@ -1,4 +1,4 @@
-import { EbbError } from '@ebb/core';
+import { EbbError, tierRank } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
 import {
   COMPACTION_QUEUE_NAME,
@@ -10,7 +10,6 @@ import {
   parseCompactionPayload,
   retryDelayMs,
   tierPriority,
-  tierRank,
 } from './compaction-jobs.js';
 import { redisKeys } from './redis-keys.js';
 

@@ -8,7 +8,7 @@
  * (`retryable: false`); the worker turns that into BullMQ's `UnrecoverableError`.
  */
 import type { CompactionJob, Tier } from '@ebb/core';
-import { EbbError } from '@ebb/core';
+import { EbbError, tierRank } from '@ebb/core';
 import { z } from 'zod';
 
 /** The BullMQ queue every compaction job goes through. */
@@ -27,6 +27,8 @@ export const CompactionJobPayload = z
     toSeq: z.int().min(1),
     generation: z.int().min(0),
     focus: z.string().max(500).exactOptional(),
+    /** A follow-up: the job id of the pass whose range ends right before this one's. */
+    after: z.string().min(1).max(1024).exactOptional(),
   })
   .refine((p) => p.toSeq >= p.fromSeq, { message: 'toSeq must be >= fromSeq', path: ['toSeq'] });
 
@@ -48,18 +50,6 @@ export function parseCompactionPayload(data: unknown): CompactionJobPayload {
   const result = CompactionJobPayload.safeParse(data);
   if (!result.success) throw new InvalidCompactionPayloadError(z.prettifyError(result.error));
   return result.data;
-}
-
-/** Higher means more urgent: a trigger of a higher rank replaces a waiting job of a lower one. */
-export function tierRank(tier: Tier): number {
-  switch (tier) {
-    case 'background':
-      return 0;
-    case 'aggressive':
-      return 1;
-    case 'emergency':
-      return 2;
-  }
 }
 
 /**

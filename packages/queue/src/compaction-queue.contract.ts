@@ -6,7 +6,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { CompactionJob, CompactionQueue } from '@ebb/core';
-import { EbbError } from '@ebb/core';
+import { EbbError, PassDeferredError } from '@ebb/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidCompactionPayloadError } from './compaction-jobs.js';
 import type {
@@ -32,8 +32,8 @@ export type MakeHarness = (
 
 const WAIT = { timeout: 15_000, interval: 10 };
 
-function job(channelKey: string, tier: CompactionJob['tier'], toSeq = 10): CompactionJob {
-  return { channelKey, tier, fromSeq: 1, toSeq, generation: 1 };
+function job(channelKey: string, tier: CompactionJob['tier'], toSeq = 10, fromSeq = 1): CompactionJob {
+  return { channelKey, tier, fromSeq, toSeq, generation: 1 };
 }
 
 class Recorder {
@@ -124,7 +124,7 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
         jobId: outcome.jobId,
         attempt: 1,
       });
-      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toBe(false), WAIT);
+      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]), WAIT);
     });
 
     it('keeps one job per channel: a second trigger of the same tier is deduplicated', async () => {
@@ -134,8 +134,10 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
       const second = await h.other.enqueue(job('slack:T1:C1', 'background', 12));
       expect(first.kind).toBe('enqueued');
       expect(second).toEqual({ kind: 'deduplicated', jobId: first.jobId });
-      expect(await h.queue.inFlight('slack:T1:C1')).toBe(true);
-      expect(await h.queue.inFlight('slack:T1:C2')).toBe(false);
+      expect(await h.queue.inFlight('slack:T1:C1')).toEqual([
+        { jobId: first.jobId, tier: 'background', fromSeq: 1, toSeq: 10, running: false },
+      ]);
+      expect(await h.queue.inFlight('slack:T1:C2')).toEqual([]);
       release();
       await settle(h);
       expect(recorder.of('slack:T1:C1').map((c) => c.toSeq)).toEqual([10]);
@@ -188,11 +190,59 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
       await vi.waitFor(() => expect(recorder.of('slack:T1:C1')).toHaveLength(1), WAIT);
       const during = await h.other.enqueue(job('slack:T1:C1', 'emergency', 30));
       expect(during).toEqual({ kind: 'deduplicated', jobId: running.jobId });
-      expect(await h.queue.inFlight('slack:T1:C1')).toBe(true);
+      expect(await h.queue.inFlight('slack:T1:C1')).toMatchObject([{ jobId: running.jobId, running: true }]);
       release();
       await settle(h);
       expect(recorder.of('slack:T1:C1').map((c) => c.tier)).toEqual(['background']);
-      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toBe(false), WAIT);
+      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]), WAIT);
+    });
+
+    it('admits one follow-up over the next disjoint range while a pass runs, and no third pass', async () => {
+      const h = await start();
+      const release = recorder.gate('slack:T1:C1');
+      const head = await h.queue.enqueue(job('slack:T1:C1', 'background', 10));
+      await vi.waitFor(() => expect(recorder.of('slack:T1:C1')).toHaveLength(1), WAIT);
+      const follow = await h.other.enqueue({
+        ...job('slack:T1:C1', 'aggressive', 20, 11),
+        after: head.jobId,
+      });
+      expect(follow.kind).toBe('enqueued');
+      const third = await h.queue.enqueue(job('slack:T1:C1', 'aggressive', 30, 21));
+      expect(third.kind).toBe('deduplicated');
+      expect(await h.queue.inFlight('slack:T1:C1')).toMatchObject([
+        { jobId: head.jobId, fromSeq: 1, running: true },
+        { jobId: follow.jobId, fromSeq: 11, toSeq: 20 },
+      ]);
+      release();
+      await vi.waitFor(() => expect(recorder.of('slack:T1:C1')).toHaveLength(2), WAIT);
+      expect(recorder.of('slack:T1:C1')[1]).toMatchObject({ fromSeq: 11, after: head.jobId });
+      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]), WAIT);
+    });
+
+    it('holds a job back by its delay, and an escalation replaces it meanwhile', async () => {
+      const h = await start();
+      const delayed = await h.queue.enqueue(job('slack:T1:C1', 'background', 10), { delayMs: 60_000 });
+      expect(await h.queue.inFlight('slack:T1:C1')).toEqual([
+        { jobId: delayed.jobId, tier: 'background', fromSeq: 1, toSeq: 10, running: false },
+      ]);
+      const urgent = await h.other.enqueue(job('slack:T1:C1', 'aggressive', 20));
+      expect(urgent).toEqual({ kind: 'escalated', jobId: urgent.jobId, replacedJobId: delayed.jobId });
+      await vi.waitFor(
+        () => expect(recorder.of('slack:T1:C1').map((c) => c.tier)).toEqual(['aggressive']),
+        WAIT,
+      );
+    });
+
+    it('runs a deferred job again without spending an attempt or reporting a failure', async () => {
+      const h = await start(1);
+      const failed = failures(h);
+      const completed: string[] = [];
+      h.events.on('completed', (e) => completed.push(e.jobId));
+      recorder.failWith('slack:T1:C1', new PassDeferredError('waits for the pass ahead', 50));
+      const { jobId } = await h.queue.enqueue(job('slack:T1:C1', 'aggressive'));
+      await vi.waitFor(() => expect(completed).toEqual([jobId]), WAIT);
+      expect(recorder.of('slack:T1:C1').map((c) => c.attempt)).toEqual([1, 1]);
+      expect(failed).toEqual([]);
     });
 
     it('retries a failing job with backoff until it succeeds', async () => {
@@ -223,7 +273,7 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
       expect(failed[0]).toMatchObject({ jobId, attempt: 1, willRetry: false, channelKey: 'slack:T1:C1' });
       await settle(h);
       expect(recorder.of('slack:T1:C1')).toHaveLength(1);
-      expect(await h.queue.inFlight('slack:T1:C1')).toBe(false);
+      expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]);
     });
 
     it('gives up after the last attempt, and the same trigger can run again afterwards', async () => {
@@ -232,7 +282,7 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
       recorder.failWith('slack:T1:C1', new Error('a'), new Error('b'));
       const first = await h.queue.enqueue(job('slack:T1:C1', 'background'));
       await vi.waitFor(() => expect(failed.map((e) => e.willRetry)).toEqual([true, false]), WAIT);
-      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toBe(false), WAIT);
+      await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]), WAIT);
       const again = await h.queue.enqueue(job('slack:T1:C1', 'background'));
       expect(again).toEqual({ kind: 'enqueued', jobId: first.jobId });
       await vi.waitFor(() => expect(recorder.of('slack:T1:C1')).toHaveLength(3), WAIT);
@@ -244,7 +294,7 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
       await expect(h.queue.enqueue(bad)).rejects.toBeInstanceOf(InvalidCompactionPayloadError);
       const withText = { ...job('slack:T1:C1', 'background'), text: 'secret' } as CompactionJob;
       await expect(h.queue.enqueue(withText)).rejects.toMatchObject({ code: 'invalid_compaction_payload' });
-      expect(await h.queue.inFlight('slack:T1:C1')).toBe(false);
+      expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]);
       await settle(h);
       expect(recorder.of('slack:T1:C1')).toEqual([]);
     });

@@ -1,10 +1,14 @@
+import { setTimeout as sleepFor } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
 import type { CompactionJobContext } from './compaction-processor.js';
 import { compactionQueueContract } from './compaction-queue.contract.js';
 import { InlineCompactionQueue } from './inline-compaction-queue.js';
 
 compactionQueueContract('InlineCompactionQueue', async (processor, { attempts }) => {
-  const queue = new InlineCompactionQueue({ processor, jobOptions: { attempts }, sleep: async () => {} });
+  // Retry backoffs pass at once; a long wait (a cooldown delay) is real and ends early when aborted.
+  const sleep = (ms: number, signal: AbortSignal) =>
+    ms >= 10_000 ? sleepFor(ms, undefined, { signal }) : Promise.resolve();
+  const queue = new InlineCompactionQueue({ processor, jobOptions: { attempts }, sleep });
   return { queue, other: queue, events: queue, close: () => queue.close() };
 });
 
@@ -57,7 +61,9 @@ describe('InlineCompactionQueue', () => {
     });
     const first = await queue.enqueue(job);
     await vi.waitFor(() => expect(calls).toHaveLength(1));
-    await vi.waitFor(async () => expect(await queue.inFlight(job.channelKey)).toBe(true));
+    await vi.waitFor(async () =>
+      expect(await queue.inFlight(job.channelKey)).toMatchObject([{ running: false }]),
+    );
     const second = await queue.enqueue({ ...job, tier: 'aggressive', toSeq: 9 });
     expect(second).toMatchObject({ kind: 'escalated', replacedJobId: first.jobId });
     wake();

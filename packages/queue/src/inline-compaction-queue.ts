@@ -2,22 +2,33 @@
  * The compaction queue of embedded mode (no Redis): runs the same processor in this process with the
  * same rules as `BullmqCompactionQueue` + `BullmqCompactionWorker`.
  *
- * - One job per channel: a trigger while the channel's job waits with the same or a higher tier,
- *   or while it runs, is `deduplicated`; a higher tier replaces a job that waits (also one waiting
- *   out a retry backoff) and is `escalated`. State lives in one map touched only synchronously, so
- *   there is no race to guard.
- * - `enqueue` returns at once; jobs start on a later turn of the event loop, most urgent tier first,
- *   at most `concurrency` at a time and never two of one channel.
+ * - Up to `MAX_PASSES_IN_FLIGHT` jobs per channel over disjoint ranges, admitted by core's
+ *   `admitPass`: an overlapping trigger is `deduplicated`, or replaces a waiting job of a lower tier
+ *   (also one waiting out a retry backoff or a cooldown delay) and is `escalated`. State lives in one
+ *   map touched only synchronously, so there is no race to guard.
+ * - `enqueue` returns at once (or after `delayMs` for a cooldown); jobs start on a later turn of the
+ *   event loop, most urgent tier first, at most `concurrency` at a time.
  * - Retries like the worker: `retryable === false` ends the job, anything else is retried after
- *   BullMQ's exponential backoff until `attempts` run out. A bad payload is rejected by `enqueue`.
+ *   BullMQ's exponential backoff until `attempts` run out; a `PassDeferredError` (a follow-up waiting
+ *   for the pass ahead of it) runs again after its `retryAfterMs` without spending an attempt. A bad
+ *   payload is rejected by `enqueue`.
  * - Nothing survives a restart; the channel's monitor triggers again when it is still over a
  *   threshold. `close()` drops jobs that have not started and waits for running ones; call
  *   `drain()` first to finish everything.
  */
 import { EventEmitter } from 'node:events';
 import { setTimeout as sleepFor } from 'node:timers/promises';
-import type { CompactionJob, CompactionQueue, EnqueueOutcome } from '@ebb/core';
-import { EbbError } from '@ebb/core';
+import {
+  admitPass,
+  type CompactionJob,
+  type CompactionQueue,
+  EbbError,
+  type EnqueueOptions,
+  type EnqueueOutcome,
+  PassDeferredError,
+  type PassInFlight,
+  tierRank,
+} from '@ebb/core';
 import {
   type CompactionJobOptions,
   type CompactionJobPayload,
@@ -25,7 +36,6 @@ import {
   compactionJobOptions,
   parseCompactionPayload,
   retryDelayMs,
-  tierRank,
 } from './compaction-jobs.js';
 import {
   type CompactionEvents,
@@ -69,7 +79,8 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #random: () => number;
   readonly #log: QueueLogger;
-  readonly #byChannel = new Map<string, Entry>();
+  /** Each channel's jobs waiting, delayed or running. */
+  readonly #byChannel = new Map<string, Entry[]>();
   #ready: Entry[] = [];
   #running = 0;
   #arrivals = 0;
@@ -86,25 +97,31 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
     this.#log = options.logger ?? silentLogger;
   }
 
-  async enqueue(job: CompactionJob): Promise<EnqueueOutcome> {
+  async enqueue(job: CompactionJob, options: EnqueueOptions = {}): Promise<EnqueueOutcome> {
     const payload = parseCompactionPayload(job);
     if (this.#closed) throw new EbbError('the compaction queue is closed', { code: 'queue_closed' });
     const jobId = compactionJobId(payload);
-    const current = this.#byChannel.get(payload.channelKey);
-    if (current === undefined) {
-      this.#add(payload, jobId);
-      return { kind: 'enqueued', jobId };
+    const entries = this.#byChannel.get(payload.channelKey) ?? [];
+    const same = entries.find((e) => e.jobId === jobId);
+    if (same) return { kind: 'deduplicated', jobId };
+    const admission = admitPass(entries.map(passInFlight), payload);
+    switch (admission.kind) {
+      case 'deduplicated':
+        return admission;
+      case 'replace': {
+        const replaced = entries.find((e) => e.jobId === admission.jobId);
+        if (replaced) this.#drop(replaced);
+        this.#add(payload, jobId, options.delayMs ?? 0);
+        return { kind: 'escalated', jobId, replacedJobId: admission.jobId };
+      }
+      case 'add':
+        this.#add(payload, jobId, options.delayMs ?? 0);
+        return { kind: 'enqueued', jobId };
     }
-    if (current.state === 'active' || tierRank(payload.tier) <= tierRank(current.payload.tier)) {
-      return { kind: 'deduplicated', jobId: current.jobId };
-    }
-    this.#drop(current);
-    this.#add(payload, jobId);
-    return { kind: 'escalated', jobId, replacedJobId: current.jobId };
   }
 
-  async inFlight(channelKey: string): Promise<boolean> {
-    return this.#byChannel.has(channelKey);
+  async inFlight(channelKey: string): Promise<readonly PassInFlight[]> {
+    return (this.#byChannel.get(channelKey) ?? []).map(passInFlight).sort((a, b) => a.fromSeq - b.fromSeq);
   }
 
   /** Resolves when no job waits, backs off or runs. */
@@ -116,14 +133,14 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
   /** Refuses new jobs, drops the ones not running, and waits for the running ones. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const entry of [...this.#byChannel.values()]) {
+    for (const entry of [...this.#byChannel.values()].flat()) {
       if (entry.state !== 'active') this.#drop(entry);
     }
     this.#settle();
     await this.drain();
   }
 
-  #add(payload: CompactionJobPayload, jobId: string): void {
+  #add(payload: CompactionJobPayload, jobId: string, delayMs: number): void {
     const entry: Entry = {
       jobId,
       payload,
@@ -132,7 +149,12 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
       state: 'waiting',
       attempt: 0,
     };
-    this.#byChannel.set(payload.channelKey, entry);
+    this.#byChannel.set(payload.channelKey, [...(this.#byChannel.get(payload.channelKey) ?? []), entry]);
+    if (delayMs > 0) {
+      entry.state = 'delayed';
+      void this.#readyAfter(entry, delayMs);
+      return;
+    }
     this.#ready.push(entry);
     setImmediate(() => this.#pump());
   }
@@ -140,8 +162,18 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
   #drop(entry: Entry): void {
     entry.controller.abort();
     this.#ready = this.#ready.filter((e) => e !== entry);
-    if (this.#byChannel.get(entry.payload.channelKey) === entry)
-      this.#byChannel.delete(entry.payload.channelKey);
+    this.#remove(entry);
+  }
+
+  #remove(entry: Entry): void {
+    const key = entry.payload.channelKey;
+    const rest = (this.#byChannel.get(key) ?? []).filter((e) => e !== entry);
+    if (rest.length > 0) this.#byChannel.set(key, rest);
+    else this.#byChannel.delete(key);
+  }
+
+  #holds(entry: Entry): boolean {
+    return this.#byChannel.get(entry.payload.channelKey)?.includes(entry) ?? false;
   }
 
   #pump(): void {
@@ -163,6 +195,13 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
       this.#finish(entry);
       this.#emit('completed', { ...event, result });
     } catch (err) {
+      if (err instanceof PassDeferredError && !this.#closed && !entry.controller.signal.aborted) {
+        // Not a failure: the pass waits for the one ahead of it; the attempt is not spent.
+        entry.attempt -= 1;
+        entry.state = 'delayed';
+        void this.#readyAfter(entry, err.retryAfterMs);
+        return;
+      }
       const willRetry =
         isRetryable(err) &&
         attempt < this.#jobOptions.attempts &&
@@ -180,13 +219,17 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
   }
 
   async #retryLater(entry: Entry): Promise<void> {
-    const delay = retryDelayMs(this.#jobOptions.backoff, entry.attempt, this.#random);
+    await this.#readyAfter(entry, retryDelayMs(this.#jobOptions.backoff, entry.attempt, this.#random));
+  }
+
+  /** Puts a delayed entry back in line after `ms` (a retry backoff, a cooldown, a deferral). */
+  async #readyAfter(entry: Entry, ms: number): Promise<void> {
     try {
-      await this.#sleep(delay, entry.controller.signal);
+      await this.#sleep(ms, entry.controller.signal);
     } catch {
       // Aborted: the entry was replaced by a more urgent job or the queue closed.
     }
-    if (entry.controller.signal.aborted || this.#byChannel.get(entry.payload.channelKey) !== entry) {
+    if (entry.controller.signal.aborted || !this.#holds(entry)) {
       this.#settle();
       return;
     }
@@ -196,8 +239,7 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
   }
 
   #finish(entry: Entry): void {
-    if (this.#byChannel.get(entry.payload.channelKey) === entry)
-      this.#byChannel.delete(entry.payload.channelKey);
+    this.#remove(entry);
   }
 
   #isIdle(): boolean {
@@ -218,6 +260,17 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
       this.#log.error({ err, event }, 'compaction event listener threw');
     }
   }
+}
+
+function passInFlight(entry: Entry): PassInFlight {
+  const { payload } = entry;
+  return {
+    jobId: entry.jobId,
+    tier: payload.tier,
+    fromSeq: payload.fromSeq,
+    toSeq: payload.toSeq,
+    running: entry.state === 'active',
+  };
 }
 
 /** Whether `a` runs before `b`: higher tier first, then first come. */

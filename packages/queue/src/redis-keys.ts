@@ -6,7 +6,8 @@
  * | key or channel                       | type          | owner                 | holds |
  * | ------------------------------------ | ------------- | --------------------- | ----- |
  * | `<p>:compaction:*`                   | BullMQ        | BullMQ (prefix `<p>`) | the `compaction` queue: `wait`, `active`, `prioritized`, `delayed`, `completed`, `failed`, `stalled`, `events`, `meta`, `id`, `marker`, `limiter`, and per job `<p>:compaction:<jobId>` (+ `:lock`, `:logs`) |
- * | `<p>:compaction:de:<ch>`             | string        | BullMQ deduplication  | id of the job holding the channel's one slot; gone when that job completes, fails or is removed |
+ * | `<p>:compaction:de:<ch>`             | string        | BullMQ deduplication  | id of the job holding the channel's first slot; gone when that job completes, fails or is removed |
+ * | `<p>:compaction:de:<ch>.<n>`         | string        | BullMQ deduplication  | the same for slot n (2..`MAX_PASSES_IN_FLIGHT`): a follow-up pass over the next range |
  * | `<p>:lock:compaction-enqueue:<ch>`   | string, PX 5s | `BullmqCompactionQueue` | random token; held only around the dedupe check-and-replace of one enqueue |
  * | `<p>:context-changed`                | pub/sub       | `RedisContextNotifier` | `{"channelKey":…,"generation":…}` after a splice or truncation |
  *
@@ -25,10 +26,10 @@ export interface RedisKeys {
   readonly contextChanged: string;
   /** A pattern matching every key above (for cleanup with SCAN). */
   readonly everything: string;
-  /** BullMQ `deduplication.id` of a channel's compaction jobs. */
-  compactionDedupeId(channelKey: string): string;
+  /** BullMQ `deduplication.id` of one of a channel's compaction slots (slot 0 first). */
+  compactionDedupeId(channelKey: string, slot?: number): string;
   /** The key BullMQ stores that dedupe id under (read-only for us; BullMQ writes it). */
-  compactionDedupeKey(channelKey: string): string;
+  compactionDedupeKey(channelKey: string, slot?: number): string;
   /** The per-channel lock taken around the check-and-replace of an enqueue. */
   compactionEnqueueLock(channelKey: string): string;
 }
@@ -47,10 +48,15 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     bullmqPrefix: prefix,
     contextChanged: `${prefix}:context-changed`,
     everything: `${prefix}:*`,
-    compactionDedupeId: (channelKey) => encodeChannelKey(channelKey),
-    compactionDedupeKey: (channelKey) =>
-      `${prefix}:${COMPACTION_QUEUE_NAME}:de:${encodeChannelKey(channelKey)}`,
+    compactionDedupeId: (channelKey, slot = 0) => dedupeId(channelKey, slot),
+    compactionDedupeKey: (channelKey, slot = 0) =>
+      `${prefix}:${COMPACTION_QUEUE_NAME}:de:${dedupeId(channelKey, slot)}`,
     compactionEnqueueLock: (channelKey) =>
       `${prefix}:lock:compaction-enqueue:${encodeChannelKey(channelKey)}`,
   };
+}
+
+/** Slot 0 keeps the bare channel key (as before slots existed); `.` never occurs in an encoded key. */
+function dedupeId(channelKey: string, slot: number): string {
+  return slot === 0 ? encodeChannelKey(channelKey) : `${encodeChannelKey(channelKey)}.${slot + 1}`;
 }

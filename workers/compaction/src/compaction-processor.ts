@@ -8,6 +8,12 @@
  * that finished already is left alone; a checkpointed summary is reused instead of asking the LLM
  * again, so the memories it writes have the same fingerprints; a splice of a job already applied is
  * a no-op. A channel whose last passes all failed is paused for a while (circuit breaker).
+ *
+ * A follow-up pass (`after`: the pass whose range ends right before its own) may finish first; its
+ * splice then meets a gap in the prefix. While the pass ahead is still queued or running, the job is
+ * deferred (`PassDeferredError`: the driver runs it again shortly without spending an attempt, and
+ * the checkpoint spares a second LLM call); once that pass ended without landing, the follow-up is
+ * stale and its messages stay raw for the next pass.
  */
 import {
   type ChannelStore,
@@ -15,9 +21,11 @@ import {
   type CompactionJob,
   type ContextNotifier,
   EbbError,
+  FINISHED_RUN_STATUSES,
   type MemoryScopeSetting,
   type MemoryStore,
   memoryScope,
+  PassDeferredError,
   type PrefixView,
   type RunStore,
   type SpliceOutcome,
@@ -51,6 +59,11 @@ export interface CircuitBreakerOptions {
   /** For this long after the last failure. */
   readonly pauseMs: number;
 }
+
+/** How soon a deferred follow-up looks again whether the pass ahead of it landed. */
+export const FOLLOW_UP_RECHECK_MS = 500;
+/** A follow-up waits at most this long (from its enqueue) for the pass ahead of it; then it is stale. */
+export const FOLLOW_UP_MAX_WAIT_MS = 10 * 60_000;
 
 export const DEFAULT_CIRCUIT_BREAKER = {
   failures: 3,
@@ -105,11 +118,15 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         emit({ event: 'compaction.skipped', ...event, reason: 'circuit_open' });
         return { kind: 'skipped', reason: 'circuit_open' };
       }
-      emit({ event: 'compaction.started', ...event });
+      // Resuming from a checkpoint (a retry, or a deferred follow-up): the summary exists, and the
+      // splice checks again everything the snapshot would.
+      const resumed = run?.output !== undefined;
+      if (!resumed) emit({ event: 'compaction.started', ...event });
 
       const settings = await options.settingsFor(channel);
-      const prefix = await channels.loadPrefix(channel);
-      const snapshot = await snapshotRange(channels, prefix, job);
+      const snapshot = resumed
+        ? EMPTY_SNAPSHOT
+        : await snapshotRange(channels, await channels.loadPrefix(channel), job);
       if (snapshot.kind === 'stale') {
         await runs.finish(job.jobId, {
           status: 'stale',
@@ -167,7 +184,12 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         memoriesAdded: upserted.added,
         durationMs: now() - started,
       };
-      if (outcome.kind === 'stale') {
+      if (outcome.kind === 'gap') {
+        if (await waitsForPredecessor(runs, job, run?.createdAt ?? started, now())) {
+          throw new PassDeferredError(`${job.jobId} waits for ${job.after} to splice`, FOLLOW_UP_RECHECK_MS);
+        }
+      }
+      if (outcome.kind === 'stale' || outcome.kind === 'gap') {
         await runs.finish(job.jobId, { status: 'stale', error: outcome.reason, ...calls });
         emit({ event: 'compaction.stale', ...event, reason: outcome.reason, durationMs: calls.durationMs });
         return { kind: 'stale', reason: outcome.reason };
@@ -201,6 +223,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       });
       return { kind: 'completed', outcome, memoriesAdded: upserted.added, fallback: output.fallback };
     } catch (err) {
+      if (err instanceof PassDeferredError) throw err;
       // The driver retries or gives up; `recordFailure` then marks the run (see run-worker.ts).
       emit({ event: 'compaction.failed', ...event, error: errorCode(err), durationMs: now() - started });
       throw err;
@@ -235,6 +258,20 @@ function jobRange(job: ProcessorJob) {
     generation: job.generation,
   };
 }
+
+/** Whether a follow-up should wait: the pass ahead of it is still queued or running, and not for too long. */
+async function waitsForPredecessor(
+  runs: RunStore,
+  job: ProcessorJob,
+  enqueuedAt: number,
+  now: number,
+): Promise<boolean> {
+  if (job.after === undefined || now - enqueuedAt > FOLLOW_UP_MAX_WAIT_MS) return false;
+  const ahead = await runs.get(job.after);
+  return ahead !== undefined && !FINISHED_RUN_STATUSES.has(ahead.status);
+}
+
+const EMPTY_SNAPSHOT = { kind: 'ok', earlierSummaries: [], messages: [] } as const satisfies Snapshot;
 
 type Snapshot =
   | { kind: 'ok'; earlierSummaries: string[]; messages: StoredMessage[] }

@@ -192,7 +192,7 @@ export function describePipelineFlows(
       let emergency: ContextView | undefined;
       for (let i = 0; i < 40 && !emergency; i++) {
         const { result } = await turn(`log paste ${i}: ${'ERROR pool exhausted request_id=42 '.repeat(30)}`);
-        if (result.decision.kind === 'emergency') emergency = result.context;
+        if (result.action.kind === 'emergency') emergency = result.context;
       }
       expect(emergency?.spans.some((s) => s.kind === 'truncated')).toBe(true);
       expectCoverage(emergency as ContextView);

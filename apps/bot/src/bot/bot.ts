@@ -113,7 +113,11 @@ export class Bot {
     });
     this.#unsubscribe = await this.#options.notifier.subscribe((change) => {
       const state = this.#states.get(change.channelKey);
-      if (state && state.context.generation < change.generation) state.stale = true;
+      if (!state || state.context.generation >= change.generation) return;
+      state.stale = true;
+      // A pass landed: decide again now, in the channel's actor, rather than on the next message,
+      // so a quiet channel still gets the heal or the next pass it needs.
+      void this.#actors.run(change.channelKey, () => this.#recheck(change.channelKey));
     });
     const handlers = this.handlers();
     for (const adapter of adapters) {
@@ -353,6 +357,21 @@ export class Bot {
     return this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
   }
 
+  /** The monitor alone, outside a turn (after a context change); a failure waits for the next turn. */
+  async #recheck(key: string): Promise<void> {
+    try {
+      const settings = resolveChannel(this.#options.config(), key);
+      const tokenizer = await loadTokenizer(settings.llm.encoding);
+      await this.#monitor(key, await this.#state(key), settings, tokenizer);
+    } catch (err) {
+      this.#states.delete(key);
+      this.#options.logger.warn(
+        { err, channel: key },
+        'could not re-check compaction after a context change',
+      );
+    }
+  }
+
   async #command(command: CommandInvocation): Promise<string> {
     const key = command.channelKey;
     const config = this.#options.config();
@@ -407,7 +426,7 @@ export class Bot {
       const context = new WorkingContext(await this.#options.channels.loadContext(key));
       const calibration =
         state?.calibration ?? (await this.#options.channels.calibration(key).catch(() => UNCALIBRATED));
-      if (state?.stale) await this.#passCompleted(key, context, calibration);
+      if (state?.stale) await this.#contextChanged(key, state.context, context, calibration);
       state = { context, calibration, stale: false };
       this.#states.set(key, state);
       if (this.#states.size > MAX_CACHED_CHANNELS) {
@@ -418,13 +437,19 @@ export class Bot {
     return state;
   }
 
-  /** A worker's splice landed: tell the monitor whether it brought usage under the background threshold. */
-  async #passCompleted(key: string, context: WorkingContext, calibration: Calibration): Promise<void> {
+  /** A worker's splice landed: the compactor learns the pass's duration and whether it helped. */
+  async #contextChanged(
+    key: string,
+    before: WorkingContext,
+    after: WorkingContext,
+    calibration: Calibration,
+  ): Promise<void> {
     const settings = resolveChannel(this.#options.config(), key);
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const compactorSettings = this.#compactorSettings(settings, tokenizer);
-    const usage = this.#compaction.usage(context.view(), compactorSettings, calibration);
-    this.#compaction.passCompleted(key, settings.compaction, usage);
+    const usage = (context: WorkingContext) =>
+      this.#compaction.usage(context.view(), compactorSettings, calibration);
+    await this.#compaction.contextChanged(key, settings.compaction, usage(before), usage(after));
   }
 
   get #compaction(): ChannelCompactor {

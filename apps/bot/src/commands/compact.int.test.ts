@@ -84,7 +84,7 @@ describe('ebb compact', () => {
       generation: 0,
       focus: 'the deploy plan',
     });
-    expect(await queue.inFlight(key)).toBe(true);
+    expect(await queue.inFlight(key)).toMatchObject([{ jobId, fromSeq: 1, toSeq: 6 }]);
     expect(await runs.get(String(jobId))).toMatchObject({
       jobId,
       channelKey: key,

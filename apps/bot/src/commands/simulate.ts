@@ -24,13 +24,42 @@ export interface SimulateArgs {
   readonly config?: string;
   readonly channel?: string;
   readonly jobLatency?: number;
+  /** Passes take this many seconds of the transcript's clock (instead of `jobLatency` turns). */
+  readonly jobSeconds?: number;
+  /** Re-time the transcript to this many messages a second (its own timestamps are replaced). */
+  readonly rate?: number;
+  /** Stop after this many messages. */
+  readonly limit?: number;
   readonly json?: boolean;
 }
 
 export const DEFAULT_JOB_LATENCY = 2;
 
 export async function simulate(args: SimulateArgs, io: CommandIo): Promise<number> {
-  return replay(readTranscript(args.transcript), args, io);
+  return replay(retimed(readTranscript(args.transcript), args), args, io);
+}
+
+/**
+ * The transcript as `--rate` and `--limit` shape it: message i at i / rate seconds after the first
+ * message's time (or the epoch when it has none), the first `limit` messages.
+ */
+export async function* retimed(
+  source: AsyncIterable<TranscriptMessage>,
+  options: Pick<SimulateArgs, 'rate' | 'limit'>,
+): AsyncGenerator<TranscriptMessage> {
+  const { rate, limit = Number.POSITIVE_INFINITY } = options;
+  let i = 0;
+  let start: number | undefined;
+  for await (const message of source) {
+    if (i >= limit) return;
+    if (rate === undefined) {
+      yield message;
+    } else {
+      start ??= message.ts === undefined || Number.isNaN(Date.parse(message.ts)) ? 0 : Date.parse(message.ts);
+      yield { ...message, ts: new Date(start + Math.round((i * 1000) / rate)).toISOString() };
+    }
+    i++;
+  }
 }
 
 /** Replays any source of messages (a transcript file, or the demo's generator). */
@@ -53,6 +82,7 @@ export async function replay(
     reservedTokens,
     tokenizer,
     jobLatency: args.jobLatency ?? DEFAULT_JOB_LATENCY,
+    ...(args.jobSeconds === undefined ? {} : { jobSeconds: args.jobSeconds }),
     emit: out.event,
   });
   try {
@@ -144,7 +174,7 @@ function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
     'Totals',
     `  messages ${s.messages}, archived ${s.archived}, context now ${s.contextTokens} tokens, peak usage ${s.peakUsage.toFixed(3)} (${s.peakUsageBeforeMonitor.toFixed(3)} before the monitor acted)`,
     `  passes: background ${s.tiers.background}, aggressive ${s.tiers.aggressive}, emergency truncations ${s.tiers.emergency}, heals ${s.heals}`,
-    `  stale results ${s.stale}, ineffective passes ${s.ineffective}`,
+    `  follow-ups ${s.followUps}, escalations ${s.escalations}, delayed by the cooldown ${s.delayed}, stale results ${s.stale}, turns with passes that freed little ${s.ineffective}`,
     `  summarizer tokens: ${s.summarizerInputTokens} in, ${s.summarizerOutputTokens} out`,
   ];
   if (channel.price) {
