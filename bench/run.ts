@@ -3,6 +3,7 @@
  * a shared, noisy machine; compare the ratios, which are taken within one run.
  */
 import { cpus } from 'node:os';
+import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
 import { simulateBench } from './simulate.bench.js';
@@ -14,6 +15,7 @@ const benches: [string, () => Promise<string>][] = [
   ['per-turn', perTurnCheck],
   ['tokenizer', tokenizerBench],
   ['simulate', simulateBench],
+  ['pacing', pacingBench],
   ['pipeline', pipelineBench],
   ['turn', turnBench],
 ];

@@ -87,14 +87,18 @@ it('logs one JSON line per compaction step and reload, with the documented field
     maxOutputTokens: 300,
     reservedTokens: chatMessageTokens(tokenizer, channel.bot.systemPrompt) + 150,
   };
+  // A channel at human pace (a message every 10 s): passes start at their thresholds.
+  let clock = Date.now();
   const compactor = new ChannelCompactor({
     channels: pipeline.channels,
     runs: pipeline.runs,
     queue: pipeline.queue,
     markerTokens: chatMessageTokens(tokenizer, TRUNCATION_MARKER),
     onEvent,
+    now: () => clock,
   });
   const say = async (text: string) => {
+    clock += 10_000;
     const { entry, archivedTokens } = measureMessage(
       { seq: 0, role: 'user', author: 'ana', text },
       tokenizer,
@@ -126,6 +130,7 @@ it('logs one JSON line per compaction step and reload, with the documented field
     msg: 'compaction.triggered',
   });
   expect(triggered.usage).toBeGreaterThanOrEqual(0.8);
+  expect(triggered.projectedUsage).toBeGreaterThanOrEqual(triggered.usage);
   expect(events('compaction.enqueued')[0]).toMatchObject({
     event: 'compaction.enqueued',
     channel: 'web:logs',

@@ -1,6 +1,6 @@
 /**
  * What a channel's monitor carries between turns, around the pure `decideAfterTurn`: the channel's
- * pace (how fast usage grows, how long its passes take from enqueue to splice), when its last pass
+ * pace (how fast usage grows, how long its slowest recent pass took from enqueue to splice), when its last pass
  * landed (for the cooldown), how many passes in a row freed little, and which skip it last reported
  * (so a channel waiting on a pass logs the wait once, not every turn). No I/O and no clock of its
  * own: the bot and `ebb simulate` both drive it with their time.
@@ -29,8 +29,11 @@ export const DEFAULT_PASS_SECONDS = 10;
 export const GROWTH_WINDOW_TURNS = 64;
 /** The shortest span a rate is taken over (many turns can share one timestamp). */
 const MIN_GROWTH_SPAN_MS = 1_000;
-/** Weight of the newest pass in the pass-duration average. */
-const PASS_SECONDS_WEIGHT = 0.3;
+/**
+ * Passes whose durations the projection looks at: it uses the slowest of them, since a pass that
+ * lands later than expected costs an emergency, and one that lands sooner only an earlier pass.
+ */
+export const PASS_SECONDS_WINDOW = 5;
 
 export interface MonitorTurn {
   readonly context: ContextView;
@@ -62,7 +65,8 @@ export class CompactionMonitor {
   #added = 0;
   #lastUsage = 0;
   #lastGeneration: number | undefined;
-  #passSeconds: number | undefined;
+  /** Enqueue-to-splice seconds of the last `PASS_SECONDS_WINDOW` passes, oldest first. */
+  readonly #passSeconds: number[] = [];
   #lastLandedAt: number | undefined;
   #ineffectivePasses = 0;
   #lastSkip: SkipReason | 'queue_unavailable' | undefined;
@@ -77,7 +81,7 @@ export class CompactionMonitor {
     const span = oldest === undefined ? 0 : Math.max(MIN_GROWTH_SPAN_MS, now - oldest.at);
     return {
       growthPerSecond: oldest === undefined ? 0 : ((this.#added - oldest.added) * 1000) / span,
-      passSeconds: this.#passSeconds ?? DEFAULT_PASS_SECONDS,
+      passSeconds: this.#passSeconds.length === 0 ? DEFAULT_PASS_SECONDS : Math.max(...this.#passSeconds),
     };
   }
 
@@ -139,11 +143,8 @@ export class CompactionMonitor {
 
   /** A pass of the channel spliced: its duration feeds the pace, and (but for a heal) starts the cooldown. */
   landed(pass: LandedPass): void {
-    const seconds = Math.max(0, pass.latencyMs) / 1000;
-    this.#passSeconds =
-      this.#passSeconds === undefined
-        ? seconds
-        : this.#passSeconds + (seconds - this.#passSeconds) * PASS_SECONDS_WEIGHT;
+    this.#passSeconds.push(Math.max(0, pass.latencyMs) / 1000);
+    if (this.#passSeconds.length > PASS_SECONDS_WINDOW) this.#passSeconds.shift();
     if (pass.tier !== 'emergency') this.#lastLandedAt = Math.max(pass.at, this.#lastLandedAt ?? pass.at);
   }
 

@@ -194,7 +194,7 @@ describe('CompactionMonitor', () => {
     expect(quiet.pace(63 * 60_000).growthPerSecond * 10).toBeLessThan(0.001);
   });
 
-  it('learns how long passes take, and starts the cooldown only for passes that are not heals', () => {
+  it('learns how long passes take (the slowest of the last five), and starts the cooldown only for passes that are not heals', () => {
     const monitor = new CompactionMonitor();
     expect(monitor.pace(0).passSeconds).toBe(10);
     monitor.landed({ tier: 'emergency', latencyMs: 2_000, at: 5_000 });
@@ -202,7 +202,9 @@ describe('CompactionMonitor', () => {
     const due = { ...turn(0.8, 6_000), inFlight: [] };
     expect(monitor.decide(policy, due).action).toMatchObject({ kind: 'enqueue', delayMs: 0 });
     monitor.landed({ tier: 'background', latencyMs: 4_000, at: 5_000 });
-    expect(monitor.pace(0).passSeconds).toBeCloseTo(2.6);
+    expect(monitor.pace(0).passSeconds).toBe(4); // the slowest of the recent passes
+    for (let i = 0; i < 5; i++) monitor.landed({ tier: 'aggressive', latencyMs: 1_000, at: 5_000 });
+    expect(monitor.pace(0).passSeconds).toBe(1);
     expect(monitor.decide(policy, due).action).toMatchObject({ kind: 'enqueue', delayMs: 9_000 });
   });
 

@@ -8,17 +8,19 @@
  * 1. **Emergency.** Usage at or above `emergency_threshold`: truncate now, in the turn. Nothing holds
  *    it back: not a pass in flight, not the cooldown, not passes that did not help.
  * 2. **Is a pass due?** Yes when usage is at or above `background_threshold`, or when the channel's
- *    pace says a pass started now would land at or above `aggressive_threshold`
+ *    pace says a pass started now would land at or above it
  *    (`projected = usage + growth per second × pass seconds`) and usage is at least the early-start
- *    floor (`background − (emergency − background)`, 0.65 with the defaults). Under a burst a pass
- *    thus starts early enough to land before the emergency threshold; at human pace the growth term
- *    is a rounding error and passes start at the background threshold as configured.
- * 3. **How big?** `aggressive_fraction` when usage or the projection is at or above
- *    `aggressive_threshold` (the pass is labelled `aggressive`), else `background_fraction`.
+ *    floor (`background − 2 × (emergency − background)`, 0.50 with the defaults). Under a
+ *    burst a pass thus starts early enough to land by the background threshold, leaving the whole room
+ *    up to the emergency threshold for the pace to be misjudged; at human pace the growth term is a
+ *    rounding error and passes start at the background threshold as configured.
+ * 3. **How big?** `aggressive_fraction` (labelled `aggressive`) when usage or the projection is at or
+ *    above `aggressive_threshold`; else `background_fraction`.
  * 4. **With nothing in flight:** a pass from seq 1 (folding earlier summaries). A background-sized
  *    pass within `cooldown_seconds` of the last background or aggressive pass *landing* is enqueued
  *    delayed until the cooldown ends (not dropped: a channel that goes quiet still gets it). The
- *    cooldown never delays an aggressive pass, a follow-up, a heal or an emergency.
+ *    cooldown never delays a pass the pace starts early, an aggressive pass, a follow-up, a heal or
+ *    an emergency.
  * 5. **With a pass waiting (not started) of a lower tier:** escalate: replace it with one planned now.
  * 6. **With a head pass running** (one that starts at the front of the context, so it folds the
  *    earlier summaries): queue a follow-up over the next disjoint range (it may run at the same time
@@ -123,7 +125,7 @@ export function earlyStartFloor(policy: AfterTurnPolicy): number {
 export function passDue(usage: number, projected: number, policy: AfterTurnPolicy): boolean {
   return (
     usage >= policy.backgroundThreshold ||
-    (usage >= earlyStartFloor(policy) && projected >= policy.aggressiveThreshold)
+    (usage >= earlyStartFloor(policy) && projected >= policy.backgroundThreshold)
   );
 }
 
@@ -200,7 +202,8 @@ function isHead(pass: PassInFlight | undefined, context: ContextView): boolean {
 
 /** Rule 4: a background-sized pass waits out the cooldown since the last pass landed. */
 function cooldownDelay(input: AfterTurnInput, tier: Tier): number {
-  if (tier !== 'background' || input.lastLandedAt === undefined) return 0;
+  const early = input.usage < input.policy.backgroundThreshold;
+  if (tier !== 'background' || early || input.lastLandedAt === undefined) return 0;
   return Math.max(0, input.lastLandedAt + input.policy.cooldownMs - input.now);
 }
 

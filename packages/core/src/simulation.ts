@@ -16,6 +16,7 @@ import { measureMessage } from './measure-message.js';
 import type { ArchivedMessage, ContextView, Tier } from './model.js';
 import type { CompactionPlan } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planSnapshot } from './plan-snapshot.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import type { CompactionPolicy } from './policy.js';
 import { spanTokens, TRUNCATION_MARKER } from './render-context.js';
@@ -314,15 +315,18 @@ export class Simulation {
 
   /** A worker picks the pass up: the summary is made from a snapshot of its range now. */
   #start(job: SimJob): void {
+    const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
+    this.#event('started', job.plan.tier, range);
     const result = this.#summarize(job.id, job.plan);
+    if ('stale' in result) {
+      this.#jobs = this.#jobs.filter((j) => j !== job);
+      this.#totals.stale++;
+      this.#event('stale', job.plan.tier, { ...range, reason: result.stale });
+      return;
+    }
     job.started = { turn: this.#turn, at: this.#now, result };
     if (job.mode === 'heal') this.#totals.heals++;
     else this.#totals.tiers[job.plan.tier]++;
-    this.#event('started', job.plan.tier, {
-      fromSeq: job.plan.fromSeq,
-      toSeq: job.plan.toSeq,
-      jobId: job.id,
-    });
   }
 
   /**
@@ -391,26 +395,23 @@ export class Simulation {
     };
   }
 
-  /** What the worker does at job start: folds the summaries in range and reads the rest from the archive. */
-  #summarize(jobId: string, plan: CompactionPlan): SummaryResult {
+  /** What the worker does at job start: `planSnapshot`, with the archive read from memory. */
+  #summarize(jobId: string, plan: CompactionPlan): SummaryResult | { readonly stale: string } {
     const { tokenizer, policy } = this.#options;
-    const view = this.#context.view();
+    const snapshot = planSnapshot(this.#context.view(), plan);
+    if (snapshot.kind === 'stale') return { stale: snapshot.reason };
     const earlier: string[] = [];
     const messages: ArchivedMessage[] = [];
     let inputTokens = 0;
-    let seq = plan.fromSeq;
-    for (const span of view.spans) {
-      if (span.toSeq > plan.toSeq) break;
-      if (span.kind === 'summary') {
-        earlier.push(span.text);
-        inputTokens += span.tokens;
-        seq = span.toSeq + 1;
+    for (const part of snapshot.parts) {
+      if (part.kind === 'summary') {
+        earlier.push(part.text);
+        inputTokens += part.tokens;
       } else {
-        for (; seq <= span.toSeq; seq++) inputTokens += this.#takeArchived(seq, messages);
+        for (let seq = part.fromSeq; seq <= part.toSeq; seq++)
+          inputTokens += this.#takeArchived(seq, messages);
       }
     }
-    for (; seq <= plan.toSeq; seq++) inputTokens += this.#takeArchived(seq, messages);
-
     const text = summarizeExtractive({
       earlierSummaries: earlier,
       messages,

@@ -27,6 +27,7 @@ import {
   memoryScope,
   PassDeferredError,
   type PrefixView,
+  planSnapshot,
   type RunStore,
   type SpliceOutcome,
   type StoredMessage,
@@ -277,35 +278,20 @@ type Snapshot =
   | { kind: 'ok'; earlierSummaries: string[]; messages: StoredMessage[] }
   | { kind: 'stale'; reason: string };
 
-/**
- * What the summary is made from: the summary spans that lie inside the range now (folded), and the
- * archive for every other seq of the range. A summary reaching outside the range means a wider pass
- * landed first: this one is stale before any LLM call.
- */
+/** The snapshot `planSnapshot` describes, with the archive parts read from the store. */
 async function snapshotRange(
   channels: ChannelStore,
-  context: PrefixView,
+  prefix: PrefixView,
   job: ProcessorJob,
 ): Promise<Snapshot> {
-  if (job.toSeq > context.headSeq)
-    return { kind: 'stale', reason: `range ends past head ${context.headSeq}` };
+  const plan = planSnapshot(prefix, job);
+  if (plan.kind === 'stale') return plan;
   const earlierSummaries: string[] = [];
   const messages: StoredMessage[] = [];
-  let next = job.fromSeq;
-  for (const span of context.spans) {
-    if (span.toSeq < job.fromSeq || span.fromSeq > job.toSeq || span.kind !== 'summary') continue;
-    if (span.fromSeq < job.fromSeq || span.toSeq > job.toSeq) {
-      return {
-        kind: 'stale',
-        reason: `summary ${span.fromSeq}..${span.toSeq} reaches outside ${job.fromSeq}..${job.toSeq}`,
-      };
-    }
-    if (span.fromSeq > next)
-      messages.push(...(await channels.readArchive(job.channelKey, next, span.fromSeq - 1)));
-    earlierSummaries.push(span.text);
-    next = span.toSeq + 1;
+  for (const part of plan.parts) {
+    if (part.kind === 'summary') earlierSummaries.push(part.text);
+    else messages.push(...(await channels.readArchive(job.channelKey, part.fromSeq, part.toSeq)));
   }
-  if (next <= job.toSeq) messages.push(...(await channels.readArchive(job.channelKey, next, job.toSeq)));
   return { kind: 'ok', earlierSummaries, messages };
 }
 

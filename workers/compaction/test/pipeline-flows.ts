@@ -84,6 +84,9 @@ export function describePipelineFlows(
     let changes: { channelKey: string; generation: number }[];
     let unsubscribe: () => Promise<void>;
     let sent = 0;
+    // The channel at human pace, a message every 10 s: passes start at their thresholds (pacing
+    // under bursts is `decideAfterTurn`'s, tested in core and in the simulation parity test).
+    let clock = Date.now();
 
     beforeEach(async () => {
       fake = await FakeOpenAiServer.start();
@@ -103,6 +106,7 @@ export function describePipelineFlows(
         runs: h.runs,
         queue: h.queue,
         markerTokens: chatMessageTokens(t, TRUNCATION_MARKER),
+        now: () => clock,
       });
       changes = [];
       unsubscribe = await h.notifier.subscribe((c) => changes.push(c));
@@ -116,6 +120,7 @@ export function describePipelineFlows(
 
     /** One turn: a message appended (with the platform id given, or a fresh one), then the monitor. */
     async function turn(text: string, platformMessageId = `p${++sent}`, key = CHANNEL) {
+      clock += 10_000;
       const t = await tokenizer;
       const { entry, archivedTokens } = measureMessage(
         { seq: 0, role: 'user', author: sent % 2 ? 'ana' : 'bo', text },

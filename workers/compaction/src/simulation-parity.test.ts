@@ -1,0 +1,257 @@
+/**
+ * `ebb simulate` predicts what the bot does: one transcript replayed through the bot's side
+ * (`ChannelCompactor`, the real compaction processor, the in-process queue, in-memory stores) and
+ * through `Simulation` gives the same sequence of compaction events, turn by turn.
+ *
+ * The bot's side runs on a fake clock that follows the transcript's timestamps; a pass takes
+ * `LATENCY` turns because its summarizer answers only when the test releases it (the summary is made
+ * from the snapshot taken when the pass starts, as in the simulation); cooldown delays and deferrals
+ * wait on the same fake clock. Passes land oldest range first, as the simulation lands them.
+ */
+import {
+  ChannelCompactor,
+  type CompactionLogEvent,
+  type CompactionPolicy,
+  type ContextView,
+  chatMessageTokens,
+  InMemoryChannelStore,
+  InMemoryMemoryStore,
+  InMemoryRunStore,
+  measureMessage,
+  Simulation,
+  type SimulationEvent,
+  type SummarizeInput,
+  type Summarizer,
+  type SummaryOutput,
+  TRUNCATION_MARKER,
+  type TranscriptMessage,
+  UNCALIBRATED,
+} from '@ebb/core';
+import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
+import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
+import { describe, expect, it } from 'vitest';
+import { createCompactionProcessor } from './compaction-processor.js';
+
+const KEY = 'web:parity';
+const LATENCY = 3;
+const tokenizer = await loadTokenizer('o200k_base');
+const policy: CompactionPolicy = {
+  backgroundThreshold: 0.8,
+  aggressiveThreshold: 0.85,
+  emergencyThreshold: 0.95,
+  backgroundFraction: 0.3,
+  aggressiveFraction: 0.5,
+  emergencyFraction: 0.5,
+  protectRecent: 6,
+  summaryMaxTokens: 300,
+  cooldownMs: 10_000,
+  maxIneffectivePasses: 3,
+  messageMaxTokens: 1_500,
+};
+const settings = { policy, contextWindow: 6_000, maxOutputTokens: 500, reservedTokens: 120 };
+
+/** Quiet chatter, steady chatter, fast bursts and the odd long paste, timestamped: every branch of the decision gets used. */
+function transcript(n: number): TranscriptMessage[] {
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const words = [
+    'deploy',
+    'ledger',
+    'p99',
+    'rollback',
+    'ticket',
+    'schema',
+    'cache',
+    'on-call',
+    'retry',
+    'index',
+  ];
+  const out: TranscriptMessage[] = [];
+  let t = Date.parse('2026-01-05T09:00:00Z');
+  for (let i = 0; i < n; i++) {
+    // Phases of 150 messages: quiet (seconds apart), steady (a few a second), a burst (tens a second).
+    const phase = Math.floor(i / 150) % 3;
+    t +=
+      [
+        1_000 + Math.floor(random() * 20_000),
+        300 + Math.floor(random() * 300),
+        10 + Math.floor(random() * 20),
+      ][phase] ?? 0;
+    const length = i % 97 === 41 ? 900 : 6 + Math.floor(random() * 40);
+    const text = Array.from({ length }, () => words[Math.floor(random() * words.length)]).join(' ');
+    out.push({
+      role: i % 6 === 5 ? 'assistant' : 'user',
+      author: `p${i % 5}`,
+      text,
+      ts: new Date(t).toISOString(),
+    });
+  }
+  return out;
+}
+
+/** The fields both sides report the same way (job ids differ, and so do reasons that name them). */
+function comparable(e: {
+  event: string;
+  tier: string;
+  fromSeq?: number | null;
+  toSeq?: number | null;
+  reason?: string;
+  usage?: number;
+}) {
+  const reason = e.reason?.replace(/ .*/, '') ?? null;
+  // Both sides' usage as the simulation prints it (4 decimals), compared to 3.
+  const usage =
+    e.usage === undefined || e.event === 'started' || e.event === 'completed' || e.event === 'stale'
+      ? null
+      : Math.round(Math.round(e.usage * 10_000) / 10);
+  return [e.event, e.tier, e.fromSeq ?? null, e.toSeq ?? null, reason, usage];
+}
+
+function simulate(messages: readonly TranscriptMessage[]) {
+  const seen: { turn: number; row: unknown[] }[] = [];
+  let turn = 0;
+  const sim = new Simulation({
+    policy,
+    contextWindow: settings.contextWindow,
+    maxOutputTokens: settings.maxOutputTokens,
+    reservedTokens: settings.reservedTokens,
+    tokenizer,
+    jobLatency: LATENCY,
+    emit: (e: SimulationEvent) => {
+      if (e.type === 'compaction') seen.push({ turn, row: comparable(e) });
+    },
+  });
+  for (const m of messages) {
+    turn++;
+    sim.turn(m);
+  }
+  return { seen, summary: sim.finish() };
+}
+
+/** A summarizer that makes its summary at once (the snapshot) and answers when released. */
+class GatedSummarizer implements Summarizer {
+  readonly #inner = new ExtractiveSummarizer({ tokenizer });
+  readonly pending: { fromSeq: number; turn: number; release: () => void }[] = [];
+  turn = 0;
+
+  async summarize(input: SummarizeInput): Promise<SummaryOutput> {
+    const output = await this.#inner.summarize(input);
+    await new Promise<void>((release) =>
+      this.pending.push({ fromSeq: input.fromSeq, turn: this.turn, release }),
+    );
+    return output;
+  }
+}
+
+async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
+  let now = Date.parse(messages[0]?.ts ?? '2026-01-05T09:00:00Z');
+  const clock = () => now;
+  const sleepers: { until: number; wake: () => void }[] = [];
+  const sleep = (ms: number, signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      sleepers.push({ until: now + ms, wake: resolve });
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+    });
+  const channels = new InMemoryChannelStore();
+  const runs = new InMemoryRunStore({ now: clock });
+  const notifier = new InProcessContextNotifier();
+  const summarizer = new GatedSummarizer();
+  const seen: { turn: number; row: unknown[] }[] = [];
+  let turn = 0;
+  const onEvent = (e: CompactionLogEvent) => {
+    seen.push({ turn, row: comparable({ ...e, event: e.event.replace('compaction.', '') }) });
+  };
+  const processor = createCompactionProcessor({
+    channels,
+    memories: new InMemoryMemoryStore(),
+    runs,
+    notifier,
+    now: clock,
+    // The worker's lines carry no usage (the simulation's do): compare them without it.
+    onEvent: ({ usage: _usage, ...e }) => onEvent(e),
+    settingsFor: async () => ({
+      summaryMaxTokens: policy.summaryMaxTokens,
+      memoryScope: 'channel',
+      tokenizer,
+      summarizer,
+    }),
+  });
+  const queue = new InlineCompactionQueue({ processor, concurrency: 2, sleep });
+  // The marker costs what the simulation counts for it.
+  const markerTokens = chatMessageTokens(tokenizer, TRUNCATION_MARKER);
+  const bot = new ChannelCompactor({ channels, runs, queue, markerTokens, now: clock, onEvent });
+  const completed = new Set<string>();
+  queue.on('completed', (e) => completed.add(e.jobId));
+  queue.on('failed', (e) => completed.add(e.jobId));
+
+  /** Lets the in-process queue start what is ready: its pump and the processor up to the summarizer. */
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+  let context: ContextView = await channels.loadContext(KEY);
+  const usage = (c: ContextView) => bot.usage(c, settings, UNCALIBRATED);
+
+  for (const message of messages) {
+    turn++;
+    summarizer.turn = turn;
+    now = Math.max(now, Date.parse(message.ts ?? ''));
+    // Delays that are over (cooldowns) start their passes.
+    for (const s of sleepers.filter((x) => x.until <= now)) {
+      sleepers.splice(sleepers.indexOf(s), 1);
+      s.wake();
+    }
+    await settle();
+    // Passes that have taken LATENCY turns land, oldest range first.
+    const due = summarizer.pending
+      .filter((p) => turn >= p.turn + LATENCY)
+      .sort((a, b) => a.fromSeq - b.fromSeq);
+    for (const p of due) {
+      summarizer.pending.splice(summarizer.pending.indexOf(p), 1);
+      const before = completed.size;
+      p.release();
+      for (let i = 0; i < 50 && completed.size === before; i++) await settle();
+    }
+    const stored = await channels.loadContext(KEY);
+    if (stored.generation !== context.generation) {
+      await bot.contextChanged(KEY, policy, usage(context), usage(stored));
+      context = stored;
+    }
+    const { entry, archivedTokens } = measureMessage(
+      { seq: 0, ...message },
+      tokenizer,
+      policy.messageMaxTokens,
+    );
+    const { seq: _seq, ...rest } = entry;
+    await channels.append(KEY, {
+      ...rest,
+      tokens: archivedTokens,
+      contextTokens: entry.tokens,
+      ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
+    });
+    context = await channels.loadContext(KEY);
+    const result = await bot.afterTurn(KEY, context, settings, UNCALIBRATED);
+    if (result.context) context = result.context;
+    await settle();
+  }
+  for (const s of sleepers) s.wake();
+  await queue.close();
+  return { seen };
+}
+
+describe('ebb simulate and the bot', () => {
+  it('make the same compaction decisions, turn by turn, on the same transcript', async () => {
+    const messages = transcript(1_200);
+    const sim = simulate(messages);
+    const bot = await replayThroughTheBot(messages);
+    // Every branch was taken, so the comparison covers them.
+    const reasons = new Set(sim.seen.map((s) => `${s.row[0]}:${s.row[4]}`));
+    expect([...reasons].sort()).toEqual(
+      expect.arrayContaining(['enqueued:escalated', 'enqueued:follows', 'emergency:null', 'completed:null']),
+    );
+    expect(sim.summary.delayed).toBeGreaterThan(0);
+    expect(bot.seen).toEqual(sim.seen);
+  });
+});
