@@ -218,9 +218,8 @@ describe.each([
       { timeout: 30_000, interval: 50 },
     );
     const all = await runs.recent(driver.keys[0], 10_000);
-    // Posted at full speed: passes start early and aggressive-sized; the pastes still force emergencies.
+    // Posted at full speed: passes start early; the pastes still force emergencies.
     expectRunsAtTheirThresholds(all, resolveChannel(smallWindowConfig(fake.url), driver.keys[0]).compaction, [
-      'aggressive',
       'emergency',
     ]);
   }, 300_000);

@@ -134,9 +134,8 @@ describe('the web channel end to end', () => {
       { timeout: 30_000, interval: 100 },
     );
     const all = await runs.recent('web:a', 10_000);
-    // Posted at full speed: passes start early and aggressive-sized; the pastes still force emergencies.
+    // Posted at full speed: passes start early; the pastes still force emergencies.
     expectRunsAtTheirThresholds(all, resolveChannel(smallWindowConfig(fake.url), 'web:a').compaction, [
-      'aggressive',
       'emergency',
     ]);
     expect(all.filter((r) => r.status === 'completed').length).toBeGreaterThan(10);

@@ -9,8 +9,9 @@
  *    it back: not a pass in flight, not the cooldown, not passes that did not help.
  * 2. **Is a pass due?** Yes when usage is at or above `background_threshold`, or when the channel's
  *    pace says a pass started now would land at or above it
- *    (`projected = usage + growth per second × pass seconds`) and usage is at least the early-start
- *    floor (`background − 2 × (emergency − background)`, 0.50 with the defaults). Under a
+ *    (`projected = usage + growth per second × pass seconds`), that growth is at least half the room
+ *    between the background and emergency thresholds, and usage is at least the early-start floor
+ *    (`background − 2 × (emergency − background)`, 0.50 with the defaults). Under a
  *    burst a pass thus starts early enough to land by the background threshold, leaving the whole room
  *    up to the emergency threshold for the pace to be misjudged; at human pace the growth term is a
  *    rounding error and passes start at the background threshold as configured.
@@ -123,9 +124,13 @@ export function earlyStartFloor(policy: AfterTurnPolicy): number {
  * not and nothing needs healing: the per-turn check stays free of I/O.
  */
 export function passDue(usage: number, projected: number, policy: AfterTurnPolicy): boolean {
+  if (usage >= policy.backgroundThreshold) return true;
+  // An early start only for a material pace: one pass's growth at least half the room up to emergency.
+  const room = policy.emergencyThreshold - policy.backgroundThreshold;
   return (
-    usage >= policy.backgroundThreshold ||
-    (usage >= earlyStartFloor(policy) && projected >= policy.backgroundThreshold)
+    usage >= earlyStartFloor(policy) &&
+    projected >= policy.backgroundThreshold &&
+    projected - usage >= room / 2
   );
 }
 

@@ -19,9 +19,9 @@ export interface CompactionPolicy {
   readonly protectRecent: number;
   /** Upper bound on the tokens of one summary. */
   readonly summaryMaxTokens: number;
-  /** Minimum time between two enqueued passes of one channel (emergency ignores it). */
+  /** A background pass waits this long after the channel's last pass landed (see `decideAfterTurn`). */
   readonly cooldownMs: number;
-  /** After this many passes in a row that left usage at or above the background threshold, stop enqueueing. */
+  /** After this many landings in a row that freed little (see `CompactionMonitor.shrunk`), stop enqueueing. */
   readonly maxIneffectivePasses: number;
   /** One message above this many tokens enters the context clipped to head + tail. */
   readonly messageMaxTokens: number;

@@ -165,7 +165,10 @@ function expectDue(e: CompactionEvent, p: typeof policy): void {
   }
   // Event figures are rounded to 4 decimals.
   const slack = 1e-4;
-  const early = e.usage + slack >= earlyStartFloor(p) && projected + slack >= p.backgroundThreshold;
+  const early =
+    e.usage + slack >= earlyStartFloor(p) &&
+    projected + slack >= p.backgroundThreshold &&
+    projected - e.usage + slack >= (p.emergencyThreshold - p.backgroundThreshold) / 2;
   expect(e.usage + slack >= p.backgroundThreshold || early).toBe(true);
   if (e.tier === 'aggressive')
     expect(Math.max(e.usage, projected) + slack).toBeGreaterThanOrEqual(p.aggressiveThreshold);

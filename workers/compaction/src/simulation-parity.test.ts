@@ -77,7 +77,7 @@ function transcript(n: number): TranscriptMessage[] {
     t +=
       [
         1_000 + Math.floor(random() * 20_000),
-        300 + Math.floor(random() * 300),
+        500 + Math.floor(random() * 500),
         10 + Math.floor(random() * 20),
       ][phase] ?? 0;
     const length = i % 97 === 41 ? 900 : 6 + Math.floor(random() * 40);
