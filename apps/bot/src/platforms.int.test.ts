@@ -15,7 +15,7 @@ import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectRunsAtTheirThresholds } from '../test/expect-runs.js';
-import { smallWindowConfig } from '../test/small-window.js';
+import { longPaste, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -193,7 +193,7 @@ describe.each([
     for (let i = 0; i < MESSAGES; i++) {
       const text =
         i % 97 === 96
-          ? `paste ${i}: ${'ERROR upstream reset request_id=12345 attempt=3 '.repeat(70)}`
+          ? longPaste(i)
           : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
       await driver.say(0, text);
       await vi.waitFor(() => expect(driver.botPosts(0)).toBe(i + 1), fast);
@@ -218,7 +218,7 @@ describe.each([
       { timeout: 30_000, interval: 50 },
     );
     const all = await runs.recent(driver.keys[0], 10_000);
-    // Posted at full speed: passes start early; the pastes still force emergencies.
+    // Posted at full speed: passes start early; the long pastes still force emergencies.
     expectRunsAtTheirThresholds(all, resolveChannel(smallWindowConfig(fake.url), driver.keys[0]).compaction, [
       'emergency',
     ]);

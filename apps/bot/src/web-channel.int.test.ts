@@ -13,7 +13,7 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectRunsAtTheirThresholds } from '../test/expect-runs.js';
-import { smallWindowConfig } from '../test/small-window.js';
+import { longPaste, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -102,7 +102,7 @@ describe('the web channel end to end', () => {
       // Mostly chatter; now and then a long paste that jumps the usage past a threshold at once.
       const text =
         i % 97 === 96
-          ? `paste ${i}: ${'ERROR upstream reset request_id=12345 attempt=3 '.repeat(70)}`
+          ? longPaste(i)
           : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
       replies.push(await post('a', i % 2 ? 'ana' : 'bo', text, `a-${i}`));
     }
@@ -134,7 +134,7 @@ describe('the web channel end to end', () => {
       { timeout: 30_000, interval: 100 },
     );
     const all = await runs.recent('web:a', 10_000);
-    // Posted at full speed: passes start early; the pastes still force emergencies.
+    // Posted at full speed: passes start early; the long pastes still force emergencies.
     expectRunsAtTheirThresholds(all, resolveChannel(smallWindowConfig(fake.url), 'web:a').compaction, [
       'emergency',
     ]);

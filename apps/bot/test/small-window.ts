@@ -22,3 +22,12 @@ export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []
     'small-window.toml',
   );
 }
+
+/**
+ * A long paste for `smallWindowConfig`'s channels: about 2,200 tokens, 60% of the 3,700 the context
+ * may use, so it crosses the emergency threshold from any usage above 0.35. However early passes
+ * start (and at full speed they start early), the end-to-end tests reach emergency truncation.
+ */
+export function longPaste(i: number): string {
+  return `paste ${i}: ${'ERROR upstream reset request_id=12345 attempt=3 '.repeat(200)}`;
+}
