@@ -107,8 +107,17 @@ describe('the web channel end to end', () => {
       replies.push(await post('a', i % 2 ? 'ana' : 'bo', text, `a-${i}`));
     }
     expect(replies.every((r) => r?.startsWith('ack '))).toBe(true);
-    // The same platform id again is a duplicate: stored once, no second reply.
-    expect(await post('a', 'ana', 'message 0 again', 'a-0')).toBeNull();
+    // The same id again is a duplicate: stored once, not answered twice; the first reply comes back.
+    expect(await post('a', 'bo', 'message 0: status of item 0 is amber, see OPS-1000', 'a-0')).toBe(
+      replies[0],
+    );
+    // The same id for another text is a conflict.
+    const reused = await fetch(`${ebb.web.url}/api/channels/a/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ author: 'ana', text: 'message 0 again', id: 'a-0' }),
+    });
+    expect([reused.status, ((await reused.json()) as { code: string }).code]).toEqual([409, 'id_conflict']);
 
     const channels = new PgChannelStore({ db: fresh.db });
     const context = await channels.loadContext('web:a');

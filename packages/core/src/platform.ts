@@ -26,6 +26,11 @@ export interface InboundMessage {
   readonly mentionsBot: boolean;
   /** A direct message (DMs are always answered). */
   readonly direct: boolean;
+  /**
+   * The sender is told when a turn fails and sends the message again (the web API answers with a
+   * status code): the bot posts no apology into the conversation for it.
+   */
+  readonly reportsFailure?: boolean;
 }
 
 export type CommandName = 'context' | 'compact';
@@ -41,8 +46,18 @@ export interface CommandInvocation {
 
 /** What became of one inbound message. */
 export interface TurnResult {
-  /** The reply posted, or null when the bot did not answer (not addressed, a bot, a duplicate). */
+  /** The reply posted, or null when the bot did not answer (not addressed, a bot, a duplicate, a failure). */
   readonly reply: string | null;
+  /**
+   * What the archive holds of the message: `stored` by this turn; `duplicate`, stored before under
+   * its platform id (a redelivery); `failed`, the store failed before it could keep it, so nothing of
+   * the turn is kept and the message must be sent again.
+   */
+  readonly archived: 'stored' | 'duplicate' | 'failed';
+  /** The message was stored, then the turn failed: no reply was made, or it was not kept. */
+  readonly failedAfterStore?: boolean;
+  /** For a duplicate: the text stored under the id, and the reply archived right after it (if any). */
+  readonly original?: { readonly text: string; readonly reply: string | null };
 }
 
 export interface PlatformHandlers {
@@ -62,5 +77,11 @@ export interface PlatformAdapter {
   send(channelKey: string, text: string): Promise<{ readonly platformMessageId: string }>;
   /** A typing / thinking indicator while the model answers; best effort, never throws. */
   typing(channelKey: string): Promise<void>;
+  /**
+   * The first step of a graceful stop: take no new messages (the web API answers 503), while `send`
+   * still works so the turns already taken can answer. Adapters without it keep receiving until `stop`.
+   */
+  pause?(): Promise<void>;
+  /** Disconnects; called once the turns already taken have finished (or the grace period ran out). */
   stop(): Promise<void>;
 }

@@ -264,7 +264,7 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     h.handlers.onMessage = (message) => {
       h.handlers.messages.push(message);
       return new Promise((resolve) => {
-        finishTurn = () => resolve({ reply: null });
+        finishTurn = () => resolve({ reply: null, archived: 'stored' });
       });
     };
 

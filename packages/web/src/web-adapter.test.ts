@@ -1,4 +1,4 @@
-import type { CommandInvocation, InboundMessage, PlatformHandlers } from '@ebb/core';
+import type { CommandInvocation, InboundMessage, PlatformHandlers, TurnResult } from '@ebb/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WebAdapter } from './web-adapter.js';
 
@@ -6,18 +6,22 @@ describe('WebAdapter', () => {
   let web: WebAdapter;
   const received: InboundMessage[] = [];
   const commands: CommandInvocation[] = [];
+  /** What the handler answers next, when set (else it echoes). */
+  let next: TurnResult | undefined;
 
   beforeEach(async () => {
     received.length = 0;
     commands.length = 0;
+    next = undefined;
     web = new WebAdapter({ port: 0 });
     const handlers: PlatformHandlers = {
       onMessage: async (message) => {
         received.push(message);
-        if (message.text === 'quiet') return { reply: null };
+        if (next) return next;
+        if (message.text === 'quiet') return { reply: null, archived: 'stored' };
         const reply = `you said ${message.text}`;
         await web.send(message.channelKey, reply);
-        return { reply };
+        return { reply, archived: 'stored' };
       },
       onCommand: async (command) => {
         commands.push(command);
@@ -39,25 +43,106 @@ describe('WebAdapter', () => {
   it('turns a POST into an inbound message of web:<id> and answers with the reply, or null', async () => {
     const res = await post('/api/channels/ops/messages', { author: 'ana', text: 'hi @ebb' });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ reply: 'you said hi @ebb' });
+    expect(await res.json()).toEqual({ reply: 'you said hi @ebb', id: received[0]?.platformMessageId });
     expect(received[0]).toMatchObject({
       platform: 'web',
       channelKey: 'web:ops',
       authorName: 'ana',
       mentionsBot: true,
       fromBot: false,
+      reportsFailure: true,
     });
-    expect(await (await post('/api/channels/ops/messages', { author: 'ana', text: 'quiet' })).json()).toEqual(
-      { reply: null },
-    );
+    expect(
+      await (await post('/api/channels/ops/messages', { author: 'ana', text: 'quiet', id: 'q-1' })).json(),
+    ).toEqual({ reply: null, id: 'q-1' });
   });
 
-  it('rejects bad input with a clear error and calls nothing', async () => {
-    expect((await post('/api/channels/ops/messages', { text: 'no author' })).status).toBe(400);
-    expect((await post('/api/channels/ops/messages', { author: 'ana', text: '' })).status).toBe(400);
-    expect((await post('/api/channels/bad%20id/messages', { author: 'ana', text: 'x' })).status).toBe(400);
-    expect((await post('/api/channels/ops/commands', { name: 'rm -rf' })).status).toBe(400);
+  it('rejects bad input, and what Postgres cannot store, with a clear error and calls nothing', async () => {
+    const status = async (path: string, body: unknown) => {
+      const res = await post(path, body);
+      return [res.status, ((await res.json()) as { code: string }).code];
+    };
+    expect(await status('/api/channels/ops/messages', { text: 'no author' })).toEqual([400, 'bad_author']);
+    expect(await status('/api/channels/ops/messages', { author: 'ana', text: '' })).toEqual([
+      400,
+      'bad_text',
+    ]);
+    expect(await status('/api/channels/bad%20id/messages', { author: 'ana', text: 'x' })).toEqual([
+      400,
+      'bad_channel_id',
+    ]);
+    expect(await status('/api/channels/ops/commands', { name: 'rm -rf' })).toEqual([400, 'bad_command']);
+    expect(
+      await status('/api/channels/ops/messages', { author: 'ana', text: 'x', id: 'i'.repeat(257) }),
+    ).toEqual([400, 'bad_id']);
+    expect(await status('/api/channels/ops/messages', { author: 'ana', text: 'x', id: 7 })).toEqual([
+      400,
+      'bad_id',
+    ]);
+    for (const body of [
+      { author: 'ana', text: 'a\u0000b' },
+      { author: 'a\u0000', text: 'x' },
+      { author: 'ana', text: 'x', id: 'i\u0000' },
+    ]) {
+      expect(await status('/api/channels/ops/messages', body)).toEqual([400, 'nul_character']);
+    }
     expect(received).toEqual([]);
+    // 256 characters is still an id.
+    expect(
+      (await post('/api/channels/ops/messages', { author: 'ana', text: 'x', id: 'i'.repeat(256) })).status,
+    ).toBe(200);
+  });
+
+  it('answers 2xx only for an archived message: 503 with Retry-After when the store failed, 409 for a reused id', async () => {
+    next = { reply: null, archived: 'failed' };
+    const down = await post('/api/channels/ops/messages', { author: 'ana', text: 'hello', id: 'm-1' });
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('5');
+    expect(await down.json()).toMatchObject({ code: 'store_unavailable' });
+
+    next = { reply: null, archived: 'duplicate', original: { text: 'hello', reply: 'hi ana' } };
+    const again = await post('/api/channels/ops/messages', { author: 'ana', text: 'hello', id: 'm-1' });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ reply: 'hi ana', id: 'm-1', duplicate: true });
+    const reused = await post('/api/channels/ops/messages', { author: 'ana', text: 'other', id: 'm-1' });
+    expect(reused.status).toBe(409);
+    expect(await reused.json()).toMatchObject({ code: 'id_conflict' });
+
+    next = { reply: null, archived: 'stored', failedAfterStore: true };
+    const half = await post('/api/channels/ops/messages', { author: 'ana', text: 'late', id: 'm-2' });
+    expect(half.status).toBe(200);
+    expect(await half.json()).toEqual({ reply: null, id: 'm-2', code: 'turn_failed' });
+  });
+
+  it('stops gracefully: a request in hand is answered, a new one gets 503, event streams end', async () => {
+    let release: (result: TurnResult) => void = () => {};
+    let arrived: () => void = () => {};
+    const inHand = new Promise<void>((resolve) => (arrived = resolve));
+    const paused = new WebAdapter({ port: 0 });
+    await paused.start({
+      onMessage: () => {
+        arrived();
+        return new Promise<TurnResult>((resolve) => (release = resolve));
+      },
+      onCommand: async () => 'done',
+    });
+    const stream = await fetch(`${paused.url}/api/channels/ops/events`);
+    const body = { method: 'POST', headers: { 'content-type': 'application/json' } };
+    const first = fetch(`${paused.url}/api/channels/ops/messages`, {
+      ...body,
+      body: JSON.stringify({ author: 'ana', text: 'hello' }),
+    });
+    await inHand;
+    await paused.pause();
+    // The stream ends rather than holding the stop.
+    expect(await stream.text()).toContain('event: ready');
+    const stopping = paused.stop();
+    release({ reply: 'answered while stopping', archived: 'stored' });
+    const res = await first;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ reply: 'answered while stopping' });
+    await stopping;
+    await expect(fetch(`${paused.url}/api/channels/ops/messages`, body)).rejects.toThrow();
   });
 
   it('runs commands', async () => {
@@ -99,7 +184,7 @@ describe('WebAdapter with an API token', () => {
   it('refuses the channel API without the token and serves it with it', async () => {
     const web = new WebAdapter({ port: 0, apiToken: 'secret-token' });
     await web.start({
-      onMessage: async () => ({ reply: 'ok' }),
+      onMessage: async () => ({ reply: 'ok', archived: 'stored' }),
       onCommand: async () => 'done',
     });
     try {
@@ -112,7 +197,7 @@ describe('WebAdapter with an API token', () => {
         headers: { ...headers, authorization: 'Bearer secret-token' },
         body,
       });
-      expect(await allowed.json()).toEqual({ reply: 'ok' });
+      expect(await allowed.json()).toMatchObject({ reply: 'ok' });
       expect((await fetch(`${web.url}/api/channels/x/events`)).status).toBe(401);
     } finally {
       await web.stop();

@@ -2,20 +2,26 @@
  * The web channel: a JSON API and a server-sent event stream, so a newcomer (or a script) can talk
  * to Ebb without Slack or Discord, and watch a conversation ebb.
  *
- *   POST /api/channels/:id/messages   {"author": "…", "text": "…"} → {"reply": "…" | null}
+ *   POST /api/channels/:id/messages   {"author": "…", "text": "…", "id"?: "…"} → {"reply": "…" | null}
  *   POST /api/channels/:id/commands   {"name": "context" | "compact", "args"?: "…", "user"?: "…"} → {"reply": "…"}
  *   GET  /api/channels/:id/events     text/event-stream of the channel's messages and compaction events
  *
  * Channel `:id` maps to the key `web:<id>`. Other routes (health, metrics, the dashboard) are added by
  * the composition root on `app`.
+ *
+ * A 2xx answer to a message means it is archived; the caller retries anything else with the same
+ * `id`, which is idempotent: 503 `store_unavailable` (not archived; `Retry-After`), 503
+ * `shutting_down` (this process is stopping), 409 `id_conflict` (the id was used for another text).
+ * Errors are `{"error": "…", "code": "…"}`.
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import type { CommandName, PlatformAdapter, PlatformHandlers } from '@ebb/core';
 import { type ServerType, serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { adminAuth } from './dashboard.js';
 
 export interface WebAdapterOptions {
@@ -37,6 +43,11 @@ export interface WebChannelEvent {
 
 const CHANNEL_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const MAX_TEXT = 40_000;
+const MAX_ID = 256;
+/** Seconds a caller waits before sending a message the store could not keep again. */
+const RETRY_AFTER_SECONDS = 5;
+/** How long `stop` lets answered requests flush before it ends their connections. */
+const FLUSH_MS = 2_000;
 const COMMANDS: readonly CommandName[] = ['context', 'compact'];
 
 export class WebAdapter implements PlatformAdapter {
@@ -47,7 +58,10 @@ export class WebAdapter implements PlatformAdapter {
   readonly #events = new EventEmitter<Record<string, [WebChannelEvent]>>();
   #handlers: PlatformHandlers | undefined;
   #server: ServerType | undefined;
+  #closed: Promise<void> | undefined;
   #url: string | undefined;
+  /** Aborted by `pause`: new requests get 503 and open event streams end. */
+  readonly #stopping = new AbortController();
 
   constructor(options: WebAdapterOptions = {}) {
     this.#options = options;
@@ -92,37 +106,79 @@ export class WebAdapter implements PlatformAdapter {
     this.#events.emit(channelKey, event);
   }
 
+  /** Takes no new requests (503 `shutting_down`) and ends the event streams; requests in hand go on. */
+  async pause(): Promise<void> {
+    const server = this.#server;
+    if (!server || this.#stopping.signal.aborted) return;
+    this.#stopping.abort();
+    // Stops listening; idle keep-alive connections close now, busy ones once answered.
+    this.#closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
   async stop(): Promise<void> {
+    await this.pause();
     const server = this.#server;
     this.#server = undefined;
     if (!server) return;
     this.#events.removeAllListeners();
-    // Open event streams would hold close() forever: end every connection.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // The turns are done (the bot drained them): their answers flush, then any connection left ends.
+    (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#closed, new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_MS)))]);
+    clearTimeout(timer);
     (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-    await closed;
+    await this.#closed;
   }
 
   #routes(): void {
     const app = this.app;
-    // Registered before the routes, so it runs first.
+    // Registered before the routes, so they run first.
+    app.use('*', async (c, next) => {
+      if (!this.#stopping.signal.aborted) {
+        await next();
+        // Answered after the stop began: the client opens its next connection elsewhere.
+        if (this.#stopping.signal.aborted) c.header('Connection', 'close');
+        return;
+      }
+      c.header('Connection', 'close');
+      c.header('Retry-After', String(RETRY_AFTER_SECONDS));
+      return fail(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
+    });
     if (this.#options.apiToken !== undefined) app.use('/api/channels/*', adminAuth(this.#options.apiToken));
     app.post('/api/channels/:id/messages', async (c) => {
       const id = c.req.param('id');
-      if (!CHANNEL_ID.test(id))
-        return c.json({ error: 'channel id: letters, digits, _ . - (at most 100)' }, 400);
+      if (!CHANNEL_ID.test(id)) return fail(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
       const body = await c.req.json().catch(() => undefined);
       const author = typeof body?.author === 'string' ? body.author.trim() : '';
       const text = typeof body?.text === 'string' ? body.text : '';
+      const messageId = body?.id;
       if (author === '' || author.length > 100)
-        return c.json({ error: '"author" must be a non-empty string' }, 400);
+        return fail(c, 400, 'bad_author', '"author" must be a non-empty string of at most 100 characters');
       if (text.trim() === '' || text.length > MAX_TEXT) {
-        return c.json({ error: `"text" must be a non-empty string of at most ${MAX_TEXT} characters` }, 400);
+        return fail(
+          c,
+          400,
+          'bad_text',
+          `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
+        );
       }
+      if (
+        messageId !== undefined &&
+        (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID)
+      )
+        return fail(c, 400, 'bad_id', `"id" must be a non-empty string of at most ${MAX_ID} characters`);
+      // Postgres cannot store NUL in text: refused here rather than lost later.
+      if ([author, text, messageId ?? ''].some((s) => s.includes('\u0000')))
+        return fail(
+          c,
+          400,
+          'nul_character',
+          '"author", "text" and "id" must not contain NUL (\\u0000) characters',
+        );
       const handlers = this.#handlers;
-      if (!handlers) return c.json({ error: 'starting' }, 503);
+      if (!handlers) return fail(c, 503, 'starting', 'Ebb is starting');
       const channelKey = `web:${id}`;
-      const platformMessageId = typeof body?.id === 'string' && body.id !== '' ? body.id : randomUUID();
+      const platformMessageId = messageId ?? randomUUID();
       this.publish(channelKey, { type: 'message', role: 'user', author, text, platformMessageId });
       const result = await handlers.onMessage({
         platform: 'web',
@@ -135,19 +191,45 @@ export class WebAdapter implements PlatformAdapter {
         ts: new Date().toISOString(),
         mentionsBot: /(^|\s)@ebb\b/i.test(text),
         direct: false,
+        reportsFailure: true,
       });
-      return c.json({ reply: result?.reply ?? null });
+      switch (result?.archived) {
+        case 'failed':
+          c.header('Retry-After', String(RETRY_AFTER_SECONDS));
+          return fail(
+            c,
+            503,
+            'store_unavailable',
+            'the message was not archived; send it again with the same id',
+          );
+        case 'duplicate':
+          if (result.original && result.original.text !== text)
+            return fail(
+              c,
+              409,
+              'id_conflict',
+              `id ${platformMessageId} was already used for a different text`,
+            );
+          return c.json({ reply: result.original?.reply ?? null, id: platformMessageId, duplicate: true });
+        default:
+          return c.json({
+            reply: result?.reply ?? null,
+            id: platformMessageId,
+            // Archived, but no reply was made or kept: sending it again is a duplicate, not a retry.
+            ...(result?.failedAfterStore ? { code: 'turn_failed' } : {}),
+          });
+      }
     });
 
     app.post('/api/channels/:id/commands', async (c) => {
       const id = c.req.param('id');
-      if (!CHANNEL_ID.test(id)) return c.json({ error: 'bad channel id' }, 400);
+      if (!CHANNEL_ID.test(id)) return fail(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
       const body = await c.req.json().catch(() => undefined);
       const name = body?.name;
       if (!COMMANDS.includes(name))
-        return c.json({ error: `"name" must be one of ${COMMANDS.join(', ')}` }, 400);
+        return fail(c, 400, 'bad_command', `"name" must be one of ${COMMANDS.join(', ')}`);
       const handlers = this.#handlers;
-      if (!handlers) return c.json({ error: 'starting' }, 503);
+      if (!handlers) return fail(c, 503, 'starting', 'Ebb is starting');
       const reply = await handlers.onCommand({
         platform: 'web',
         name,
@@ -166,9 +248,19 @@ export class WebAdapter implements PlatformAdapter {
         };
         this.#events.on(channelKey, forward);
         await stream.writeSSE({ event: 'ready', data: JSON.stringify({ channelKey }) });
-        await new Promise<void>((resolve) => stream.onAbort(resolve));
+        // Until the client goes away or Ebb stops.
+        await new Promise<void>((resolve) => {
+          stream.onAbort(resolve);
+          this.#stopping.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
         this.#events.off(channelKey, forward);
       });
     });
   }
+}
+
+const CHANNEL_ID_RULE = 'channel id: letters, digits, _ . - (at most 100)';
+
+function fail(c: Context, status: ContentfulStatusCode, code: string, error: string): Response {
+  return c.json({ error, code }, status);
 }

@@ -16,22 +16,30 @@ import {
 import { LlmError } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { Bot } from './bot.js';
 
 class RecordingPlatform implements PlatformAdapter {
   readonly platform = 'slack' as const;
   readonly sent: { key: string; text: string }[] = [];
+  /** Pauses, sends and stops, in order. */
+  readonly lifecycle: string[] = [];
   handlers: PlatformHandlers | undefined;
   async start(handlers: PlatformHandlers) {
     this.handlers = handlers;
   }
   async send(key: string, text: string) {
     this.sent.push({ key, text });
+    this.lifecycle.push('send');
     return { platformMessageId: `out-${this.sent.length}` };
   }
   async typing() {}
-  async stop() {}
+  async pause() {
+    this.lifecycle.push('pause');
+  }
+  async stop() {
+    this.lifecycle.push('stop');
+  }
 }
 
 class RecordingModel implements ChatModel {
@@ -79,7 +87,10 @@ describe('Bot turns', () => {
     platform = new RecordingPlatform();
     model = new RecordingModel();
     channels = new InMemoryChannelStore();
-    const config = parseConfig('[slack]\nadmins = ["U-admin"]\n', 'bot-test.toml');
+    const config = parseConfig(
+      '[slack]\nadmins = ["U-admin"]\n[compaction]\nmessage_max_tokens = 500\n',
+      'bot-test.toml',
+    );
     bot = new Bot({
       config: () => config,
       channels,
@@ -95,7 +106,7 @@ describe('Bot turns', () => {
   });
 
   it('archives but does not answer a message that does not mention it (respond_to = mentions)', async () => {
-    expect(await handlers.onMessage(inbound())).toEqual({ reply: null });
+    expect(await handlers.onMessage(inbound())).toEqual({ reply: null, archived: 'stored' });
     expect(platform.sent).toEqual([]);
     expect((await channels.loadContext(KEY)).headSeq).toBe(1);
   });
@@ -103,9 +114,11 @@ describe('Bot turns', () => {
   it('answers a mention and a DM, posts once, and archives the reply', async () => {
     expect(await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb status?' }))).toEqual({
       reply: 'answer 1',
+      archived: 'stored',
     });
     expect(await handlers.onMessage(inbound({ direct: true, channelKey: 'slack:T1:D1' }))).toEqual({
       reply: 'answer 2',
+      archived: 'stored',
     });
     expect(platform.sent).toEqual([
       { key: KEY, text: 'answer 1' },
@@ -125,6 +138,7 @@ describe('Bot turns', () => {
     model.overflows = 1;
     expect(await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb summary?' }))).toEqual({
       reply: 'answer 2',
+      archived: 'stored',
     });
     const [refused, retried] = model.prompts;
     // The retry went out smaller, with the marker in place of the oldest messages.
@@ -147,43 +161,68 @@ describe('Bot turns', () => {
     expect((await channels.loadContext(KEY)).raw.at(-1)).toMatchObject({ role: 'assistant' });
   });
 
-  it('finishes the turns already queued when it stops', async () => {
+  it('stops in the order that loses nothing: intake paused, turns in hand answered, then disconnected', async () => {
     let release = () => {};
+    let asked = () => {};
+    const modelAsked = new Promise<void>((resolve) => (asked = resolve));
     model.reply = async () => {
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
+      asked();
+      await new Promise<void>((resolve) => (release = resolve));
       return { text: 'late answer' };
     };
     const turn = handlers.onMessage(inbound({ mentionsBot: true }));
-    await new Promise((r) => setTimeout(r, 20));
-    let stopped = false;
-    const stopping = bot.stop(5_000).then(() => {
-      stopped = true;
-    });
-    // While the model is still answering, stop waits for the turn.
-    await new Promise((r) => setTimeout(r, 50));
-    expect(stopped).toBe(false);
+    const queued = handlers.onMessage(inbound({ text: 'queued behind it' }));
+    await modelAsked;
+    const stopping = bot.stop(5_000);
+    // While the model is still answering, the adapter is paused, not stopped.
+    await vi.waitFor(() => expect(platform.lifecycle).toEqual(['pause']));
     release();
     await stopping;
-    expect(await turn).toEqual({ reply: 'late answer' });
-    expect(platform.sent).toEqual([{ key: KEY, text: 'late answer' }]);
+    expect(await turn).toEqual({ reply: 'late answer', archived: 'stored' });
+    expect(await queued).toEqual({ reply: null, archived: 'stored' });
+    expect(platform.lifecycle).toEqual(['pause', 'send', 'stop']);
+    expect((await channels.loadContext(KEY)).raw.map((m) => m.text)).toEqual([
+      'the deploy is done',
+      'late answer',
+      'queued behind it',
+    ]);
   });
 
   it('never answers a bot, even when mentioned or in a DM', async () => {
     expect(await handlers.onMessage(inbound({ fromBot: true, mentionsBot: true, direct: true }))).toEqual({
       reply: null,
+      archived: 'stored',
     });
     expect(platform.sent).toEqual([]);
     expect((await channels.loadContext(KEY)).headSeq).toBe(1);
   });
 
-  it('handles a redelivered message (same platform id) once', async () => {
+  it('handles a redelivered message (same platform id) once, and says what it was first', async () => {
     const message = inbound({ mentionsBot: true });
-    await handlers.onMessage(message);
-    expect(await handlers.onMessage(message)).toEqual({ reply: null });
+    expect(await handlers.onMessage(message)).toEqual({ reply: 'answer 1', archived: 'stored' });
+    expect(await handlers.onMessage(message)).toEqual({
+      reply: null,
+      archived: 'duplicate',
+      original: { text: 'the deploy is done', reply: 'answer 1' },
+    });
     expect(platform.sent).toHaveLength(1);
     expect((await channels.loadContext(KEY)).headSeq).toBe(2);
+  });
+
+  it('archives an oversized message whole while the context holds a clipped copy', async () => {
+    const text = `build log: ${'step ok, cache hit, 12 ms; '.repeat(200)}`;
+    await handlers.onMessage(inbound({ text }));
+    const [archived] = await channels.readArchive(KEY, 1, 1);
+    expect(archived?.text).toBe(text);
+    const [inContext] = (await channels.loadContext(KEY)).raw;
+    expect(inContext?.omittedTokens).toBeGreaterThan(0);
+    expect(inContext?.text.length).toBeLessThan(text.length);
+  });
+
+  it('drops NUL characters, which Postgres cannot store, and keeps the rest', async () => {
+    await handlers.onMessage(inbound({ text: 'a\u0000b', authorName: 'an\u0000a' }));
+    const [archived] = await channels.readArchive(KEY, 1, 1);
+    expect(archived).toMatchObject({ text: 'ab', author: 'ana' });
   });
 
   it('runs turns of one channel in order, and restricts /compact to admins', async () => {

@@ -133,14 +133,23 @@ export class Bot {
   }
 
   /**
-   * Stops taking messages (the adapters stop), lets the turns already queued finish (up to
-   * `drainMs`), then stops listening for context changes. Stores are closed by the caller after.
+   * Stops in the order that loses nothing: the adapters take no new messages, the turns already
+   * taken finish and answer through adapters that can still send (up to `drainMs`), then the
+   * adapters disconnect and the bot stops listening for context changes. Stores are closed by the
+   * caller after.
    */
   async stop(drainMs = 10_000): Promise<void> {
-    for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
-    if ((await this.#actors.drain(drainMs)) === 'timed_out') {
-      this.#options.logger.warn({ busy: this.#actors.busy }, 'stopped with turns still running');
+    const log = this.#options.logger;
+    const started = performance.now();
+    for (const adapter of this.#adapters.values()) await adapter.pause?.().catch(() => {});
+    const busy = this.#actors.busy;
+    const drained = await this.#actors.drain(drainMs);
+    if (drained === 'timed_out') {
+      log.warn({ busy: this.#actors.busy, graceMs: drainMs }, 'stopped with turns still running');
+    } else if (busy > 0) {
+      log.info({ channels: busy, ms: Math.round(performance.now() - started) }, 'finished the turns in hand');
     }
+    for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
     await this.#unsubscribe?.();
   }
 
@@ -155,6 +164,7 @@ export class Bot {
     const key = message.channelKey;
     const log = this.#options.logger;
     const started = performance.now();
+    let stored = false;
     try {
       const settings = resolveChannel(this.#options.config(), key);
       const tokenizer = await loadTokenizer(settings.llm.encoding);
@@ -166,8 +176,12 @@ export class Bot {
         ts: message.ts,
         platformMessageId: message.platformMessageId,
       });
-      if (!appended) return { reply: null };
-      log.debug({ channel: key, seq: appended, text: message.text }, 'message');
+      if (!appended.inserted) {
+        const original = await this.#original(key, appended.seq);
+        return { reply: null, archived: 'duplicate', ...(original ? { original } : {}) };
+      }
+      stored = true;
+      log.debug({ channel: key, seq: appended.seq, text: message.text }, 'message');
 
       const answer =
         !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
@@ -206,7 +220,7 @@ export class Bot {
             return null;
           }),
         );
-        if (archived === null) return { reply };
+        if (archived === null) return { reply, archived: 'stored', failedAfterStore: true };
       }
       const usage = await this.#monitor(key, state, settings, tokenizer);
       this.#options.onTurn?.({
@@ -215,20 +229,40 @@ export class Bot {
         usage,
         durationMs: performance.now() - started,
       });
-      return { reply };
+      return { reply, archived: 'stored' };
     } catch (err) {
-      // Postgres down (or any failure): a short apology, never a crash; the next turn reloads.
+      // Postgres down (or any failure): never a crash; the next turn reloads. A sender that is told
+      // of the failure (the web API) sends the message again; a chat gets a short apology.
       this.#states.delete(key);
-      log.error({ err, channel: key }, 'turn failed');
-      if (message.fromBot) return { reply: null };
+      log.error({ err, channel: key, stored }, 'turn failed');
+      const failed: TurnResult = stored
+        ? { reply: null, archived: 'stored', failedAfterStore: true }
+        : { reply: null, archived: 'failed' };
+      if (message.fromBot || message.reportsFailure) return failed;
       await this.#adapter(message.platform)
         .send(key, APOLOGY)
         .catch(() => {});
-      return { reply: APOLOGY };
+      return { ...failed, reply: APOLOGY };
     }
   }
 
-  /** Appends a message to the store and to the cached context; the seq, or undefined for a duplicate. */
+  /** A redelivered message as the archive holds it, and the reply archived right after it (if any). */
+  async #original(key: string, seq: number): Promise<TurnResult['original']> {
+    try {
+      const [message, next] = await this.#options.channels.readArchive(key, seq, seq + 1);
+      if (!message) return undefined;
+      return { text: message.text, reply: next?.role === 'assistant' ? next.text : null };
+    } catch (err) {
+      this.#options.logger.warn({ err, channel: key, seq }, 'could not read a redelivered message back');
+      return undefined;
+    }
+  }
+
+  /**
+   * Appends a message to the store and to the cached context: its seq, and whether it is new (a
+   * redelivery gives the seq it was stored under). NUL characters, which Postgres cannot store in
+   * text, are dropped.
+   */
   async #append(
     key: string,
     state: ChannelState,
@@ -241,28 +275,27 @@ export class Bot {
       ts: string;
       platformMessageId: string;
     },
-  ): Promise<number | undefined> {
-    const { entry, archivedTokens } = measureMessage(
-      { seq: 0, ...message },
-      tokenizer,
-      settings.compaction.messageMaxTokens,
-    );
+  ): Promise<{ seq: number; inserted: boolean }> {
+    const whole = { seq: 0, ...message, author: withoutNul(message.author), text: withoutNul(message.text) };
+    const { entry, archivedTokens } = measureMessage(whole, tokenizer, settings.compaction.messageMaxTokens);
     const { seq: _placeholder, ...rest } = entry;
     const result = await this.#options.channels.append(key, {
       ...rest,
+      // The archive keeps the whole text; the context may hold a clipped copy.
+      text: whole.text,
       tokens: archivedTokens,
       contextTokens: entry.tokens,
       platformMessageId: message.platformMessageId,
       ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
     });
-    if (!result.inserted) return undefined;
+    if (!result.inserted) return { seq: result.seq, inserted: false };
     // Another process changed the channel since we cached it: reload instead of guessing.
     if (result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1) {
       state.context = new WorkingContext(await this.#options.channels.loadContext(key));
     } else {
       state.context.append({ ...entry, seq: result.seq });
     }
-    return result.seq;
+    return { seq: result.seq, inserted: true };
   }
 
   async #reply(
@@ -486,6 +519,10 @@ export class Bot {
     if (!adapter) throw new EbbError(`no ${platform} adapter is running`, { code: 'no_adapter' });
     return adapter;
   }
+}
+
+function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
 }
 
 export function platformOf(channelKey: string): Platform {
