@@ -272,8 +272,10 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       { platforms: adapters.map((a) => a.platform) },
       `platforms: ${adapters.map((a) => a.platform).join(', ')}`,
     );
-    // Stops intake, then lets queued turns finish (up to 10 s) before the stores close.
-    onClose(() => bot.stop(10_000), 12_000);
+    // Stops intake, then lets the turns in hand finish (up to the grace period) before the worker,
+    // the queue and the stores close.
+    const graceMs = config.shutdown.grace_seconds * 1000;
+    onClose(() => bot.stop(graceMs), graceMs + SHUTDOWN_STEP_MS);
     logger.info({ url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
     return { bot, web, adapters, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
   } catch (err) {

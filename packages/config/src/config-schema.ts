@@ -165,9 +165,18 @@ export const webSchema = z.strictObject(
   },
   TABLE,
 );
+/** How the process stops on SIGTERM or SIGINT (see README, "Stopping"). */
+export const shutdownSchema = z.strictObject(
+  {
+    /** Seconds the turns already taken get to finish and answer before the process closes anyway. */
+    grace_seconds: positiveInt().default(20),
+  },
+  TABLE,
+);
 export type SlackSection = z.output<typeof slackSchema>;
 export type DiscordSection = z.output<typeof discordSchema>;
 export type WebSection = z.output<typeof webSchema>;
+export type ShutdownSection = z.output<typeof shutdownSchema>;
 
 /** The whole file. */
 export const configFileSchema = z.strictObject({
@@ -176,6 +185,7 @@ export const configFileSchema = z.strictObject({
   slack: slackSchema.prefault({}),
   discord: discordSchema.prefault({}),
   web: webSchema.prefault({}),
+  shutdown: shutdownSchema.prefault({}),
   channels: z.record(text('a non-empty channel pattern'), settingsLayerSchema, TABLE).default({}),
 });
 export type ConfigFile = z.output<typeof configFileSchema>;

@@ -4,6 +4,7 @@ import {
   type Price,
   SECTIONS,
   type SettingsLayer,
+  type ShutdownSection,
   type SlackSection,
   type WebSection,
 } from './config-schema.js';
@@ -27,6 +28,7 @@ export interface EbbConfig {
   readonly slack: DeepReadonly<SlackSection>;
   readonly discord: DeepReadonly<DiscordSection>;
   readonly web: DeepReadonly<WebSection>;
+  readonly shutdown: DeepReadonly<ShutdownSection>;
   /** `[channels."<pattern>"]` blocks in file order. */
   readonly channels: readonly ChannelBlock[];
 }
@@ -49,6 +51,7 @@ export function toEbbConfig(data: ConfigFile, file: string | null): EbbConfig {
     slack: data.slack,
     discord: data.discord,
     web: data.web,
+    shutdown: data.shutdown,
     channels: Object.entries(data.channels).map(([pattern, block]) => ({
       pattern,
       ...settingsLayerOf(block),

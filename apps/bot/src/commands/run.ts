@@ -2,7 +2,8 @@
  * `ebb dev` (bot and compaction worker in one process; what `npm start` runs) and `ebb start` (the
  * bot alone, with workers started separately by `ebb worker`). Both run until SIGTERM or SIGINT.
  */
-import { startEbb } from '../start-ebb.js';
+import type { Logger } from '@ebb/logger';
+import { type RunningEbb, startEbb } from '../start-ebb.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
@@ -11,15 +12,33 @@ export async function run(args: { config?: string; withWorker: boolean }, _io: C
   const { config, env, logger } = await loadRuntime(args, args.withWorker ? 'ebb-dev' : 'ebb');
   const reloading = watchConfig(config, logger);
   const ebb = await startEbb({ config: reloading.current, env, logger, withWorker: args.withWorker });
-  await new Promise<void>((resolve) => {
+  await untilSignalled(logger, () => reloading.current().shutdown.grace_seconds);
+  reloading.stop();
+  await stopGracefully(ebb, logger);
+  return 0;
+}
+
+/** Resolves on the first SIGTERM or SIGINT; a second one exits at once. */
+export function untilSignalled(logger: Logger, graceSeconds: () => number): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (signal: string) => {
-      logger.info({ signal }, 'stopping Ebb');
+      logger.info({ signal, graceSeconds: graceSeconds() }, 'stopping Ebb: finishing the turns in hand');
+      const now = (again: string) => {
+        logger.warn({ signal: again }, 'stopping Ebb at once');
+        process.exit(1);
+      };
+      process.once('SIGTERM', now);
+      process.once('SIGINT', now);
       resolve();
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
   });
-  reloading.stop();
+}
+
+/** Closes Ebb in order (intake, turns in hand, worker, queue, stores) and logs how long it took. */
+export async function stopGracefully(ebb: RunningEbb, logger: Logger): Promise<void> {
+  const started = performance.now();
   await ebb.close();
-  return 0;
+  logger.info({ ms: Math.round(performance.now() - started) }, 'Ebb stopped');
 }

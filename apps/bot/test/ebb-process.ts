@@ -1,0 +1,34 @@
+/**
+ * `ebb start` in a process of its own, for the tests that stop it with a signal: the composition root
+ * and the signal handling of `ebb start`, on a test's Postgres schema, Redis prefix and fake OpenAI.
+ * Arguments: SCHEMA PREFIX FAKE_URL. Prints `ready <web url>` once it serves; logs go to stderr.
+ */
+import { loadEnv, parseConfig } from '@ebb/config';
+import { createDb } from '@ebb/db';
+import { createLogger } from '@ebb/logger';
+import { testDatabaseUrl } from '@ebb/testing/postgres';
+import { stopGracefully, untilSignalled } from '../src/commands/run.js';
+import { startEbb } from '../src/start-ebb.js';
+
+const [schema, prefix, fakeUrl] = process.argv.slice(2);
+if (!schema || !prefix || !fakeUrl) throw new Error('usage: ebb-process SCHEMA PREFIX FAKE_URL');
+
+const config = parseConfig(
+  ['[llm]', `base_url = "${fakeUrl}"`, '[web.bot]', 'respond_to = "all"'].join('\n'),
+  'ebb-process.toml',
+);
+const logger = createLogger({ level: 'info', destination: process.stderr });
+const database = await createDb({ databaseUrl: testDatabaseUrl(), schema });
+const ebb = await startEbb({
+  config: () => config,
+  env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix }),
+  logger,
+  withWorker: false,
+  webPort: 0,
+  database,
+  processMetrics: false,
+});
+process.stdout.write(`ready ${ebb.web.url}\n`);
+await untilSignalled(logger, () => config.shutdown.grace_seconds);
+await stopGracefully(ebb, logger);
+await database.close();
