@@ -7,11 +7,19 @@ import { type RunningEbb, startEbb } from '../start-ebb.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
+import { describeStartFailure } from './start-failure.js';
 
 export async function run(args: { config?: string; withWorker: boolean }, _io: CommandIo): Promise<number> {
   const { config, env, logger } = await loadRuntime(args, args.withWorker ? 'ebb-dev' : 'ebb');
   const reloading = watchConfig(config, logger);
-  const ebb = await startEbb({ config: reloading.current, env, logger, withWorker: args.withWorker });
+  let ebb: RunningEbb;
+  try {
+    ebb = await startEbb({ config: reloading.current, env, logger, withWorker: args.withWorker });
+  } catch (err) {
+    reloading.stop();
+    logger.fatal(describeStartFailure(err), 'Ebb could not start');
+    return 1;
+  }
   await untilSignalled(logger, () => reloading.current().shutdown.grace_seconds);
   reloading.stop();
   await stopGracefully(ebb, logger);

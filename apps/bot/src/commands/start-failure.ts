@@ -1,0 +1,40 @@
+/**
+ * Why Ebb could not start, as one log line an operator can act on: the error's code, its message
+ * (never a stack) and a hint that tells a name that does not resolve or a service that does not
+ * answer from a credential that was refused.
+ */
+export interface StartFailure {
+  readonly error: string;
+  readonly cause: string;
+  readonly hint: string;
+}
+
+const DNS = new Set(['ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const REJECTED =
+  /invalid_auth|not_authed|token_revoked|account_inactive|TOKEN_INVALID|password authentication failed|401|403/i;
+
+export function describeStartFailure(err: unknown): StartFailure {
+  const chain: { code?: unknown; message?: unknown; hostname?: unknown; cause?: unknown }[] = [];
+  for (
+    let e: unknown = err;
+    e && typeof e === 'object' && chain.length < 8;
+    e = (e as { cause?: unknown }).cause
+  ) {
+    chain.push(e as (typeof chain)[number]);
+  }
+  const codes = chain.map((e) => (typeof e.code === 'string' ? e.code : '')).filter(Boolean);
+  const messages = chain.map((e) => (typeof e.message === 'string' ? e.message : '')).filter(Boolean);
+  const root = messages.at(-1) ?? String(err);
+  const host = chain.map((e) => e.hostname).find((h) => typeof h === 'string');
+  const dns = codes.find((c) => DNS.has(c));
+  const network = codes.find((c) => NETWORK.has(c));
+  const hint = dns
+    ? `a DNS failure: ${host ?? 'a host'} does not resolve from here; check the URL and this machine's DNS, not the credentials`
+    : network
+      ? `a network failure (${network}): nothing answers at that address; check that the service runs and the URL, not the credentials`
+      : messages.some((m) => REJECTED.test(m))
+        ? 'the credential was refused: check the token or password in the environment'
+        : 'see the cause';
+  return { error: dns ?? network ?? codes[0] ?? 'start_failed', cause: root, hint };
+}
