@@ -18,3 +18,13 @@ export function expectRunsAtTheirThresholds(
     if (run.tier !== 'emergency') expect(run.usage).toBeGreaterThanOrEqual(earlyStartFloor(policy));
   }
 }
+
+/**
+ * Emergency truncations the running bot counted (its `/metrics`). A truncation is not always a run
+ * of its own: a pass whose range covers the marker replaces it with a real summary, so no heal runs.
+ */
+export async function emergencyTruncations(webUrl: string): Promise<number> {
+  const text = await (await fetch(`${webUrl}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('ebb_emergency_truncations_total '));
+  return Number(line?.split(' ')[1] ?? 0);
+}
