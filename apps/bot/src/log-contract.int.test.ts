@@ -75,6 +75,7 @@ it('logs one JSON line per compaction step and reload, with the documented field
     env: { OPENAI_API_KEY: SECRETS.OPENAI_API_KEY },
     database: fresh.database,
     onEvent,
+    logger,
     retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
     sleep: async () => {},
   });

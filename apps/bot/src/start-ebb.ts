@@ -196,6 +196,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         env,
         database,
         onEvent,
+        logger,
         wrapSummarizer: (s) => meteredSummarizer(s, metrics.onLlmCalls),
       });
       onClose(() => pipeline.close());

@@ -15,6 +15,9 @@ class RecordingQueue implements CompactionQueue {
   async inFlight() {
     return [];
   }
+  async jobState() {
+    return 'pending' as const;
+  }
   async close() {}
 }
 

@@ -14,6 +14,7 @@ export const COMPACTION_EVENTS = [
   'compaction.failed',
   'compaction.stale',
   'compaction.emergency',
+  'compaction.reconciled',
 ] as const;
 
 export type CompactionEventName = (typeof COMPACTION_EVENTS)[number];
@@ -40,6 +41,10 @@ export interface CompactionLogEvent {
   /** Why a pass was skipped or went stale, or what failed (an error code, not a stack). */
   readonly reason?: string;
   readonly error?: string;
+  /** What the reconciler did with a stuck run (`compaction.reconciled`). */
+  readonly action?: ReconcileActionKind;
 }
+
+export type ReconcileActionKind = 'requeued' | 'failed' | 'stale';
 
 export type CompactionEventSink = (event: CompactionLogEvent) => void;

@@ -424,6 +424,19 @@ export class InMemoryRunStore implements RunStore {
     const runs = [...this.#runs.values()].filter((r) => r.channelKey === channelKey).reverse();
     return runs.slice(0, Math.max(0, limit));
   }
+
+  /** Oldest first. */
+  async unfinished(options: {
+    readonly createdBefore: number;
+    readonly limit: number;
+  }): Promise<CompactionRun[]> {
+    return [...this.#runs.values()]
+      .filter(
+        (r) =>
+          (r.status === 'queued' || r.status === 'running') && (r.createdAt ?? 0) < options.createdBefore,
+      )
+      .slice(0, Math.max(0, options.limit));
+  }
 }
 
 function withoutUndefined<T extends object>(value: T): T {

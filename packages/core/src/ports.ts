@@ -210,6 +210,11 @@ export interface RunStore {
   ): Promise<void>;
   get(jobId: string): Promise<CompactionRun | undefined>;
   recent(channelKey: string, limit: number): Promise<CompactionRun[]>;
+  /**
+   * Runs still `queued` or `running` that were created before `createdBefore` (epoch ms), oldest
+   * first, across channels: what the reconciler looks at (see `planReconcile`).
+   */
+  unfinished(options: { readonly createdBefore: number; readonly limit: number }): Promise<CompactionRun[]>;
 }
 
 /** Spans are returned in seq order; a helper for stores and tests. */
@@ -301,8 +306,17 @@ export interface CompactionQueue {
   enqueue(job: CompactionJob, options?: EnqueueOptions): Promise<EnqueueOutcome>;
   /** The channel's jobs waiting or running, oldest range first. */
   inFlight(channelKey: string): Promise<readonly PassInFlight[]>;
+  /** Where a job stands, by its id (for the reconciler: a run whose job is gone or failed). */
+  jobState(jobId: string): Promise<JobState>;
   close(): Promise<void>;
 }
+
+/**
+ * A job as the queue knows it: `pending` (waiting, delayed, prioritized), `active` (a worker holds
+ * it; a lost lock is BullMQ's stalled check's business), `completed`, `failed` (for good), or
+ * `missing` (never added, removed, or lost with Redis data).
+ */
+export type JobState = 'pending' | 'active' | 'completed' | 'failed' | 'missing';
 
 /** Tells bots that a channel's context changed (a splice or truncation), so they reload it. */
 export interface ContextNotifier {

@@ -11,7 +11,7 @@ import {
   type SummaryOutput,
   TERMINAL_RUN_STATUSES,
 } from '@ebb/core';
-import { and, desc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import type { PgStoreOptions } from './pg-channel-store.js';
 import { dbCall } from './pg-errors.js';
@@ -156,7 +156,27 @@ export class PgRunStore implements RunStore {
       return rows.map(toRun);
     });
   }
+
+  /** Oldest first; served by the partial index `compaction_runs_unfinished_idx`. */
+  unfinished(options: { readonly createdBefore: number; readonly limit: number }): Promise<CompactionRun[]> {
+    return dbCall('unfinishedRuns', async () => {
+      const rows = await this.#db
+        .select()
+        .from(compactionRuns)
+        .where(
+          and(
+            inArray(compactionRuns.status, [...UNFINISHED]),
+            lt(compactionRuns.createdAt, new Date(options.createdBefore)),
+          ),
+        )
+        .orderBy(asc(compactionRuns.createdAt), asc(compactionRuns.id))
+        .limit(Math.max(0, options.limit));
+      return rows.map(toRun);
+    });
+  }
 }
+
+const UNFINISHED = ['queued', 'running'] as const satisfies readonly RunStatus[];
 
 function toRun(row: RunRow): CompactionRun {
   const { id: _id, startedAt: _started, createdAt, finishedAt, ...fields } = row;

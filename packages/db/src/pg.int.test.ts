@@ -50,6 +50,7 @@ describe('postgres: migrations', () => {
       const def = (name: string) => indexes.find((i) => i.indexname === name)?.indexdef ?? '';
       expect(def('context_spans_active_idx')).toMatch(/UNIQUE INDEX .* WHERE active/);
       expect(def('memories_search_idx')).toMatch(/USING gin \(search\)/);
+      expect(def('compaction_runs_unfinished_idx')).toMatch(/WHERE .*status.*queued.*running/);
       // A second run finds nothing to do.
       await migrate(fresh.database);
       const applied = rowsOf<{ n: number }>(

@@ -169,5 +169,9 @@ export const compactionRuns = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },
-  (t) => [index('compaction_runs_channel_created_idx').on(t.channelKey, t.createdAt.desc())],
+  (t) => [
+    index('compaction_runs_channel_created_idx').on(t.channelKey, t.createdAt.desc()),
+    // The reconciler's scan: the few unfinished runs among every run ever made.
+    index('compaction_runs_unfinished_idx').on(t.createdAt).where(sql`${t.status} in ('queued', 'running')`),
+  ],
 );

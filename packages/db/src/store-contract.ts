@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   type ChannelStore,
+  type CompactionRun,
   type ContextView,
   type MemoryStore,
   type NewMemory,
@@ -783,6 +784,29 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
         expect(await stores.runs.get('missing')).toBeUndefined();
         await stores.runs.finish('missing', { status: 'failed' });
         expect(await stores.runs.get('missing')).toBeUndefined();
+      });
+
+      it('lists unfinished runs across channels, oldest first, created before a time', async () => {
+        const ids = ['queued', 'running', 'done', 'other'].map((s) => `${key}:unfinished-${s}`);
+        const [queued = '', running = '', done = '', other = ''] = ids;
+        await stores.runs.create(range(queued));
+        await stores.runs.create(range(running));
+        await stores.runs.start(running);
+        await stores.runs.create(range(done));
+        await stores.runs.finish(done, { status: 'completed' });
+        await stores.runs.create({ ...range(other), channelKey: `${key}:other` });
+        const ours = (runs: readonly CompactionRun[]) =>
+          runs.map((r) => r.jobId).filter((id) => ids.includes(id));
+
+        const later = Date.now() + 60_000;
+        expect(ours(await stores.runs.unfinished({ createdBefore: later, limit: 10_000 }))).toEqual([
+          queued,
+          running,
+          other,
+        ]);
+        const created = (await stores.runs.get(queued))?.createdAt ?? 0;
+        expect(ours(await stores.runs.unfinished({ createdBefore: created, limit: 10_000 }))).toEqual([]);
+        expect(await stores.runs.unfinished({ createdBefore: later, limit: 0 })).toEqual([]);
       });
     });
   });

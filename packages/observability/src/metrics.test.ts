@@ -105,6 +105,15 @@ const STREAM: readonly CompactionLogEvent[] = [
     jobId: 'discord%3AG9%3AC42-g4-1-180',
     reason: 'generation_changed',
   },
+  // A run whose job Redis lost, enqueued again by the reconciler.
+  {
+    event: 'compaction.reconciled',
+    channel: SLACK,
+    tier: 'background',
+    jobId: 'slack%3AT1%3AC1-g9-1-40',
+    action: 'requeued',
+    reason: 'job_missing',
+  },
 ];
 
 const CALLS: readonly LlmCall[] = [
@@ -172,7 +181,7 @@ describe('createMetrics', () => {
     expect(passes('aggressive', 'failed')).toBe(1);
     expect(passes('aggressive', 'completed')).toBe(1);
     expect(passes('emergency', 'emergency')).toBe(1);
-    // triggered, enqueued and started are steps, not outcomes.
+    // triggered, enqueued, started and reconciled are steps, not outcomes.
     const total = samples(text, 'ebb_compaction_passes_total').reduce((n, s) => n + s.value, 0);
     expect(total).toBe(6);
 
@@ -181,6 +190,7 @@ describe('createMetrics', () => {
     expect(value(text, 'ebb_compaction_tokens_saved_total', { tier: 'emergency' })).toBe(45_000);
     expect(value(text, 'ebb_emergency_truncations_total')).toBe(1);
     expect(value(text, 'ebb_compaction_fallbacks_total')).toBe(1);
+    expect(value(text, 'ebb_compaction_reconciled_total', { action: 'requeued' })).toBe(1);
   });
 
   it('times completed passes only, per tier', async () => {
@@ -231,6 +241,7 @@ describe('createMetrics', () => {
     }
     const labelNames = new Set(parseExposition(text).flatMap((s) => Object.keys(s.labels)));
     expect([...labelNames].sort()).toEqual([
+      'action',
       'answered',
       'code',
       'direction',
@@ -353,6 +364,7 @@ describe('passOutcome', () => {
     expect(passOutcome('compaction.triggered')).toBeUndefined();
     expect(passOutcome('compaction.enqueued')).toBeUndefined();
     expect(passOutcome('compaction.started')).toBeUndefined();
+    expect(passOutcome('compaction.reconciled')).toBeUndefined();
     expect(passOutcome('compaction.emergency')).toBe('emergency');
     expect(passOutcome('compaction.skipped')).toBe('skipped');
   });

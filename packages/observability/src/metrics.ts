@@ -94,6 +94,7 @@ export function passOutcome(event: CompactionEventName): PassOutcome | undefined
     case 'compaction.triggered':
     case 'compaction.enqueued':
     case 'compaction.started':
+    case 'compaction.reconciled':
       return undefined;
   }
 }
@@ -129,6 +130,12 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   const emergencies = new Counter({
     name: 'ebb_emergency_truncations_total',
     help: 'Emergency truncations: context set aside at once, before a summary exists.',
+    registers,
+  });
+  const reconciled = new Counter({
+    name: 'ebb_compaction_reconciled_total',
+    help: 'Stuck runs the reconciler settled, by action (requeued: its job was gone; failed, stale: marked with a reason).',
+    labelNames: ['action'] as const,
     registers,
   });
   const fallbacks = new Counter({
@@ -238,6 +245,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     contentType: registry.contentType,
 
     onCompactionEvent(event) {
+      if (event.event === 'compaction.reconciled' && event.action !== undefined)
+        reconciled.inc({ action: event.action });
       const outcome = passOutcome(event.event);
       if (outcome === undefined) return;
       const { tier } = event;

@@ -27,6 +27,7 @@ compactionQueueContract('BullmqCompactionQueue', async (processor, { attempts })
     queue,
     other,
     events: worker,
+    keepsFinishedJobs: true,
     close: async () => {
       await worker.close({ timeoutMs: 5_000 });
       await Promise.all([queue.close(), other.close()]);

@@ -26,6 +26,7 @@ import {
   type CompactionQueue,
   type EnqueueOptions,
   type EnqueueOutcome,
+  type JobState,
   MAX_PASSES_IN_FLIGHT,
   type PassInFlight,
 } from '@ebb/core';
@@ -107,6 +108,13 @@ export class BullmqCompactionQueue implements CompactionQueue {
   async inFlight(channelKey: string): Promise<readonly PassInFlight[]> {
     assertRedisReady(this.#redis, `check the compaction queue of ${channelKey}`);
     return (await this.#slots(channelKey)).flatMap((s) => (s.pass ? [s.pass] : [])).sort(byRange);
+  }
+
+  async jobState(jobId: string): Promise<JobState> {
+    assertRedisReady(this.#redis, `read the state of compaction job ${jobId}`);
+    const state = await this.#queue.getJobState(jobId);
+    if (state === 'active' || state === 'completed' || state === 'failed') return state;
+    return PENDING.has(state) ? 'pending' : 'missing';
   }
 
   /** Closes the BullMQ queue; the connection stays open (it is the caller's). */

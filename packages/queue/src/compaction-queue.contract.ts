@@ -21,6 +21,8 @@ export interface QueueHarness {
   /** A second producer on the same queue (another bot), when the driver has such a thing. */
   readonly other: CompactionQueue;
   readonly events: EventEmitter<CompactionEvents>;
+  /** Whether the driver remembers finished jobs (BullMQ keeps them a while; the in-process queue forgets them). */
+  readonly keepsFinishedJobs: boolean;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,27 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
         attempt: 1,
       });
       await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]), WAIT);
+    });
+
+    it('tells where a job stands: pending, active, then finished (or forgotten); an unknown id is missing', async () => {
+      const h = await start(1);
+      expect(await h.queue.jobState('no-such-job')).toBe('missing');
+      const release = await block(h);
+      const ok = await h.queue.enqueue(job('slack:T1:C1', 'background'));
+      recorder.failWith('slack:T1:C2', new EbbError('nope', { code: 'x', retryable: false }));
+      const bad = await h.queue.enqueue(job('slack:T1:C2', 'background'));
+      expect(await h.queue.jobState(ok.jobId)).toBe('pending');
+      const blocker = (await h.queue.inFlight('test:blocker'))[0]?.jobId ?? '';
+      expect(await h.queue.jobState(blocker)).toBe('active');
+      release();
+      await settle(h);
+      expect(recorder.of('slack:T1:C2')).toHaveLength(1);
+      const finished = (state: 'completed' | 'failed') => (h.keepsFinishedJobs ? state : 'missing');
+      await vi.waitFor(
+        async () => expect(await h.queue.jobState(ok.jobId)).toBe(finished('completed')),
+        WAIT,
+      );
+      await vi.waitFor(async () => expect(await h.queue.jobState(bad.jobId)).toBe(finished('failed')), WAIT);
     });
 
     it('keeps one job per channel: a second trigger of the same tier is deduplicated', async () => {

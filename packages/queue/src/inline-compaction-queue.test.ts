@@ -9,7 +9,7 @@ compactionQueueContract('InlineCompactionQueue', async (processor, { attempts })
   const sleep = (ms: number, signal: AbortSignal) =>
     ms >= 10_000 ? sleepFor(ms, undefined, { signal }) : Promise.resolve();
   const queue = new InlineCompactionQueue({ processor, jobOptions: { attempts }, sleep });
-  return { queue, other: queue, events: queue, close: () => queue.close() };
+  return { queue, other: queue, events: queue, keepsFinishedJobs: false, close: () => queue.close() };
 });
 
 const job = { channelKey: 'web:1', tier: 'background', fromSeq: 1, toSeq: 5, generation: 0 } as const;

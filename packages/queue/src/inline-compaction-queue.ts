@@ -12,8 +12,9 @@
  *   BullMQ's exponential backoff until `attempts` run out; a `PassDeferredError` (a follow-up waiting
  *   for the pass ahead of it) runs again after its `retryAfterMs` without spending an attempt. A bad
  *   payload is rejected by `enqueue`.
- * - Nothing survives a restart; the channel's monitor triggers again when it is still over a
- *   threshold. `close()` drops jobs that have not started and waits for running ones; call
+ * - Nothing survives a restart: a pass whose run was left `queued` or `running` is enqueued again
+ *   by the reconciler (`jobState` says `missing`), and the channel's monitor triggers again when it
+ *   is still over a threshold. `close()` drops jobs that have not started and waits for running ones; call
  *   `drain()` first to finish everything.
  */
 import { EventEmitter } from 'node:events';
@@ -25,6 +26,7 @@ import {
   EbbError,
   type EnqueueOptions,
   type EnqueueOutcome,
+  type JobState,
   PassDeferredError,
   type PassInFlight,
   tierRank,
@@ -122,6 +124,15 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
 
   async inFlight(channelKey: string): Promise<readonly PassInFlight[]> {
     return (this.#byChannel.get(channelKey) ?? []).map(passInFlight).sort((a, b) => a.fromSeq - b.fromSeq);
+  }
+
+  /** A finished job is forgotten: `missing`, like a job that never was. */
+  async jobState(jobId: string): Promise<JobState> {
+    for (const entries of this.#byChannel.values()) {
+      const entry = entries.find((e) => e.jobId === jobId);
+      if (entry) return entry.state === 'active' ? 'active' : 'pending';
+    }
+    return 'missing';
   }
 
   /** Resolves when no job waits, backs off or runs. */

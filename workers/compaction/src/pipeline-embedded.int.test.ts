@@ -1,5 +1,6 @@
 /** The same pipeline flows in embedded mode: PGlite in memory and the in-process queue, no Redis. */
 import { createDb, migrate } from '@ebb/db';
+import { createLogger } from '@ebb/logger';
 import { describePipelineFlows } from '../test/pipeline-flows.js';
 import { createEmbeddedPipeline } from './embedded-pipeline.js';
 
@@ -12,6 +13,7 @@ describePipelineFlows(
       config: () => config,
       env: { OPENAI_API_KEY: 'test-key' },
       database,
+      logger: createLogger({ level: 'silent' }),
       retry,
       llmTimeoutMs,
       sleep: async () => {},

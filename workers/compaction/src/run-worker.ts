@@ -4,14 +4,22 @@
  * piece is built from options here and closed in reverse order by `close()`.
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
-import type { CompactionLogEvent, Summarizer } from '@ebb/core';
+import type { CompactionLogEvent, ReconcilePolicy, Summarizer } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
-import { type BullmqCompactionWorker, RedisContextNotifier, startCompactionWorker } from '@ebb/queue';
+import {
+  BullmqCompactionQueue,
+  type BullmqCompactionWorker,
+  createRedis,
+  RedisContextNotifier,
+  startCompactionWorker,
+  waitForReady,
+} from '@ebb/queue';
 import { recordFailure } from './compaction-processor.js';
 import { createPostgresPipeline } from './postgres-pipeline.js';
+import { startReconciler } from './reconciler.js';
 
 export interface RunWorkerOptions {
   /** Read for every pass, so a reloaded config applies to the next one. */
@@ -29,6 +37,8 @@ export interface RunWorkerOptions {
   readonly retry?: RetryOptions;
   /** Counts passes and LLM calls (the worker's /metrics, or the bot's in `ebb dev`). */
   readonly metrics?: EbbMetrics;
+  /** The stuck-run reconciler's timing (tests shorten it). */
+  readonly reconcile?: { readonly policy?: ReconcilePolicy; readonly intervalMs?: number };
 }
 
 export interface RunningWorker {
@@ -41,15 +51,16 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   const { database, logger } = options;
   const prefix = options.redisPrefix === undefined ? {} : { prefix: options.redisPrefix };
   const notifier = RedisContextNotifier.connect(options.redisUrl, { ...prefix, logger });
+  const onEvent = (e: CompactionLogEvent) => {
+    logCompactionEvent(logger, e);
+    options.metrics?.onCompactionEvent(e);
+  };
   const { runs, processor } = createPostgresPipeline({
     config: options.config,
     env: options.env,
     database,
     notifier,
-    onEvent: (e) => {
-      logCompactionEvent(logger, e);
-      options.metrics?.onCompactionEvent(e);
-    },
+    onEvent,
     ...(options.metrics === undefined
       ? {}
       : {
@@ -79,13 +90,29 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   );
   await worker.waitUntilReady();
   logger.info({ concurrency: options.concurrency ?? 2, database: database.kind }, 'compaction worker ready');
+  // Runs left queued or running by a lost job (see reconciler.ts), at start and every minute.
+  const producer = createRedis(options.redisUrl, { role: 'producer', logger });
+  // Not ready yet: the first round fails, says so, and the next one runs a minute later.
+  await waitForReady(producer).catch(() => {});
+  const queue = new BullmqCompactionQueue({ connection: producer, ...prefix, logger });
+  const reconciler = startReconciler({
+    runs,
+    queue,
+    onEvent,
+    logger,
+    ...(options.reconcile?.policy === undefined ? {} : { policy: options.reconcile.policy }),
+    ...(options.reconcile?.intervalMs === undefined ? {} : { intervalMs: options.reconcile.intervalMs }),
+  });
 
   return {
     worker,
     async close(timeoutMs = 30_000) {
+      await reconciler.stop();
       const outcome = await worker.close({ timeoutMs });
       if (outcome === 'timed_out')
         logger.warn('compaction worker closed with jobs still running; they will be retried');
+      await queue.close();
+      await producer.quit().catch(() => producer.disconnect());
       await notifier.close();
     },
   };

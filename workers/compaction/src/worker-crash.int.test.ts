@@ -21,7 +21,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { FAST_RETRY, pipelineConfig } from '../test/pipeline-flows.js';
+import { compactorSettingsFor, FAST_RETRY, pipelineConfig } from '../test/pipeline-flows.js';
 import { runCompactionWorker } from './run-worker.js';
 
 const CHANNEL = 'discord:G1:C1';
@@ -88,12 +88,7 @@ it('a job whose worker was killed mid-pass is completed by another worker, with 
     queue,
     markerTokens: chatMessageTokens(tokenizer, TRUNCATION_MARKER),
   });
-  const settings = {
-    policy: channel.compaction,
-    contextWindow: channel.llm.contextWindow,
-    maxOutputTokens: channel.llm.maxOutputTokens,
-    reservedTokens: chatMessageTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
-  };
+  const settings = compactorSettingsFor(channel, tokenizer);
   let jobId: string | undefined;
   for (let i = 0; i < 400 && !jobId; i++) {
     const { entry, archivedTokens } = measureMessage(

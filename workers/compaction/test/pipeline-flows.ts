@@ -16,6 +16,7 @@ import {
   measureMessage,
   type RunStatus,
   type RunStore,
+  type Tokenizer,
   TRUNCATION_MARKER,
   UNCALIBRATED,
 } from '@ebb/core';
@@ -43,6 +44,19 @@ export const FAST_RETRY: RetryOptions = { attempts: 4, baseDelayMs: 5, maxDelayM
 const CHANNEL = 'slack:T1:C1';
 const OTHER = 'slack:T1:C2';
 const tokenizer = loadTokenizer('o200k_base');
+
+/** The compactor settings of a resolved channel, as the bot computes them (system prompt and recall reserved). */
+export function compactorSettingsFor(
+  channel: ResolvedChannelConfig,
+  tokenizer: Tokenizer,
+): CompactorSettings {
+  return {
+    policy: channel.compaction,
+    contextWindow: channel.llm.contextWindow,
+    maxOutputTokens: channel.llm.maxOutputTokens,
+    reservedTokens: chatMessageTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
+  };
+}
 
 export function pipelineConfig(baseUrl: string) {
   return parseConfig(

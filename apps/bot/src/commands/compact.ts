@@ -93,6 +93,7 @@ export async function compact(
             throw err;
           }),
         inFlight: (channelKey) => bullmq.inFlight(channelKey),
+        jobState: (jobId) => bullmq.jobState(jobId),
         close: () => bullmq.close(),
       };
       const compactor = new ChannelCompactor({

@@ -1,0 +1,1 @@
+CREATE INDEX "compaction_runs_unfinished_idx" ON "compaction_runs" USING btree ("created_at") WHERE "compaction_runs"."status" in ('queued', 'running');
