@@ -161,6 +161,17 @@ describe('Bot turns', () => {
     expect((await channels.loadContext(KEY)).raw.at(-1)).toMatchObject({ role: 'assistant' });
   });
 
+  it('tells a sender that reports failures (the web API) that the model failed, without an apology as the reply', async () => {
+    model.reply = async () => {
+      throw new LlmError('upstream down', { code: 'llm_server', retryable: true });
+    };
+    const result = await handlers.onMessage(inbound({ mentionsBot: true, reportsFailure: true }));
+    expect(result).toEqual({ reply: null, archived: 'stored', failedAfterStore: true });
+    expect(platform.sent).toEqual([]);
+    const raw = (await channels.loadContext(KEY)).raw;
+    expect(raw.map((m) => m.role)).toEqual(['user']);
+  });
+
   it('stops in the order that loses nothing: intake paused, turns in hand answered, then disconnected', async () => {
     let release = () => {};
     let asked = () => {};

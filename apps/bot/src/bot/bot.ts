@@ -186,6 +186,7 @@ export class Bot {
       const answer =
         !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
       let reply: string | null = null;
+      let modelFailed = false;
       if (answer) {
         // A message that pushed the context past the emergency threshold is cut before the model
         // sees it, rather than sending a prompt the provider would refuse.
@@ -193,34 +194,38 @@ export class Bot {
         const usage = this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
         if (usage >= settings.compaction.emergencyThreshold)
           await this.#monitor(key, state, settings, tokenizer);
-        let text: string;
+        let text: string | undefined;
         try {
           text = await this.#reply(key, state, tokenizer, settings, message.text);
         } catch (err) {
-          // The model failed for good (retries done): say so, and keep the turn going.
+          // The model failed for good (retries done): say so, and keep the turn going. A sender
+          // told of failures (the web API) gets that in the answer's code, not as a reply.
           log.error({ err, channel: key }, 'model call failed');
-          text = MODEL_APOLOGY;
+          if (message.reportsFailure) modelFailed = true;
+          else text = MODEL_APOLOGY;
         }
-        reply = text;
-        const sent = await this.#adapter(message.platform).send(key, text);
-        // The reply is posted: from here on, a failure must not add an apology after it. The
-        // archive append is retried once; if the store is still down the reply stays unarchived
-        // (logged), and the cache is dropped so the next turn reloads.
-        const assistant = {
-          role: 'assistant' as const,
-          author: this.#botName,
-          text,
-          ts: new Date().toISOString(),
-          platformMessageId: sent.platformMessageId,
-        };
-        const archived = await this.#append(key, state, tokenizer, settings, assistant).catch(() =>
-          this.#append(key, state, tokenizer, settings, assistant).catch((err: unknown) => {
-            log.error({ err, channel: key }, 'posted a reply but could not archive it');
-            this.#states.delete(key);
-            return null;
-          }),
-        );
-        if (archived === null) return { reply, archived: 'stored', failedAfterStore: true };
+        if (text !== undefined) {
+          reply = text;
+          const sent = await this.#adapter(message.platform).send(key, text);
+          // The reply is posted: from here on, a failure must not add an apology after it. The
+          // archive append is retried once; if the store is still down the reply stays unarchived
+          // (logged), and the cache is dropped so the next turn reloads.
+          const assistant = {
+            role: 'assistant' as const,
+            author: this.#botName,
+            text,
+            ts: new Date().toISOString(),
+            platformMessageId: sent.platformMessageId,
+          };
+          const archived = await this.#append(key, state, tokenizer, settings, assistant).catch(() =>
+            this.#append(key, state, tokenizer, settings, assistant).catch((err: unknown) => {
+              log.error({ err, channel: key }, 'posted a reply but could not archive it');
+              this.#states.delete(key);
+              return null;
+            }),
+          );
+          if (archived === null) return { reply, archived: 'stored', failedAfterStore: true };
+        }
       }
       const usage = await this.#monitor(key, state, settings, tokenizer);
       this.#options.onTurn?.({
@@ -229,7 +234,7 @@ export class Bot {
         usage,
         durationMs: performance.now() - started,
       });
-      return { reply, archived: 'stored' };
+      return { reply, archived: 'stored', ...(modelFailed ? { failedAfterStore: true } : {}) };
     } catch (err) {
       // Postgres down (or any failure): never a crash; the next turn reloads. A sender that is told
       // of the failure (the web API) sends the message again; a chat gets a short apology.
