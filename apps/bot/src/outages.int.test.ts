@@ -7,15 +7,14 @@
  */
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
-import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { createRedis, waitForReady } from '@ebb/queue';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
+import type { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { smallWindowConfig } from '../test/small-window.js';
+import { smallWindowConfig, startAckingModel } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const config = (baseUrl: string) => smallWindowConfig(baseUrl, ['[web.bot]', 'respond_to = "all"']);
@@ -25,14 +24,7 @@ let ebb: RunningEbb | undefined;
 const closers: (() => Promise<unknown>)[] = [];
 
 beforeEach(async () => {
-  const tokenizer = await loadTokenizer('o200k_base');
-  fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
-  let n = 0;
-  fake.reply((req) =>
-    (req.body as { response_format?: unknown }).response_format
-      ? { json: { summary: 'Earlier: status updates.', memories: [] } }
-      : { content: `ack ${++n}` },
-  );
+  fake = await startAckingModel();
 });
 
 afterEach(async () => {

@@ -64,6 +64,7 @@ export interface StartOptions {
   readonly webPort?: number;
   /** Tests: a database already opened and migrated. */
   readonly database?: Database;
+  /** The LLM retry policy of replies and passes (default: each one's own); tests shorten it. */
   readonly llmRetry?: RetryOptions;
   /** Node process metrics in /metrics (off in tests that start several instances). */
   readonly processMetrics?: boolean;
@@ -179,6 +180,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           redisPrefix: env.EBB_REDIS_PREFIX,
           logger,
           metrics,
+          ...(options.llmRetry === undefined ? {} : { retry: options.llmRetry }),
         });
         const running = worker;
         // Lets the jobs in hand finish, or hands them back after 10 s.
@@ -198,6 +200,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         onEvent,
         logger,
         wrapSummarizer: (s) => meteredSummarizer(s, metrics.onLlmCalls),
+        ...(options.llmRetry === undefined ? {} : { retry: options.llmRetry }),
       });
       onClose(() => pipeline.close());
       queue = pipeline.queue;

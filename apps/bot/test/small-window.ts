@@ -3,6 +3,8 @@
  * through every compaction tier, and the fake OpenAI server as the model.
  */
 import { parseConfig } from '@ebb/config';
+import { loadTokenizer } from '@ebb/llm';
+import { FakeOpenAiServer } from '@ebb/testing/openai';
 
 export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []) {
   return parseConfig(
@@ -30,4 +32,20 @@ export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []
  */
 export function longPaste(i: number): string {
   return `paste ${i}: ${'ERROR upstream reset request_id=12345 attempt=3 '.repeat(200)}`;
+}
+
+/**
+ * The fake model for `smallWindowConfig`: a 4,000-token window counted with the real tokenizer,
+ * replies `ack 1`, `ack 2`, … and a one-line summary with no memories for every pass.
+ */
+export async function startAckingModel(): Promise<FakeOpenAiServer> {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
+  let n = 0;
+  fake.reply((req) =>
+    (req.body as { response_format?: unknown }).response_format
+      ? { json: { summary: 'Earlier: status updates.', memories: [] } }
+      : { content: `ack ${++n}` },
+  );
+  return fake;
 }

@@ -233,6 +233,8 @@ export interface LlmCall {
   readonly attempts: number;
   /** The mapped error code of the last failed try, when the call failed for good. */
   readonly error?: string;
+  /** The error code of every failed try, retried or not, oldest first (429s and 5xx a retry hid included). */
+  readonly failedTries?: readonly string[];
 }
 
 export interface SummarizeInput {
@@ -247,6 +249,13 @@ export interface SummarizeInput {
   readonly maxTokens: number;
   /** What the summary should dwell on (`/compact focus`). */
   readonly focus?: string;
+  /**
+   * The channel can wait for a better summary: when the provider fails in a way that can pass (a
+   * rate limit, an outage), give up (`SummarizerGaveUpError`) so the job is retried later, instead
+   * of writing the extractive fallback now. False (the default) when the pass must land: a higher
+   * tier, or the job's last attempt.
+   */
+  readonly canWait?: boolean;
 }
 
 /** A memory as extracted from a range, before the pipeline gives it scope and channel. */

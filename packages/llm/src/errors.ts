@@ -35,6 +35,24 @@ export const LLM_ERROR_CODES = [
 ] as const;
 export type LlmErrorCode = (typeof LLM_ERROR_CODES)[number];
 
+/**
+ * The provider refuses us until an operator acts (a rejected key, no credit): never hidden behind
+ * an extractive fallback; the pass fails, loudly.
+ */
+export const LLM_REFUSALS: ReadonlySet<LlmErrorCode> = new Set(['llm_auth', 'llm_quota_exceeded']);
+
+/**
+ * The provider is busy or away for now (a rate limit, an outage, a timeout): worth waiting for
+ * when the work can wait. Not a model that answers garbage (`llm_malformed_output`): that rarely
+ * mends later, so such a pass lands on the fallback at once.
+ */
+export const LLM_UNAVAILABLE: ReadonlySet<LlmErrorCode> = new Set([
+  'llm_rate_limited',
+  'llm_server',
+  'llm_connection',
+  'llm_timeout',
+]);
+
 export interface LlmErrorOptions {
   readonly code: LlmErrorCode;
   readonly retryable: boolean;

@@ -1,4 +1,4 @@
-import type { StoredMessage, SummarizeInput, Tokenizer } from '@ebb/core';
+import { type StoredMessage, type SummarizeInput, SummarizerGaveUpError, type Tokenizer } from '@ebb/core';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import OpenAI from 'openai';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -304,19 +304,83 @@ describe('OpenAiSummarizer, retries', () => {
     expect(delays[0]).toBe(50);
   });
 
-  it('does not retry a 401 and falls back to the extractive summary', async () => {
+  it('does not retry a 401 nor hide it behind a fallback: it gives up with llm_auth and its calls', async () => {
     const s = await summarizer();
     server.fail({ kind: 'invalid_api_key' }, { when: () => true });
 
-    const out = await s.summarize(input());
+    const error = await s.summarize(input()).catch((e: unknown) => e);
 
     expect(server.requests).toHaveLength(1);
     expect(delays).toEqual([]);
-    expect(out).toMatchObject({ fallback: true, model: 'extractive', memories: [] });
-    expect(out.calls).toEqual([
-      expect.objectContaining({ purpose: 'summary', attempts: 1, error: 'llm_auth' }),
+    expect(error).toBeInstanceOf(SummarizerGaveUpError);
+    expect(error).toMatchObject({ code: 'llm_auth', retryable: false });
+    expect((error as SummarizerGaveUpError).calls).toEqual([
+      expect.objectContaining({
+        purpose: 'summary',
+        attempts: 1,
+        error: 'llm_auth',
+        failedTries: ['llm_auth'],
+      }),
     ]);
-    expect(out.text).toContain('Participants: ana (2), ben (2)');
+  });
+
+  it('gives up on an exhausted quota the same way, even when the pass must land', async () => {
+    const s = await summarizer();
+    server.fail({ kind: 'insufficient_quota' }, { when: () => true });
+
+    await expect(s.summarize(input({ canWait: false }))).rejects.toMatchObject({
+      name: 'SummarizerGaveUpError',
+      code: 'llm_quota_exceeded',
+    });
+  });
+
+  it('gives up on a 429 storm when the channel can wait, with the Retry-After for the queue', async () => {
+    const s = await summarizer({ retry: { ...RETRY, attempts: 2 } });
+    server.fail({ kind: 'rate_limit', retryAfterSeconds: 7 }, { when: () => true });
+
+    const error = await s.summarize(input({ canWait: true })).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(SummarizerGaveUpError);
+    expect(error).toMatchObject({ code: 'llm_rate_limited', retryable: true, retryAfterMs: 7_000 });
+    expect((error as SummarizerGaveUpError).calls[0]).toMatchObject({
+      error: 'llm_rate_limited',
+      failedTries: ['llm_rate_limited', 'llm_rate_limited'],
+    });
+  });
+
+  it('falls back on the same storm when the pass must land, and records every failed try', async () => {
+    const s = await summarizer({ retry: { ...RETRY, attempts: 2 } });
+    server.fail({ kind: 'rate_limit', retryAfterSeconds: 1 }, { when: () => true });
+
+    const out = await s.summarize(input({ canWait: false }));
+
+    expect(out).toMatchObject({ fallback: true, model: 'extractive' });
+    expect(out.calls[0]).toMatchObject({
+      error: 'llm_rate_limited',
+      failedTries: ['llm_rate_limited', 'llm_rate_limited'],
+    });
+  });
+
+  it('does not wait for a model that keeps answering garbage, even when the channel could', async () => {
+    const s = await summarizer();
+    server.fail({ kind: 'malformed_content' }, { when: () => true });
+
+    const out = await s.summarize(input({ canWait: true }));
+
+    expect(out).toMatchObject({ fallback: true, model: 'extractive' });
+    expect(out.calls[0]).toMatchObject({ error: 'llm_malformed_output' });
+  });
+
+  it('records the 5xx a retry hid', async () => {
+    const s = await summarizer();
+    server.fail({ kind: 'server_error', status: 502 }, { times: 1 });
+    server.enqueue({ json: GOOD_REPLY });
+
+    const out = await s.summarize(input({ canWait: true }));
+
+    expect(out.fallback).toBe(false);
+    expect(out.calls[0]).toMatchObject({ attempts: 2, failedTries: ['llm_server'] });
+    expect(out.calls[0]?.error).toBeUndefined();
   });
 
   it('falls back to an extractive summary within budget when the LLM keeps failing', async () => {

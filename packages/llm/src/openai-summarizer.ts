@@ -4,8 +4,16 @@
  * strict schema. A larger input is split on message boundaries (never inside a tool call and its
  * results) into parts that fit; each part is summarized, then one more call (purpose `merge`) folds
  * the earlier summaries and the partial summaries into one. A provider "context length exceeded"
- * splits finer. When the LLM keeps failing, the fallback (extractive) summarizer writes the summary
- * so the pass still shrinks the context.
+ * splits finer.
+ *
+ * When the LLM keeps failing:
+ * - a refusal (a rejected key, no credit: `LLM_REFUSALS`) is thrown as `SummarizerGaveUpError`,
+ *   never hidden behind a fallback: the pass fails and the operator sees it;
+ * - the provider being busy or away (`LLM_UNAVAILABLE`: rate limit, 5xx, connection, timeout) is
+ *   thrown the same way when the channel can wait (`input.canWait`): the job is retried later,
+ *   after the provider's Retry-After; a model that answers garbage is not waited for;
+ * - otherwise the fallback (extractive) summarizer writes the summary so the pass still shrinks the
+ *   context, and the output says `fallback: true` with the failed call's error code.
  */
 import {
   clipToTokens,
@@ -14,13 +22,14 @@ import {
   MESSAGE_OVERHEAD_TOKENS,
   type SummarizeInput,
   type Summarizer,
+  SummarizerGaveUpError,
   type SummaryOutput,
   type Tokenizer,
 } from '@ebb/core';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { readContent, readUsage } from './completion.js';
-import { isLlmError, LlmError, toLlmError } from './errors.js';
+import { isLlmError, LLM_REFUSALS, LLM_UNAVAILABLE, LlmError, toLlmError } from './errors.js';
 import { type RetryOptions, withRetries } from './retry.js';
 import {
   MAX_MEMORIES_PER_CALL,
@@ -99,8 +108,14 @@ export class OpenAiSummarizer implements Summarizer {
         model: this.#options.model,
         calls: pass.calls,
       };
-    } catch (error) {
-      if (signal?.aborted) throw toLlmError(error);
+    } catch (caught) {
+      if (signal?.aborted) throw toLlmError(caught);
+      if (
+        caught instanceof LlmError &&
+        (LLM_REFUSALS.has(caught.code) || (input.canWait && LLM_UNAVAILABLE.has(caught.code)))
+      ) {
+        throw new SummarizerGaveUpError(caught, pass.calls);
+      }
       const out = await this.#options.fallback.summarize(input, signal);
       return {
         text: out.text,
@@ -389,6 +404,7 @@ class SummaryPass {
       durationMs: Math.max(0, clock() - started),
       attempts: result.attempts,
       ...(result.ok ? {} : { error: result.error.code }),
+      ...(result.failures.length === 0 ? {} : { failedTries: result.failures }),
     });
     if (!result.ok) throw result.error;
     this.memories.push(...result.value.memories);

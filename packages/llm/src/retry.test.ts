@@ -35,11 +35,17 @@ function options(overrides = {}) {
 }
 
 describe('withRetries', () => {
-  it('returns the value and the tries it took', async () => {
+  it('returns the value, the tries it took and the code of each failed one', async () => {
     const { fn } = script(failing('llm_server', true));
     const { options: o, delays } = options();
 
-    expect(await withRetries(fn, o)).toEqual({ ok: true, value: 'ok', attempts: 2, delaysMs: delays });
+    expect(await withRetries(fn, o)).toEqual({
+      ok: true,
+      value: 'ok',
+      attempts: 2,
+      delaysMs: delays,
+      failures: ['llm_server'],
+    });
     expect(delays).toHaveLength(1);
   });
 

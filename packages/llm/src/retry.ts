@@ -39,15 +39,19 @@ export const DEFAULT_RETRY = {
   random: Math.random,
 } as const satisfies Required<RetryOptions>;
 
-export type RetryResult<T> =
-  | { readonly ok: true; readonly value: T; readonly attempts: number; readonly delaysMs: readonly number[] }
+export type RetryResult<T> = (
+  | { readonly ok: true; readonly value: T }
   | {
       readonly ok: false;
       /** The mapped error of the last try. */
       readonly error: LlmError;
-      readonly attempts: number;
-      readonly delaysMs: readonly number[];
-    };
+    }
+) & {
+  readonly attempts: number;
+  readonly delaysMs: readonly number[];
+  /** The code of each failed try, oldest first. */
+  readonly failures: readonly LlmErrorCode[];
+};
 
 /**
  * Runs `fn` until it succeeds, fails with an error that is not retryable, or runs out of tries.
@@ -64,24 +68,27 @@ export async function withRetries<T>(
   const maxAttemptsByCode: RetryOptions['maxAttemptsByCode'] =
     options.maxAttemptsByCode ?? DEFAULT_RETRY.maxAttemptsByCode;
   const delaysMs: number[] = [];
+  const failures: LlmErrorCode[] = [];
   const triesByCode = new Map<LlmErrorCode, number>();
   for (let attempt = 1; ; attempt++) {
     try {
       const value = await fn(attempt);
-      return { ok: true, value, attempts: attempt, delaysMs };
+      return { ok: true, value, attempts: attempt, delaysMs, failures };
     } catch (thrown) {
       const error = signal?.aborted ? aborted(signal.reason) : toLlmError(thrown);
+      failures.push(error.code);
       const tries = (triesByCode.get(error.code) ?? 0) + 1;
       triesByCode.set(error.code, tries);
       const limit = Math.min(options.attempts, maxAttemptsByCode[error.code] ?? options.attempts);
       const tooLong = (error.retryAfterMs ?? 0) > maxRetryAfterMs;
       if (!error.retryable || tries >= limit || attempt >= options.attempts || tooLong) {
-        return { ok: false, error, attempts: attempt, delaysMs };
+        return { ok: false, error, attempts: attempt, delaysMs, failures };
       }
       const wait = retryDelayMs(attempt, error, options, random);
       delaysMs.push(wait);
       await sleepFor(wait, signal);
-      if (signal?.aborted) return { ok: false, error: aborted(signal.reason), attempts: attempt, delaysMs };
+      if (signal?.aborted)
+        return { ok: false, error: aborted(signal.reason), attempts: attempt, delaysMs, failures };
     }
   }
 }

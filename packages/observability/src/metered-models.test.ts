@@ -1,4 +1,4 @@
-import { type ChatModel, EbbError, type LlmCall, type SummaryOutput } from '@ebb/core';
+import { type ChatModel, EbbError, type LlmCall, SummarizerGaveUpError, type SummaryOutput } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
 import { meteredChatModel, meteredSummarizer } from './metered-models.js';
 
@@ -53,6 +53,15 @@ describe('meteredChatModel', () => {
 });
 
 describe('meteredSummarizer', () => {
+  const input = {
+    channelKey: 'web:x',
+    fromSeq: 1,
+    toSeq: 2,
+    earlierSummaries: [],
+    messages: [],
+    maxTokens: 100,
+  };
+
   it("reports the output's calls, failed ones included", async () => {
     const output: SummaryOutput = {
       text: 'summary',
@@ -73,15 +82,35 @@ describe('meteredSummarizer', () => {
     };
     const seen: (readonly LlmCall[])[] = [];
     const metered = meteredSummarizer({ summarize: async () => output }, (c) => seen.push(c));
-    const input = {
-      channelKey: 'web:x',
-      fromSeq: 1,
-      toSeq: 2,
-      earlierSummaries: [],
-      messages: [],
-      maxTokens: 100,
-    };
     expect(await metered.summarize(input)).toBe(output);
     expect(seen).toEqual([output.calls]);
+  });
+
+  it('reports the calls of a pass the summarizer gave up on, and rethrows', async () => {
+    const call: LlmCall = {
+      purpose: 'summary',
+      model: 'm',
+      inputTokens: 0,
+      outputTokens: 0,
+      durationMs: 3,
+      attempts: 2,
+      error: 'llm_rate_limited',
+      failedTries: ['llm_rate_limited', 'llm_rate_limited'],
+    };
+    const gaveUp = new SummarizerGaveUpError(
+      new EbbError('429', { code: 'llm_rate_limited', retryable: true }),
+      [call],
+    );
+    const seen: (readonly LlmCall[])[] = [];
+    const metered = meteredSummarizer(
+      {
+        summarize: async () => {
+          throw gaveUp;
+        },
+      },
+      (c) => seen.push(c),
+    );
+    await expect(metered.summarize(input)).rejects.toBe(gaveUp);
+    expect(seen).toEqual([[call]]);
   });
 });

@@ -3,21 +3,26 @@
  * callers knowing: wrap the summarizer where the worker builds it, and the chat model where the
  * bot builds it.
  */
-import type { ChatModel, LlmCall, Summarizer } from '@ebb/core';
+import { type ChatModel, type LlmCall, type Summarizer, SummarizerGaveUpError } from '@ebb/core';
 
 export type LlmCallSink = (calls: readonly LlmCall[]) => void;
 
 /**
  * Reports the calls of every summary the summarizer writes (summary and merge calls, including the
- * failed ones before a fallback). A checkpointed output reused on a retry is not summarized again,
- * so it is not counted twice.
+ * failed ones before a fallback), and of every pass it gives up on (`SummarizerGaveUpError`). A
+ * checkpointed output reused on a retry is not summarized again, so it is not counted twice.
  */
 export function meteredSummarizer(summarizer: Summarizer, onCalls: LlmCallSink): Summarizer {
   return {
     async summarize(input, signal) {
-      const output = await summarizer.summarize(input, signal);
-      onCalls(output.calls);
-      return output;
+      try {
+        const output = await summarizer.summarize(input, signal);
+        onCalls(output.calls);
+        return output;
+      } catch (err) {
+        if (err instanceof SummarizerGaveUpError) onCalls(err.calls);
+        throw err;
+      }
     },
   };
 }

@@ -148,7 +148,18 @@ const CALLS: readonly LlmCall[] = [
     outputTokens: 0,
     durationMs: 120_000,
     attempts: 4,
-    error: 'rate_limited',
+    error: 'llm_rate_limited',
+    failedTries: ['llm_server', 'llm_rate_limited', 'llm_rate_limited', 'llm_rate_limited'],
+  },
+  // A summary call whose one 502 a retry hid.
+  {
+    purpose: 'summary',
+    model: 'gpt-4o-mini',
+    inputTokens: 0,
+    outputTokens: 0,
+    durationMs: 900,
+    attempts: 2,
+    failedTries: ['llm_server'],
   },
   {
     purpose: 'reply',
@@ -208,7 +219,7 @@ describe('createMetrics', () => {
 
   it('counts LLM calls, tokens and errors by purpose', async () => {
     const text = await fedMetrics().metricsText();
-    expect(value(text, 'ebb_llm_calls_total', { purpose: 'summary', outcome: 'ok' })).toBe(2);
+    expect(value(text, 'ebb_llm_calls_total', { purpose: 'summary', outcome: 'ok' })).toBe(3);
     expect(value(text, 'ebb_llm_calls_total', { purpose: 'summary', outcome: 'error' })).toBe(1);
     expect(value(text, 'ebb_llm_calls_total', { purpose: 'merge', outcome: 'ok' })).toBe(1);
     expect(value(text, 'ebb_llm_calls_total', { purpose: 'reply', outcome: 'ok' })).toBe(1);
@@ -216,8 +227,10 @@ describe('createMetrics', () => {
     expect(value(text, 'ebb_llm_tokens_total', { purpose: 'summary', direction: 'output' })).toBe(1_750);
     expect(value(text, 'ebb_llm_tokens_total', { purpose: 'merge', direction: 'output' })).toBe(700);
     expect(value(text, 'ebb_llm_tokens_total', { purpose: 'reply', direction: 'input' })).toBe(5_000);
+    // Every failed try, the ones a retry hid included.
     expect(samples(text, 'ebb_llm_errors_total')).toEqual([
-      { name: 'ebb_llm_errors_total', labels: { purpose: 'summary', code: 'rate_limited' }, value: 1 },
+      { name: 'ebb_llm_errors_total', labels: { purpose: 'summary', code: 'llm_server' }, value: 2 },
+      { name: 'ebb_llm_errors_total', labels: { purpose: 'summary', code: 'llm_rate_limited' }, value: 3 },
     ]);
   });
 

@@ -159,7 +159,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   });
   const llmErrors = new Counter({
     name: 'ebb_llm_errors_total',
-    help: 'Model calls that failed for good, by purpose and error code.',
+    help: 'Failed tries of model calls, retried or not (a 429 storm counts every 429), by purpose and error code.',
     labelNames: ['purpose', 'code'] as const,
     registers,
   });
@@ -270,8 +270,9 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
         llmCalls.inc({ purpose, outcome: call.error === undefined ? 'ok' : 'error' });
         llmTokens.inc({ purpose, direction: 'input' }, count(call.inputTokens));
         llmTokens.inc({ purpose, direction: 'output' }, count(call.outputTokens));
-        if (call.error !== undefined)
-          llmErrors.inc({ purpose, code: ERROR_CODE.test(call.error) ? call.error : 'other' });
+        // Calls that do not report their tries (the chat model) count their final error.
+        const failed = call.failedTries ?? (call.error === undefined ? [] : [call.error]);
+        for (const code of failed) llmErrors.inc({ purpose, code: ERROR_CODE.test(code) ? code : 'other' });
       }
     },
 

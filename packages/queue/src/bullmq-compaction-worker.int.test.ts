@@ -151,29 +151,6 @@ describe('BullmqCompactionWorker', () => {
     expect(seen.map((c) => [c.jobId, c.attempt])).toEqual([[jobId, 1]]);
   });
 
-  it('waits out a provider rate limit without spending an attempt when it has a limiter', async () => {
-    const { prefix, queue } = await setup();
-    const attempts: number[] = [];
-    const w = worker(
-      prefix,
-      async (ctx) => {
-        attempts.push(ctx.attempt);
-        if (attempts.length === 1) {
-          throw Object.assign(new EbbError('429', { code: 'rate_limited', retryable: true }), {
-            retryAfterMs: 50,
-          });
-        }
-        return 'ok';
-      },
-      { limiter: { max: 1_000, duration: 1_000 } },
-    );
-    const failed = failedEvents(w);
-    const { jobId } = await queue.enqueue(job);
-    await vi.waitFor(async () => expect(await queue.bullmq.getJobState(jobId)).toBe('completed'), WAIT);
-    expect(attempts).toEqual([1, 1]);
-    expect(failed).toEqual([]);
-  });
-
   it('accepts a caller-owned connection and leaves it open', async () => {
     const { prefix, queue } = await setup();
     const connection: Redis = createRedis(redisUrl(), { role: 'worker' });

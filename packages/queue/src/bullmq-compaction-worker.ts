@@ -8,9 +8,10 @@
  * - A `PassDeferredError` (a follow-up pass finished before the pass ahead of it spliced) moves the
  *   job back to `delayed` for its `retryAfterMs` with BullMQ's `moveToDelayed` + `DelayedError`: no
  *   attempt is spent, and the checkpointed summary is reused when it runs again.
- * - A provider rate limit (`code: 'rate_limited'`, `retryAfterMs`) pauses the whole queue for that
- *   long and puts the job back without spending an attempt, when the worker has a `limiter`
- *   (BullMQ only honours manual rate limits then); without one it is an ordinary retryable error.
+ * - A provider that asked us to wait (a rate limit: `providerWaitMs`) gets the same treatment as a
+ *   deferral: the job goes back to `delayed` for that long without spending an attempt. Each job
+ *   waits for itself rather than pausing the queue, so a pass of a higher tier, which does not wait
+ *   for the provider but falls back, is never held behind it.
  *
  * Shutdown: `close()` stops fetching jobs and waits for the running ones to finish (SIGTERM). Past
  * `timeoutMs` it stops waiting: it disconnects from Redis (so nothing more is written for those jobs
@@ -33,7 +34,7 @@ import {
   type CompactionProcessor,
   describeError,
   isRetryable,
-  rateLimitDelayMs,
+  providerWaitMs,
   toError,
 } from './compaction-processor.js';
 import { type QueueLogger, silentLogger } from './queue-logger.js';
@@ -56,7 +57,7 @@ export interface CompactionWorkerOptions {
   readonly stalledInterval?: number;
   /** Stalls a job survives before it fails. */
   readonly maxStalledCount?: number;
-  /** A global rate limit of passes; also enables waiting out provider rate limits (see above). */
+  /** A global rate limit of passes (BullMQ's `limiter`). */
   readonly limiter?: { readonly max: number; readonly duration: number };
   readonly logger?: QueueLogger;
 }
@@ -100,7 +101,6 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       ...(options.limiter ? { limiter: { ...options.limiter } } : {}),
     };
     const processor = options.processor;
-    const rateLimits = options.limiter !== undefined;
     // Three parameters: BullMQ passes an AbortSignal only to processors that declare it.
     const run = async (job: Job<unknown>, token: string | undefined, signal?: AbortSignal) => {
       let payload: CompactionJobPayload;
@@ -112,19 +112,16 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       const jobId = job.id ?? '';
       this.#active.add(jobId);
       try {
+        const attempt = job.attemptsMade + 1;
         return await processor(
-          { ...payload, jobId, attempt: job.attemptsMade + 1 },
+          { ...payload, jobId, attempt, lastAttempt: attempt >= (job.opts.attempts ?? 1) },
           signal ?? new AbortController().signal,
         );
       } catch (err) {
-        if (err instanceof PassDeferredError) {
-          await job.moveToDelayed(Date.now() + err.retryAfterMs, token);
-          throw new DelayedError(err.message);
-        }
-        const wait = rateLimitDelayMs(err);
-        if (rateLimits && wait !== undefined) {
-          await this.#worker.rateLimit(wait);
-          throw Worker.RateLimitError();
+        const wait = err instanceof PassDeferredError ? err.retryAfterMs : providerWaitMs(err);
+        if (wait !== undefined) {
+          await job.moveToDelayed(Date.now() + wait, token);
+          throw new DelayedError(describeError(err));
         }
         if (!isRetryable(err)) throw unrecoverable(err);
         throw err;

@@ -2,7 +2,7 @@
  * What both job drivers (the BullMQ worker and the in-process queue) run and report: the processor
  * signature, the events a caller logs, and how a failure is classified (retry or give up).
  */
-import type { Tier } from '@ebb/core';
+import { SummarizerGaveUpError, type Tier } from '@ebb/core';
 import type { CompactionJobPayload } from './compaction-jobs.js';
 
 /** A validated payload plus where it stands in its job's life. */
@@ -10,6 +10,8 @@ export type CompactionJobContext = CompactionJobPayload & {
   readonly jobId: string;
   /** 1 on the first try; a stalled job picked up again keeps its number. */
   readonly attempt: number;
+  /** No attempt follows this one if it fails: the pass should land now, on a fallback if need be. */
+  readonly lastAttempt: boolean;
 };
 
 /**
@@ -56,15 +58,13 @@ export function isRetryable(err: unknown): boolean {
 }
 
 /**
- * The wait an error asks for when it is a provider rate limit: `code === 'rate_limited'` with a
- * positive `retryAfterMs`. The BullMQ worker then pauses the whole queue for that long instead of
- * spending an attempt (when it has a `limiter`).
+ * The wait an error asks for when the provider said how long to wait (a rate limit, through
+ * `SummarizerGaveUpError.retryAfterMs`). Both drivers then put the job back for that long without
+ * spending an attempt: the provider is busy, the pass is not failing.
  */
-export function rateLimitDelayMs(err: unknown): number | undefined {
-  if (typeof err !== 'object' || err === null) return undefined;
-  const { code, retryAfterMs } = err as { code?: unknown; retryAfterMs?: unknown };
-  if (code !== 'rate_limited' || typeof retryAfterMs !== 'number') return undefined;
-  return Number.isFinite(retryAfterMs) && retryAfterMs > 0 ? retryAfterMs : undefined;
+export function providerWaitMs(err: unknown): number | undefined {
+  if (!(err instanceof SummarizerGaveUpError) || err.retryAfterMs === undefined) return undefined;
+  return Number.isFinite(err.retryAfterMs) && err.retryAfterMs > 0 ? err.retryAfterMs : undefined;
 }
 
 export function toError(err: unknown): Error {

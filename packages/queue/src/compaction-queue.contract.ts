@@ -6,7 +6,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { CompactionJob, CompactionQueue } from '@ebb/core';
-import { EbbError, PassDeferredError } from '@ebb/core';
+import { EbbError, PassDeferredError, SummarizerGaveUpError } from '@ebb/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidCompactionPayloadError } from './compaction-jobs.js';
 import type {
@@ -125,6 +125,7 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
         focus: 'decisions',
         jobId: outcome.jobId,
         attempt: 1,
+        lastAttempt: false,
       });
       await vi.waitFor(async () => expect(await h.queue.inFlight('slack:T1:C1')).toEqual([]), WAIT);
     });
@@ -266,6 +267,41 @@ export function compactionQueueContract(name: string, make: MakeHarness): void {
       await vi.waitFor(() => expect(completed).toEqual([jobId]), WAIT);
       expect(recorder.of('slack:T1:C1').map((c) => c.attempt)).toEqual([1, 1]);
       expect(failed).toEqual([]);
+    });
+
+    it("waits out a provider's Retry-After without spending an attempt or reporting a failure", async () => {
+      const h = await start(2);
+      const failed = failures(h);
+      const completed: string[] = [];
+      h.events.on('completed', (e) => completed.push(e.jobId));
+      const rateLimited = () =>
+        new SummarizerGaveUpError(
+          Object.assign(new EbbError('429', { code: 'llm_rate_limited', retryable: true }), {
+            retryAfterMs: 30,
+          }),
+          [],
+        );
+      recorder.failWith('slack:T1:C1', rateLimited(), rateLimited(), rateLimited());
+      const { jobId } = await h.queue.enqueue(job('slack:T1:C1', 'background'));
+      await vi.waitFor(() => expect(completed).toEqual([jobId]), WAIT);
+      expect(recorder.of('slack:T1:C1').map((c) => [c.attempt, c.lastAttempt])).toEqual([
+        [1, false],
+        [1, false],
+        [1, false],
+        [1, false],
+      ]);
+      expect(failed).toEqual([]);
+    });
+
+    it('tells the processor which attempt is the last', async () => {
+      const h = await start(2);
+      recorder.failWith('slack:T1:C1', new EbbError('503', { code: 'x', retryable: true }));
+      await h.queue.enqueue(job('slack:T1:C1', 'background'));
+      await vi.waitFor(() => expect(recorder.of('slack:T1:C1')).toHaveLength(2), WAIT);
+      expect(recorder.of('slack:T1:C1').map((c) => [c.attempt, c.lastAttempt])).toEqual([
+        [1, false],
+        [2, true],
+      ]);
     });
 
     it('retries a failing job with backoff until it succeeds', async () => {

@@ -9,7 +9,8 @@
  * - `enqueue` returns at once (or after `delayMs` for a cooldown); jobs start on a later turn of the
  *   event loop, most urgent tier first, at most `concurrency` at a time.
  * - Retries like the worker: `retryable === false` ends the job, anything else is retried after
- *   BullMQ's exponential backoff until `attempts` run out; a `PassDeferredError` (a follow-up waiting
+ *   BullMQ's exponential backoff until `attempts` run out; a provider's Retry-After
+ *   (`providerWaitMs`) is waited out without spending an attempt; so is a `PassDeferredError` (a follow-up waiting
  *   for the pass ahead of it) runs again after its `retryAfterMs` without spending an attempt. A bad
  *   payload is rejected by `enqueue`.
  * - Nothing survives a restart: a pass whose run was left `queued` or `running` is enqueued again
@@ -43,6 +44,7 @@ import {
   type CompactionEvents,
   type CompactionProcessor,
   isRetryable,
+  providerWaitMs,
   toError,
 } from './compaction-processor.js';
 import { type QueueLogger, silentLogger } from './queue-logger.js';
@@ -202,15 +204,20 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
     const { payload, jobId, attempt } = entry;
     const event = { jobId, channelKey: payload.channelKey, tier: payload.tier, attempt };
     try {
-      const result = await this.#processor({ ...payload, jobId, attempt }, entry.controller.signal);
+      const lastAttempt = attempt >= this.#jobOptions.attempts;
+      const result = await this.#processor(
+        { ...payload, jobId, attempt, lastAttempt },
+        entry.controller.signal,
+      );
       this.#finish(entry);
       this.#emit('completed', { ...event, result });
     } catch (err) {
-      if (err instanceof PassDeferredError && !this.#closed && !entry.controller.signal.aborted) {
-        // Not a failure: the pass waits for the one ahead of it; the attempt is not spent.
+      const wait = err instanceof PassDeferredError ? err.retryAfterMs : providerWaitMs(err);
+      if (wait !== undefined && !this.#closed && !entry.controller.signal.aborted) {
+        // Not a failure: the pass waits for the one ahead of it, or for a busy provider; the attempt is not spent.
         entry.attempt -= 1;
         entry.state = 'delayed';
-        void this.#readyAfter(entry, err.retryAfterMs);
+        void this.#readyAfter(entry, wait);
         return;
       }
       const willRetry =

@@ -285,4 +285,67 @@ describe('compaction processor', () => {
     expect(await failing(job)).toMatchObject({ kind: 'completed' });
     expect(await runs.get('job-1')).toMatchObject({ status: 'completed', attempts: 2 });
   });
+
+  it('lets a background pass with tries left wait for the LLM; a higher tier or the last try must land', async () => {
+    const asked: Array<boolean | undefined> = [];
+    const recording: Summarizer = {
+      summarize: async (input) => {
+        asked.push(input.canWait);
+        return summarizer.summarize();
+      },
+    };
+    const run = processor(recording);
+    await run({ ...job, jobId: 'w1', lastAttempt: false });
+    await run({ ...job, jobId: 'w2', toSeq: 25, generation: 1, lastAttempt: true });
+    await run({ ...job, jobId: 'w3', toSeq: 30, generation: 2, tier: 'aggressive', lastAttempt: false });
+    await run({ ...job, jobId: 'w4', toSeq: 35, generation: 3 });
+    expect(asked).toEqual([true, false, false, false]);
+  });
+
+  it('counts passes the fallback completed because the LLM failed toward the breaker', async () => {
+    const failingLlm: Summarizer = {
+      summarize: async () => ({
+        text: 'Participants: ana, bo.',
+        memories: [],
+        fallback: true,
+        model: 'extractive',
+        calls: [
+          {
+            purpose: 'summary',
+            model: 'gpt',
+            inputTokens: 0,
+            outputTokens: 0,
+            durationMs: 1,
+            attempts: 4,
+            error: 'llm_server',
+            failedTries: ['llm_server', 'llm_server', 'llm_server', 'llm_server'],
+          },
+        ],
+      }),
+    };
+    const run = processor(failingLlm);
+    for (const [n, toSeq] of [10, 20, 30].entries()) {
+      const result = await run({ ...job, jobId: `fb${n}`, toSeq, generation: n });
+      expect(result).toMatchObject({ kind: 'completed', fallback: true });
+      expect(await runs.get(`fb${n}`)).toMatchObject({
+        status: 'completed',
+        fallback: true,
+        error: 'llm_server',
+      });
+    }
+    expect(await run({ ...job, jobId: 'fb3', toSeq: 35, generation: 3 })).toEqual({
+      kind: 'skipped',
+      reason: 'circuit_open',
+    });
+  });
+
+  it('keeps an offline channel (the extractive summarizer, no LLM) out of the breaker', async () => {
+    const offline = new ExtractiveSummarizer({ tokenizer });
+    const run = processor(offline);
+    for (const [n, toSeq] of [10, 20, 30, 35].entries()) {
+      expect(await run({ ...job, jobId: `off${n}`, toSeq, generation: n })).toMatchObject({
+        kind: 'completed',
+      });
+    }
+  });
 });

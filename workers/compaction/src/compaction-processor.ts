@@ -19,6 +19,7 @@ import {
   type ChannelStore,
   type CompactionEventSink,
   type CompactionJob,
+  type CompactionRun,
   type ContextNotifier,
   EbbError,
   FINISHED_RUN_STATUSES,
@@ -42,6 +43,8 @@ export interface ProcessorJob extends CompactionJob {
   readonly jobId: string;
   /** 1 for the first try. */
   readonly attempt: number;
+  /** No try follows if this one fails (default true: callers that do not retry). */
+  readonly lastAttempt?: boolean;
 }
 
 /** What a pass needs to know about its channel (from config.toml, resolved per channel). */
@@ -55,7 +58,10 @@ export interface ChannelPassSettings {
 }
 
 export interface CircuitBreakerOptions {
-  /** This many failed runs in a row open the breaker. */
+  /**
+   * This many failed runs in a row open the breaker; a pass the extractive fallback completed
+   * because the LLM failed counts as failed here (a provider that is down is down for every pass).
+   */
   readonly failures: number;
   /** For this long after the last failure. */
   readonly pauseMs: number;
@@ -152,6 +158,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
               earlierSummaries: snapshot.earlierSummaries,
               messages: snapshot.messages,
               maxTokens: settings.summaryMaxTokens,
+              canWait: canWait(job),
               ...(job.focus === undefined ? {} : { focus: job.focus }),
             },
             signal,
@@ -176,9 +183,14 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         text: output.text,
         tokens,
       });
+      const fallbackCause = output.fallback
+        ? output.calls.find((c) => c.error !== undefined)?.error
+        : undefined;
       const calls = {
         model: output.model,
         fallback: output.fallback,
+        // Why the fallback wrote the summary: the breaker counts such passes as failures.
+        ...(fallbackCause === undefined ? {} : { error: fallbackCause }),
         inputTokens: output.calls.reduce((n, c) => n + c.inputTokens, 0),
         outputTokens: output.calls.reduce((n, c) => n + c.outputTokens, 0),
         summaryTokens: tokens,
@@ -250,6 +262,15 @@ export async function recordFailure(runs: RunStore, jobId: string, err: unknown)
   await runs.finish(jobId, { status: 'failed', error: errorCode(err) });
 }
 
+/**
+ * Whether the pass may wait for the LLM rather than land on the extractive fallback now: only a
+ * background pass (the channel is below the aggressive threshold) with tries left. A higher tier, or
+ * the last try, takes the fallback so the channel shrinks.
+ */
+function canWait(job: ProcessorJob): boolean {
+  return job.tier === 'background' && job.lastAttempt === false;
+}
+
 function jobRange(job: ProcessorJob) {
   return {
     channelKey: job.channelKey,
@@ -297,7 +318,8 @@ async function snapshotRange(
 
 /**
  * Open when the channel's last `failures` attempted passes (completed, stale or failed; skipped runs
- * are not attempts) all failed and the newest failure is younger than the pause.
+ * are not attempts) all failed, or were completed by the fallback because the LLM failed, and the
+ * newest of them is younger than the pause.
  */
 async function circuitOpen(
   runs: RunStore,
@@ -310,10 +332,17 @@ async function circuitOpen(
     .filter((r) => r.jobId !== jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
     .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
     .slice(0, breaker.failures);
-  if (attempted.length < breaker.failures || attempted.some((r) => r.status !== 'failed')) return false;
+  if (attempted.length < breaker.failures || !attempted.every(failedPass)) return false;
   return now - (attempted[0]?.finishedAt ?? 0) < breaker.pauseMs;
 }
 
 const ATTEMPTED: ReadonlySet<string> = new Set(['completed', 'stale', 'failed']);
+
+function failedPass(run: CompactionRun): boolean {
+  return (
+    run.status === 'failed' ||
+    (run.status === 'completed' && run.fallback === true && run.error !== undefined)
+  );
+}
 /** How many recent runs the breaker looks through for the attempted ones. */
 const BREAKER_LOOKBACK = 50;

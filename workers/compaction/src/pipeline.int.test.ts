@@ -25,7 +25,9 @@ describePipelineFlows('pipeline on Postgres + BullMQ', async ({ config, retry, l
   });
   const producer = createRedis(url, { role: 'producer' });
   await waitForReady(producer);
-  const queue = new BullmqCompactionQueue({ connection: producer, prefix });
+  // A short job backoff: a background pass retries its 5 attempts in well under a second.
+  const jobOptions = { backoff: { type: 'exponential', delay: 10, jitter: 0 } } as const;
+  const queue = new BullmqCompactionQueue({ connection: producer, prefix, jobOptions });
   const notifier = RedisContextNotifier.connect(url, { prefix });
   return {
     channels: new PgChannelStore({ db: fresh.db }),

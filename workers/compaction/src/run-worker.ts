@@ -6,7 +6,7 @@
 import type { EbbConfig, EbbEnv } from '@ebb/config';
 import type { CompactionLogEvent, ReconcilePolicy, Summarizer } from '@ebb/core';
 import type { Database } from '@ebb/db';
-import type { RetryOptions } from '@ebb/llm';
+import { LLM_REFUSALS, type LlmErrorCode, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
 import {
@@ -118,8 +118,12 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   };
 }
 
-/** One log line per compaction event, at info (failed at warn), with the event name as the message. */
+/**
+ * One log line per compaction event, with the event name as the message: at info; a failed try at
+ * warn; at error when the provider refuses us (a rejected key, no credit), which needs an operator.
+ */
 export function logCompactionEvent(logger: Logger, event: CompactionLogEvent): void {
-  if (event.event === 'compaction.failed') logger.warn(event, event.event);
-  else logger.info(event, event.event);
+  if (event.event !== 'compaction.failed') logger.info(event, event.event);
+  else if (LLM_REFUSALS.has(event.error as LlmErrorCode)) logger.error(event, event.event);
+  else logger.warn(event, event.event);
 }

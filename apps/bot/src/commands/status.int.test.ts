@@ -78,6 +78,15 @@ beforeAll(async () => {
   });
   await runs.create({ jobId: 'job-failed', tier: 'aggressive', usage: 0.72, ...range, toSeq: 20 });
   await runs.finish('job-failed', { status: 'failed', error: 'llm_timeout', durationMs: 30_000 });
+  await runs.create({
+    jobId: 'job-refused',
+    tier: 'background',
+    usage: 0.8,
+    ...range,
+    channelKey: WEB,
+    toSeq: 2,
+  });
+  await runs.finish('job-refused', { status: 'failed', error: 'llm_auth' });
 
   const memory = { type: 'fact', importance: 0.5, fromSeq: 1, toSeq: 2 } as const;
   await memories.upsert([
@@ -131,6 +140,12 @@ describe('ebb status', () => {
       / {10}\d{4}-\d\d-\d\d \d\d:\d\dZ background #1–#10 completed: 12,000 → 8,050 tokens, 4\.2 s, \$0\.0007/,
     );
     expect(text).toContain('  passes    none yet');
+    // A refused key is said in words, once, above the passes of the channel it stopped.
+    const alerts = text.split('\n').filter((l) => l.includes('ALERT'));
+    expect(alerts).toEqual([
+      "  ALERT     the model provider refused the newest pass (llm_auth): check OPENAI_API_KEY and the account's credit; passes fail until then",
+    ]);
+    expect(text.indexOf(alerts[0] ?? '')).toBeGreaterThan(text.indexOf(`${WEB}  `));
     // Settings only for one channel.
     expect(text).not.toContain('settings');
   });

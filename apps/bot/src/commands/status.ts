@@ -62,7 +62,7 @@ import {
   type Tier,
   usageOf,
 } from '@ebb/core';
-import { loadTokenizer } from '@ebb/llm';
+import { LLM_REFUSALS, type LlmErrorCode, loadTokenizer } from '@ebb/llm';
 import { usageBar } from '../bot/context-report.js';
 import type { CommandIo } from './io.js';
 import { readConfig, type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
@@ -375,6 +375,12 @@ function formatChannel(c: ChannelStatus): string[] {
       `${plural(c.spans.truncations, 'pending truncation', 'pending truncations')}`,
     `  memories  ${num(c.memories.count)} in scope ${c.memories.scope}`,
   ];
+  const refusal = refusalOf(c.passes[0]);
+  if (refusal !== undefined) {
+    lines.push(
+      `  ALERT     the model provider refused the newest pass (${refusal}): check OPENAI_API_KEY and the account's credit; passes fail until then`,
+    );
+  }
   if (c.passes.length === 0) lines.push('  passes    none yet');
   c.passes.forEach((pass, i) => {
     lines.push(`  ${i === 0 ? 'passes  ' : '        '}  ${formatPass(pass)}`);
@@ -388,6 +394,12 @@ function formatChannel(c: ChannelStatus): string[] {
     }
   }
   return lines;
+}
+
+/** The refusal (a rejected key, no credit) a failed pass reports: it needs an operator, not a retry. */
+function refusalOf(pass: PassStatus | undefined): string | undefined {
+  if (pass?.status !== 'failed' || pass.error === null) return undefined;
+  return LLM_REFUSALS.has(pass.error as LlmErrorCode) ? pass.error : undefined;
 }
 
 function formatPass(p: PassStatus): string {
