@@ -53,6 +53,7 @@ import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
 import { dashboardChannels } from './dashboard-channels.js';
 import { openDatabase } from './open-database.js';
+import { describeStartFailure } from './start-failure.js';
 
 export interface StartOptions {
   readonly config: () => EbbConfig;
@@ -68,6 +69,8 @@ export interface StartOptions {
   readonly llmRetry?: RetryOptions;
   /** Node process metrics in /metrics (off in tests that start several instances). */
   readonly processMetrics?: boolean;
+  /** How a platform that cannot connect at start is retried (tests shorten it). */
+  readonly platformRetry?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
   /** Tests: where the Slack Web API and Discord REST live (local fakes), and Slack's HTTP receiver port. */
   readonly platforms?: {
     readonly slackApiUrl?: string;
@@ -208,10 +211,15 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     }
 
     // Platforms.
+    let degraded = (): Record<string, string> => ({});
     mountObservability(web.app, {
       metrics,
       health: () =>
-        healthCheck({ checks, fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline } }),
+        healthCheck({
+          checks,
+          fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline },
+          degraded: degraded(),
+        }),
     });
     // One set of stores for the bot and the dashboard.
     const stores = {
@@ -271,9 +279,15 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       onEvent,
       onTurn: metrics.onTurn,
     });
-    await bot.start(adapters);
+    // A platform that cannot connect for now (DNS, network, the platform down) runs degraded and is
+    // retried in the background; a refused token stops the start (see start-failure.ts).
+    await bot.start(adapters, {
+      degradable: (err) => describeStartFailure(err).kind !== 'refused',
+      ...options.platformRetry,
+    });
+    degraded = () => bot.degradedPlatforms();
     logger.info(
-      { platforms: adapters.map((a) => a.platform) },
+      { platforms: adapters.map((a) => a.platform), degraded: Object.keys(bot.degradedPlatforms()) },
       `platforms: ${adapters.map((a) => a.platform).join(', ')}`,
     );
     // Stops intake, then lets the turns in hand finish (up to the grace period) before the worker,

@@ -31,6 +31,7 @@ describe('healthCheck against the real stores', () => {
         redis: { ok: true, ms: expect.any(Number) },
       },
       fallbacks: { database: false, queue: false, llm: true },
+      degraded: {},
     });
   });
 
@@ -101,6 +102,15 @@ describe('healthCheck', () => {
   });
 
   it('is healthy with no checks', async () => {
-    expect(await healthCheck({ checks: {} })).toEqual({ ok: true, checks: {}, fallbacks: {} });
+    expect(await healthCheck({ checks: {} })).toEqual({ ok: true, checks: {}, fallbacks: {}, degraded: {} });
+    // A platform that is not connected yet is reported, and does not make the process unhealthy.
+    expect(await healthCheck({ checks: {}, degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' } })).toEqual(
+      {
+        ok: true,
+        checks: {},
+        fallbacks: {},
+        degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' },
+      },
+    );
   });
 });

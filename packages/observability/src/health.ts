@@ -14,12 +14,18 @@ export interface HealthOptions {
   readonly checks: Readonly<Record<string, HealthCheck>>;
   /** Which embedded fallbacks are in use, by name (`database`, `queue`, `llm`, …). */
   readonly fallbacks?: Readonly<Record<string, boolean>>;
+  /**
+   * Platforms not connected yet, with their last error. Reported, but not unhealthy: the process
+   * serves the rest and retries them itself; restarting it would not mend a DNS or network failure.
+   */
+  readonly degraded?: Readonly<Record<string, string>>;
   /** Bound on each check. */
   readonly timeoutMs?: number;
 }
 
 export const DEFAULT_HEALTH_OPTIONS = {
   fallbacks: {},
+  degraded: {},
   timeoutMs: 2_000,
 } as const satisfies Required<Omit<HealthOptions, 'checks'>>;
 
@@ -36,6 +42,7 @@ export interface HealthReport {
   readonly ok: boolean;
   readonly checks: Record<string, CheckResult>;
   readonly fallbacks: Record<string, boolean>;
+  readonly degraded: Record<string, string>;
 }
 
 export async function healthCheck(options: HealthOptions): Promise<HealthReport> {
@@ -57,6 +64,7 @@ export async function healthCheck(options: HealthOptions): Promise<HealthReport>
     ok: results.every(([, result]) => result.ok),
     checks,
     fallbacks: { ...(options.fallbacks ?? DEFAULT_HEALTH_OPTIONS.fallbacks) },
+    degraded: { ...options.degraded },
   };
 }
 

@@ -47,6 +47,7 @@ describe('/metrics and /healthz', () => {
       ok: true,
       checks: { postgres: { ok: true, ms: expect.any(Number) }, redis: { ok: true, ms: expect.any(Number) } },
       fallbacks: { database: false, queue: false },
+      degraded: {},
     });
   });
 

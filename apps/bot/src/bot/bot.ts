@@ -44,6 +44,7 @@ import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { ChannelActors } from './channel-actors.js';
 import { contextReport } from './context-report.js';
+import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 
 export interface BotOptions {
   readonly config: () => EbbConfig;
@@ -90,6 +91,7 @@ export class Bot {
   readonly #actors = new ChannelActors();
   readonly #states = new Map<string, ChannelState>();
   readonly #adapters = new Map<Platform, PlatformAdapter>();
+  readonly #connections: PlatformConnections;
   readonly #promptTokenCache = new Map<string, number>();
   #compactor: ChannelCompactor | undefined;
   readonly #botName: string;
@@ -98,10 +100,19 @@ export class Bot {
   constructor(options: BotOptions) {
     this.#options = options;
     this.#botName = options.botName ?? 'ebb';
+    this.#connections = new PlatformConnections(options.logger);
   }
 
-  /** Starts the adapters and listens for context changes. */
-  async start(adapters: readonly PlatformAdapter[]): Promise<void> {
+  /** Platforms that could not connect yet, with their last error. */
+  degradedPlatforms(): Record<string, string> {
+    return this.#connections.degraded();
+  }
+
+  /**
+   * Starts the adapters and listens for context changes. With `policy`, a platform whose start fails
+   * in a way time can mend runs degraded and is retried in the background (`PlatformConnections`).
+   */
+  async start(adapters: readonly PlatformAdapter[], policy?: PlatformStartPolicy): Promise<void> {
     const options = this.#options;
     this.#compactor = new ChannelCompactor({
       channels: options.channels,
@@ -123,7 +134,7 @@ export class Bot {
     for (const adapter of adapters) {
       this.#adapters.set(adapter.platform, adapter);
       try {
-        await adapter.start(handlers);
+        await this.#connections.start(adapter, handlers, policy);
       } catch (err) {
         // One platform failed to start: stop the ones that did, so nothing is left listening.
         await this.stop();
@@ -149,6 +160,7 @@ export class Bot {
     } else if (busy > 0) {
       log.info({ channels: busy, ms: Math.round(performance.now() - started) }, 'finished the turns in hand');
     }
+    await this.#connections.stop();
     for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
     await this.#unsubscribe?.();
   }

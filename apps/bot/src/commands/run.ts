@@ -4,10 +4,10 @@
  */
 import type { Logger } from '@ebb/logger';
 import { type RunningEbb, startEbb } from '../start-ebb.js';
+import { describeStartFailure } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
-import { describeStartFailure } from './start-failure.js';
 
 export async function run(args: { config?: string; withWorker: boolean }, _io: CommandIo): Promise<number> {
   const { config, env, logger } = await loadRuntime(args, args.withWorker ? 'ebb-dev' : 'ebb');

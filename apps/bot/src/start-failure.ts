@@ -4,6 +4,8 @@
  * answer from a credential that was refused.
  */
 export interface StartFailure {
+  /** What kind of failure: retrying helps a DNS or network failure, not a refused credential. */
+  readonly kind: 'dns' | 'network' | 'refused' | 'other';
   readonly error: string;
   readonly cause: string;
   readonly hint: string;
@@ -29,12 +31,18 @@ export function describeStartFailure(err: unknown): StartFailure {
   const host = chain.map((e) => e.hostname).find((h) => typeof h === 'string');
   const dns = codes.find((c) => DNS.has(c));
   const network = codes.find((c) => NETWORK.has(c));
-  const hint = dns
-    ? `a DNS failure: ${host ?? 'a host'} does not resolve from here; check the URL and this machine's DNS, not the credentials`
+  const kind = dns
+    ? 'dns'
     : network
-      ? `a network failure (${network}): nothing answers at that address; check that the service runs and the URL, not the credentials`
+      ? 'network'
       : messages.some((m) => REJECTED.test(m))
-        ? 'the credential was refused: check the token or password in the environment'
-        : 'see the cause';
-  return { error: dns ?? network ?? codes[0] ?? 'start_failed', cause: root, hint };
+        ? 'refused'
+        : 'other';
+  const hint = {
+    dns: `a DNS failure: ${host ?? 'a host'} does not resolve from here; check the URL and this machine's DNS, not the credentials`,
+    network: `a network failure (${network}): nothing answers at that address; check that the service runs and the URL, not the credentials`,
+    refused: 'the credential was refused: check the token or password in the environment',
+    other: 'see the cause',
+  }[kind];
+  return { kind, error: dns ?? network ?? codes[0] ?? 'start_failed', cause: root, hint };
 }

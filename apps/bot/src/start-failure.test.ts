@@ -4,12 +4,13 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { describeStartFailure } from './start-failure.js';
 
-const EBB = fileURLToPath(new URL('../../bin/ebb.mjs', import.meta.url));
+const EBB = fileURLToPath(new URL('../bin/ebb.mjs', import.meta.url));
 
 describe('describeStartFailure', () => {
   it('tells a name that does not resolve from a credential problem', async () => {
     const err = await fetch('http://ebb-start-failure.invalid/').catch((e: unknown) => e);
     const failure = describeStartFailure(err);
+    expect(failure.kind).toBe('dns');
     expect(failure.error).toMatch(/^(ENOTFOUND|EAI_AGAIN)$/);
     expect(failure.hint).toMatch(/^a DNS failure: ebb-start-failure\.invalid does not resolve/);
   });
@@ -18,6 +19,7 @@ describe('describeStartFailure', () => {
     const client = new pg.Client({ connectionString: 'postgres://ebb@127.0.0.1:1/ebb' });
     const err = await client.connect().catch((e: unknown) => e);
     expect(describeStartFailure(err)).toMatchObject({
+      kind: 'network',
       error: 'ECONNREFUSED',
       hint: expect.stringMatching(/^a network failure \(ECONNREFUSED\)/),
     });
@@ -25,7 +27,10 @@ describe('describeStartFailure', () => {
 
   it('says a refused credential is one', () => {
     const err = new Error('An API error occurred: invalid_auth');
-    expect(describeStartFailure(err).hint).toMatch(/credential was refused/);
+    expect(describeStartFailure(err)).toMatchObject({
+      kind: 'refused',
+      hint: expect.stringMatching(/credential was refused/),
+    });
   });
 });
 
