@@ -15,7 +15,7 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { smallWindowConfig } from '../test/small-window.js';
+import { passReply, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const ADMIN_TOKEN = 'dashboard-test-token';
@@ -30,24 +30,21 @@ beforeAll(async () => {
   const tokenizer = await loadTokenizer('o200k_base');
   fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
   let chats = 0;
-  fake.reply((request) =>
-    (request.body as { response_format?: unknown }).response_format
-      ? {
-          json: {
-            summary: '## Incidents\n- upstream resets during the deploy (ana).',
-            memories: [
-              {
-                type: 'fact',
-                text: 'Upstream resets started with the deploy',
-                importance: 0.8,
-                speaker: 'ana',
-                fromSeq: 1,
-                toSeq: 1,
-              },
-            ],
+  fake.reply(
+    (request) =>
+      passReply(request, {
+        summary: '## Incidents\n- upstream resets during the deploy (ana).',
+        memories: [
+          {
+            type: 'fact',
+            text: 'Upstream resets started with the deploy',
+            importance: 0.8,
+            speaker: 'ana',
+            fromSeq: 1,
+            toSeq: 1,
           },
-        }
-      : { content: `ack ${++chats}` },
+        ],
+      }) ?? { content: `ack ${++chats}` },
   );
   fresh = await freshSchemaDb();
   const config = smallWindowConfig(fake.url, ['[web.bot]', 'respond_to = "all"']);
@@ -59,7 +56,7 @@ beforeAll(async () => {
       EBB_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: 'silent',
     }),
-    logger: createLogger({ level: 'silent' }),
+    logger: createLogger({ level: process.env.DEBUG_LOG ? 'info' : 'silent' }),
     withWorker: true,
     webPort: 0,
     database: fresh.database,

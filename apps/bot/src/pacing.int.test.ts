@@ -30,6 +30,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { passReply } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -63,15 +64,12 @@ beforeAll(async () => {
   const tokenizer = await loadTokenizer('o200k_base');
   fake = await FakeOpenAiServer.start({ contextWindow: 32_000, countTokens: (t) => tokenizer.count(t) });
   let chats = 0;
-  fake.reply((request) =>
-    (request.body as { response_format?: unknown }).response_format
-      ? {
-          json: {
-            summary: '## Status\n- Items were reported green or amber; see the OPS tickets.',
-            memories: [],
-          },
-        }
-      : { content: `ack ${++chats}` },
+  fake.reply(
+    (request) =>
+      passReply(request, {
+        summary: '## Status\n- Items were reported green or amber; see the OPS tickets.',
+        memories: [],
+      }) ?? { content: `ack ${++chats}` },
   );
   // Summaries take 1, 2 or 3 seconds, in turn.
   for (const [i, delayMs] of [1_000, 2_000, 3_000].entries()) {

@@ -15,7 +15,7 @@ import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../test/expect-runs.js';
-import { longPaste, smallWindowConfig } from '../test/small-window.js';
+import { longPaste, passReply, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -134,24 +134,21 @@ describe.each([
     const tokenizer = await loadTokenizer('o200k_base');
     fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
     let chats = 0;
-    fake.reply((req) =>
-      (req.body as { response_format?: unknown }).response_format
-        ? {
-            json: {
-              summary: '## Decisions\n- The key rotation happens on Friday at 10:00.',
-              memories: [
-                {
-                  type: 'decision',
-                  text: 'Key rotation is on Friday at 10:00',
-                  importance: 0.9,
-                  speaker: 'alice',
-                  fromSeq: 1,
-                  toSeq: 1,
-                },
-              ],
+    fake.reply(
+      (request) =>
+        passReply(request, {
+          summary: '## Decisions\n- The key rotation happens on Friday at 10:00.',
+          memories: [
+            {
+              type: 'decision',
+              text: 'Key rotation is on Friday at 10:00',
+              importance: 0.9,
+              speaker: 'alice',
+              fromSeq: 1,
+              toSeq: 1,
             },
-          }
-        : { content: `ack ${++chats}` },
+          ],
+        }) ?? { content: `ack ${++chats}` },
     );
     fresh = await freshSchemaDb();
     driver = await makeDriver();

@@ -13,7 +13,7 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../test/expect-runs.js';
-import { longPaste, smallWindowConfig } from '../test/small-window.js';
+import { longPaste, passReply, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -45,27 +45,22 @@ async function command(channel: string, name: string, args = '') {
 /** Chat requests (no response_format) get a short answer; summary requests a summary and one memory. */
 function script(fakeServer: FakeOpenAiServer) {
   let chats = 0;
-  fakeServer.reply((request) => {
-    const body = request.body as { response_format?: unknown };
-    if (body.response_format) {
-      return {
-        json: {
-          summary: '## Decisions\n- The key rotation happens on Friday at 10:00 (ana).',
-          memories: [
-            {
-              type: 'decision',
-              text: 'Key rotation is on Friday at 10:00',
-              importance: 0.9,
-              speaker: 'ana',
-              fromSeq: 1,
-              toSeq: 1,
-            },
-          ],
-        },
-      };
-    }
-    return { content: `ack ${++chats}` };
-  });
+  fakeServer.reply(
+    (request) =>
+      passReply(request, {
+        summary: '## Decisions\n- The key rotation happens on Friday at 10:00 (ana).',
+        memories: [
+          {
+            type: 'decision',
+            text: 'Key rotation is on Friday at 10:00',
+            importance: 0.9,
+            speaker: 'ana',
+            fromSeq: 1,
+            toSeq: 1,
+          },
+        ],
+      }) ?? { content: `ack ${++chats}` },
+  );
 }
 
 beforeAll(async () => {

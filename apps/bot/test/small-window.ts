@@ -4,7 +4,7 @@
  */
 import { parseConfig } from '@ebb/config';
 import { loadTokenizer } from '@ebb/llm';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
+import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/testing/openai';
 
 export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []) {
   return parseConfig(
@@ -42,10 +42,23 @@ export async function startAckingModel(): Promise<FakeOpenAiServer> {
   const tokenizer = await loadTokenizer('o200k_base');
   const fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
   let n = 0;
-  fake.reply((req) =>
-    (req.body as { response_format?: unknown }).response_format
-      ? { json: { summary: 'Earlier: status updates.', memories: [] } }
-      : { content: `ack ${++n}` },
+  fake.reply(
+    (req) =>
+      passReply(req, { summary: 'Earlier: status updates.', memories: [] }) ?? { content: `ack ${++n}` },
   );
   return fake;
+}
+
+/**
+ * The fake model's answer to a pass's request, in the shape its schema asks for: the summary and
+ * memories, or the summary alone for a merge (`merged_summary` has no memories; an extra key is
+ * malformed output). Undefined for a chat request (no `response_format`).
+ */
+export function passReply(
+  request: RecordedRequest,
+  reply: { readonly summary: string; readonly memories: readonly object[] },
+): FakeReply | undefined {
+  const format = (request.body as { response_format?: { json_schema?: { name?: string } } }).response_format;
+  if (format === undefined) return undefined;
+  return { json: format.json_schema?.name === 'merged_summary' ? { summary: reply.summary } : reply };
 }
