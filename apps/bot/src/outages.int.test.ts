@@ -6,14 +6,14 @@
  *   is back. (Chat platforms get a short apology instead; see the bot's tests.)
  */
 import { loadEnv } from '@ebb/config';
-import { PgChannelStore } from '@ebb/db';
+import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
 import { createRedis, waitForReady } from '@ebb/queue';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { smallWindowConfig, startAckingModel } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
@@ -46,7 +46,7 @@ async function post(text: string, id: string): Promise<string | null> {
 }
 
 describe('outages', () => {
-  it('keeps answering with Redis down, and still truncates in an emergency', async () => {
+  it('keeps answering with Redis down, still truncates in an emergency, and runs passes again once it is back', async () => {
     const redisProxy = await TcpProxy.start({
       host: '127.0.0.1',
       port: Number(new URL(redisUrl()).port || 6379),
@@ -69,27 +69,56 @@ describe('outages', () => {
         EBB_REDIS_PREFIX: prefix,
       }),
       logger: createLogger({ level: 'silent' }),
-      withWorker: false,
+      withWorker: true,
       webPort: 0,
       database: fresh.database,
     });
     expect(ebb.embedded.queue).toBe(false);
-    expect(await post('hello', 'r-0')).toMatch(/^ack /);
-
-    redisProxy.cut();
-    const channels = new PgChannelStore({ db: fresh.db });
-    let truncated = false;
-    for (let i = 1; i <= 300 && !truncated; i++) {
+    let sent = 0;
+    const say = async (i: number) => {
       const text =
         i % 20 === 0
           ? `paste ${i}: ${'ERROR pool exhausted request_id=7 '.repeat(80)}`
           : `update ${i}: all green on service ${i}`;
+      sent++;
       expect(await post(text, `r-${i}`)).toMatch(/^ack /);
+    };
+    await say(0);
+
+    redisProxy.cut();
+    const channels = new PgChannelStore({ db: fresh.db });
+    let truncated = false;
+    let i = 1;
+    for (; i <= 300 && !truncated; i++) {
+      await say(i);
       truncated = (await channels.loadPrefix('web:o')).spans.some((s) => s.kind === 'truncated');
     }
     expect(truncated).toBe(true);
+    // Redis comes back: passes run again, and none is left queued or running.
+    redisProxy.restore();
+    const restored = Date.now();
+    const outageTurns = i - 1;
+    const runs = new PgRunStore({ db: fresh.db });
+    for (const end = i + 60; i < end; i++) await say(i);
+    await vi.waitFor(
+      async () => {
+        const unfinished = await runs.unfinished({ createdBefore: Date.now() + 60_000, limit: 1_000 });
+        expect(unfinished).toEqual([]);
+        const after = (await runs.recent('web:o', 1_000)).filter((r) => (r.createdAt ?? 0) >= restored);
+        expect(after.some((r) => r.status === 'completed')).toBe(true);
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    const archive = await channels.readArchive('web:o', 1, (await channels.loadPrefix('web:o')).headSeq);
+    const users = archive.filter((m) => m.role === 'user').map((m) => m.text);
+    console.info(
+      `Redis down for ${outageTurns} turns, then back for 60: sent ${sent}, acknowledged ${sent}, archived ${new Set(users).size}, ` +
+        `duplicated ${users.length - new Set(users).size}, passes stuck 0`,
+    );
+    expect(new Set(users).size).toBe(sent);
+    expect(users.length).toBe(sent);
     expect(fake.completionRequests.filter((r) => r.fault === 'context_length_exceeded')).toEqual([]);
-  }, 60_000);
+  }, 90_000);
 
   it('archives every message a client was told was archived while Postgres goes down and comes back', async () => {
     const target = new URL(testDatabaseUrl());
