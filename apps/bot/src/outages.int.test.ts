@@ -10,10 +10,11 @@ import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
 import { createRedis, waitForReady } from '@ebb/queue';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { postgresBehindProxy } from '../test/postgres-proxy.js';
 import { smallWindowConfig, startAckingModel } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
@@ -121,17 +122,9 @@ describe('outages', () => {
   }, 90_000);
 
   it('archives every message a client was told was archived while Postgres goes down and comes back', async () => {
-    const target = new URL(testDatabaseUrl());
-    const pgProxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
-    closers.push(() => pgProxy.close());
-    const viaProxy = new URL(testDatabaseUrl());
-    viaProxy.hostname = '127.0.0.1';
-    viaProxy.port = String(pgProxy.port);
-    const fresh = await freshSchemaDb({ databaseUrl: viaProxy.toString() });
-    closers.push(async () => {
-      pgProxy.restore();
-      await fresh.close();
-    });
+    const pg = await postgresBehindProxy();
+    closers.push(() => pg.close());
+    const { proxy: pgProxy, fresh } = pg;
     const prefix = randomPrefix();
     ebb = await startEbb({
       config: () => config(fake.url),

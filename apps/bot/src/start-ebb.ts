@@ -21,6 +21,8 @@ import {
   type CompactionQueue,
   type ContextNotifier,
   EbbError,
+  type InboundSpool,
+  InMemoryInboundSpool,
   type PlatformAdapter,
 } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -45,6 +47,7 @@ import {
   describeRedisUrl,
   isRedisReachable,
   RedisContextNotifier,
+  RedisInboundSpool,
   waitForReady,
 } from '@ebb/queue';
 import { SlackAdapter } from '@ebb/slack';
@@ -149,6 +152,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const useRedis = (!embeddedDatabase || options.withWorker) && (await isRedisReachable(redisUrl, 1_000));
     let queue: CompactionQueue;
     let notifier: ContextNotifier;
+    // Where Slack and Discord messages wait while Postgres is away: Redis when it answers, else this process.
+    let spool: InboundSpool = new InMemoryInboundSpool();
     let worker: RunningWorker | undefined;
     let boardQueue: BoardQueue | undefined;
     const onEvent = (e: Parameters<typeof logCompactionEvent>[1]) => {
@@ -171,6 +176,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       const redisNotifier = RedisContextNotifier.connect(redisUrl, { prefix: env.EBB_REDIS_PREFIX, logger });
       onClose(() => redisNotifier.close());
       queue = bullmq;
+      spool = new RedisInboundSpool({ connection: producer, prefix: env.EBB_REDIS_PREFIX });
       boardQueue = bullmq.bullmq;
       notifier = redisNotifier;
       if (options.withWorker) {
@@ -278,6 +284,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       logger,
       onEvent,
       onTurn: metrics.onTurn,
+      spool,
     });
     // A platform that cannot connect for now (DNS, network, the platform down) runs degraded and is
     // retried in the background; a refused token stops the start (see start-failure.ts).

@@ -51,9 +51,10 @@ export interface TurnResult {
   /**
    * What the archive holds of the message: `stored` by this turn; `duplicate`, stored before under
    * its platform id (a redelivery); `failed`, the store failed before it could keep it, so nothing of
-   * the turn is kept and the message must be sent again.
+   * the turn is kept and the message must be sent again; `spooled`, the store was away and the
+   * message waits in the inbound spool, archived in order once the store is back.
    */
-  readonly archived: 'stored' | 'duplicate' | 'failed';
+  readonly archived: 'stored' | 'duplicate' | 'failed' | 'spooled';
   /** The message was stored, then the turn failed: no reply was made, or it was not kept. */
   readonly failedAfterStore?: boolean;
   /** For a duplicate: the text stored under the id, and the reply archived right after it (if any). */
@@ -84,4 +85,57 @@ export interface PlatformAdapter {
   pause?(): Promise<void>;
   /** Disconnects; called once the turns already taken have finished (or the grace period ran out). */
   stop(): Promise<void>;
+}
+
+/** A message waiting in the inbound spool: what the archive will get once it is back. */
+export interface SpooledMessage {
+  readonly channelKey: string;
+  readonly role: 'user' | 'assistant';
+  readonly author: string;
+  readonly text: string;
+  readonly ts: string;
+  readonly platformMessageId: string;
+}
+
+/**
+ * Chat messages kept while the archive (Postgres) is unreachable, per channel in arrival order, until
+ * the bot replays them into the archive (idempotent on the platform id). For platforms that do not
+ * redeliver: Slack and Discord. Implemented on Redis streams and in memory (embedded mode).
+ */
+export interface InboundSpool {
+  push(message: SpooledMessage): Promise<void>;
+  /** The channel's oldest spooled messages, up to `limit`, each with the id `remove` takes. */
+  peek(
+    channelKey: string,
+    limit: number,
+  ): Promise<readonly { readonly id: string; readonly message: SpooledMessage }[]>;
+  remove(channelKey: string, ids: readonly string[]): Promise<void>;
+  /** Channels that have spooled messages. */
+  channels(): Promise<readonly string[]>;
+}
+
+/** The in-process spool (embedded mode, tests): lost with the process, like everything in memory. */
+export class InMemoryInboundSpool implements InboundSpool {
+  readonly #byChannel = new Map<string, { id: string; message: SpooledMessage }[]>();
+  #next = 0;
+
+  async push(message: SpooledMessage): Promise<void> {
+    const list = this.#byChannel.get(message.channelKey) ?? [];
+    list.push({ id: String(++this.#next), message });
+    this.#byChannel.set(message.channelKey, list);
+  }
+
+  async peek(channelKey: string, limit: number) {
+    return (this.#byChannel.get(channelKey) ?? []).slice(0, Math.max(0, limit));
+  }
+
+  async remove(channelKey: string, ids: readonly string[]): Promise<void> {
+    const rest = (this.#byChannel.get(channelKey) ?? []).filter((e) => !ids.includes(e.id));
+    if (rest.length > 0) this.#byChannel.set(channelKey, rest);
+    else this.#byChannel.delete(channelKey);
+  }
+
+  async channels(): Promise<readonly string[]> {
+    return [...this.#byChannel.keys()];
+  }
 }

@@ -6,5 +6,6 @@ export * from './inline-compaction-queue.js';
 export * from './queue-logger.js';
 export * from './redis-connection.js';
 export * from './redis-context-notifier.js';
+export * from './redis-inbound-spool.js';
 export * from './redis-keys.js';
 export * from './with-lock.js';

@@ -10,8 +10,11 @@
  * | `<p>:compaction:de:<ch>.<n>`         | string        | BullMQ deduplication  | the same for slot n (2..`MAX_PASSES_IN_FLIGHT`): a follow-up pass over the next range |
  * | `<p>:lock:compaction-enqueue:<ch>`   | string, PX 5s | `BullmqCompactionQueue` | random token; held only around the dedupe check-and-replace of one enqueue |
  * | `<p>:context-changed`                | pub/sub       | `RedisContextNotifier` | `{"channelKey":…,"generation":…}` after a splice or truncation |
+ * | `<p>:spool:<ch>`                     | stream        | `RedisInboundSpool`   | chat messages (field `m`, JSON) kept while Postgres is away, until replayed into the archive |
+ * | `<p>:spool-channels`                 | set           | `RedisInboundSpool`   | channel keys with a spool stream |
  *
- * Redis carries ids, ranges and generations, never message text.
+ * Redis carries ids, ranges and generations, and message text only in the spool, only while
+ * Postgres is away.
  */
 import { EbbError } from '@ebb/core';
 import { COMPACTION_QUEUE_NAME, encodeChannelKey } from './compaction-jobs.js';
@@ -32,6 +35,10 @@ export interface RedisKeys {
   compactionDedupeKey(channelKey: string, slot?: number): string;
   /** The per-channel lock taken around the check-and-replace of an enqueue. */
   compactionEnqueueLock(channelKey: string): string;
+  /** A channel's inbound spool stream. */
+  spool(channelKey: string): string;
+  /** The set of channels with a spool stream. */
+  readonly spoolChannels: string;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -53,6 +60,8 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
       `${prefix}:${COMPACTION_QUEUE_NAME}:de:${dedupeId(channelKey, slot)}`,
     compactionEnqueueLock: (channelKey) =>
       `${prefix}:lock:compaction-enqueue:${encodeChannelKey(channelKey)}`,
+    spool: (channelKey) => `${prefix}:spool:${encodeChannelKey(channelKey)}`,
+    spoolChannels: `${prefix}:spool-channels`,
   };
 }
 

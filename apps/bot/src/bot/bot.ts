@@ -24,6 +24,7 @@ import {
   chatMessageTokens,
   EbbError,
   type InboundMessage,
+  type InboundSpool,
   type Memory,
   type MemoryStore,
   measureMessage,
@@ -34,6 +35,7 @@ import {
   type RunStore,
   renderContext,
   renderMemories,
+  type SpooledMessage,
   type Tokenizer,
   TRUNCATION_MARKER,
   type TurnResult,
@@ -59,6 +61,13 @@ export interface BotOptions {
   readonly botName?: string;
   /** Compaction events, for logs and the web channel's stream. */
   readonly onEvent?: CompactionEventSink;
+  /**
+   * Where chat messages wait while the archive is away (Slack and Discord do not redeliver). Without
+   * it such a message gets an apology and is not kept.
+   */
+  readonly spool?: InboundSpool;
+  /** How often channels with spooled messages are replayed into the archive (default 2 s). */
+  readonly spoolReplayMs?: number;
   /** After every turn: for metrics. */
   readonly onTurn?: (turn: {
     platform: Platform;
@@ -75,6 +84,11 @@ const RECALL_CANDIDATES = 20;
 const MAX_CACHED_CHANNELS = 2_000;
 /** Calibration is kept in memory and saved to the channel row every this many replies. */
 const CALIBRATION_SAVE_EVERY = 10;
+/** Said once per channel when the archive is away and messages are spooled, not once per message. */
+export const CATCH_UP_NOTICE =
+  "I can't reach my memory right now. I'm keeping what's said here and will catch up once it's back.";
+const SPOOL_REPLAY_MS = 2_000;
+const SPOOL_BATCH = 100;
 export const APOLOGY =
   "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
 export const MODEL_APOLOGY =
@@ -92,6 +106,10 @@ export class Bot {
   readonly #states = new Map<string, ChannelState>();
   readonly #adapters = new Map<Platform, PlatformAdapter>();
   readonly #connections: PlatformConnections;
+  /** Channels told `CATCH_UP_NOTICE` during the current outage (forgotten once caught up). */
+  readonly #noticed = new Set<string>();
+  #replayTimer: NodeJS.Timeout | undefined;
+  #replaying = false;
   readonly #promptTokenCache = new Map<string, number>();
   #compactor: ChannelCompactor | undefined;
   readonly #botName: string;
@@ -130,6 +148,11 @@ export class Bot {
       // so a quiet channel still gets the heal or the next pass it needs.
       void this.#actors.run(change.channelKey, () => this.#recheck(change.channelKey));
     });
+    if (options.spool) {
+      // Spooled messages (this process's or a previous one's) are replayed as soon as the store answers.
+      this.#replayTimer = setInterval(() => void this.#replayAll(), options.spoolReplayMs ?? SPOOL_REPLAY_MS);
+      this.#replayTimer.unref();
+    }
     const handlers = this.handlers();
     for (const adapter of adapters) {
       this.#adapters.set(adapter.platform, adapter);
@@ -152,6 +175,7 @@ export class Bot {
   async stop(drainMs = 10_000): Promise<void> {
     const log = this.#options.logger;
     const started = performance.now();
+    clearInterval(this.#replayTimer);
     for (const adapter of this.#adapters.values()) await adapter.pause?.().catch(() => {});
     const busy = this.#actors.busy;
     const drained = await this.#actors.drain(drainMs);
@@ -177,17 +201,24 @@ export class Bot {
     const log = this.#options.logger;
     const started = performance.now();
     let stored = false;
+    const incoming: SpooledMessage = {
+      channelKey: key,
+      role: 'user',
+      author: message.authorName,
+      text: message.text,
+      ts: message.ts,
+      platformMessageId: message.platformMessageId,
+    };
+    // Messages spooled before this one go into the archive first, so the order is kept.
+    if (!message.reportsFailure && !(await this.#catchUp(key))) {
+      const spooled = await this.#spool(incoming, message.platform);
+      if (spooled) return spooled;
+    }
     try {
       const settings = resolveChannel(this.#options.config(), key);
       const tokenizer = await loadTokenizer(settings.llm.encoding);
       const state = await this.#state(key);
-      const appended = await this.#append(key, state, tokenizer, settings, {
-        role: 'user',
-        author: message.authorName,
-        text: message.text,
-        ts: message.ts,
-        platformMessageId: message.platformMessageId,
-      });
+      const appended = await this.#append(key, state, tokenizer, settings, incoming);
       if (!appended.inserted) {
         const original = await this.#original(key, appended.seq);
         return { reply: null, archived: 'duplicate', ...(original ? { original } : {}) };
@@ -231,12 +262,23 @@ export class Bot {
           };
           const archived = await this.#append(key, state, tokenizer, settings, assistant).catch(() =>
             this.#append(key, state, tokenizer, settings, assistant).catch((err: unknown) => {
-              log.error({ err, channel: key }, 'posted a reply but could not archive it');
               this.#states.delete(key);
-              return null;
+              const kept = this.#options.spool?.push({ channelKey: key, ...assistant });
+              return (kept ?? Promise.reject(err)).then(
+                () => {
+                  log.warn({ err, channel: key }, 'posted a reply the archive could not take; spooled it');
+                  return 'spooled' as const;
+                },
+                () => {
+                  log.error({ err, channel: key }, 'posted a reply but could not archive it');
+                  return null;
+                },
+              );
             }),
           );
           if (archived === null) return { reply, archived: 'stored', failedAfterStore: true };
+          // Kept for the archive; the store is away, so the monitor waits for the next turn.
+          if (archived === 'spooled') return { reply, archived: 'stored' };
         }
       }
       const usage = await this.#monitor(key, state, settings, tokenizer);
@@ -255,6 +297,10 @@ export class Bot {
       const failed: TurnResult = stored
         ? { reply: null, archived: 'stored', failedAfterStore: true }
         : { reply: null, archived: 'failed' };
+      if (!stored && !message.reportsFailure) {
+        const spooled = await this.#spool(incoming, message.platform);
+        if (spooled) return spooled;
+      }
       if (message.fromBot || message.reportsFailure) return failed;
       await this.#adapter(message.platform)
         .send(key, APOLOGY)
@@ -280,6 +326,84 @@ export class Bot {
    * redelivery gives the seq it was stored under). NUL characters, which Postgres cannot store in
    * text, are dropped.
    */
+  /**
+   * Keeps a message the archive could not take in the spool, and tells the channel once per outage.
+   * Undefined when the spool cannot take it either (none, or Redis down too).
+   */
+  async #spool(message: SpooledMessage, platform: Platform): Promise<TurnResult | undefined> {
+    const spool = this.#options.spool;
+    if (!spool) return undefined;
+    try {
+      await spool.push(message);
+    } catch (err) {
+      this.#options.logger.error({ err, channel: message.channelKey }, 'could not spool a message either');
+      return undefined;
+    }
+    if (!this.#noticed.has(message.channelKey) && message.role === 'user') {
+      this.#noticed.add(message.channelKey);
+      await this.#adapter(platform)
+        .send(message.channelKey, CATCH_UP_NOTICE)
+        .catch(() => {});
+    }
+    return { reply: null, archived: 'spooled' };
+  }
+
+  /**
+   * Replays the channel's spooled messages into the archive, oldest first (a message archived before
+   * is skipped on its platform id). True when nothing is left; false when the archive is still away.
+   * Runs in the channel's actor.
+   */
+  async #catchUp(key: string): Promise<boolean> {
+    const spool = this.#options.spool;
+    if (!spool) return true;
+    let batch: Awaited<ReturnType<InboundSpool['peek']>>;
+    try {
+      batch = await spool.peek(key, SPOOL_BATCH);
+    } catch {
+      return true; // Redis is away: nothing can be read back, so nothing holds this turn back
+    }
+    if (batch.length === 0) return true;
+    let replayed = 0;
+    try {
+      const settings = resolveChannel(this.#options.config(), key);
+      const tokenizer = await loadTokenizer(settings.llm.encoding);
+      const state = await this.#state(key);
+      while (batch.length > 0) {
+        for (const { message } of batch) await this.#append(key, state, tokenizer, settings, message);
+        await spool.remove(
+          key,
+          batch.map((e) => e.id),
+        );
+        replayed += batch.length;
+        batch = await spool.peek(key, SPOOL_BATCH);
+      }
+      await this.#monitor(key, state, settings, tokenizer);
+    } catch (err) {
+      this.#states.delete(key);
+      if (replayed > 0) this.#options.logger.warn({ err, channel: key, replayed }, 'spool replay stopped');
+      return false;
+    }
+    this.#noticed.delete(key);
+    this.#options.logger.info(
+      { event: 'spool.replayed', channel: key, messages: replayed },
+      `archived ${replayed} spooled messages of ${key}`,
+    );
+    return true;
+  }
+
+  /** Every channel with spooled messages, each in its actor; one round at a time. */
+  async #replayAll(): Promise<void> {
+    const spool = this.#options.spool;
+    if (!spool || this.#replaying) return;
+    this.#replaying = true;
+    try {
+      const keys = await spool.channels().catch(() => []);
+      await Promise.all(keys.map((key) => this.#actors.run(key, () => this.#catchUp(key))));
+    } finally {
+      this.#replaying = false;
+    }
+  }
+
   async #append(
     key: string,
     state: ChannelState,
