@@ -69,4 +69,28 @@ describe('ChannelCompactor emergencies', () => {
     expect(result.context?.generation).toBe(1);
     expect(result.context?.spans.map((s) => s.kind)).toEqual(['summary']);
   });
+
+  it('records the job an escalation replaced as skipped, also when it was between tries', async () => {
+    const channels = await channelWith(43); // 860 of 1,000 tokens: past the aggressive threshold
+    const runs = new InMemoryRunStore();
+    const range = {
+      channelKey: KEY,
+      tier: 'background',
+      usage: 0.8,
+      fromSeq: 1,
+      toSeq: 10,
+      generation: 0,
+    } as const;
+    await runs.create({ ...range, jobId: 'waiting' });
+    await runs.start('waiting'); // its first try failed; it waits out the retry backoff
+    const escalating = new RecordingQueue();
+    escalating.enqueue = async (job) => {
+      escalating.jobs.push(job);
+      return { kind: 'escalated', jobId: 'urgent', replacedJobId: 'waiting' };
+    };
+    const compactor = new ChannelCompactor({ channels, runs, queue: escalating, markerTokens: 10 });
+    await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
+    expect(escalating.jobs).toMatchObject([{ tier: 'aggressive' }]);
+    expect(await runs.get('waiting')).toMatchObject({ status: 'skipped', error: 'escalated' });
+  });
 });

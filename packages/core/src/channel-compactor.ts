@@ -398,11 +398,14 @@ export class ChannelCompactor {
       });
     }
     if (outcome.kind === 'escalated') {
-      // Only a run that never started: a stalled job that already spliced keeps its record.
+      // The replaced job was waiting: never started (`queued`), or between tries (`running`, a retry's
+      // backoff, e.g. a background pass waiting for the LLM): either way it will not run again.
+      // (A stalled job that had spliced before it stalled is recorded `skipped` too: a rare
+      // bookkeeping slip, where leaving it `running` would leave it stuck.)
       await this.#options.runs.finish(
         outcome.replacedJobId,
         { status: 'skipped', error: 'escalated' },
-        { onlyFrom: ['queued'] },
+        { onlyFrom: ['queued', 'running'] },
       );
     }
     const event: CompactionLogEvent = {

@@ -72,7 +72,7 @@ export async function reconcileRuns(options: ReconcilerOptions): Promise<Reconci
         await options.runs.finish(
           outcome.replacedJobId,
           { status: 'skipped', error: 'escalated' },
-          { onlyFrom: ['queued'] },
+          { onlyFrom: ['queued', 'running'] },
         );
       }
       emit({ ...eventOf(run), action: 'requeued', reason: 'job_missing' });
