@@ -10,10 +10,9 @@ import { type CompactionRun, chatMessageTokens, measureMessage, UNCALIBRATED, us
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { createRedis, waitForReady } from '@ebb/queue';
 import type { FakeFault, FakeOpenAiServer } from '@ebb/testing/openai';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { smallWindowConfig, startAckingModel } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
@@ -50,10 +49,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await ebb?.close();
   ebb = undefined;
-  const redis = createRedis(redisUrl(), { role: 'producer' });
-  await waitForReady(redis);
-  await cleanupPrefix(redis, prefix);
-  await redis.quit();
+  await dropPrefix(prefix);
   await fresh.close();
   await fake.close();
 }, 30_000);

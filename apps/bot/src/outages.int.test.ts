@@ -8,10 +8,9 @@
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
-import { createRedis, waitForReady } from '@ebb/queue';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { postgresBehindProxy } from '../test/postgres-proxy.js';
@@ -56,12 +55,7 @@ describe('outages', () => {
     const fresh = await freshSchemaDb();
     closers.push(() => fresh.close());
     const prefix = randomPrefix();
-    closers.push(async () => {
-      const redis = createRedis(redisUrl(), { role: 'producer' });
-      await waitForReady(redis);
-      await cleanupPrefix(redis, prefix);
-      await redis.quit();
-    });
+    closers.push(() => dropPrefix(prefix));
     ebb = await startEbb({
       config: () => config(fake.url),
       env: loadEnv({

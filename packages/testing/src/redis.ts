@@ -4,7 +4,7 @@
  * deletes everything under a prefix.
  */
 import { randomBytes } from 'node:crypto';
-import { redisKeys } from '@ebb/queue';
+import { createRedis, redisKeys, waitForReady } from '@ebb/queue';
 import type { Redis } from 'ioredis';
 
 export function redisUrl(): string {
@@ -26,4 +26,15 @@ export async function cleanupPrefix(redis: Redis, prefix: string): Promise<numbe
     if (keys.length > 0) deleted += await redis.unlink(...keys);
   } while (cursor !== '0');
   return deleted;
+}
+
+/** `cleanupPrefix` on a connection of its own: for a test's last step, when its own are closed. */
+export async function dropPrefix(prefix: string): Promise<void> {
+  const redis = createRedis(redisUrl(), { role: 'producer' });
+  try {
+    await waitForReady(redis);
+    await cleanupPrefix(redis, prefix);
+  } finally {
+    await redis.quit().catch(() => redis.disconnect());
+  }
 }
