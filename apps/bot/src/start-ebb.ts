@@ -8,6 +8,7 @@
  * - no OPENAI_API_KEY and no `[llm] base_url`: the labelled offline responder and extractive summaries;
  * - no Slack or Discord token: only the web channel.
  */
+import { join } from 'node:path';
 
 import {
   createEmbeddedPipeline,
@@ -22,7 +23,6 @@ import {
   type ContextNotifier,
   EbbError,
   type InboundSpool,
-  InMemoryInboundSpool,
   type PlatformAdapter,
 } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -54,6 +54,7 @@ import { SlackAdapter } from '@ebb/slack';
 import { type BoardQueue, mountDashboard, WebAdapter } from '@ebb/web';
 import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
+import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool.js';
 import { dashboardChannels } from './dashboard-channels.js';
 import { openDatabase } from './open-database.js';
 import { describeStartFailure } from './start-failure.js';
@@ -152,8 +153,10 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const useRedis = (!embeddedDatabase || options.withWorker) && (await isRedisReachable(redisUrl, 1_000));
     let queue: CompactionQueue;
     let notifier: ContextNotifier;
-    // Where Slack and Discord messages wait while Postgres is away: Redis when it answers, else this process.
-    let spool: InboundSpool = new InMemoryInboundSpool();
+    // Where Slack and Discord messages wait while Postgres is away: Redis, and a local file when
+    // Redis cannot take them either (or there is no Redis).
+    const localSpool = new FileInboundSpool(join(env.EBB_DATA_DIR, 'spool.jsonl'));
+    let spool: InboundSpool = localSpool;
     let worker: RunningWorker | undefined;
     let boardQueue: BoardQueue | undefined;
     const onEvent = (e: Parameters<typeof logCompactionEvent>[1]) => {
@@ -176,7 +179,10 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       const redisNotifier = RedisContextNotifier.connect(redisUrl, { prefix: env.EBB_REDIS_PREFIX, logger });
       onClose(() => redisNotifier.close());
       queue = bullmq;
-      spool = new RedisInboundSpool({ connection: producer, prefix: env.EBB_REDIS_PREFIX });
+      spool = new FallbackInboundSpool(
+        new RedisInboundSpool({ connection: producer, prefix: env.EBB_REDIS_PREFIX }),
+        localSpool,
+      );
       boardQueue = bullmq.bullmq;
       notifier = redisNotifier;
       if (options.withWorker) {

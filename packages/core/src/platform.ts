@@ -100,7 +100,8 @@ export interface SpooledMessage {
 /**
  * Chat messages kept while the archive (Postgres) is unreachable, per channel in arrival order, until
  * the bot replays them into the archive (idempotent on the platform id). For platforms that do not
- * redeliver: Slack and Discord. Implemented on Redis streams and in memory (embedded mode).
+ * redeliver: Slack and Discord. Implemented on Redis streams and on a local append-only file (the
+ * last resort, and embedded mode).
  */
 export interface InboundSpool {
   push(message: SpooledMessage): Promise<void>;
@@ -112,30 +113,4 @@ export interface InboundSpool {
   remove(channelKey: string, ids: readonly string[]): Promise<void>;
   /** Channels that have spooled messages. */
   channels(): Promise<readonly string[]>;
-}
-
-/** The in-process spool (embedded mode, tests): lost with the process, like everything in memory. */
-export class InMemoryInboundSpool implements InboundSpool {
-  readonly #byChannel = new Map<string, { id: string; message: SpooledMessage }[]>();
-  #next = 0;
-
-  async push(message: SpooledMessage): Promise<void> {
-    const list = this.#byChannel.get(message.channelKey) ?? [];
-    list.push({ id: String(++this.#next), message });
-    this.#byChannel.set(message.channelKey, list);
-  }
-
-  async peek(channelKey: string, limit: number) {
-    return (this.#byChannel.get(channelKey) ?? []).slice(0, Math.max(0, limit));
-  }
-
-  async remove(channelKey: string, ids: readonly string[]): Promise<void> {
-    const rest = (this.#byChannel.get(channelKey) ?? []).filter((e) => !ids.includes(e.id));
-    if (rest.length > 0) this.#byChannel.set(channelKey, rest);
-    else this.#byChannel.delete(channelKey);
-  }
-
-  async channels(): Promise<readonly string[]> {
-    return [...this.#byChannel.keys()];
-  }
 }
