@@ -136,6 +136,14 @@ describe('WebAdapter', () => {
     await paused.pause();
     // The stream ends rather than holding the stop.
     expect(await stream.text()).toContain('event: ready');
+    // Still listening while the turns in hand finish: a new request is answered 503, and its
+    // connection closed by the server (never reset under the client).
+    const late = await fetch(`${paused.url}/api/channels/ops/messages`, {
+      ...body,
+      body: JSON.stringify({ author: 'ana', text: 'too late' }),
+    });
+    expect([late.status, ((await late.json()) as { code?: string }).code]).toEqual([503, 'shutting_down']);
+    expect(late.headers.get('connection')).toBe('close');
     const stopping = paused.stop();
     release({ reply: 'answered while stopping', archived: 'stored' });
     const res = await first;

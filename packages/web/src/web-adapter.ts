@@ -110,9 +110,10 @@ export class WebAdapter implements PlatformAdapter {
   async pause(): Promise<void> {
     const server = this.#server;
     if (!server || this.#stopping.signal.aborted) return;
+    // Keeps listening: every request from now on is answered 503 with `Connection: close`, so each
+    // connection is closed by us after an answer. Closing the listener here (Node's `close` also
+    // drops idle keep-alive connections) raced clients that had just written a request on one: a reset.
     this.#stopping.abort();
-    // Stops listening; idle keep-alive connections close now, busy ones once answered.
-    this.#closed = new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   async stop(): Promise<void> {
@@ -121,8 +122,9 @@ export class WebAdapter implements PlatformAdapter {
     this.#server = undefined;
     if (!server) return;
     this.#events.removeAllListeners();
-    // The turns are done (the bot drained them): their answers flush, then any connection left ends.
-    (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    // The turns are done (the bot drained them): stop listening, let their answers flush, then end
+    // any connection left.
+    this.#closed = new Promise<void>((resolve) => server.close(() => resolve()));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.#closed, new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_MS)))]);
     clearTimeout(timer);
