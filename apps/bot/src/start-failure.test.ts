@@ -34,6 +34,25 @@ describe('describeStartFailure', () => {
   });
 });
 
+describe('ebb worker that cannot start', () => {
+  it('exits 1 with one JSON line naming the cause and a hint, not a stack', () => {
+    const { status, stdout, stderr } = spawnSync(process.execPath, [EBB, 'worker'], {
+      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: 'postgres://ebb@127.0.0.1:1/ebb' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(status).toBe(1);
+    const lines = `${stdout}${stderr}`
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('could not start'));
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 60, msg: 'Ebb worker could not start', error: 'ECONNREFUSED' }),
+    ]);
+    expect(`${stdout}${stderr}`).not.toMatch(/\n\s+at /);
+  }, 70_000);
+});
+
 describe('ebb start that cannot start', () => {
   it('exits 1 with one JSON line naming the cause and a hint, not a stack', () => {
     const { status, stdout, stderr } = spawnSync(process.execPath, [EBB, 'start'], {

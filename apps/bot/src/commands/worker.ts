@@ -13,6 +13,7 @@ import {
   serveObservability,
 } from '@ebb/observability';
 import { createRedis } from '@ebb/queue';
+import { describeStartFailure } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime, openDatabase } from './runtime.js';
@@ -29,8 +30,15 @@ export async function worker(
     );
     return 1;
   }
-  const database = await openDatabase(env);
-  await migrate(database);
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    database = await openDatabase(env);
+    await migrate(database);
+  } catch (err) {
+    // One line an operator can act on, like `ebb start`'s (see start-failure.ts).
+    logger.fatal(describeStartFailure(err), 'Ebb worker could not start');
+    return 1;
+  }
   const reloading = watchConfig(config, logger);
   const metrics = createMetrics();
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
