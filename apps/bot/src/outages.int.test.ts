@@ -91,6 +91,16 @@ describe('outages', () => {
     expect(truncated).toBe(true);
     // Redis comes back: passes run again, and none is left queued or running.
     redisProxy.restore();
+    // Back once the bot's connection is (it reconnects at most 2 s apart); then the channel talks on.
+    await vi.waitFor(
+      async () => {
+        const health = (await (await fetch(`${ebb?.web.url}/healthz`)).json()) as {
+          checks: { redis?: { ok: boolean } };
+        };
+        expect(health.checks.redis?.ok).toBe(true);
+      },
+      { timeout: 15_000, interval: 100 },
+    );
     const restored = Date.now();
     const outageTurns = i - 1;
     const runs = new PgRunStore({ db: fresh.db });
