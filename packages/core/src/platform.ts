@@ -97,6 +97,12 @@ export interface SpooledMessage {
   readonly platformMessageId: string;
 }
 
+/** A spooled message and the id `InboundSpool.remove` takes. */
+export interface SpoolEntry {
+  readonly id: string;
+  readonly message: SpooledMessage;
+}
+
 /**
  * Chat messages kept while the archive (Postgres) is unreachable, per channel in arrival order, until
  * the bot replays them into the archive (idempotent on the platform id). For platforms that do not
@@ -105,11 +111,8 @@ export interface SpooledMessage {
  */
 export interface InboundSpool {
   push(message: SpooledMessage): Promise<void>;
-  /** The channel's oldest spooled messages, up to `limit`, each with the id `remove` takes. */
-  peek(
-    channelKey: string,
-    limit: number,
-  ): Promise<readonly { readonly id: string; readonly message: SpooledMessage }[]>;
+  /** The channel's oldest spooled messages, up to `limit`. */
+  peek(channelKey: string, limit: number): Promise<readonly SpoolEntry[]>;
   remove(channelKey: string, ids: readonly string[]): Promise<void>;
   /** Channels that have spooled messages. */
   channels(): Promise<readonly string[]>;

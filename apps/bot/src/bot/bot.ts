@@ -35,6 +35,7 @@ import {
   type RunStore,
   renderContext,
   renderMemories,
+  type SpoolEntry,
   type SpooledMessage,
   type Tokenizer,
   TRUNCATION_MARKER,
@@ -108,6 +109,12 @@ export class Bot {
   readonly #connections: PlatformConnections;
   /** Channels told `CATCH_UP_NOTICE` during the current outage (forgotten once caught up). */
   readonly #noticed = new Set<string>();
+  /**
+   * Channels that may have spooled messages: the ones this process spooled to, and the ones the
+   * replay timer found in the spool (another replica's, or a previous process's). A turn reads the
+   * spool only for these, so a healthy turn does no spool I/O.
+   */
+  readonly #spooled = new Set<string>();
   #replayTimer: NodeJS.Timeout | undefined;
   #replaying = false;
   readonly #promptTokenCache = new Map<string, number>();
@@ -260,25 +267,10 @@ export class Bot {
             ts: new Date().toISOString(),
             platformMessageId: sent.platformMessageId,
           };
-          const archived = await this.#append(key, state, tokenizer, settings, assistant).catch(() =>
-            this.#append(key, state, tokenizer, settings, assistant).catch((err: unknown) => {
-              this.#states.delete(key);
-              const kept = this.#options.spool?.push({ channelKey: key, ...assistant });
-              return (kept ?? Promise.reject(err)).then(
-                () => {
-                  log.warn({ err, channel: key }, 'posted a reply the archive could not take; spooled it');
-                  return 'spooled' as const;
-                },
-                () => {
-                  log.error({ err, channel: key }, 'posted a reply but could not archive it');
-                  return null;
-                },
-              );
-            }),
-          );
-          if (archived === null) return { reply, archived: 'stored', failedAfterStore: true };
+          const kept = await this.#archiveReply(key, state, tokenizer, settings, assistant);
+          if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
           // Kept for the archive; the store is away, so the monitor waits for the next turn.
-          if (archived === 'spooled') return { reply, archived: 'stored' };
+          if (kept === 'spooled') return { reply, archived: 'stored' };
         }
       }
       const usage = await this.#monitor(key, state, settings, tokenizer);
@@ -322,10 +314,39 @@ export class Bot {
   }
 
   /**
-   * Appends a message to the store and to the cached context: its seq, and whether it is new (a
-   * redelivery gives the seq it was stored under). NUL characters, which Postgres cannot store in
-   * text, are dropped.
+   * Archives a reply that is already posted: tried twice, then spooled (a reply is never followed
+   * by an apology). `lost` when the spool cannot take it either; the cache is dropped either way.
    */
+  async #archiveReply(
+    key: string,
+    state: ChannelState,
+    tokenizer: Tokenizer,
+    settings: ResolvedChannelConfig,
+    reply: Omit<SpooledMessage, 'channelKey'>,
+  ): Promise<'stored' | 'spooled' | 'lost'> {
+    const log = this.#options.logger;
+    try {
+      await this.#append(key, state, tokenizer, settings, reply).catch(() =>
+        this.#append(key, state, tokenizer, settings, reply),
+      );
+      return 'stored';
+    } catch (err) {
+      this.#states.delete(key);
+      if (this.#options.spool) {
+        try {
+          await this.#options.spool.push({ channelKey: key, ...reply });
+          this.#spooled.add(key);
+          log.warn({ err, channel: key }, 'posted a reply the archive could not take; spooled it');
+          return 'spooled';
+        } catch {
+          // Redis and the disk refused it too: fall through.
+        }
+      }
+      log.error({ err, channel: key }, 'posted a reply but could not archive it');
+      return 'lost';
+    }
+  }
+
   /**
    * Keeps a message the archive could not take in the spool, and tells the channel once per outage.
    * Undefined when the spool cannot take it either (none, or Redis down too).
@@ -339,6 +360,7 @@ export class Bot {
       this.#options.logger.error({ err, channel: message.channelKey }, 'could not spool a message either');
       return undefined;
     }
+    this.#spooled.add(message.channelKey);
     if (!this.#noticed.has(message.channelKey) && message.role === 'user') {
       this.#noticed.add(message.channelKey);
       await this.#adapter(platform)
@@ -355,14 +377,17 @@ export class Bot {
    */
   async #catchUp(key: string): Promise<boolean> {
     const spool = this.#options.spool;
-    if (!spool) return true;
-    let batch: Awaited<ReturnType<InboundSpool['peek']>>;
+    if (!spool || !this.#spooled.has(key)) return true;
+    let batch: readonly SpoolEntry[];
     try {
       batch = await spool.peek(key, SPOOL_BATCH);
     } catch {
       return true; // Redis is away: nothing can be read back, so nothing holds this turn back
     }
-    if (batch.length === 0) return true;
+    if (batch.length === 0) {
+      this.#spooled.delete(key);
+      return true;
+    }
     let replayed = 0;
     try {
       const settings = resolveChannel(this.#options.config(), key);
@@ -383,6 +408,7 @@ export class Bot {
       if (replayed > 0) this.#options.logger.warn({ err, channel: key, replayed }, 'spool replay stopped');
       return false;
     }
+    this.#spooled.delete(key);
     this.#noticed.delete(key);
     this.#options.logger.info(
       { event: 'spool.replayed', channel: key, messages: replayed },
@@ -398,12 +424,18 @@ export class Bot {
     this.#replaying = true;
     try {
       const keys = await spool.channels().catch(() => []);
+      for (const key of keys) this.#spooled.add(key);
       await Promise.all(keys.map((key) => this.#actors.run(key, () => this.#catchUp(key))));
     } finally {
       this.#replaying = false;
     }
   }
 
+  /**
+   * Appends a message to the store and to the cached context: its seq, and whether it is new (a
+   * redelivery gives the seq it was stored under). NUL characters, which Postgres cannot store in
+   * text, are dropped.
+   */
   async #append(
     key: string,
     state: ChannelState,

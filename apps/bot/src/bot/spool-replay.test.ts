@@ -1,0 +1,60 @@
+/**
+ * A spool left by a previous process (or another replica): the bot finds it on its replay timer and
+ * archives it in order before the channel's next message, with no message needed to start it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '@ebb/config';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core';
+import { createLogger } from '@ebb/logger';
+import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
+import { afterEach, expect, it, vi } from 'vitest';
+import { Bot } from './bot.js';
+import { FileInboundSpool } from './file-inbound-spool.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+it('replays a spool it did not write, in order, on its timer', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'ebb-replay-'));
+  dirs.push(dir);
+  const spool = new FileInboundSpool(join(dir, 'spool.jsonl'));
+  const key = 'discord:G1:C1';
+  for (let i = 0; i < 3; i++) {
+    await spool.push({
+      channelKey: key,
+      role: 'user',
+      author: 'ana',
+      text: `left behind ${i}`,
+      ts: `2026-11-24T10:00:0${i}.000Z`,
+      platformMessageId: `p${i}`,
+    });
+  }
+  const channels = new InMemoryChannelStore();
+  const bot = new Bot({
+    config: () => parseConfig('', 'replay-test.toml'),
+    channels,
+    memories: new InMemoryMemoryStore(),
+    runs: new InMemoryRunStore(),
+    queue: new InlineCompactionQueue({ processor: async () => undefined }),
+    notifier: new InProcessContextNotifier(),
+    chatModel: () => ({ label: 'unused', reply: async () => ({ text: 'unused' }) }),
+    logger: createLogger({ level: 'silent' }),
+    spool,
+    spoolReplayMs: 20,
+  });
+  await bot.start([]);
+  try {
+    await vi.waitFor(async () => expect(await spool.channels()).toEqual([]));
+    expect((await channels.loadContext(key)).raw.map((m) => m.text)).toEqual([
+      'left behind 0',
+      'left behind 1',
+      'left behind 2',
+    ]);
+  } finally {
+    await bot.stop();
+  }
+});
