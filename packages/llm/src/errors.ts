@@ -41,6 +41,11 @@ export type LlmErrorCode = (typeof LLM_ERROR_CODES)[number];
  */
 export const LLM_REFUSALS: ReadonlySet<LlmErrorCode> = new Set(['llm_auth', 'llm_quota_exceeded']);
 
+/** Whether an error code, as logged or recorded on a run, is a refusal (`LLM_REFUSALS`). */
+export function isLlmRefusal(code: string | null | undefined): boolean {
+  return (LLM_REFUSALS as ReadonlySet<string | null | undefined>).has(code);
+}
+
 /**
  * The provider is busy or away for now (a rate limit, an outage, a timeout): worth waiting for
  * when the work can wait. Not a model that answers garbage (`llm_malformed_output`): that rarely

@@ -6,7 +6,7 @@
 import type { EbbConfig, EbbEnv } from '@ebb/config';
 import type { CompactionLogEvent, ReconcilePolicy, Summarizer } from '@ebb/core';
 import type { Database } from '@ebb/db';
-import { LLM_REFUSALS, type LlmErrorCode, type RetryOptions } from '@ebb/llm';
+import { isLlmRefusal, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
 import {
@@ -124,6 +124,6 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
  */
 export function logCompactionEvent(logger: Logger, event: CompactionLogEvent): void {
   if (event.event !== 'compaction.failed') logger.info(event, event.event);
-  else if (LLM_REFUSALS.has(event.error as LlmErrorCode)) logger.error(event, event.event);
+  else if (isLlmRefusal(event.error)) logger.error(event, event.event);
   else logger.warn(event, event.event);
 }

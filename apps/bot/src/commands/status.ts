@@ -62,7 +62,7 @@ import {
   type Tier,
   usageOf,
 } from '@ebb/core';
-import { LLM_REFUSALS, type LlmErrorCode, loadTokenizer } from '@ebb/llm';
+import { isLlmRefusal, loadTokenizer } from '@ebb/llm';
 import { usageBar } from '../bot/context-report.js';
 import type { CommandIo } from './io.js';
 import { readConfig, type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
@@ -398,8 +398,7 @@ function formatChannel(c: ChannelStatus): string[] {
 
 /** The refusal (a rejected key, no credit) a failed pass reports: it needs an operator, not a retry. */
 function refusalOf(pass: PassStatus | undefined): string | undefined {
-  if (pass?.status !== 'failed' || pass.error === null) return undefined;
-  return LLM_REFUSALS.has(pass.error as LlmErrorCode) ? pass.error : undefined;
+  return pass?.status === 'failed' && isLlmRefusal(pass.error) ? (pass.error ?? undefined) : undefined;
 }
 
 function formatPass(p: PassStatus): string {
