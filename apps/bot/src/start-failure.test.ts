@@ -34,45 +34,37 @@ describe('describeStartFailure', () => {
   });
 });
 
-describe('ebb worker that cannot start', () => {
-  it('exits 1 with one JSON line naming the cause and a hint, not a stack', () => {
-    const { status, stdout, stderr } = spawnSync(process.execPath, [EBB, 'worker'], {
-      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: 'postgres://ebb@127.0.0.1:1/ebb' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(status).toBe(1);
-    const lines = `${stdout}${stderr}`
-      .trim()
-      .split('\n')
-      .filter((l) => l.includes('could not start'));
-    expect(lines.map((l) => JSON.parse(l))).toEqual([
-      expect.objectContaining({ level: 60, msg: 'Ebb worker could not start', error: 'ECONNREFUSED' }),
-    ]);
-    expect(`${stdout}${stderr}`).not.toMatch(/\n\s+at /);
-  }, 70_000);
-});
+/** Runs `ebb <command>` against a Postgres that refuses connections: its exit code, its `could not start` lines, all its output. */
+function startWithoutPostgres(command: string) {
+  const { status, stdout, stderr } = spawnSync(process.execPath, [EBB, command], {
+    env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: 'postgres://ebb@127.0.0.1:1/ebb' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const output = `${stdout}${stderr}`;
+  const lines = output
+    .trim()
+    .split('\n')
+    .filter((l) => l.includes('could not start'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { status, lines, output };
+}
 
-describe('ebb start that cannot start', () => {
+describe.each([
+  ['start', 'Ebb could not start'],
+  ['worker', 'Ebb worker could not start'],
+])('ebb %s that cannot start', (command, msg) => {
   it('exits 1 with one JSON line naming the cause and a hint, not a stack', () => {
-    const { status, stdout, stderr } = spawnSync(process.execPath, [EBB, 'start'], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        DATABASE_URL: 'postgres://ebb@127.0.0.1:1/ebb',
-      },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const { status, lines, output } = startWithoutPostgres(command);
     expect(status).toBe(1);
-    const lines = `${stdout}${stderr}`
-      .trim()
-      .split('\n')
-      .filter((l) => l.includes('could not start'));
-    expect(lines).toHaveLength(1);
-    const line = JSON.parse(lines[0] ?? '{}');
-    expect(line).toMatchObject({ level: 60, msg: 'Ebb could not start', error: 'ECONNREFUSED' });
-    expect(line.hint).toMatch(/network failure/);
-    expect(`${stdout}${stderr}`).not.toMatch(/\n\s+at /);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 60,
+        msg,
+        error: 'ECONNREFUSED',
+        hint: expect.stringMatching(/network failure/),
+      }),
+    ]);
+    expect(output).not.toMatch(/\n\s+at /);
   }, 70_000);
 });

@@ -81,17 +81,11 @@ export class PlatformConnections {
         await adapter.start(handlers);
       } catch (err) {
         this.#degraded.set(adapter.platform, messageOf(err));
+        delay = Math.min(delay * 2, max);
         this.#log.warn(
-          {
-            event: 'platform.degraded',
-            platform: adapter.platform,
-            attempt,
-            retryInMs: Math.min(delay * 2, max),
-            err,
-          },
+          { event: 'platform.degraded', platform: adapter.platform, attempt, retryInMs: delay, err },
           `${adapter.platform} still cannot connect`,
         );
-        delay = Math.min(delay * 2, max);
         continue;
       }
       if (signal.aborted) {
