@@ -30,7 +30,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { passReply } from '../test/small-window.js';
+import { FULL_SPEED_WEB, passReply } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -51,6 +51,7 @@ const config = () =>
       `base_url = "${fake.url}"`,
       '[memory]',
       'recall_max_tokens = 200',
+      ...FULL_SPEED_WEB,
       '[web.bot]',
       'respond_to = "all"',
       '[channels."web:tight".llm]',

@@ -51,13 +51,13 @@ import {
   waitForReady,
 } from '@ebb/queue';
 import { SlackAdapter } from '@ebb/slack';
-import { type BoardQueue, mountDashboard, WebAdapter } from '@ebb/web';
+import { type BoardQueue, exposure, mountDashboard, WebAdapter } from '@ebb/web';
 import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
 import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool.js';
 import { dashboardChannels } from './dashboard-channels.js';
 import { openDatabase } from './open-database.js';
-import { describeStartFailure } from './start-failure.js';
+import { describeStartFailure, StartRefusedError } from './start-failure.js';
 
 export interface StartOptions {
   readonly config: () => EbbConfig;
@@ -111,6 +111,9 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     }
   };
   try {
+    // Refused before anything opens or listens.
+    checkExposure(options, logger);
+
     // Database.
     let database = options.database;
     if (!database) {
@@ -141,12 +144,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const chatModel = chatModels(options, offline, metrics);
 
     // Platforms.
-    const webSettings = options.config().web;
-    const web = new WebAdapter({
-      host: webSettings.host,
-      port: options.webPort ?? webSettings.port,
-      apiToken: env.EBB_ADMIN_TOKEN,
-    });
+    const web = webAdapter(options);
 
     // Queue: BullMQ when Redis answers and a worker can reach this database; else in-process.
     const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -240,7 +238,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       runs: new PgRunStore({ db: database.db }),
     };
     mountDashboard(web.app, {
-      adminToken: env.EBB_ADMIN_TOKEN,
+      tokenRequired: env.EBB_ADMIN_TOKEN !== undefined,
       queue: boardQueue,
       channels: () =>
         dashboardChannels({
@@ -261,6 +259,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           // The Events API receiver listens next to the web channel.
           port: overrides.slackPort ?? config.web.port + 1,
           host: config.web.host,
+          maxBodyBytes: config.web.max_body_kb * 1024,
           botName: 'ebb',
           logger,
           ...(overrides.slackApiUrl === undefined ? {} : { slackApiUrl: overrides.slackApiUrl }),
@@ -313,6 +312,47 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     await close();
     throw err;
   }
+}
+
+/**
+ * The web channel is open only as far as the settings say: a `[web] host` beyond loopback without
+ * EBB_ADMIN_TOKEN refuses to start unless `[web] public_api` opens the API on purpose (a warning at
+ * every start).
+ */
+function checkExposure(options: StartOptions, logger: Logger): void {
+  const { env } = options;
+  const settings = options.config().web;
+  const exposed = exposure({
+    host: settings.host,
+    port: settings.port,
+    adminToken: env.EBB_ADMIN_TOKEN,
+    publicApi: settings.public_api,
+  });
+  switch (exposed.kind) {
+    case 'refused':
+      throw new StartRefusedError(exposed.reason, exposed.hint);
+    case 'open_api':
+      logger.warn({ event: 'web.public_api' }, exposed.warning);
+      break;
+    case 'private':
+      break;
+  }
+}
+
+function webAdapter(options: StartOptions): WebAdapter {
+  const { env } = options;
+  const settings = options.config().web;
+  return new WebAdapter({
+    host: settings.host,
+    port: options.webPort ?? settings.port,
+    access: {
+      adminToken: env.EBB_ADMIN_TOKEN,
+      metricsToken: env.EBB_METRICS_TOKEN,
+      publicApi: settings.public_api,
+    },
+    maxBodyBytes: settings.max_body_kb * 1024,
+    rateLimit: { perMinute: settings.rate_limit_per_minute, burst: settings.rate_limit_burst },
+  });
 }
 
 /** One chat model per server, model and reply budget. */

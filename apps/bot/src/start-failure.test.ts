@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -66,5 +69,61 @@ describe.each([
       }),
     ]);
     expect(output).not.toMatch(/\n\s+at /);
+  }, 70_000);
+});
+
+describe('ebb start with the web channel beyond loopback', () => {
+  /** `ebb start` with `config.toml` text and extra environment: exit code and the JSON lines it printed. */
+  function start(toml: string, env: Record<string, string> = {}) {
+    const dir = mkdtempSync(join(tmpdir(), 'ebb-exposure-'));
+    const config = join(dir, 'config.toml');
+    writeFileSync(config, toml);
+    const { status, stdout, stderr } = spawnSync(process.execPath, [EBB, 'start', '--config', config], {
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        EBB_ADMIN_TOKEN: '',
+        // Refuses connections: a start that gets past the exposure check stops here.
+        DATABASE_URL: 'postgres://ebb@127.0.0.1:1/ebb',
+        ...env,
+      },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    rmSync(dir, { recursive: true, force: true });
+    const lines = `${stdout}${stderr}`
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    return { status, lines };
+  }
+
+  it('refuses to start without EBB_ADMIN_TOKEN, in one line that says what to set', () => {
+    const { status, lines } = start('[web]\nhost = "0.0.0.0"\n');
+    expect(status).toBe(1);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: 'Ebb could not start',
+        error: 'start_refused',
+        cause: expect.stringContaining('EBB_ADMIN_TOKEN is not set'),
+        hint: expect.stringContaining('set EBB_ADMIN_TOKEN'),
+      }),
+    ]);
+  }, 70_000);
+
+  it('with public_api = true, warns that the API is open and goes on starting', () => {
+    const { status, lines } = start('[web]\nhost = "0.0.0.0"\npublic_api = true\n');
+    expect(status).toBe(1);
+    expect(lines.map((l) => l.event ?? l.error)).toEqual(['web.public_api', 'ECONNREFUSED']);
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      msg: expect.stringContaining('anyone who reaches 0.0.0.0:3000'),
+    });
+  }, 70_000);
+
+  it('with EBB_ADMIN_TOKEN, goes on starting without a warning', () => {
+    const { lines } = start('[web]\nhost = "0.0.0.0"\n', { EBB_ADMIN_TOKEN: 'a-long-enough-admin-token' });
+    expect(lines.map((l) => l.error)).toEqual(['ECONNREFUSED']);
   }, 70_000);
 });

@@ -3,6 +3,8 @@
  * (never a stack) and a hint that tells a name that does not resolve or a service that does not
  * answer from a credential that was refused.
  */
+import { EbbError } from '@ebb/core';
+
 export interface StartFailure {
   /** What kind of failure: retrying helps a DNS or network failure, not a refused credential. */
   readonly kind: 'dns' | 'network' | 'refused' | 'other';
@@ -11,12 +13,24 @@ export interface StartFailure {
   readonly hint: string;
 }
 
+/** A start refused by Ebb itself (an unsafe setting), with the hint that fixes it. */
+export class StartRefusedError extends EbbError {
+  readonly hint: string;
+  constructor(message: string, hint: string) {
+    super(message, { code: 'start_refused' });
+    this.hint = hint;
+  }
+}
+
 const DNS = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 const REJECTED =
   /invalid_auth|not_authed|token_revoked|account_inactive|TOKEN_INVALID|password authentication failed|401|403/i;
 
 export function describeStartFailure(err: unknown): StartFailure {
+  if (err instanceof StartRefusedError) {
+    return { kind: 'other', error: err.code, cause: err.message, hint: err.hint };
+  }
   const chain: { code?: unknown; message?: unknown; hostname?: unknown; cause?: unknown }[] = [];
   for (
     let e: unknown = err;

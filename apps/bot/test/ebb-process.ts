@@ -9,12 +9,13 @@ import { createLogger } from '@ebb/logger';
 import { testDatabaseUrl } from '@ebb/testing/postgres';
 import { stopGracefully, untilSignalled } from '../src/commands/run.js';
 import { startEbb } from '../src/start-ebb.js';
+import { FULL_SPEED_WEB } from './small-window.js';
 
 const [schema, prefix, fakeUrl] = process.argv.slice(2);
 if (!schema || !prefix || !fakeUrl) throw new Error('usage: ebb-process SCHEMA PREFIX FAKE_URL');
 
 const config = parseConfig(
-  ['[llm]', `base_url = "${fakeUrl}"`, '[web.bot]', 'respond_to = "all"'].join('\n'),
+  ['[llm]', `base_url = "${fakeUrl}"`, ...FULL_SPEED_WEB, '[web.bot]', 'respond_to = "all"'].join('\n'),
   'ebb-process.toml',
 );
 const logger = createLogger({ level: 'info', destination: process.stderr });

@@ -6,6 +6,12 @@ import { parseConfig } from '@ebb/config';
 import { loadTokenizer } from '@ebb/llm';
 import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/testing/openai';
 
+/**
+ * The end-to-end tests replay channels at full speed from one client, which the web channel's
+ * per-client rate limit exists to stop; they turn it off (the limit has tests of its own).
+ */
+export const FULL_SPEED_WEB = ['[web]', 'rate_limit_per_minute = 0'] as const;
+
 export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []) {
   return parseConfig(
     [
@@ -19,6 +25,7 @@ export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []
       'cooldown_seconds = 0',
       '[memory]',
       'recall_max_tokens = 150',
+      ...FULL_SPEED_WEB,
       ...extra,
     ].join('\n'),
     'small-window.toml',

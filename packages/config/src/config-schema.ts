@@ -161,6 +161,18 @@ export const webSchema = z.strictObject(
       const error = mustBe('a port number (1-65535)');
       return z.number(error).int(error).min(1, error).max(65_535, error);
     })().default(3000),
+    /**
+     * Opens the web channel's API (`/api/channels/*`) to anyone who reaches the port when
+     * EBB_ADMIN_TOKEN is unset. Without it, a `host` beyond loopback needs EBB_ADMIN_TOKEN or Ebb
+     * refuses to start. Logged as a warning at every start.
+     */
+    public_api: z.boolean(mustBe('true or false')).default(false),
+    /** Largest request body the web channel (and Slack's Events API receiver) reads, in KiB; 413 past it. */
+    max_body_kb: positiveInt().default(256),
+    /** Requests a client (by address) may make to the web channel's API per minute; 0: no limit. */
+    rate_limit_per_minute: nonNegativeInt().default(120),
+    /** Requests a client may make at once before the per-minute rate applies. */
+    rate_limit_burst: positiveInt().default(60),
     ...layerShape,
   },
   TABLE,

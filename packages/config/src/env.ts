@@ -29,10 +29,22 @@ const envSchema = z.object({
   /** Port of `ebb worker`'s /metrics and /healthz (each worker on a host needs its own). */
   EBB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /**
-   * Token for the dashboard (`/`, `/api/dashboard/*`) and the queue board (`/admin/queues`): send it as
-   * `Authorization: Bearer …` or open the page once with `?token=…`. Unset: they answer loopback only.
+   * Token for every route of the bot's HTTP server but `/healthz`: the dashboard, the queue board and
+   * the web channel API. Send it as `Authorization: Bearer …` or open the page once with `?token=…`.
+   * Unset: they answer loopback only, and a `[web] host` beyond loopback refuses to start.
    */
-  EBB_ADMIN_TOKEN: z.string().min(1).optional(),
+  EBB_ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (for example: openssl rand -hex 24)')
+    .optional(),
+  /**
+   * A read-only token for the bot's `/metrics` (Prometheus: `authorization: { credentials: … }`).
+   * Unset: `/metrics` answers loopback clients and the admin token.
+   */
+  EBB_METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (for example: openssl rand -hex 24)')
+    .optional(),
   /** Where embedded PGlite keeps its data. */
   EBB_DATA_DIR: z.string().min(1).default('./.ebb'),
   /** Path of config.toml (also `--config`). */

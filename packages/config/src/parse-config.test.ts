@@ -225,7 +225,14 @@ describe('parseConfig', () => {
     expect(config.file).toBe('config.toml');
     expect(config.sections).toEqual({ llm: { model: 'gpt-4.1' } });
     expect(config.slack).toEqual({ mode: 'socket', admins: ['U1'], compaction: { protect_recent: 3 } });
-    expect(config.web).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(config.web).toEqual({
+      host: '127.0.0.1',
+      port: 3000,
+      public_api: false,
+      max_body_kb: 256,
+      rate_limit_per_minute: 120,
+      rate_limit_burst: 60,
+    });
     expect(config.channels.map((block) => block.pattern)).toEqual(['web:*', 'slack:*']);
     expect(config.prices['gpt-4.1']).toEqual({ input_per_mtok: 2, output_per_mtok: 8 });
 

@@ -20,6 +20,8 @@ const SECRET_KEYS = [
   'Authorization',
   'secret',
   'adminToken',
+  'metricsToken',
+  'cookie',
 ];
 
 export interface LoggerOptions {

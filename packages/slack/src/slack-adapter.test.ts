@@ -499,6 +499,28 @@ describe('SlackAdapter over the Events API', () => {
     expect(h.handlers.messages).toHaveLength(1);
   });
 
+  it('answers 413 to a body over maxBodyBytes, signed or not, and calls nothing', async () => {
+    const h = await startHarness('http', { maxBodyBytes: 4096 });
+    const event = h.slack.build.channelMessage({ text: 'x'.repeat(8_000) });
+
+    const signed = await h.slack.sendEvent(h.adapter.eventsUrl ?? '', event, {
+      signingSecret: SIGNING_SECRET,
+    });
+    const unsigned = await fetch(h.adapter.eventsUrl ?? '', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(1_000_000),
+    });
+
+    expect([signed.status, unsigned.status]).toEqual([413, 413]);
+    expect(h.handlers.messages).toEqual([]);
+    // Below the limit, the same kind of message goes through.
+    const small = h.slack.build.channelMessage({ text: 'x'.repeat(1_000) });
+    expect(
+      (await h.slack.sendEvent(h.adapter.eventsUrl ?? '', small, { signingSecret: SIGNING_SECRET })).status,
+    ).toBe(200);
+  });
+
   it('stops listening on stop', async () => {
     const h = await startHarness('http');
     const url = h.adapter.eventsUrl ?? '';

@@ -16,6 +16,7 @@
  *   Needs the `reactions:write` scope; without it the indicator silently does nothing.
  */
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type CommandInvocation,
@@ -46,6 +47,8 @@ export interface SlackAdapterOptions {
   readonly port?: number;
   /** HTTP mode: the address to listen on. */
   readonly host?: string;
+  /** HTTP mode: the largest request body read, in bytes; larger ones are answered 413 unread. */
+  readonly maxBodyBytes?: number;
   /** The Web API base URL (tests point it at a fake). */
   readonly slackApiUrl?: string;
   /** The name mentions of the bot become (`@ebb`); the bot user's handle from `auth.test` by default. */
@@ -69,6 +72,7 @@ export const DEFAULT_SLACK_ADAPTER = {
   commandReplyTimeoutMs: 2_500,
   socketPingTimeoutMs: 5_000,
   dedupeCapacity: 2_000,
+  maxBodyBytes: 256 * 1024,
 } as const satisfies Required<
   Pick<
     SlackAdapterOptions,
@@ -78,6 +82,7 @@ export const DEFAULT_SLACK_ADAPTER = {
     | 'typingReaction'
     | 'commandReplyTimeoutMs'
     | 'socketPingTimeoutMs'
+    | 'maxBodyBytes'
     | 'dedupeCapacity'
   >
 >;
@@ -215,6 +220,12 @@ export class SlackAdapter implements PlatformAdapter {
       if (receiver instanceof HTTPReceiver) {
         const host = options.host ?? DEFAULT_SLACK_ADAPTER.host;
         const server = await receiver.start({ port: options.port ?? DEFAULT_SLACK_ADAPTER.port, host });
+        // Bolt answers a body declared over the limit with 413 unread; close the connection after
+        // that answer, so the client stops sending instead of holding it open until keep-alive ends.
+        const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_SLACK_ADAPTER.maxBodyBytes;
+        server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+          if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) res.setHeader('Connection', 'close');
+        });
         const { port } = server.address() as AddressInfo;
         const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
         this.#eventsUrl = `http://${urlHost.includes(':') ? `[${urlHost}]` : urlHost}:${port}${SLACK_EVENTS_PATH}`;
@@ -296,6 +307,8 @@ export class SlackAdapter implements PlatformAdapter {
           endpoints: SLACK_EVENTS_PATH,
           logger,
           processBeforeResponse: false,
+          // Bolt refuses a larger body with 413 from its declared length, or as soon as it exceeds it.
+          bodyLimit: options.maxBodyBytes ?? DEFAULT_SLACK_ADAPTER.maxBodyBytes,
         });
       default: {
         const exhaustive: never = options.mode;

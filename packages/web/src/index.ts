@@ -1,2 +1,4 @@
+export * from './access.js';
 export * from './dashboard.js';
+export * from './rate-limit.js';
 export * from './web-adapter.js';

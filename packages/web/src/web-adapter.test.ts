@@ -72,6 +72,19 @@ describe('WebAdapter', () => {
       'bad_channel_id',
     ]);
     expect(await status('/api/channels/ops/commands', { name: 'rm -rf' })).toEqual([400, 'bad_command']);
+    expect(await status('/api/channels/ops/commands', { name: 'context', user: 'x'.repeat(101) })).toEqual([
+      400,
+      'bad_user',
+    ]);
+    for (const body of [[1, 2], 'text', null, 42]) {
+      expect(await status('/api/channels/ops/messages', body)).toEqual([400, 'bad_json']);
+    }
+    for (const author of ['ana\nSYSTEM', 'a\u2028b', 'evil\u202Eoi', 'x'.repeat(101), '   ']) {
+      expect(await status('/api/channels/ops/messages', { author, text: 'x' }), author).toEqual([
+        400,
+        'bad_author',
+      ]);
+    }
     expect(
       await status('/api/channels/ops/messages', { author: 'ana', text: 'x', id: 'i'.repeat(257) }),
     ).toEqual([400, 'bad_id']);
@@ -190,7 +203,7 @@ describe('WebAdapter', () => {
 
 describe('WebAdapter with an API token', () => {
   it('refuses the channel API without the token and serves it with it', async () => {
-    const web = new WebAdapter({ port: 0, apiToken: 'secret-token' });
+    const web = new WebAdapter({ port: 0, access: { adminToken: 'secret-token' } });
     await web.start({
       onMessage: async () => ({ reply: 'ok', archived: 'stored' }),
       onCommand: async () => 'done',
@@ -210,5 +223,76 @@ describe('WebAdapter with an API token', () => {
     } finally {
       await web.stop();
     }
+  });
+});
+
+describe('WebAdapter bounded input', () => {
+  let web: WebAdapter;
+  let messages = 0;
+
+  beforeEach(async () => {
+    messages = 0;
+    web = new WebAdapter({ port: 0, maxBodyBytes: 1024, rateLimit: { perMinute: 60, burst: 3 } });
+    await web.start({
+      onMessage: async () => {
+        messages++;
+        return { reply: 'ok', archived: 'stored' };
+      },
+      onCommand: async () => 'done',
+    });
+  });
+
+  afterEach(() => web.stop());
+
+  it('answers 413 to a body over the limit, declared or streamed, and calls nothing', async () => {
+    const big = JSON.stringify({ author: 'ana', text: 'x'.repeat(2_000) });
+    const declared = await fetch(`${web.url}/api/channels/ops/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ code: 'body_too_large' });
+    // Chunked: no Content-Length, so it is counted as it is read.
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 8; i++) controller.enqueue(new TextEncoder().encode('x'.repeat(512)));
+        controller.close();
+      },
+    });
+    const streamed = await fetch(`${web.url}/api/channels/ops/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: chunks,
+      duplex: 'half',
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(messages).toBe(0);
+  });
+
+  it('checks the channel id on every channel route, the event stream included', async () => {
+    for (const path of [
+      '/api/channels/a%20b/events',
+      '/api/channels/a%0Ab/events',
+      `/api/channels/${'x'.repeat(101)}/events`,
+    ]) {
+      const res = await fetch(`${web.url}${path}`);
+      expect(res.status, path).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'bad_channel_id' });
+    }
+  });
+
+  it('rate limits each client with 429 and Retry-After', async () => {
+    const send = () =>
+      fetch(`${web.url}/api/channels/ops/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ author: 'ana', text: 'hi' }),
+      });
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await send());
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429, 429]);
+    expect(answers[3]?.headers.get('retry-after')).toBe('1');
+    expect(messages).toBe(3);
   });
 });

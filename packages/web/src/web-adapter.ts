@@ -7,7 +7,11 @@
  *   GET  /api/channels/:id/events     text/event-stream of the channel's messages and compaction events
  *
  * Channel `:id` maps to the key `web:<id>`. Other routes (health, metrics, the dashboard) are added by
- * the composition root on `app`.
+ * the composition root on `app`; every route but `/healthz` follows the access rule of `access.ts`.
+ *
+ * Bounded input: a body larger than `maxBodyBytes` is answered `413 body_too_large` before it is
+ * buffered (a declared length is refused from the header; a chunked body is counted as it is read),
+ * and each client is rate limited on the channel API (`429 rate_limited` with `Retry-After`).
  *
  * A 2xx answer to a message means it is archived; the caller retries anything else with the same
  * `id`, which is idempotent: 503 `store_unavailable` (not archived; `Retry-After`), 503
@@ -20,20 +24,32 @@ import type { AddressInfo } from 'node:net';
 import type { CommandName, PlatformAdapter, PlatformHandlers } from '@ebb/core';
 import { type ServerType, serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { adminAuth } from './dashboard.js';
+import { type AccessOptions, accessControl } from './access.js';
+import { DEFAULT_RATE_LIMIT, type RateLimitOptions, rateLimit } from './rate-limit.js';
 
 export interface WebAdapterOptions {
   readonly host?: string;
   /** 0 picks a free port (tests). */
   readonly port?: number;
-  /**
-   * When set, the channel API (messages, commands, events) requires it too, as the dashboard does
-   * (`Authorization: Bearer`, or the dashboard's cookie). Unset: the API is open to whoever reaches the port.
-   */
-  readonly apiToken?: string | undefined;
+  /** Who may reach which route (tokens, `public_api`); see `access.ts`. Default: loopback only. */
+  readonly access?: AccessOptions;
+  /** Largest request body read, in bytes; larger ones get 413. */
+  readonly maxBodyBytes?: number;
+  /** Per-client limit on the channel API. */
+  readonly rateLimit?: Pick<RateLimitOptions, 'perMinute' | 'burst'>;
 }
+
+export const DEFAULT_WEB_ADAPTER = {
+  host: '127.0.0.1',
+  port: 3000,
+  access: {},
+  maxBodyBytes: 256 * 1024,
+  rateLimit: { perMinute: DEFAULT_RATE_LIMIT.perMinute, burst: DEFAULT_RATE_LIMIT.burst },
+} as const satisfies Required<WebAdapterOptions>;
 
 /** An event of a web channel's stream. */
 export interface WebChannelEvent {
@@ -43,6 +59,9 @@ export interface WebChannelEvent {
 
 const CHANNEL_ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const MAX_TEXT = 40_000;
+const MAX_AUTHOR = 100;
+/** Control characters, line breaks and bidi overrides: a name with them could forge a transcript line. */
+const UNSAFE_IN_NAME = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
 const MAX_ID = 256;
 /** Seconds a caller waits before sending a message the store could not keep again. */
 const RETRY_AFTER_SECONDS = 5;
@@ -77,10 +96,10 @@ export class WebAdapter implements PlatformAdapter {
 
   async start(handlers: PlatformHandlers): Promise<void> {
     this.#handlers = handlers;
-    const host = this.#options.host ?? '127.0.0.1';
+    const host = this.#options.host ?? DEFAULT_WEB_ADAPTER.host;
     await new Promise<void>((resolve, reject) => {
       const server = serve(
-        { fetch: this.app.fetch, hostname: host, port: this.#options.port ?? 3000 },
+        { fetch: this.app.fetch, hostname: host, port: this.#options.port ?? DEFAULT_WEB_ADAPTER.port },
         (info: AddressInfo) => {
           this.#url = `http://${host.includes(':') ? `[${host}]` : host}:${info.port}`;
           resolve();
@@ -146,24 +165,35 @@ export class WebAdapter implements PlatformAdapter {
       c.header('Retry-After', String(RETRY_AFTER_SECONDS));
       return fail(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
     });
-    if (this.#options.apiToken !== undefined) app.use('/api/channels/*', adminAuth(this.#options.apiToken));
+    // nosniff, no framing by other sites, no Referer (a `?token=` address must not leak), and so on.
+    app.use('*', secureHeaders());
+    // Counted before the credentials are checked, so guessing a token is rate limited too.
+    app.use('/api/channels/*', rateLimit(this.#options.rateLimit ?? DEFAULT_WEB_ADAPTER.rateLimit));
+    app.use('*', accessControl(this.#options.access ?? DEFAULT_WEB_ADAPTER.access));
+    const maxBytes = this.#options.maxBodyBytes ?? DEFAULT_WEB_ADAPTER.maxBodyBytes;
+    app.use(
+      '*',
+      bodyLimit({
+        maxSize: maxBytes,
+        onError: (c) => {
+          // The client may still be sending: end the connection rather than read the rest.
+          c.header('Connection', 'close');
+          return fail(c, 413, 'body_too_large', `the request body is larger than ${maxBytes} bytes`);
+        },
+      }),
+    );
+    // One rule for the channel id on every channel route, the event stream included.
+    app.use('/api/channels/:id/*', async (c, next) => {
+      if (!CHANNEL_ID.test(c.req.param('id') ?? '')) return fail(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
+      return next();
+    });
     app.post('/api/channels/:id/messages', async (c) => {
       const id = c.req.param('id');
-      if (!CHANNEL_ID.test(id)) return fail(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
-      const body = await c.req.json().catch(() => undefined);
-      const author = typeof body?.author === 'string' ? body.author.trim() : '';
-      const text = typeof body?.text === 'string' ? body.text : '';
-      const messageId = body?.id;
-      if (author === '' || author.length > 100)
-        return fail(c, 400, 'bad_author', '"author" must be a non-empty string of at most 100 characters');
-      if (text.trim() === '' || text.length > MAX_TEXT) {
-        return fail(
-          c,
-          400,
-          'bad_text',
-          `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
-        );
-      }
+      const body = await jsonObject(c);
+      if (!body) return fail(c, 400, 'bad_json', 'the body must be a JSON object');
+      const author = typeof body.author === 'string' ? body.author.trim() : '';
+      const text = typeof body.text === 'string' ? body.text : '';
+      const messageId = body.id;
       if (
         messageId !== undefined &&
         (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID)
@@ -177,6 +207,21 @@ export class WebAdapter implements PlatformAdapter {
           'nul_character',
           '"author", "text" and "id" must not contain NUL (\\u0000) characters',
         );
+      if (author === '' || author.length > MAX_AUTHOR || UNSAFE_IN_NAME.test(author))
+        return fail(
+          c,
+          400,
+          'bad_author',
+          `"author" must be a non-empty string of at most ${MAX_AUTHOR} characters, on one line, without control or bidi characters`,
+        );
+      if (text.trim() === '' || text.length > MAX_TEXT) {
+        return fail(
+          c,
+          400,
+          'bad_text',
+          `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
+        );
+      }
       const handlers = this.#handlers;
       if (!handlers) return fail(c, 503, 'starting', 'Ebb is starting');
       const channelKey = `web:${id}`;
@@ -225,19 +270,26 @@ export class WebAdapter implements PlatformAdapter {
 
     app.post('/api/channels/:id/commands', async (c) => {
       const id = c.req.param('id');
-      if (!CHANNEL_ID.test(id)) return fail(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
-      const body = await c.req.json().catch(() => undefined);
-      const name = body?.name;
-      if (!COMMANDS.includes(name))
+      const body = await jsonObject(c);
+      if (!body) return fail(c, 400, 'bad_json', 'the body must be a JSON object');
+      const name = COMMANDS.find((command) => command === body.name);
+      if (name === undefined)
         return fail(c, 400, 'bad_command', `"name" must be one of ${COMMANDS.join(', ')}`);
+      if (body.user !== undefined && !isShortText(body.user, MAX_AUTHOR))
+        return fail(
+          c,
+          400,
+          'bad_user',
+          `"user" must be a non-empty string of at most ${MAX_AUTHOR} characters`,
+        );
       const handlers = this.#handlers;
       if (!handlers) return fail(c, 503, 'starting', 'Ebb is starting');
       const reply = await handlers.onCommand({
         platform: 'web',
         name,
         channelKey: `web:${id}`,
-        userId: typeof body?.user === 'string' ? body.user : 'web',
-        args: typeof body?.args === 'string' ? body.args : '',
+        userId: typeof body.user === 'string' ? body.user : 'web',
+        args: typeof body.args === 'string' ? body.args : '',
       });
       return c.json({ reply });
     });
@@ -262,6 +314,19 @@ export class WebAdapter implements PlatformAdapter {
 }
 
 const CHANNEL_ID_RULE = 'channel id: letters, digits, _ . - (at most 100)';
+
+function isShortText(value: unknown, max: number): value is string {
+  return (
+    typeof value === 'string' && value.trim() !== '' && value.length <= max && !UNSAFE_IN_NAME.test(value)
+  );
+}
+
+async function jsonObject(c: Context): Promise<Record<string, unknown> | undefined> {
+  const body: unknown = await c.req.json().catch(() => undefined);
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)
+    : undefined;
+}
 
 function fail(c: Context, status: ContentfulStatusCode, code: string, error: string): Response {
   return c.json({ error, code }, status);

@@ -1,0 +1,89 @@
+/**
+ * Per-client rate limits for the web channel API: a token bucket per client address that holds
+ * `burst` requests and refills at `perMinute`. A request that finds the bucket empty is answered
+ * `429 rate_limited` with `Retry-After` (whole seconds until a request is allowed again).
+ *
+ * The client is the connection's address. Behind a reverse proxy on this host (a loopback peer that
+ * sends `X-Forwarded-For`) it is the address the proxy saw, the last one in that header; a remote
+ * peer's `X-Forwarded-For` is never believed, since anyone can send one. The buckets live in a bounded
+ * LRU: an address that has been quiet long enough to refill completely is forgotten anyway.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { LRUCache } from 'lru-cache';
+import { isLoopback, remoteAddress } from './access.js';
+
+export interface RateLimitOptions {
+  /** Sustained requests per minute per client; 0 turns the limit off. */
+  readonly perMinute: number;
+  /** Requests a client may make at once. */
+  readonly burst: number;
+  /** How many clients are tracked at once (the least recently seen are dropped first). */
+  readonly maxClients?: number;
+  /** Tests: milliseconds now. */
+  readonly now?: () => number;
+}
+
+export const DEFAULT_RATE_LIMIT = {
+  perMinute: 120,
+  burst: 60,
+  maxClients: 10_000,
+  now: Date.now,
+} as const satisfies Required<RateLimitOptions>;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** What a bucket decides for one request. */
+export type RateDecision =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly retryAfterMs: number };
+
+export class RateLimiter {
+  readonly #perMs: number;
+  readonly #burst: number;
+  readonly #now: () => number;
+  readonly #buckets: LRUCache<string, Bucket>;
+
+  constructor(options: RateLimitOptions) {
+    this.#perMs = options.perMinute / 60_000;
+    this.#burst = options.burst;
+    this.#now = options.now ?? DEFAULT_RATE_LIMIT.now;
+    this.#buckets = new LRUCache({ max: options.maxClients ?? DEFAULT_RATE_LIMIT.maxClients });
+  }
+
+  /** Takes one request from the client's bucket, or says how long until it may try again. */
+  take(client: string): RateDecision {
+    if (this.#perMs === 0) return { allowed: true };
+    const now = this.#now();
+    const bucket = this.#buckets.get(client) ?? { tokens: this.#burst, at: now };
+    const tokens = Math.min(this.#burst, bucket.tokens + (now - bucket.at) * this.#perMs);
+    if (tokens < 1) {
+      this.#buckets.set(client, { tokens, at: now });
+      return { allowed: false, retryAfterMs: Math.ceil((1 - tokens) / this.#perMs) };
+    }
+    this.#buckets.set(client, { tokens: tokens - 1, at: now });
+    return { allowed: true };
+  }
+}
+
+export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
+  const limiter = new RateLimiter(options);
+  return async (c, next) => {
+    const decision = limiter.take(clientOf(c));
+    if (decision.allowed) return next();
+    c.header('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
+    return c.json(
+      { error: 'too many requests from this client; wait for Retry-After seconds', code: 'rate_limited' },
+      429,
+    );
+  };
+}
+
+function clientOf(c: Context): string {
+  const peer = remoteAddress(c) ?? 'unknown';
+  if (!isLoopback(peer)) return peer;
+  const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim();
+  return forwarded || peer;
+}
