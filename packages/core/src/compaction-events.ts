@@ -4,6 +4,7 @@
  * roots. Fields are numbers, ids and codes only: never message text.
  */
 import type { Tier } from './model.js';
+import type { MemoryRejectReason, MemoryRepairReason } from './validate-memories.js';
 
 export const COMPACTION_EVENTS = [
   'compaction.triggered',
@@ -15,6 +16,7 @@ export const COMPACTION_EVENTS = [
   'compaction.stale',
   'compaction.emergency',
   'compaction.reconciled',
+  'compaction.memories_invalid',
 ] as const;
 
 export type CompactionEventName = (typeof COMPACTION_EVENTS)[number];
@@ -43,6 +45,10 @@ export interface CompactionLogEvent {
   readonly error?: string;
   /** What the reconciler did with a stuck run (`compaction.reconciled`). */
   readonly action?: ReconcileActionKind;
+  /** Memories of a pass left out by `validateMemories`, by reason (`compaction.memories_invalid`). */
+  readonly memoriesRejected?: Partial<Record<MemoryRejectReason, number>>;
+  /** Fields of a pass's memories `validateMemories` repaired, by reason. */
+  readonly memoriesRepaired?: Partial<Record<MemoryRepairReason, number>>;
 }
 
 export type ReconcileActionKind = 'requeued' | 'failed' | 'stale';

@@ -167,6 +167,11 @@ export class InMemoryChannelStore implements ChannelStore {
     return archive.slice(Math.max(0, fromSeq - 1), Math.max(0, toSeq));
   }
 
+  async readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]> {
+    const authors = new Set((await this.readArchive(channelKey, fromSeq, toSeq)).map((m) => m.author));
+    return [...authors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
   async splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
     const context = this.#channels.get(channelKey)?.context ?? new WorkingContext();
     const plan = planSplice(context.view(), result);

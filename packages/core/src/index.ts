@@ -22,4 +22,5 @@ export * from './render-context.js';
 export * from './simulation.js';
 export * from './tokens.js';
 export * from './tool-pairs.js';
+export * from './validate-memories.js';
 export * from './working-context.js';

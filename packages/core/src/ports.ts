@@ -99,6 +99,11 @@ export interface ChannelStore {
   /** Whole archived messages fromSeq..toSeq, in order. */
   readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]>;
   /**
+   * The distinct authors of the archived messages fromSeq..toSeq, sorted: who may be a memory's
+   * speaker (see `validateMemories`), also where summaries already cover the range.
+   */
+  readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]>;
+  /**
    * Puts a finished summary in place: under the channel lock, re-reads the active spans, applies
    * `planSplice`, bumps the generation and the token totals, all in one transaction.
    */
@@ -261,9 +266,23 @@ export interface SummarizeInput {
 /** A memory as extracted from a range, before the pipeline gives it scope and channel. */
 export type ExtractedMemory = Omit<NewMemory, 'scope' | 'channelKey'>;
 
+/**
+ * A memory as a summarizer proposes it: the model's words and numbers, of the right JSON types but
+ * otherwise unchecked. `validateMemories` decides what of it may be stored.
+ */
+export interface ProposedMemory {
+  readonly type: string;
+  readonly text: string;
+  readonly importance: number;
+  readonly speaker?: string | null;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
 export interface SummaryOutput {
   readonly text: string;
-  readonly memories: readonly ExtractedMemory[];
+  /** Proposals; the compaction processor checkpoints and stores only those `validateMemories` keeps. */
+  readonly memories: readonly ProposedMemory[];
   /** True when the LLM failed for good and the extractive summarizer wrote this. */
   readonly fallback: boolean;
   readonly model: string;

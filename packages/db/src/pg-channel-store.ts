@@ -199,6 +199,17 @@ export class PgChannelStore implements ChannelStore {
     });
   }
 
+  readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]> {
+    return dbCall('readAuthors', async () => {
+      const rows = await this.#db
+        .selectDistinct({ author: messages.author })
+        .from(messages)
+        .where(and(eq(messages.channelKey, channelKey), between(messages.seq, fromSeq, toSeq)));
+      // Code-unit order, as the in-memory store sorts, whatever the database's collation.
+      return rows.map((r) => r.author).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    });
+  }
+
   splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
     return dbCall('splice', () =>
       this.#db.transaction(async (tx) => {

@@ -181,6 +181,18 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
       });
     });
 
+    describe('readAuthors', () => {
+      it('lists the distinct authors of a range, sorted, also where a summary covers it', async () => {
+        await appendMany(stores.channels, key, 6);
+        await stores.channels.append(key, message(7, { author: 'Zoë' }));
+        await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
+        expect(await stores.channels.readAuthors(key, 1, 7)).toEqual(['Zoë', 'u0', 'u1', 'u2']);
+        expect(await stores.channels.readAuthors(key, 2, 3)).toEqual(['u0', 'u2']);
+        expect(await stores.channels.readAuthors(key, 8, 9)).toEqual([]);
+        expect(await stores.channels.readAuthors(`${key}:none`, 1, 9)).toEqual([]);
+      });
+    });
+
     describe('splice', () => {
       it('replaces the range with its summary, drops the raw messages and bumps the generation', async () => {
         await appendMany(stores.channels, key, 10);

@@ -177,7 +177,7 @@ describe('OpenAiSummarizer, a normal pass', () => {
     expect(request?.headers['x-stainless-retry-count']).toBe('0');
   });
 
-  it('clamps memory ranges, bounds importance and drops invalid memories', async () => {
+  it('passes memories on as the model gave them (the processor validates them) and drops those of the wrong shape', async () => {
     const s = await summarizer();
     server.enqueue({
       json: {
@@ -202,8 +202,10 @@ describe('OpenAiSummarizer, a normal pass', () => {
     const out = await s.summarize(input());
 
     expect(out.memories).toEqual([
-      { type: 'task', text: 'Ben fixes OPS-4411.', importance: 1, fromSeq: 1, toSeq: 4 },
-      { type: 'event', text: 'Release Friday.', importance: 0.4, speaker: 'ana', fromSeq: 2, toSeq: 3 },
+      { type: 'task', text: 'Ben fixes OPS-4411.', importance: 1.7, fromSeq: -3, toSeq: 99 },
+      { type: 'gossip', text: 'not a type', importance: 0.5, fromSeq: 1, toSeq: 1 },
+      { type: 'fact', text: '   ', importance: 0.5, fromSeq: 1, toSeq: 1 },
+      { type: 'event', text: 'Release Friday.', importance: 0.4, speaker: 'ana', fromSeq: 3, toSeq: 2 },
     ]);
     expect(out.fallback).toBe(false);
   });

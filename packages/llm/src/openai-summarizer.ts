@@ -17,9 +17,9 @@
  */
 import {
   clipToTokens,
-  type ExtractedMemory,
   type LlmCall,
   MESSAGE_OVERHEAD_TOKENS,
+  type ProposedMemory,
   type SummarizeInput,
   type Summarizer,
   SummarizerGaveUpError,
@@ -134,7 +134,7 @@ type Request = ChatCompletionCreateParamsNonStreaming & { readonly max_tokens: n
 /** One summarize() call: its LLM calls and memories, and the split/merge recursion. */
 class SummaryPass {
   readonly calls: LlmCall[] = [];
-  readonly memories: ExtractedMemory[] = [];
+  readonly memories: ProposedMemory[] = [];
   readonly #options: ResolvedOptions;
   readonly #input: SummarizeInput;
   readonly #signal: AbortSignal | undefined;
@@ -391,7 +391,7 @@ class SummaryPass {
         const usage = readUsage(completion);
         inputTokens += usage.prompt;
         outputTokens += usage.completion;
-        return parseSummaryReply(readContent(completion), purpose, this.#input);
+        return parseSummaryReply(readContent(completion), purpose);
       },
       retry,
       this.#signal,

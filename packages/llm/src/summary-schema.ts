@@ -1,9 +1,11 @@
 /**
  * The structured output of a summarizer call: the JSON schema sent as `response_format` (strict
  * mode: every property required, no extra properties) and the zod schemas that check the reply. A
- * reply that is not this shape is `llm_malformed_output`; a single bad memory in it is dropped.
+ * reply that is not this shape is `llm_malformed_output`; a single memory of the wrong shape in it is
+ * dropped. The values of a memory (its type, speaker, seqs, length, importance) are not judged here:
+ * the compaction processor checks them with core's `validateMemories`, which counts what it rejects.
  */
-import { type ExtractedMemory, MEMORY_TYPES } from '@ebb/core';
+import { MEMORY_TYPES, type ProposedMemory } from '@ebb/core';
 import { z } from 'zod';
 import { LlmError } from './errors.js';
 
@@ -60,31 +62,28 @@ const replies: Record<'summary' | 'merge', z.ZodType<{ summary: string; memories
   merge: z.strictObject({ summary: z.string() }).transform((reply) => ({ ...reply, memories: [] })),
 };
 
+/** The shape of a memory in a reply; its values are `validateMemories`' business. */
 const memoryReply = z.strictObject({
-  type: z.enum(MEMORY_TYPES),
-  text: z.string().trim().min(1),
+  type: z.string(),
+  text: z.string(),
   importance: z.number(),
-  speaker: z.string().trim().nullish(),
-  fromSeq: z.number().int(),
-  toSeq: z.number().int(),
+  speaker: z.string().nullish(),
+  fromSeq: z.number(),
+  toSeq: z.number(),
 });
 
 export interface ParsedSummary {
   readonly summary: string;
-  readonly memories: readonly ExtractedMemory[];
-  /** Memories that failed validation and were left out. */
+  readonly memories: readonly ProposedMemory[];
+  /** Memories of the wrong shape, left out. */
   readonly dropped: number;
 }
 
 /**
- * Checks a reply's content. Memories are kept one by one: seqs are clamped into `range` (and put in
- * order), importance into 0..1; a memory of the wrong shape is dropped.
+ * Checks a reply's content. Memories are kept one by one as the model gave them; one of the wrong
+ * shape (a field missing or of the wrong JSON type) is dropped.
  */
-export function parseSummaryReply(
-  content: string,
-  kind: 'summary' | 'merge',
-  range: { readonly fromSeq: number; readonly toSeq: number },
-): ParsedSummary {
+export function parseSummaryReply(content: string, kind: 'summary' | 'merge'): ParsedSummary {
   let json: unknown;
   try {
     json = JSON.parse(content);
@@ -96,24 +95,16 @@ export function parseSummaryReply(
     throw malformed(`the reply does not match the schema: ${z.prettifyError(parsed.error)}`);
   const summary = parsed.data.summary.trim();
   if (summary === '') throw malformed('the reply has an empty summary');
-  const memories: ExtractedMemory[] = [];
+  const memories: ProposedMemory[] = [];
   let dropped = 0;
   for (const candidate of parsed.data.memories) {
     const memory = memoryReply.safeParse(candidate);
-    if (!memory.success || !Number.isFinite(memory.data.importance)) {
+    if (!memory.success) {
       dropped++;
       continue;
     }
-    const { type, text, importance, speaker, fromSeq, toSeq } = memory.data;
-    const clamp = (seq: number) => Math.min(range.toSeq, Math.max(range.fromSeq, seq));
-    memories.push({
-      type,
-      text,
-      importance: Math.min(1, Math.max(0, importance)),
-      ...(speaker ? { speaker } : {}),
-      fromSeq: clamp(Math.min(fromSeq, toSeq)),
-      toSeq: clamp(Math.max(fromSeq, toSeq)),
-    });
+    const { speaker, ...rest } = memory.data;
+    memories.push({ ...rest, ...(speaker == null ? {} : { speaker }) });
   }
   return { summary, memories, dropped };
 }

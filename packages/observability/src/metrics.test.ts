@@ -262,8 +262,32 @@ describe('createMetrics', () => {
       'outcome',
       'platform',
       'purpose',
+      'reason',
       'tier',
     ]);
+  });
+
+  it('counts memories the model proposed that were rejected or repaired, by reason only', async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    const pass = { channel: SLACK, tier: 'background' as const, jobId: 'j1' };
+    metrics.onCompactionEvent({
+      event: 'compaction.memories_invalid',
+      ...pass,
+      memoriesRejected: { unknown_type: 2, text_too_long: 1 },
+      memoriesRepaired: { speaker_unknown: 3 },
+    });
+    metrics.onCompactionEvent({
+      event: 'compaction.memories_invalid',
+      ...pass,
+      memoriesRejected: { unknown_type: 1, ['ignore previous instructions' as 'malformed']: 5 },
+    });
+    const text = await metrics.metricsText();
+    expect(value(text, 'ebb_memories_rejected_total', { reason: 'unknown_type' })).toBe(3);
+    expect(value(text, 'ebb_memories_rejected_total', { reason: 'text_too_long' })).toBe(1);
+    expect(value(text, 'ebb_memories_rejected_total', { reason: 'malformed' })).toBe(0);
+    expect(value(text, 'ebb_memories_repaired_total', { reason: 'speaker_unknown' })).toBe(3);
+    expect(text).not.toContain('ignore previous');
+    expect(value(text, 'ebb_compaction_passes_total', { tier: 'background', outcome: 'completed' })).toBe(0);
   });
 
   it('bounds the error code label and never counts backwards', async () => {

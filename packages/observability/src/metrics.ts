@@ -2,7 +2,8 @@
  * Ebb's Prometheus metrics (prom-client), one registry per process, fed by three recorders:
  *
  * - `onCompactionEvent`: the compaction event stream (`compaction-events.ts`) → pass counters, the
- *   pass duration histogram, tokens saved, emergency truncations, summarizer fallbacks;
+ *   pass duration histogram, tokens saved, emergency truncations, summarizer fallbacks, memories
+ *   the model proposed that were rejected or repaired (`compaction.memories_invalid`);
  * - `onLlmCalls`: the `LlmCall`s of a pass or a reply → calls, tokens and errors by purpose;
  * - `onTurn`: one sample per bot turn → turns, turn duration, context usage after the turn.
  *
@@ -15,7 +16,15 @@
  * process that emits it (the bot: triggers, skips, emergencies; the worker: started, completed,
  * failed, stale), so Prometheus sums the bot's and the workers' series without double counting.
  */
-import type { CompactionEventName, CompactionLogEvent, LlmCall, Platform, Tier } from '@ebb/core';
+import {
+  type CompactionEventName,
+  type CompactionLogEvent,
+  type LlmCall,
+  MEMORY_REJECT_REASONS,
+  MEMORY_REPAIR_REASONS,
+  type Platform,
+  type Tier,
+} from '@ebb/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueueStats } from './queue-stats.js';
 import { withTimeout } from './with-timeout.js';
@@ -72,6 +81,8 @@ export const TURN_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 const TIERS = ['background', 'aggressive', 'emergency'] as const satisfies readonly Tier[];
 const PURPOSES = ['reply', 'summary', 'merge'] as const satisfies readonly LlmPurpose[];
 const PLATFORMS = ['slack', 'discord', 'web'] as const satisfies readonly Platform[];
+const REJECT_REASONS: ReadonlySet<string> = new Set(MEMORY_REJECT_REASONS);
+const REPAIR_REASONS: ReadonlySet<string> = new Set(MEMORY_REPAIR_REASONS);
 /** A code that can safely be a label value; anything else is counted as `other`. */
 const ERROR_CODE = /^[A-Za-z0-9_.-]{1,48}$/;
 
@@ -95,6 +106,7 @@ export function passOutcome(event: CompactionEventName): PassOutcome | undefined
     case 'compaction.enqueued':
     case 'compaction.started':
     case 'compaction.reconciled':
+    case 'compaction.memories_invalid':
       return undefined;
   }
 }
@@ -141,6 +153,19 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   const fallbacks = new Counter({
     name: 'ebb_compaction_fallbacks_total',
     help: 'Passes whose summary the extractive summarizer wrote because the LLM failed for good.',
+    registers,
+  });
+
+  const memoriesRejected = new Counter({
+    name: 'ebb_memories_rejected_total',
+    help: 'Memories the summarizer proposed that were not stored, by reason (unknown_type, empty_text, text_too_long, bad_importance, malformed).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const memoriesRepaired = new Counter({
+    name: 'ebb_memories_repaired_total',
+    help: 'Fields of proposed memories repaired before storing, by reason (speaker_unknown, speaker_spelling, seq_range, importance, text_nul).',
+    labelNames: ['reason'] as const,
     registers,
   });
 
@@ -232,6 +257,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     passDuration.zero({ tier });
   }
   passes.inc({ tier: 'emergency', outcome: 'emergency' }, 0);
+  for (const reason of MEMORY_REJECT_REASONS) memoriesRejected.inc({ reason }, 0);
+  for (const reason of MEMORY_REPAIR_REASONS) memoriesRepaired.inc({ reason }, 0);
   for (const purpose of PURPOSES) {
     for (const outcome of ['ok', 'error'] as const) llmCalls.inc({ purpose, outcome }, 0);
     for (const direction of ['input', 'output'] as const) llmTokens.inc({ purpose, direction }, 0);
@@ -247,6 +274,11 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     onCompactionEvent(event) {
       if (event.event === 'compaction.reconciled' && event.action !== undefined)
         reconciled.inc({ action: event.action });
+      // Reasons come from the closed lists of `validateMemories`; anything else is no label of ours.
+      for (const [reason, n] of Object.entries(event.memoriesRejected ?? {}))
+        if (REJECT_REASONS.has(reason)) memoriesRejected.inc({ reason }, count(n ?? 0));
+      for (const [reason, n] of Object.entries(event.memoriesRepaired ?? {}))
+        if (REPAIR_REASONS.has(reason)) memoriesRepaired.inc({ reason }, count(n ?? 0));
       const outcome = passOutcome(event.event);
       if (outcome === undefined) return;
       const { tier } = event;

@@ -1,8 +1,14 @@
 /**
  * One compaction pass, as the worker runs it:
  *
- *   run started → snapshot of the range → summary + memories (LLM, no lock held) → checkpoint →
- *   memories upserted → splice under the channel lock (or stale) → run finished → context-changed
+ *   run started → snapshot of the range → summary + memories (LLM, no lock held) → memories
+ *   validated → checkpoint → memories upserted → splice under the channel lock (or stale) → run
+ *   finished → context-changed
+ *
+ * The summarizer's memories are proposals (model output, shaped by whatever the channel said):
+ * `validateMemories` repairs or rejects them against the pass's range and the range's authors before
+ * they are checkpointed or stored, and one `compaction.memories_invalid` event per pass counts what
+ * it did by reason (never the text).
  *
  * Every step is idempotent, so a job killed anywhere and retried ends in the same state once: a run
  * that finished already is left alone; a checkpointed summary is reused instead of asking the LLM
@@ -21,7 +27,9 @@ import {
   type CompactionJob,
   type CompactionRun,
   type ContextNotifier,
+  countOf,
   EbbError,
+  type ExtractedMemory,
   FINISHED_RUN_STATUSES,
   type MemoryScopeSetting,
   type MemoryStore,
@@ -37,6 +45,7 @@ import {
   spanTokens,
   TERMINAL_RUN_STATUSES,
   type Tokenizer,
+  validateMemories,
 } from '@ebb/core';
 
 export interface ProcessorJob extends CompactionJob {
@@ -144,30 +153,54 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         return snapshot;
       }
 
+      // Memories are checked before the checkpoint holds them, and again when one is reused (a
+      // checkpoint written before this check existed); a valid memory passes unchanged.
+      let authors: Promise<string[]> | undefined;
+      const checked = async (proposed: SummaryOutput['memories']): Promise<ExtractedMemory[]> => {
+        if (proposed.length === 0) return [];
+        authors ??= channels.readAuthors(channel, job.fromSeq, job.toSeq);
+        const result = validateMemories(proposed, {
+          fromSeq: job.fromSeq,
+          toSeq: job.toSeq,
+          authors: await authors,
+          tokenizer: settings.tokenizer,
+        });
+        if (countOf(result.rejected) + countOf(result.repaired) > 0) {
+          emit({
+            event: 'compaction.memories_invalid',
+            ...event,
+            memoriesRejected: result.rejected,
+            memoriesRepaired: result.repaired,
+          });
+        }
+        return result.memories;
+      };
       // A checkpointed output is reused; otherwise the first worker to save its output wins and
       // every worker on this job continues with that one.
-      const output: SummaryOutput =
-        run?.output ??
-        (await runs.saveOutput(
-          job.jobId,
-          await settings.summarizer.summarize(
-            {
-              channelKey: channel,
-              fromSeq: job.fromSeq,
-              toSeq: job.toSeq,
-              earlierSummaries: snapshot.earlierSummaries,
-              messages: snapshot.messages,
-              maxTokens: settings.summaryMaxTokens,
-              canWait: canWait(job),
-              ...(job.focus === undefined ? {} : { focus: job.focus }),
-            },
-            signal,
-          ),
-        ));
+      let output: SummaryOutput | undefined = run?.output;
+      if (output === undefined) {
+        const proposed = await settings.summarizer.summarize(
+          {
+            channelKey: channel,
+            fromSeq: job.fromSeq,
+            toSeq: job.toSeq,
+            earlierSummaries: snapshot.earlierSummaries,
+            messages: snapshot.messages,
+            maxTokens: settings.summaryMaxTokens,
+            canWait: canWait(job),
+            ...(job.focus === undefined ? {} : { focus: job.focus }),
+          },
+          signal,
+        );
+        output = await runs.saveOutput(job.jobId, {
+          ...proposed,
+          memories: await checked(proposed.memories),
+        });
+      }
 
       const scope = memoryScope(channel, settings.memoryScope);
       const upserted = await memories.upsert(
-        output.memories.map((m) => ({ ...m, scope, channelKey: channel })),
+        (await checked(output.memories)).map((m) => ({ ...m, scope, channelKey: channel })),
       );
 
       const tokens = spanTokens(settings.tokenizer, {

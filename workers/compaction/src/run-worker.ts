@@ -119,11 +119,14 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
 }
 
 /**
- * One log line per compaction event, with the event name as the message: at info; a failed try at
- * warn; at error when the provider refuses us (a rejected key, no credit), which needs an operator.
+ * One log line per compaction event, with the event name as the message: at info; a failed try, or
+ * memories the model proposed that had to be rejected or repaired (counts by reason, never the
+ * text), at warn; at error when the provider refuses us (a rejected key, no credit), which needs an
+ * operator.
  */
 export function logCompactionEvent(logger: Logger, event: CompactionLogEvent): void {
-  if (event.event !== 'compaction.failed') logger.info(event, event.event);
+  if (event.event === 'compaction.memories_invalid') logger.warn(event, event.event);
+  else if (event.event !== 'compaction.failed') logger.info(event, event.event);
   else if (isLlmRefusal(event.error)) logger.error(event, event.event);
   else logger.warn(event, event.event);
 }

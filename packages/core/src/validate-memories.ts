@@ -1,0 +1,198 @@
+/**
+ * The rule a memory must pass before it is stored. A summarizer's memories are the model's words
+ * and numbers, and the model reads whatever the channel said: an 800-character "speaker", seqs
+ * outside the pass, a type of its own invention. `validateMemories` turns proposals into memories
+ * that hold these, or leaves them out:
+ *
+ * | field        | rule                                             | otherwise                                   |
+ * | ------------ | ------------------------------------------------ | ------------------------------------------- |
+ * | the memory   | an object with a string text                     | rejected `malformed`                        |
+ * | `type`       | one of `MEMORY_TYPES`, exactly                   | rejected `unknown_type`                     |
+ * | `text`       | trimmed, not empty, no NUL, ≤ `MAX_MEMORY_TOKENS`| rejected `empty_text` / `text_too_long`; NUL removed (repaired `text_nul`) |
+ * | `importance` | a finite number in 0..1                          | clamped (repaired `importance`); not a number: rejected `bad_importance` |
+ * | `speaker`    | an author of the pass's range, or none           | another spelling of one (case, spaces): that author (repaired `speaker_spelling`); anyone else: none (repaired `speaker_unknown`) |
+ * | `fromSeq..toSeq` | integers, from ≤ to, inside the pass's range | swapped, cut to the range, or the whole range when nothing of it is inside or they are not integers (repaired `seq_range`) |
+ *
+ * Why repair rather than reject: a wrong speaker or seq is metadata the model got wrong about a fact
+ * that may well be right, and the pass's range is an honest provenance ("said somewhere in this
+ * pass"); clamping to one end of the range, as before, made up a source. A memory whose type, text
+ * or importance is not usable has nothing left worth keeping. A speaker that is no author of the
+ * range becomes none rather than a guess, so a memory never names someone who did not speak there.
+ */
+import { MEMORY_TYPES, type MemoryType } from './memory.js';
+import type { ExtractedMemory } from './ports.js';
+import type { Tokenizer } from './tokens.js';
+
+/** Bound on a memory's text: one self-contained sentence or two, not a paragraph of transcript. */
+export const MAX_MEMORY_TOKENS = 200;
+
+export const MEMORY_REJECT_REASONS = [
+  'malformed',
+  'unknown_type',
+  'empty_text',
+  'text_too_long',
+  'bad_importance',
+] as const;
+export type MemoryRejectReason = (typeof MEMORY_REJECT_REASONS)[number];
+
+export const MEMORY_REPAIR_REASONS = [
+  'text_nul',
+  'importance',
+  'speaker_spelling',
+  'speaker_unknown',
+  'seq_range',
+] as const;
+export type MemoryRepairReason = (typeof MEMORY_REPAIR_REASONS)[number];
+
+export interface MemoryValidationContext {
+  /** The pass's range: a memory's source lies inside it. */
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** The authors of the pass's range, as the archive spells them. */
+  readonly authors: Iterable<string>;
+  /** Counts the text against `maxTokens`. */
+  readonly tokenizer: Tokenizer;
+  /** Default `MAX_MEMORY_TOKENS`. */
+  readonly maxTokens?: number;
+}
+
+export interface MemoryValidation {
+  /** The memories that may be stored, in the order proposed. */
+  readonly memories: ExtractedMemory[];
+  /** How many proposals were left out, by reason (only reasons that occurred). */
+  readonly rejected: Partial<Record<MemoryRejectReason, number>>;
+  /** How many fields were repaired, by reason (a memory may count under several). */
+  readonly repaired: Partial<Record<MemoryRepairReason, number>>;
+}
+
+const TYPES: ReadonlySet<string> = new Set(MEMORY_TYPES);
+
+/**
+ * Checks what a summarizer proposed (typed `unknown`: it is model output, or a checkpoint read back
+ * from JSON) against the pass it came from. Pure; the same proposals give the same result, so
+ * validating a checkpoint again on a retry changes nothing.
+ */
+export function validateMemories(
+  proposed: readonly unknown[],
+  context: MemoryValidationContext,
+): MemoryValidation {
+  const maxTokens = context.maxTokens ?? MAX_MEMORY_TOKENS;
+  const authors = authorIndex(context.authors);
+  const memories: ExtractedMemory[] = [];
+  const rejected: Partial<Record<MemoryRejectReason, number>> = {};
+  const repaired: Partial<Record<MemoryRepairReason, number>> = {};
+  const reject = (reason: MemoryRejectReason) => {
+    rejected[reason] = (rejected[reason] ?? 0) + 1;
+  };
+  const repair = (reason: MemoryRepairReason) => {
+    repaired[reason] = (repaired[reason] ?? 0) + 1;
+  };
+
+  for (const candidate of proposed) {
+    if (typeof candidate !== 'object' || candidate === null) {
+      reject('malformed');
+      continue;
+    }
+    const m = candidate as Record<string, unknown>;
+    if (typeof m.text !== 'string') {
+      reject('malformed');
+      continue;
+    }
+    if (typeof m.type !== 'string' || !TYPES.has(m.type)) {
+      reject('unknown_type');
+      continue;
+    }
+    const withoutNul = m.text.replaceAll('\u0000', '');
+    const text = withoutNul.trim();
+    if (text === '') {
+      reject('empty_text');
+      continue;
+    }
+    if (context.tokenizer.count(text) > maxTokens) {
+      reject('text_too_long');
+      continue;
+    }
+    if (withoutNul !== m.text) repair('text_nul');
+    if (typeof m.importance !== 'number' || Number.isNaN(m.importance)) {
+      reject('bad_importance');
+      continue;
+    }
+    const importance = Math.min(1, Math.max(0, m.importance));
+    if (importance !== m.importance) repair('importance');
+
+    const speaker = speakerOf(m.speaker, authors, repair);
+    const seqs = seqRange(m.fromSeq, m.toSeq, context);
+    if (seqs.repaired) repair('seq_range');
+    memories.push({
+      type: m.type as MemoryType,
+      text,
+      importance,
+      ...(speaker === undefined ? {} : { speaker }),
+      fromSeq: seqs.fromSeq,
+      toSeq: seqs.toSeq,
+    });
+  }
+  return { memories, rejected, repaired };
+}
+
+/** Total of a by-reason count. */
+export function countOf(counts: Partial<Record<string, number>>): number {
+  return Object.values(counts).reduce<number>((n, c) => n + (c ?? 0), 0);
+}
+
+/** The authors by themselves and by a loose key (case and spaces folded), the loose key only when unambiguous. */
+function authorIndex(authors: Iterable<string>) {
+  const exact = new Set<string>();
+  const loose = new Map<string, string | null>();
+  for (const author of authors) {
+    exact.add(author);
+    const key = looseKey(author);
+    const seen = loose.get(key);
+    loose.set(key, seen === undefined || seen === author ? author : null);
+  }
+  return { exact, loose };
+}
+
+function looseKey(name: string): string {
+  return name.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase();
+}
+
+function speakerOf(
+  value: unknown,
+  authors: ReturnType<typeof authorIndex>,
+  repair: (reason: MemoryRepairReason) => void,
+): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') {
+    repair('speaker_unknown');
+    return undefined;
+  }
+  if (value.trim() === '') return undefined;
+  if (authors.exact.has(value)) return value;
+  const author = authors.loose.get(looseKey(value));
+  if (author) {
+    repair('speaker_spelling');
+    return author;
+  }
+  repair('speaker_unknown');
+  return undefined;
+}
+
+/**
+ * Seqs inside the pass: swapped when reversed, cut to the range when they stick out, the whole range
+ * when they are not integers or miss it altogether.
+ */
+function seqRange(
+  from: unknown,
+  to: unknown,
+  pass: { readonly fromSeq: number; readonly toSeq: number },
+): { fromSeq: number; toSeq: number; repaired: boolean } {
+  const whole = { fromSeq: pass.fromSeq, toSeq: pass.toSeq, repaired: true };
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return whole;
+  const lo = Math.min(from as number, to as number);
+  const hi = Math.max(from as number, to as number);
+  if (hi < pass.fromSeq || lo > pass.toSeq) return whole;
+  const fromSeq = Math.max(lo, pass.fromSeq);
+  const toSeq = Math.min(hi, pass.toSeq);
+  return { fromSeq, toSeq, repaired: fromSeq !== from || toSeq !== to };
+}
