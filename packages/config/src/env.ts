@@ -26,8 +26,11 @@ const envSchema = z.object({
   SLACK_SIGNING_SECRET: z.string().min(1).optional(),
   /** Discord bot token. Unset: no Discord. */
   DISCORD_TOKEN: z.string().min(1).optional(),
-  /** Port of `ebb worker`'s /metrics and /healthz (each worker on a host needs its own). */
-  EBB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /**
+   * Port of `ebb worker`'s /metrics and /healthz. Unset: 9464, or a free port when another worker on
+   * the host has 9464 (logged). Set: that port, and a worker that cannot have it does not start.
+   */
+  EBB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /**
    * Token for every route of the bot's HTTP server but `/healthz`: the dashboard, the queue board and
    * the web channel API. Send it as `Authorization: Bearer …` or open the page once with `?token=…`.

@@ -40,3 +40,25 @@ export async function serveObservability(options: ServeObservabilityOptions): Pr
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/**
+ * `serveObservability` for a process of which a host may run several (`ebb worker`): an explicit
+ * `port` is used or the start fails (`EADDRINUSE`); without one, the default port, or a free port when
+ * another process already has the default (`fellBack`), so a second worker does not die on it.
+ */
+export async function serveObservabilityOnDefaultPort(
+  options: ObservabilityRoutesOptions & {
+    readonly host?: string;
+    readonly port?: number | undefined;
+    readonly defaultPort?: number;
+  },
+): Promise<{ readonly server: ObservabilityServer; readonly fellBack: boolean }> {
+  const { port, defaultPort = DEFAULT_SERVE_OPTIONS.port, ...rest } = options;
+  if (port !== undefined) return { server: await serveObservability({ ...rest, port }), fellBack: false };
+  try {
+    return { server: await serveObservability({ ...rest, port: defaultPort }), fellBack: false };
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'EADDRINUSE') throw err;
+    return { server: await serveObservability({ ...rest, port: 0 }), fellBack: true };
+  }
+}

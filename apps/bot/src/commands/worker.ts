@@ -7,10 +7,12 @@ import { runCompactionWorker } from '@ebb/compaction-worker';
 import { migrate } from '@ebb/db';
 import {
   createMetrics,
+  DEFAULT_SERVE_OPTIONS,
   healthCheck,
+  type ObservabilityServer,
   postgresCheck,
   redisCheck,
-  serveObservability,
+  serveObservabilityOnDefaultPort,
 } from '@ebb/observability';
 import { createRedis } from '@ebb/queue';
 import { describeStartFailure } from '../start-failure.js';
@@ -39,17 +41,41 @@ export async function worker(
     logger.fatal(describeStartFailure(err), 'Ebb worker could not start');
     return 1;
   }
-  const reloading = watchConfig(config, logger);
   const metrics = createMetrics();
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
-  const observability = await serveObservability({
-    port: env.EBB_METRICS_PORT,
+  const routes = {
     metrics,
     health: () =>
       healthCheck({ checks: { database: postgresCheck(database.db), redis: redisCheck(healthRedis) } }),
-  });
+  };
+  let observability: ObservabilityServer;
+  try {
+    const served = await serveObservabilityOnDefaultPort({ ...routes, port: env.EBB_METRICS_PORT });
+    observability = served.server;
+    if (served.fellBack) {
+      logger.warn(
+        { event: 'worker.metrics_port_taken', url: observability.url },
+        `port ${DEFAULT_SERVE_OPTIONS.port} is taken (another ebb worker on this host?): metrics at ${observability.url}/metrics; set EBB_METRICS_PORT to choose`,
+      );
+    }
+  } catch (err) {
+    const taken = (err as { code?: unknown }).code === 'EADDRINUSE';
+    logger.fatal(
+      {
+        ...describeStartFailure(err),
+        ...(taken
+          ? { hint: 'EBB_METRICS_PORT is taken: give each worker on a host its own port, or leave it unset' }
+          : {}),
+      },
+      'Ebb worker could not start',
+    );
+    healthRedis.disconnect();
+    await database.close();
+    return 1;
+  }
   logger.info({ url: observability.url }, `worker metrics at ${observability.url}/metrics`);
+  const reloading = watchConfig(config, logger);
   const running = await runCompactionWorker({
     config: reloading.current,
     env,
