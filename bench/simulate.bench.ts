@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatMessageTokens, measureMessage, Simulation, type TranscriptMessage } from '@ebb/core';
+import { measureMessage, Simulation, systemPromptTokens, type TranscriptMessage } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import {
   EBB_BIN,
@@ -72,7 +72,7 @@ async function engineVsBaseline(messages: readonly TranscriptMessage[]) {
       contextWindow: settings.llm.contextWindow,
       maxOutputTokens: settings.llm.maxOutputTokens,
       reservedTokens:
-        chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
+        systemPromptTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
       tokenizer,
       jobLatency: 2,
       emit: () => {},

@@ -22,5 +22,6 @@ export * from './render-context.js';
 export * from './simulation.js';
 export * from './tokens.js';
 export * from './tool-pairs.js';
+export * from './untrusted-text.js';
 export * from './validate-memories.js';
 export * from './working-context.js';

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { msg, summary, toolCall, toolResult, truncated } from '../test/builders.js';
 import { CharTokenizer } from '../test/char-tokenizer.js';
-import { CONTINUATION_NOTE, renderContext, spanTokens, TRUNCATION_MARKER } from './render-context.js';
+import {
+  CONTINUATION_NOTE,
+  REFERENCE_RULE,
+  renderContext,
+  spanTokens,
+  systemPromptTokens,
+  TRUNCATION_MARKER,
+} from './render-context.js';
 import { WorkingContext } from './working-context.js';
 
 describe('renderContext', () => {
@@ -33,18 +40,19 @@ describe('renderContext', () => {
     });
     expect(out.map((m) => m.role)).toEqual([
       'system',
-      'system',
-      'system',
-      'system',
+      'user',
+      'user',
+      'user',
       'user',
       'assistant',
       'tool',
       'assistant',
     ]);
-    expect(out[1]?.content).toContain('- (decision, ana) Deploys on Tuesdays');
-    expect(out[2]?.content).toMatch(
-      /^Summary of the earlier conversation \(messages #1–#10\):\nsummary 1\.\.10/,
+    expect(out[0]).toEqual({ role: 'system', content: `You are Ebb.\n\n${REFERENCE_RULE}` });
+    expect(out[1]?.content).toBe(
+      '<ebb-memories of="this channel">\n- (decision, ana) Deploys on Tuesdays\n</ebb-memories>',
     );
+    expect(out[2]?.content).toMatch(/^<ebb-summary messages="#1–#10">\nsummary 1\.\.10\n<\/ebb-summary>\n\n/);
     expect(out[2]?.content.endsWith(CONTINUATION_NOTE)).toBe(true);
     expect(out[3]?.content).toBe(TRUNCATION_MARKER);
     expect(out[4]).toEqual({ role: 'user', content: 'ana: ship it?' });
@@ -63,5 +71,13 @@ describe('renderContext', () => {
       context: new WorkingContext({ spans: [span] }).view(),
     });
     expect(spanTokens(tokenizer, span)).toBe(tokenizer.count(rendered[1]?.content ?? '') + 4);
+  });
+
+  it('counts the system message as rendered', () => {
+    const tokenizer = new CharTokenizer();
+    for (const systemPrompt of ['You are Ebb.', '']) {
+      const [system] = renderContext({ systemPrompt, memories: [], context: new WorkingContext().view() });
+      expect(systemPromptTokens(tokenizer, systemPrompt)).toBe(tokenizer.count(system?.content ?? '') + 4);
+    }
   });
 });

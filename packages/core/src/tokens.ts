@@ -3,6 +3,7 @@
  * the context; totals are kept incrementally so the per-turn check never walks the history.
  */
 import type { ArchivedMessage } from './model.js';
+import { quotedLabel } from './untrusted-text.js';
 
 /** A model's tokenizer (implemented with gpt-tokenizer in `@ebb/llm`). */
 export interface Tokenizer {
@@ -18,9 +19,12 @@ export interface Tokenizer {
  */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
 
-/** The content a message contributes to a prompt: team chat has many speakers, so users are named. */
+/**
+ * The content a message contributes to a prompt: team chat has many speakers, so users are named,
+ * each by one line of at most `MAX_LABEL_CHARS` (an author cannot forge a header or a block).
+ */
 export function messageContent(message: Pick<ArchivedMessage, 'role' | 'author' | 'text'>): string {
-  return message.role === 'user' ? `${message.author}: ${message.text}` : message.text;
+  return message.role === 'user' ? `${quotedLabel(message.author)}: ${message.text}` : message.text;
 }
 
 /** Tokens of one chat message whose content is `content`. */

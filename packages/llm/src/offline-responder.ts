@@ -3,7 +3,7 @@
  * labelled, deterministic reply, so a fresh clone shows the whole turn and compaction cycle without
  * any account. It never pretends to be a model.
  */
-import type { ChatMessage, ChatModel, ChatReply } from '@ebb/core';
+import { type ChatMessage, type ChatModel, type ChatReply, MEMORIES_TAG, SUMMARY_TAG } from '@ebb/core';
 
 export const OFFLINE_LABEL = 'offline responder';
 
@@ -11,13 +11,15 @@ export class OfflineResponder implements ChatModel {
   readonly label = OFFLINE_LABEL;
 
   async reply(messages: readonly ChatMessage[]): Promise<ChatReply> {
-    const last = [...messages].reverse().find((m) => m.role === 'user');
+    // Reference blocks are user messages that open with their tag (a chat message opens with its author).
+    const isBlock = (m: ChatMessage, tag: string) => m.role === 'user' && m.content.startsWith(`<${tag} `);
+    const last = [...messages]
+      .reverse()
+      .find((m) => m.role === 'user' && !isBlock(m, SUMMARY_TAG) && !isBlock(m, MEMORIES_TAG));
     const said = last?.content.replace(/\s+/g, ' ').trim() ?? '';
     const quoted = said.length > 120 ? `${said.slice(0, 119)}…` : said;
-    const summaries = messages.filter(
-      (m) => m.role === 'system' && m.content.startsWith('Summary of the earlier'),
-    ).length;
-    const remembered = messages.find((m) => m.role === 'system' && m.content.startsWith('What you remember'));
+    const summaries = messages.filter((m) => isBlock(m, SUMMARY_TAG)).length;
+    const remembered = messages.find((m) => isBlock(m, MEMORIES_TAG));
     return {
       text: [
         `[offline mode: no model is configured, so this is not an AI answer] I got: "${quoted}".`,

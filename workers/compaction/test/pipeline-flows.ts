@@ -16,6 +16,7 @@ import {
   measureMessage,
   type RunStatus,
   type RunStore,
+  systemPromptTokens,
   type Tokenizer,
   TRUNCATION_MARKER,
   UNCALIBRATED,
@@ -54,7 +55,7 @@ export function compactorSettingsFor(
     policy: channel.compaction,
     contextWindow: channel.llm.contextWindow,
     maxOutputTokens: channel.llm.maxOutputTokens,
-    reservedTokens: chatMessageTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
+    reservedTokens: systemPromptTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
   };
 }
 
@@ -113,7 +114,7 @@ export function describePipelineFlows(
         policy: channel.compaction,
         contextWindow: channel.llm.contextWindow,
         maxOutputTokens: channel.llm.maxOutputTokens,
-        reservedTokens: chatMessageTokens(t, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
+        reservedTokens: systemPromptTokens(t, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
       };
       compactor = new ChannelCompactor({
         channels: h.channels,

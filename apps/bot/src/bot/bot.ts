@@ -37,6 +37,7 @@ import {
   renderMemories,
   type SpoolEntry,
   type SpooledMessage,
+  systemPromptTokens,
   type Tokenizer,
   TRUNCATION_MARKER,
   type TurnResult,
@@ -676,12 +677,15 @@ export class Bot {
     return this.#promptTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens;
   }
 
-  /** Tokens of a system prompt, counted once per prompt and encoding (it is read several times a turn). */
+  /**
+   * Tokens of the system message a prompt renders to, counted once per prompt and encoding (it is
+   * read several times a turn).
+   */
   #promptTokens(tokenizer: Tokenizer, prompt: string): number {
     const key = `${tokenizer.encoding}\u0000${prompt}`;
     let tokens = this.#promptTokenCache.get(key);
     if (tokens === undefined) {
-      tokens = chatMessageTokens(tokenizer, prompt);
+      tokens = systemPromptTokens(tokenizer, prompt);
       this.#promptTokenCache.set(key, tokens);
     }
     return tokens;

@@ -7,11 +7,11 @@
 import { loadConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
   type CompactionEvent,
-  chatMessageTokens,
   EbbError,
   Simulation,
   type SimulationEvent,
   type SummaryEvent,
+  systemPromptTokens,
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -72,7 +72,7 @@ export async function replay(
   const channel = resolveChannel(config, args.channel ?? 'defaults');
   const tokenizer = await loadTokenizer(channel.llm.encoding);
   const reservedTokens =
-    chatMessageTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens;
+    systemPromptTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens;
 
   const out = args.json ? jsonPrinter(io) : textPrinter(io, channel);
   const sim = new Simulation({

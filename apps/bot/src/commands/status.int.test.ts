@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chatMessageTokens, type NewMessage } from '@ebb/core';
+import { type NewMessage, systemPromptTokens } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
@@ -98,7 +98,7 @@ beforeAll(async () => {
   ]);
 
   const tokenizer = await loadTokenizer('o200k_base');
-  reserved = chatMessageTokens(tokenizer, SYSTEM_PROMPT) + 200;
+  reserved = systemPromptTokens(tokenizer, SYSTEM_PROMPT) + 200;
   expectedUsage = ((8_050 + reserved) * 1.2) / 15_000;
 });
 

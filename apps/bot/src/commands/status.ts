@@ -56,9 +56,9 @@ import {
   type ChannelSummary,
   type CompactionRun,
   type CompactorSettings,
-  chatMessageTokens,
   memoryScope,
   type Span,
+  systemPromptTokens,
   type Tier,
   usageOf,
 } from '@ebb/core';
@@ -235,7 +235,8 @@ export async function compactorSettingsOf(settings: ResolvedChannelConfig): Prom
     policy: settings.compaction,
     contextWindow: settings.llm.contextWindow,
     maxOutputTokens: settings.llm.maxOutputTokens,
-    reservedTokens: chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
+    reservedTokens:
+      systemPromptTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
   };
 }
 
