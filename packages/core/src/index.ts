@@ -1,5 +1,6 @@
 export * from './admit-pass.js';
 export * from './channel-compactor.js';
+export * from './compact-focus.js';
 export * from './compaction-events.js';
 export * from './compaction-monitor.js';
 export * from './decide-after-turn.js';

@@ -4,7 +4,14 @@
  * that are never split (an assistant message with tool calls and the tool results after it) and
  * packed into parts that fit a token budget. Pure: no I/O.
  */
-import { clipToTokens, type StoredMessage, type Tokenizer } from '@ebb/core';
+import {
+  clipToTokens,
+  MAX_LABEL_CHARS,
+  quotedLabel,
+  quotedLine,
+  type StoredMessage,
+  type Tokenizer,
+} from '@ebb/core';
 
 export interface TranscriptLine {
   readonly seq: number;
@@ -20,10 +27,9 @@ export interface TranscriptUnit {
 }
 
 const CONTINUATION = '\n    ';
-const MAX_AUTHOR_CHARS = 80;
 
 export function renderMessage(message: StoredMessage): string {
-  const author = oneLine(message.author).slice(0, MAX_AUTHOR_CHARS) || 'unknown';
+  const author = quotedLabel(message.author);
   const who =
     message.role === 'assistant'
       ? `${author} (assistant)`
@@ -124,17 +130,21 @@ export function clipMiddle(text: string, tokenizer: Tokenizer, maxTokens: number
   return clipToTokens(clipped, tokenizer, maxTokens);
 }
 
-/** A Markdown fence longer than any run of backticks in `texts`, so no content can close it. */
+/**
+ * A Markdown fence longer than any run of backticks in `texts` (fullwidth `｀` counted as one too),
+ * so no content can close it.
+ */
 export function fenceFor(texts: readonly string[]): string {
   let longest = 0;
   for (const text of texts) {
-    for (const run of text.match(/`+/g) ?? []) longest = Math.max(longest, run.length);
+    for (const run of text.match(/[`\uFF40]+/g) ?? []) longest = Math.max(longest, run.length);
   }
   return '`'.repeat(Math.max(3, longest + 1));
 }
 
+/** An identifier (tool name, call id) as one bounded line. */
 function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return quotedLine(text, MAX_LABEL_CHARS);
 }
 
 function indent(text: string): string {

@@ -8,7 +8,7 @@
  * (`retryable: false`); the worker turns that into BullMQ's `UnrecoverableError`.
  */
 import type { CompactionJob, Tier } from '@ebb/core';
-import { EbbError, tierRank } from '@ebb/core';
+import { EbbError, MAX_FOCUS_CHARS, tierRank } from '@ebb/core';
 import { z } from 'zod';
 
 /** The BullMQ queue every compaction job goes through. */
@@ -26,7 +26,8 @@ export const CompactionJobPayload = z
     fromSeq: z.int().min(1),
     toSeq: z.int().min(1),
     generation: z.int().min(0),
-    focus: z.string().max(500).exactOptional(),
+    /** A participant's text: bounded here too, as the bot and `ebb compact` check before enqueueing. */
+    focus: z.string().max(MAX_FOCUS_CHARS).exactOptional(),
     /** A follow-up: the job id of the pass whose range ends right before this one's. */
     after: z.string().min(1).max(1024).exactOptional(),
   })

@@ -23,6 +23,7 @@ import {
   calibrate,
   chatMessageTokens,
   EbbError,
+  focusProblem,
   type InboundMessage,
   type InboundSpool,
   type Memory,
@@ -606,15 +607,19 @@ export class Bot {
         const admins = command.platform === 'web' ? undefined : config[command.platform].admins;
         if (admins && !admins.includes(command.userId))
           return 'Only the admins configured for this workspace can run /compact.';
+        const focus = command.args.trim();
+        // Past the limit the job payload would be refused: say why, instead of `queue_unavailable`.
+        const problem = focusProblem(focus);
+        if (problem) return problem;
         const result = await this.#compaction.compactNow(
           key,
           state.context.view(),
           compactorSettings,
           state.calibration,
-          command.args.trim() || undefined,
+          focus || undefined,
         );
         return result.jobId
-          ? `Compaction queued${command.args.trim() ? ` (focus: ${command.args.trim()})` : ''}: ${result.jobId}`
+          ? `Compaction queued${focus ? ` (focus: ${focus})` : ''}: ${result.jobId}`
           : result.reason === 'in_flight'
             ? 'A compaction pass of this channel is already queued or running; try again when it is done.'
             : `Nothing to compact right now (${result.reason ?? 'no reason'}).`;

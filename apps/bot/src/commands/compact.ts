@@ -14,12 +14,12 @@ import {
   type CompactionLogEvent,
   type CompactionQueue,
   chatMessageTokens,
+  focusProblem,
   TRUNCATION_MARKER,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import {
   BullmqCompactionQueue,
-  CompactionJobPayload,
   createRedis,
   describeRedisUrl,
   isRedisReachable,
@@ -48,12 +48,10 @@ export async function compact(
   deps: StoreCommandDeps = {},
 ): Promise<number> {
   const focus = args.focus?.trim() || undefined;
-  if (focus !== undefined) {
-    const checked = CompactionJobPayload.shape.focus.safeParse(focus);
-    if (!checked.success) {
-      io.err(`ebb compact: --focus: ${checked.error.issues.map((i) => i.message).join('; ')}`);
-      return 1;
-    }
+  const problem = focus === undefined ? undefined : focusProblem(focus);
+  if (problem !== undefined) {
+    io.err(`ebb compact: --focus: ${problem}`);
+    return 1;
   }
   const command = 'ebb compact';
   const config = await readConfig(command, args.config, io, deps);
