@@ -6,11 +6,14 @@
 import { type Memory, memoryFingerprint } from './memory.js';
 import type { ContextMessage, ContextView } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { overlapsAny } from './plan-redaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import type {
   AppendResult,
+  AuthoredSeqs,
   ChannelStore,
   ChannelSummary,
+  CheckpointRedaction,
   CompactionRun,
   MemoryQuery,
   MemoryStore,
@@ -18,11 +21,14 @@ import type {
   NewMemory,
   NewMessage,
   PrefixView,
+  RedactArchiveOutcome,
+  ReplaceSummaryOutcome,
   RunStatus,
   RunStore,
   SpliceOutcome,
   StoredMessage,
   SummaryOutput,
+  SummaryReplacement,
   TruncationOutcome,
   TruncationRequest,
 } from './ports.js';
@@ -190,6 +196,56 @@ export class InMemoryChannelStore implements ChannelStore {
     if (plan.kind === 'nothing') return plan;
     const { tokensBefore, tokensAfter } = context.applyTruncation(plan);
     return { kind: 'truncate', plan, generation: context.generation, tokensBefore, tokensAfter };
+  }
+
+  async findAuthored(author: string): Promise<AuthoredSeqs[]> {
+    return [...this.#channels.entries()]
+      .map(([channelKey, c]) => ({
+        channelKey,
+        seqs: c.archive.filter((m) => m.author === author).map((m) => m.seq),
+      }))
+      .filter((a) => a.seqs.length > 0)
+      .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
+  }
+
+  async replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
+    const context = this.#channels.get(channelKey)?.context;
+    const current = context
+      ?.view()
+      .spans.find(
+        (s) => s.kind === 'summary' && s.fromSeq === replacement.fromSeq && s.toSeq === replacement.toSeq,
+      );
+    if (!context || current?.kind !== 'summary' || current.jobId !== replacement.replaces) {
+      return { kind: 'missing' };
+    }
+    const tokensBefore = context.tokens;
+    const { replaces: _replaces, ...span } = replacement;
+    context.replaceSummary({ kind: 'summary', ...span, createdGeneration: context.generation + 1 });
+    return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
+  }
+
+  async redactArchive(
+    channelKey: string,
+    tombstones: readonly StoredMessage[],
+  ): Promise<RedactArchiveOutcome> {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return { redacted: 0, raw: 0, generation: 0 };
+    let redacted = 0;
+    for (const t of tombstones) {
+      const stored = channel.archive[t.seq - 1];
+      if (stored?.seq !== t.seq) continue;
+      channel.archive[t.seq - 1] = { ...t };
+      redacted++;
+    }
+    const raw = channel.context.replaceRaw(
+      tombstones.filter((t) => channel.archive[t.seq - 1]?.seq === t.seq).map((t) => ({ ...t })),
+    );
+    return { redacted, raw, generation: channel.context.generation };
+  }
+
+  async redactRetiredSpans(): Promise<number> {
+    // Spans replaced here are gone, not retired.
+    return 0;
   }
 
   async calibration(channelKey: string): Promise<Calibration> {
@@ -428,6 +484,25 @@ export class InMemoryRunStore implements RunStore {
   async recent(channelKey: string, limit: number): Promise<CompactionRun[]> {
     const runs = [...this.#runs.values()].filter((r) => r.channelKey === channelKey).reverse();
     return runs.slice(0, Math.max(0, limit));
+  }
+
+  async forgetCheckpoints(request: CheckpointRedaction): Promise<number> {
+    const texts = new Set(request.memoryTexts);
+    let changed = 0;
+    for (const [jobId, run] of this.#runs) {
+      if (!run.output) continue;
+      if (run.channelKey === request.channelKey && overlapsAny(run, request.ranges)) {
+        const { output: _output, ...rest } = run;
+        this.#runs.set(jobId, rest);
+        changed++;
+        continue;
+      }
+      const memories = run.output.memories.filter((m) => !texts.has(m.text));
+      if (memories.length === run.output.memories.length) continue;
+      this.#runs.set(jobId, { ...run, output: { ...run.output, memories } });
+      changed++;
+    }
+    return changed;
   }
 
   /** Oldest first. */

@@ -14,6 +14,7 @@ export * from './model.js';
 export * from './plan-compaction.js';
 export * from './plan-emergency-truncation.js';
 export * from './plan-reconcile.js';
+export * from './plan-redaction.js';
 export * from './plan-snapshot.js';
 export * from './plan-splice.js';
 export * from './platform.js';

@@ -8,6 +8,7 @@ import type { PassInFlight } from './decide-after-turn.js';
 import type { Memory, MemoryType } from './memory.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
 import type { TruncationPlan } from './plan-emergency-truncation.js';
+import type { SeqRange } from './plan-redaction.js';
 import type { SummaryResult } from './plan-splice.js';
 import type { ChatMessage } from './render-context.js';
 import type { Calibration } from './tokens.js';
@@ -83,6 +84,40 @@ export interface ChannelSummary {
   readonly tokens: number;
 }
 
+export interface AuthoredSeqs {
+  readonly channelKey: string;
+  readonly seqs: readonly number[];
+}
+
+export interface SummaryReplacement {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+  readonly tokens: number;
+  /** The job id the new span records (it names the forgetting). */
+  readonly jobId: string;
+  /** The job id of the span it replaces, as read before summarizing. */
+  readonly replaces: string;
+}
+
+export type ReplaceSummaryOutcome =
+  | {
+      readonly kind: 'replaced';
+      readonly generation: number;
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+    }
+  | { readonly kind: 'missing' };
+
+export interface RedactArchiveOutcome {
+  /** Archived messages overwritten. */
+  readonly redacted: number;
+  /** Of those, raw messages in the working context. */
+  readonly raw: number;
+  /** The channel's generation after (bumped when a raw message changed). */
+  readonly generation: number;
+}
+
 /** The archive and working context of every channel. */
 export interface ChannelStore {
   /** Appends a message at head + 1; idempotent on `platformMessageId`. */
@@ -110,6 +145,30 @@ export interface ChannelStore {
   splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome>;
   /** Emergency truncation under the channel lock, planned on the state it finds there. */
   truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome>;
+  /** Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order). */
+  findAuthored(author: string): Promise<AuthoredSeqs[]>;
+  /**
+   * Forgetting: puts a summary written again (from the archive, some messages redacted) in place of
+   * the active summary span over exactly its range, if that span is still the one job `replaces`
+   * wrote. Under the channel lock: the old span is retired, the span token total moves by the
+   * difference, the generation is bumped. `missing` when that span is no longer active (a pass
+   * replaced it meanwhile): nothing changed, plan again. `splice` cannot do this: to `planSplice` an
+   * equal range is a retried job, a no-op.
+   */
+  replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome>;
+  /**
+   * Forgetting with `--archive`: overwrites archived messages with their tombstones (same seq; text,
+   * tokens and tool calls as given, no clipped copy). Raw messages in the context change with them
+   * under the channel lock: the raw token total moves by the difference and the generation is
+   * bumped, so bots reload. Seqs the archive does not hold are ignored.
+   */
+  redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome>;
+  /**
+   * Forgetting: retired summary spans (kept as the audit trail of splices) that overlap the ranges
+   * keep their range and numbers but their text becomes `REDACTED_SUMMARY`. Returns how many changed.
+   * (The in-memory store keeps no retired spans.)
+   */
+  redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
   calibration(channelKey: string): Promise<Calibration>;
   setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
   /** Every channel the store holds, ordered by key: for operators (`ebb status`), not the hot path. */
@@ -220,6 +279,20 @@ export interface RunStore {
    * first, across channels: what the reconciler looks at (see `planReconcile`).
    */
   unfinished(options: { readonly createdBefore: number; readonly limit: number }): Promise<CompactionRun[]>;
+  /**
+   * Forgetting: checkpoints hold the summarizer's output (summary text and memories). Clears the
+   * output of the channel's runs whose range overlaps the ranges (a checkpoint only serves a retry
+   * of an unfinished run, which then summarizes again), and takes memories with one of `memoryTexts`
+   * out of every other run's output. Returns how many runs changed.
+   */
+  forgetCheckpoints(request: CheckpointRedaction): Promise<number>;
+}
+
+export interface CheckpointRedaction {
+  readonly channelKey: string;
+  readonly ranges: readonly SeqRange[];
+  /** Texts of forgotten memories (exact), wherever a checkpoint holds them. */
+  readonly memoryTexts: readonly string[];
 }
 
 /** Spans are returned in seq order; a helper for stores and tests. */

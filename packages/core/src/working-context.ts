@@ -5,7 +5,7 @@
  * plan again.
  */
 import { InvariantError } from './errors.js';
-import type { ContextMessage, ContextView, Span } from './model.js';
+import type { ContextMessage, ContextView, Span, SummarySpan } from './model.js';
 import { prefixEnd } from './model.js';
 import type { TruncationPlan } from './plan-emergency-truncation.js';
 import type { SplicePlan } from './plan-splice.js';
@@ -94,6 +94,41 @@ export class WorkingContext {
     this.#spanTokens += plan.markerTokens;
     this.#generation++;
     return { tokensBefore, tokensAfter: this.tokens, messagesRemoved: removed };
+  }
+
+  /**
+   * Puts a new text in place of the active summary span over exactly `span`'s range (forgetting);
+   * the generation goes up. Returns the span it replaced, or undefined when no summary span has that
+   * range (nothing changes).
+   */
+  replaceSummary(span: SummarySpan): SummarySpan | undefined {
+    const i = this.#spans.findIndex(
+      (s) => s.kind === 'summary' && s.fromSeq === span.fromSeq && s.toSeq === span.toSeq,
+    );
+    const old = this.#spans[i];
+    if (old?.kind !== 'summary') return undefined;
+    this.#generation++;
+    this.#spans[i] = { ...span, createdGeneration: this.#generation };
+    this.#spanTokens += span.tokens - old.tokens;
+    return old;
+  }
+
+  /**
+   * Replaces raw messages by seq (forgetting with `--archive`), keeping the token total; seqs that
+   * are not raw are left alone. The generation goes up when any was replaced. Returns how many were.
+   */
+  replaceRaw(messages: readonly ContextMessage[]): number {
+    const bySeq = new Map(messages.map((m) => [m.seq, m]));
+    let replaced = 0;
+    this.#raw = this.#raw.map((m) => {
+      const next = bySeq.get(m.seq);
+      if (!next) return m;
+      this.#rawTokens += next.tokens - m.tokens;
+      replaced++;
+      return next;
+    });
+    if (replaced > 0) this.#generation++;
+    return replaced;
   }
 
   #dropRawThrough(seq: number): number {

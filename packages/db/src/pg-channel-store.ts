@@ -6,6 +6,7 @@
  */
 import {
   type AppendResult,
+  type AuthoredSeqs,
   type Calibration,
   type ChannelStore,
   type ChannelSummary,
@@ -16,15 +17,20 @@ import {
   planEmergencyTruncation,
   planSplice,
   prefixEnd,
+  REDACTED_SUMMARY,
+  type RedactArchiveOutcome,
+  type ReplaceSummaryOutcome,
+  type SeqRange,
   type Span,
   type SpliceOutcome,
   type StoredMessage,
+  type SummaryReplacement,
   type SummaryResult,
   type TruncationOutcome,
   type TruncationRequest,
   UNCALIBRATED,
 } from '@ebb/core';
-import { and, asc, between, eq, gt, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, between, eq, gt, gte, inArray, lte, ne, or, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { dbCall } from './pg-errors.js';
 import { platformOf, rowsOf, withoutNulls } from './rows.js';
@@ -319,6 +325,133 @@ export class PgChannelStore implements ChannelStore {
         return { kind: 'truncate', plan, generation, tokensBefore, tokensAfter: spanTokens + rawTokens };
       }),
     );
+  }
+
+  findAuthored(author: string): Promise<AuthoredSeqs[]> {
+    return dbCall('findAuthored', async () => {
+      const rows = await this.#db
+        .select({ channelKey: messages.channelKey, seq: messages.seq })
+        .from(messages)
+        .where(eq(messages.author, author))
+        .orderBy(sql`${messages.channelKey} collate "C"`, asc(messages.seq));
+      const byChannel = new Map<string, number[]>();
+      for (const r of rows) {
+        const seqs = byChannel.get(r.channelKey) ?? [];
+        seqs.push(r.seq);
+        byChannel.set(r.channelKey, seqs);
+      }
+      return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
+    });
+  }
+
+  replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
+    return dbCall('replaceSummary', () =>
+      this.#db.transaction(async (tx): Promise<ReplaceSummaryOutcome> => {
+        const channel = await lockChannel(tx, channelKey);
+        if (!channel) return { kind: 'missing' };
+        const old = (await activeSpans(tx, channelKey)).find(
+          (r) =>
+            r.kind === 'summary' &&
+            r.fromSeq === replacement.fromSeq &&
+            r.toSeq === replacement.toSeq &&
+            r.jobId === replacement.replaces,
+        );
+        if (!old) return { kind: 'missing' };
+        const generation = channel.generation + 1;
+        await retireSpans(tx, [old.id], generation);
+        await tx.insert(contextSpans).values(
+          spanRow(channelKey, {
+            kind: 'summary',
+            fromSeq: replacement.fromSeq,
+            toSeq: replacement.toSeq,
+            text: replacement.text,
+            tokens: replacement.tokens,
+            createdGeneration: generation,
+            jobId: replacement.jobId,
+          }),
+        );
+        const spanTokens = channel.spanTokens - old.tokens + replacement.tokens;
+        await tx
+          .update(channels)
+          .set({ generation, spanTokens, updatedAt: sql`now()` })
+          .where(eq(channels.key, channelKey));
+        return {
+          kind: 'replaced',
+          generation,
+          tokensBefore: channel.spanTokens + channel.rawTokens,
+          tokensAfter: spanTokens + channel.rawTokens,
+        };
+      }),
+    );
+  }
+
+  redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome> {
+    return dbCall('redactArchive', () =>
+      this.#db.transaction(async (tx): Promise<RedactArchiveOutcome> => {
+        const channel = await lockChannel(tx, channelKey);
+        if (!channel || tombstones.length === 0) {
+          return { redacted: 0, raw: 0, generation: channel?.generation ?? 0 };
+        }
+        let redacted = 0;
+        let raw = 0;
+        let rawDelta = 0;
+        for (const t of tombstones) {
+          const [before] = await tx
+            .select({ contextTokens: messages.contextTokens })
+            .from(messages)
+            .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)))
+            .for('update');
+          if (!before) continue;
+          await tx
+            .update(messages)
+            .set({
+              content: t.text,
+              contextContent: null,
+              tokens: t.tokens,
+              contextTokens: t.tokens,
+              omittedTokens: null,
+              toolCalls: t.toolCalls === undefined ? null : [...t.toolCalls],
+            })
+            .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));
+          redacted++;
+          if (t.seq > channel.prefixEnd) {
+            raw++;
+            rawDelta += t.tokens - before.contextTokens;
+          }
+        }
+        const generation = raw > 0 ? channel.generation + 1 : channel.generation;
+        if (raw > 0) {
+          await tx
+            .update(channels)
+            .set({ generation, rawTokens: channel.rawTokens + rawDelta, updatedAt: sql`now()` })
+            .where(eq(channels.key, channelKey));
+        }
+        return { redacted, raw, generation };
+      }),
+    );
+  }
+
+  redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
+    return dbCall('redactRetiredSpans', async () => {
+      if (ranges.length === 0) return 0;
+      const overlapping = or(
+        ...ranges.map((r) => and(lte(contextSpans.fromSeq, r.toSeq), gte(contextSpans.toSeq, r.fromSeq))),
+      );
+      const changed = await this.#db
+        .update(contextSpans)
+        .set({ text: REDACTED_SUMMARY })
+        .where(
+          and(
+            eq(contextSpans.channelKey, channelKey),
+            sql`not ${contextSpans.active}`,
+            eq(contextSpans.kind, 'summary'),
+            ne(contextSpans.text, REDACTED_SUMMARY),
+            overlapping,
+          ),
+        )
+        .returning({ id: contextSpans.id });
+      return changed.length;
+    });
   }
 
   calibration(channelKey: string): Promise<Calibration> {

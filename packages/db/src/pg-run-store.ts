@@ -4,6 +4,7 @@
  * skipped) is not reopened by a retried job's `start`: it gets the row back and stops.
  */
 import {
+  type CheckpointRedaction,
   type CompactionRun,
   FINISHED_RUN_STATUSES,
   type RunStatus,
@@ -11,7 +12,7 @@ import {
   type SummaryOutput,
   TERMINAL_RUN_STATUSES,
 } from '@ebb/core';
-import { and, asc, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, lt, lte, or, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import type { PgStoreOptions } from './pg-channel-store.js';
 import { dbCall } from './pg-errors.js';
@@ -155,6 +156,49 @@ export class PgRunStore implements RunStore {
         .limit(Math.max(0, limit));
       return rows.map(toRun);
     });
+  }
+
+  forgetCheckpoints(request: CheckpointRedaction): Promise<number> {
+    return dbCall('forgetCheckpoints', () =>
+      this.#db.transaction(async (tx) => {
+        let changed = 0;
+        if (request.ranges.length > 0) {
+          const overlapping = or(
+            ...request.ranges.map((r) =>
+              and(lte(compactionRuns.fromSeq, r.toSeq), gte(compactionRuns.toSeq, r.fromSeq)),
+            ),
+          );
+          const cleared = await tx
+            .update(compactionRuns)
+            .set({ output: null })
+            .where(
+              and(
+                eq(compactionRuns.channelKey, request.channelKey),
+                isNotNull(compactionRuns.output),
+                overlapping,
+              ),
+            )
+            .returning({ id: compactionRuns.id });
+          changed += cleared.length;
+        }
+        if (request.memoryTexts.length > 0) {
+          const texts = sql`${JSON.stringify(request.memoryTexts)}::jsonb`;
+          const holds = sql`exists (select 1 from jsonb_array_elements(${compactionRuns.output}->'memories') m
+            where ${texts} ? (m->>'text'))`;
+          const dropped = await tx
+            .update(compactionRuns)
+            .set({
+              output: sql`jsonb_set(${compactionRuns.output}, '{memories}', coalesce((
+                select jsonb_agg(m) from jsonb_array_elements(${compactionRuns.output}->'memories') m
+                where not (${texts} ? (m->>'text'))), '[]'::jsonb))`,
+            })
+            .where(and(isNotNull(compactionRuns.output), holds))
+            .returning({ id: compactionRuns.id });
+          changed += dropped.length;
+        }
+        return changed;
+      }),
+    );
   }
 
   /** Oldest first; served by the partial index `compaction_runs_unfinished_idx`. */

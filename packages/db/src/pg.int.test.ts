@@ -1,4 +1,4 @@
-import { EbbError } from '@ebb/core';
+import { EbbError, REDACTED_SUMMARY } from '@ebb/core';
 import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +62,31 @@ describe('postgres: migrations', () => {
     } finally {
       await fresh.close();
     }
+  });
+});
+
+describe('postgres: forgetting', () => {
+  it('redacts the text of retired summary spans over the seqs, and only theirs', async () => {
+    const channels = new PgChannelStore({ db: pg.db });
+    const key = 'web:retired-redaction';
+    for (let i = 1; i <= 12; i++) {
+      await channels.append(key, { role: 'user', author: 'u', text: `m${i}`, tokens: 1, contextTokens: 1 });
+    }
+    await channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S1 holds 7431', tokens: 3 });
+    await channels.splice(key, { jobId: 'j2', fromSeq: 5, toSeq: 8, text: 'S2 other', tokens: 3 });
+    await channels.splice(key, { jobId: 'j3', fromSeq: 1, toSeq: 10, text: 'S3 holds 7431', tokens: 3 });
+    expect(await channels.redactRetiredSpans(key, [{ fromSeq: 3, toSeq: 3 }])).toBe(1);
+    const spans = rowsOf<{ job_id: string; active: boolean; text: string }>(
+      await pg.db.execute(
+        sql`select job_id, active, text from context_spans where channel_key = ${key} order by job_id`,
+      ),
+    );
+    expect(spans).toEqual([
+      { job_id: 'j1', active: false, text: REDACTED_SUMMARY },
+      { job_id: 'j2', active: false, text: 'S2 other' },
+      { job_id: 'j3', active: true, text: 'S3 holds 7431' },
+    ]);
+    expect(await channels.redactRetiredSpans(key, [{ fromSeq: 3, toSeq: 3 }])).toBe(0);
   });
 });
 

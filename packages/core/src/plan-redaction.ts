@@ -1,0 +1,78 @@
+/**
+ * Forgetting, as pure decisions: which summary spans still hold what was said in some seqs, and the
+ * archive as a summarizer may read it once those seqs are redacted. A redacted message keeps its
+ * seq, role and author (the conversation keeps its shape and who spoke when); its text becomes
+ * `REDACTED_MESSAGE` and the arguments of its tool calls `{}`, so no fact of it reaches a summary.
+ *
+ * A summary span over 1..k folds the summaries before it, so a span is rebuilt from the archive
+ * over its whole range, never from its own text.
+ */
+import type { Span, SummarySpan } from './model.js';
+import type { PrefixView, StoredMessage } from './ports.js';
+import { messageTokens, type Tokenizer } from './tokens.js';
+
+/** The text a redacted message keeps, in the archive (`--archive`) and in what a summarizer is shown. */
+export const REDACTED_MESSAGE = '[message redacted]';
+/** The text a retired summary span keeps once it overlapped redacted seqs. */
+export const REDACTED_SUMMARY = '[summary redacted]';
+
+export interface SeqRange {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+/** Seqs as the fewest ranges, in order (duplicates and order of the input do not matter). */
+export function seqRanges(seqs: Iterable<number>): SeqRange[] {
+  const sorted = [...new Set(seqs)].sort((a, b) => a - b);
+  const ranges: { fromSeq: number; toSeq: number }[] = [];
+  for (const seq of sorted) {
+    const last = ranges.at(-1);
+    if (last && last.toSeq + 1 === seq) last.toSeq = seq;
+    else ranges.push({ fromSeq: seq, toSeq: seq });
+  }
+  return ranges;
+}
+
+/** Every seq of the ranges. */
+export function seqsOf(ranges: readonly SeqRange[]): number[] {
+  const seqs = new Set<number>();
+  for (const r of ranges) for (let seq = r.fromSeq; seq <= r.toSeq; seq++) seqs.add(seq);
+  return [...seqs].sort((a, b) => a - b);
+}
+
+export function overlapsAny(span: SeqRange, ranges: readonly SeqRange[]): boolean {
+  return ranges.some((r) => r.fromSeq <= span.toSeq && span.fromSeq <= r.toSeq);
+}
+
+/**
+ * The active summary spans that hold something of the redacted seqs: each must be summarized again
+ * from the archive with those seqs redacted. Truncation markers hold no text and stay.
+ */
+export function spansToResummarize(
+  prefix: Pick<PrefixView, 'spans'>,
+  redacted: readonly SeqRange[],
+): SummarySpan[] {
+  return prefix.spans.filter((s: Span): s is SummarySpan => s.kind === 'summary' && overlapsAny(s, redacted));
+}
+
+/** The messages with the redacted seqs tombstoned and their tokens counted again. */
+export function redactMessages(
+  messages: readonly StoredMessage[],
+  redacted: readonly SeqRange[],
+  tokenizer: Tokenizer,
+): StoredMessage[] {
+  return messages.map((m) =>
+    overlapsAny({ fromSeq: m.seq, toSeq: m.seq }, redacted) ? tombstone(m, tokenizer) : m,
+  );
+}
+
+/** A message as redaction leaves it: same seq, role, author and tool call ids; no text, no arguments. */
+export function tombstone(message: StoredMessage, tokenizer: Tokenizer): StoredMessage {
+  const { toolCalls, ...rest } = message;
+  const redacted = {
+    ...rest,
+    text: REDACTED_MESSAGE,
+    ...(toolCalls === undefined ? {} : { toolCalls: toolCalls.map((c) => ({ ...c, arguments: '{}' })) }),
+  };
+  return { ...redacted, tokens: messageTokens(tokenizer, redacted) };
+}
