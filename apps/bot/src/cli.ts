@@ -42,14 +42,36 @@ Commands:
       Queue a manual compaction pass of a channel on Redis (REDIS_URL); a worker runs it.
   memories list [--channel KEY] [--speaker NAME] [--json] [--embedded]
       List memories. KEY may be a glob: "slack:T1:C1*" is the channel and its threads.
-  memories forget (--id ID... | [--channel KEY] [--speaker NAME]) [--yes] [--embedded]
-      Delete memories; without --yes, print what would be deleted and exit 2.
+  memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--archive]) [--yes] [--config PATH] [--embedded]
+      Forget: delete the memories, summarize again the summaries that hold their source messages
+      (or the speaker's messages) with those redacted, and clear them from checkpoints; --archive
+      (with --speaker) also overwrites the speaker's archived messages. Without --yes, print what
+      would change and exit 2. \`ebb forget ...\` is the same command.
   migrate
       Apply the database migrations to DATABASE_URL (or the embedded database).
   worker [--config PATH] [--concurrency N]
       Run compaction passes from the Redis queue against Postgres until SIGTERM.
   help
       Show this text.`;
+
+/** `ebb memories forget ...` and its short form `ebb forget ...`. */
+function forget(args: readonly string[], io: CommandIo): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      id: { type: 'string', multiple: true },
+      channel: { type: 'string' },
+      speaker: { type: 'string' },
+      archive: { type: 'boolean' },
+      yes: { type: 'boolean' },
+      config: { type: 'string' },
+      embedded: { type: 'boolean' },
+    },
+    strict: true,
+  });
+  const { id, ...filters } = values;
+  return memoriesForget({ ...filters, ids: id }, io);
+}
 
 export async function main(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
   const [command, ...rest] = argv;
@@ -183,25 +205,14 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
             });
             return await memoriesList(values, io);
           }
-          case 'forget': {
-            const { values } = parseArgs({
-              args,
-              options: {
-                id: { type: 'string', multiple: true },
-                channel: { type: 'string' },
-                speaker: { type: 'string' },
-                yes: { type: 'boolean' },
-                embedded: { type: 'boolean' },
-              },
-              strict: true,
-            });
-            const { id, ...filters } = values;
-            return await memoriesForget({ ...filters, ids: id }, io);
-          }
+          case 'forget':
+            return await forget(args, io);
           default:
             return usage(io, `unknown command: memories ${sub ?? ''}`.trim());
         }
       }
+      case 'forget':
+        return await forget(rest, io);
       case 'migrate':
         parseArgs({ args: rest, options: {}, strict: true });
         return await migrate(io);

@@ -1,17 +1,32 @@
 /**
  * `ebb memories list [--channel KEY] [--speaker NAME] [--json] [--embedded]` and
- * `ebb memories forget (--id ID... | [--channel KEY] [--speaker NAME]) [--yes] [--embedded]`: what Ebb
- * remembers, and deleting it, so a team can honour a request to forget.
+ * `ebb memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--archive]) [--yes] [--config PATH] [--embedded]`
+ * (also `ebb forget ...`): what Ebb remembers, and forgetting it, so a team can honour a request to
+ * forget.
  *
  * `--channel` selects the memories extracted from a channel key; with a `*` it is a glob over the
  * stored channel keys as in config.toml (`slack:T1:C1*` is the channel and its threads). `--speaker`
- * selects the memories about what one person said (the author name Ebb stored). Both together: both
- * must hold. `--id` names memories by id (as `list` prints them) and goes alone.
+ * selects the memories about what one person said (the author name Ebb stored) and the messages
+ * that person wrote. Both together: both must hold. `--id` names memories by id (as `list` prints
+ * them) and goes alone.
  *
- * `forget` without `--yes` deletes nothing: it prints what it would delete and exits 2. With `--yes`
- * it deletes exactly the memories it printed. Exit codes: 0 done (or nothing matched), 1 an `--id`
- * names no memory or the stores failed, 2 a confirmation is needed or the arguments are wrong.
- * Forgetting deletes memories only: the archived messages and summaries they came from are kept.
+ * Forgetting removes the fact from everything Ebb feeds the model, not only the memory row:
+ *
+ * - the memories are deleted;
+ * - the redacted messages are the speaker's messages (`--speaker`), or the source messages
+ *   (`fromSeq..toSeq`) of the forgotten memories (`--id`, `--channel`);
+ * - every active summary span holding a redacted message is summarized again from the archive, with
+ *   those messages shown to the summarizer as `[message redacted]` (see `redactChannel`); the
+ *   memories that summary call proposes are not stored;
+ * - run checkpoints over those messages are cleared, and the forgotten memories are taken out of
+ *   every other checkpoint; retired summary spans over them lose their text;
+ * - `--archive` (with `--speaker`) also overwrites the speaker's archived messages with the
+ *   tombstone, author and seq kept. Without it the archive keeps them, and a later pass over
+ *   messages not yet summarized may learn from them again.
+ *
+ * `forget` without `--yes` changes nothing: it prints what it would delete, redact and summarize again
+ * and exits 2. Exit codes: 0 done (or nothing matched), 1 an `--id` names no memory or the stores
+ * failed, 2 a confirmation is needed or the arguments are wrong.
  *
  * `list --json` prints one JSON document:
  *
@@ -19,10 +34,17 @@
  *                    "text": string, "importance": number, "speaker": string | null, "scope": string,
  *                    "fromSeq": number, "toSeq": number }] }   // by id
  */
+import {
+  passSettingsResolver,
+  previewRedaction,
+  type RedactionPreview,
+  type RedactionReport,
+  redactChannel,
+} from '@ebb/compaction-worker';
 import { patternMatches } from '@ebb/config';
-import type { Memory } from '@ebb/core';
+import { type Memory, type SeqRange, seqRanges, seqsOf } from '@ebb/core';
 import type { CommandIo } from './io.js';
-import { type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
+import { readConfig, type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
 
 export interface MemoryFilterArgs {
   /** `--channel KEY`: memories extracted from that channel; a `*` makes it a glob over channel keys. */
@@ -42,6 +64,10 @@ export interface MemoriesForgetArgs extends MemoryFilterArgs {
   readonly ids?: readonly string[] | undefined;
   /** `--yes`: delete; without it, only show what would go. */
   readonly yes?: boolean | undefined;
+  /** `--archive` (with `--speaker`): also overwrite the speaker's archived messages. */
+  readonly archive?: boolean | undefined;
+  /** `--config PATH`: the config whose summarizer writes the summaries again. */
+  readonly config?: string | undefined;
 }
 
 export interface MemoryJson {
@@ -95,51 +121,164 @@ export async function memoriesForget(
     io.err(`${command}: say what to forget: --id ID, --channel KEY or --speaker NAME`);
     return 2;
   }
+  if (args.archive && args.speaker === undefined) {
+    io.err(`${command}: --archive redacts a speaker’s messages: use it with --speaker NAME`);
+    return 2;
+  }
   const options = { command, embeddedHint: EMBEDDED_HINT, embedded: args.embedded };
   return withStores(options, io, deps, async (session) => {
-    let targets: Memory[];
+    let targets: SourcedMemory[];
     let unknown: string[] = [];
     if (ids.length > 0) {
       const wanted = new Set(ids);
-      targets = (await session.memories.list({})).filter((m) => wanted.has(m.id));
-      const known = new Set(targets.map((m) => m.id));
+      targets = (await sourced(session, {})).filter((m) => wanted.has(m.memory.id));
+      const known = new Set(targets.map((m) => m.memory.id));
       unknown = [...wanted].filter((id) => !known.has(id));
       for (const id of unknown) io.err(`${command}: no memory has id ${id}`);
     } else {
-      targets = await matching(session, args);
+      targets = await sourced(session, args);
     }
     const failed = unknown.length > 0 ? 1 : 0;
-    if (targets.length === 0) {
+    const redactions = await redactionsFor(session, args, targets);
+    if (targets.length === 0 && redactions.length === 0) {
       io.out(`nothing to forget: no memories${describeFilter(args)}`);
       return failed;
     }
+    const memories = targets.map((t) => t.memory);
     if (!args.yes) {
-      io.out(`would forget ${count(targets.length)}${describeFilter(args)}:`);
-      for (const line of memoryTable(targets)) io.out(line);
-      io.out('Nothing was deleted. Run again with --yes to forget these memories.');
+      io.out(
+        `would forget ${count(memories.length)}${describeFilter(args)}${memories.length > 0 ? ':' : ''}`,
+      );
+      if (memories.length > 0) for (const line of memoryTable(memories)) io.out(line);
+      for (const r of redactions) {
+        io.out(describePreview(await previewRedaction(session.channels, r), args.archive === true));
+      }
+      io.out('Nothing was changed. Run again with --yes to forget these.');
       return 2;
     }
-    const deleted = await session.memories.forget(targets.map((m) => m.id));
-    io.out(`forgot ${count(deleted)}${describeFilter(args)}:`);
-    for (const line of memoryTable(targets)) io.out(line);
-    io.out('The archived messages and summaries they were extracted from are kept.');
+    // The summarizer comes from config.toml, as the worker's does; a broken config stops here,
+    // before anything is deleted.
+    const config = redactions.length === 0 ? undefined : await readConfig(command, args.config, io, deps);
+    if (typeof config === 'number') return config;
+    const deleted = await session.memories.forget(memories.map((m) => m.id));
+    io.out(`forgot ${count(deleted)}${describeFilter(args)}${memories.length > 0 ? ':' : ''}`);
+    if (memories.length > 0) for (const line of memoryTable(memories)) io.out(line);
+    if (config !== undefined) {
+      const settingsFor = passSettingsResolver({ config: () => config, env: session.env });
+      const memoryTexts = memories.map((m) => m.text);
+      for (const r of redactions) {
+        const report = await redactChannel(
+          { channels: session.channels, runs: session.runs, settingsFor },
+          { ...r, archive: args.archive === true, memoryTexts },
+        );
+        io.out(describeReport(report));
+        if (report.inFlight > 0) {
+          io.err(
+            `${command}: ${report.inFlight} pass(es) of ${report.channelKey} over these messages are queued or running ` +
+              'and may have read them before; run this again once they finish.',
+          );
+        }
+      }
+    }
+    io.out(
+      args.archive
+        ? 'The archived messages were overwritten with a tombstone (seq and author kept).'
+        : 'The archived messages are kept (with --speaker, --archive overwrites them too).',
+    );
     return failed;
   });
 }
 
+interface SourcedMemory {
+  readonly memory: Memory;
+  /** The channel it was extracted from. */
+  readonly channelKey: string;
+}
+
 /** The memories the channel and speaker filters select, by id. */
 async function matching(session: StoreSession, args: MemoryFilterArgs): Promise<Memory[]> {
+  return (await sourced(session, args)).map((m) => m.memory);
+}
+
+/** The memories the filters select, each with the channel it came from, by id. */
+async function sourced(session: StoreSession, args: MemoryFilterArgs): Promise<SourcedMemory[]> {
   const speaker = args.speaker === undefined ? {} : { speaker: args.speaker };
-  const pattern = args.channel;
-  if (pattern === undefined) return session.memories.list(speaker);
-  const keys = pattern.includes('*')
-    ? (await session.channels.listChannels()).map((c) => c.key).filter((key) => patternMatches(pattern, key))
-    : [pattern];
-  const byId = new Map<string, Memory>();
-  for (const channelKey of keys) {
-    for (const memory of await session.memories.list({ channelKey, ...speaker })) byId.set(memory.id, memory);
+  const byId = new Map<string, SourcedMemory>();
+  for (const channelKey of await channelKeys(session, args.channel)) {
+    for (const memory of await session.memories.list({ channelKey, ...speaker })) {
+      byId.set(memory.id, { memory, channelKey });
+    }
   }
-  return [...byId.values()].sort((a, b) => compareIds(a.id, b.id));
+  return [...byId.values()].sort((a, b) => compareIds(a.memory.id, b.memory.id));
+}
+
+/** The channel keys `--channel` names: a key, a glob over the stored keys, or (absent) every stored key. */
+async function channelKeys(session: StoreSession, pattern: string | undefined): Promise<string[]> {
+  if (pattern !== undefined && !pattern.includes('*')) return [pattern];
+  const keys = (await session.channels.listChannels()).map((c) => c.key);
+  return pattern === undefined ? keys : keys.filter((key) => patternMatches(pattern, key));
+}
+
+/**
+ * What must leave each channel's working context: with `--speaker`, every message the speaker wrote
+ * (in the `--channel` selection); otherwise the source messages of the forgotten memories.
+ */
+async function redactionsFor(
+  session: StoreSession,
+  args: MemoryFilterArgs,
+  targets: readonly SourcedMemory[],
+): Promise<{ channelKey: string; ranges: SeqRange[] }[]> {
+  const seqs = new Map<string, number[]>();
+  if (args.speaker !== undefined) {
+    const pattern = args.channel;
+    for (const authored of await session.channels.findAuthored(args.speaker)) {
+      if (pattern !== undefined && !patternMatches(pattern, authored.channelKey)) continue;
+      seqs.set(authored.channelKey, [...authored.seqs]);
+    }
+  } else {
+    for (const { memory, channelKey } of targets) {
+      const range = seqsOf([{ fromSeq: memory.fromSeq, toSeq: memory.toSeq }]);
+      seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...range]);
+    }
+  }
+  return [...seqs]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([channelKey, list]) => ({ channelKey, ranges: seqRanges(list) }));
+}
+
+function describePreview(preview: RedactionPreview, archive: boolean): string {
+  const parts = [
+    `${messagesCount(preview.messages)} to redact`,
+    preview.spans.length === 0
+      ? 'no summary span to summarize again'
+      : `${spansCount(preview.spans)} to summarize again (${ranges(preview.spans)})`,
+    'checkpoints over them to clear',
+    ...(archive ? ['the archived messages to overwrite'] : []),
+  ];
+  return `${preview.channelKey}: would redact: ${parts.join('; ')}`;
+}
+
+function describeReport(report: RedactionReport): string {
+  const parts = [
+    `${messagesCount(report.messages)} redacted`,
+    `${spansCount(report.spans)} summarized again${report.spans.length > 0 ? ` (${ranges(report.spans)})` : ''}`,
+    `${report.checkpoints} checkpoint(s) cleared`,
+    `${report.retiredSpans} retired span(s) blanked`,
+    ...(report.archived > 0 ? [`${messagesCount(report.archived)} overwritten in the archive`] : []),
+  ];
+  return `${report.channelKey}: ${parts.join('; ')}`;
+}
+
+function messagesCount(n: number): string {
+  return `${n} ${n === 1 ? 'message' : 'messages'}`;
+}
+
+function spansCount(spans: readonly SeqRange[]): string {
+  return `${spans.length} summary ${spans.length === 1 ? 'span' : 'spans'}`;
+}
+
+function ranges(list: readonly SeqRange[]): string {
+  return list.map((r) => `${r.fromSeq}..${r.toSeq}`).join(', ');
 }
 
 function compareIds(a: string, b: string): number {
