@@ -39,7 +39,8 @@ beforeAll(async () => {
             type: 'fact',
             text: 'Upstream resets started with the deploy',
             importance: 0.8,
-            speaker: 'ana',
+            // The dashboard's chat form posts as "operator": a speaker must be an author of the pass.
+            speaker: 'operator',
             fromSeq: 1,
             toSeq: 1,
           },
@@ -145,7 +146,7 @@ describe('the dashboard in a browser', () => {
     // The memory the pass extracted is listed with the channel.
     await expect
       .poll(() => page.textContent('#memories'))
-      .toContain('(fact, ana) Upstream resets started with the deploy');
+      .toContain('(fact, operator) Upstream resets started with the deploy');
     expect(await page.textContent('#gauge-marks')).toBe(
       'marks: background 80% · aggressive 85% · emergency 95%',
     );
