@@ -4,11 +4,9 @@
  * anything was archived, and the process's peak resident memory while it handled it (VmHWM, reset
  * before each row through /proc/PID/clear_refs). Prints the table SECURITY.md quotes.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { PgChannelStore } from '@ebb/db';
 import { createRedis, waitForReady } from '@ebb/queue';
 import { HOSTILE_INPUTS } from '@ebb/testing/hostile-inputs';
@@ -16,8 +14,8 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnEbb } from '../test/spawn-ebb.js';
 
-const EBB_SCRIPT = fileURLToPath(new URL('../test/ebb-process.ts', import.meta.url));
 const TOKEN = 'hostile-input-admin-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const MB = 1024 * 1024;
@@ -32,20 +30,12 @@ beforeAll(async () => {
   fake = await FakeOpenAiServer.start();
   fake.reply(() => ({ content: 'ok' }));
   fresh = await freshSchemaDb();
-  child = spawn(process.execPath, ['--import', 'tsx', EBB_SCRIPT, fresh.schema, prefix, fake.url], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, EBB_ADMIN_TOKEN: TOKEN, EBB_PROCESS_WEB: '[web]' },
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  base = await new Promise<URL>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      if (line.startsWith('ready ')) resolve(new URL(line.slice('ready '.length)));
-    });
-    child.once('exit', (code) => reject(new Error(`ebb exited early (${code}): ${stderr}`)));
-  });
+  const ebb = await spawnEbb(
+    { schema: fresh.schema, prefix, fakeUrl: fake.url },
+    { EBB_ADMIN_TOKEN: TOKEN, EBB_PROCESS_WEB: '[web]' },
+  );
+  child = ebb.child;
+  base = new URL(ebb.url);
 }, 60_000);
 
 afterAll(async () => {

@@ -5,17 +5,15 @@
  * request after it is answered and archived, or refused (503 or a refused connection) so the client
  * knows to send it again; nothing is acknowledged and then lost; the process exits 0.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { PgChannelStore } from '@ebb/db';
 import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { spawnEbb } from '../test/spawn-ebb.js';
 
-const EBB_SCRIPT = fileURLToPath(new URL('../test/ebb-process.ts', import.meta.url));
 const CHANNELS = 5;
 const PER_CHANNEL = 10;
 const LATE = 10;
@@ -64,20 +62,9 @@ async function post(url: string, channel: string, id: string): Promise<Outcome> 
 }
 
 it(`answers and archives the ${CHANNELS * PER_CHANNEL} requests in flight at SIGTERM, then exits 0`, async () => {
-  child = spawn(process.execPath, ['--import', 'tsx', EBB_SCRIPT, fresh.schema, prefix, fake.url], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child?.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child?.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      if (line.startsWith('ready ')) resolve(line.slice('ready '.length));
-    });
-    void exited.then((code) => reject(new Error(`ebb exited early (${code}): ${stderr}`)));
-  });
+  const ebb = await spawnEbb({ schema: fresh.schema, prefix, fakeUrl: fake.url });
+  child = ebb.child;
+  const { url, exited } = ebb;
 
   const inFlight: { channel: string; id: string; outcome: Promise<Outcome> }[] = [];
   for (let c = 0; c < CHANNELS; c++) {
@@ -126,5 +113,5 @@ it(`answers and archives the ${CHANNELS * PER_CHANNEL} requests in flight at SIG
   // Acknowledged = archived, once each; nothing refused was archived.
   expect([...archived.keys()].sort()).toEqual(acknowledged.map((r) => r.id).sort());
   expect(duplicated).toBe(0);
-  expect(stderr).toContain('"msg":"Ebb stopped"');
+  expect(ebb.stderr()).toContain('"msg":"Ebb stopped"');
 }, 60_000);

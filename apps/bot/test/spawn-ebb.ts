@@ -1,0 +1,44 @@
+/**
+ * Starts `apps/bot/test/ebb-process.ts` (a real `ebb start` on a test's schema, Redis prefix and fake
+ * OpenAI) in a process of its own and resolves once it serves: its web URL, the child, its exit and
+ * what it wrote to stderr so far.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const EBB_SCRIPT = fileURLToPath(new URL('./ebb-process.ts', import.meta.url));
+
+export interface SpawnedEbb {
+  readonly url: string;
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** Everything the process logged (stderr) until now. */
+  stderr(): string;
+}
+
+export async function spawnEbb(
+  args: { readonly schema: string; readonly prefix: string; readonly fakeUrl: string },
+  env: Record<string, string> = {},
+): Promise<SpawnedEbb> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', EBB_SCRIPT, args.schema, args.prefix, args.fakeUrl],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      if (line.startsWith('ready ')) resolve(line.slice('ready '.length));
+    });
+    void exited.then((code) => reject(new Error(`ebb exited early (${code}): ${stderr}`)));
+  });
+  return { url, child, exited, stderr: () => stderr };
+}
