@@ -42,11 +42,12 @@ Commands:
       Queue a manual compaction pass of a channel on Redis (REDIS_URL); a worker runs it.
   memories list [--channel KEY] [--speaker NAME] [--json] [--embedded]
       List memories. KEY may be a glob: "slack:T1:C1*" is the channel and its threads.
-  memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--archive]) [--yes] [--config PATH] [--embedded]
+  memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--match TEXT] [--archive]) [--yes] [--config PATH] [--embedded]
       Forget: delete the memories, summarize again the summaries that hold their source messages
-      (or the speaker's messages) with those redacted, and clear them from checkpoints; --archive
-      (with --speaker) also overwrites the speaker's archived messages. Without --yes, print what
-      would change and exit 2. \`ebb forget ...\` is the same command.
+      (or the speaker's messages, or every message holding TEXT, the bot's replies included) with
+      those redacted, and clear them from checkpoints; --archive (with --speaker or --match) also
+      overwrites those archived messages. Without --yes, print what would change and exit 2.
+      \`ebb forget ...\` is the same command.
   migrate
       Apply the database migrations to DATABASE_URL (or the embedded database).
   worker [--config PATH] [--concurrency N]
@@ -62,6 +63,7 @@ function forget(args: readonly string[], io: CommandIo): Promise<number> {
       id: { type: 'string', multiple: true },
       channel: { type: 'string' },
       speaker: { type: 'string' },
+      match: { type: 'string' },
       archive: { type: 'boolean' },
       yes: { type: 'boolean' },
       config: { type: 'string' },

@@ -208,6 +208,18 @@ export class InMemoryChannelStore implements ChannelStore {
       .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
   }
 
+  async findContaining(text: string): Promise<AuthoredSeqs[]> {
+    const needle = text.toLowerCase();
+    const holds = (m: { text: string; toolCalls?: readonly { name: string; arguments: string }[] }) =>
+      [m.text, ...(m.toolCalls ?? []).flatMap((c) => [c.name, c.arguments])].some((t) =>
+        t.toLowerCase().includes(needle),
+      );
+    return [...this.#channels.entries()]
+      .map(([channelKey, c]) => ({ channelKey, seqs: c.archive.filter(holds).map((m) => m.seq) }))
+      .filter((a) => a.seqs.length > 0)
+      .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
+  }
+
   async replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
     const context = this.#channels.get(channelKey)?.context;
     const current = context

@@ -148,6 +148,12 @@ export interface ChannelStore {
   /** Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order). */
   findAuthored(author: string): Promise<AuthoredSeqs[]>;
   /**
+   * Forgetting: the seqs whose text (or a tool call's name or arguments) holds `text`, ignoring case,
+   * per channel (channels by key, seqs in order). Whoever wrote them: the bot's replies that repeat a
+   * fact are found too. A scan of the archive: for an operator's command, not for a turn.
+   */
+  findContaining(text: string): Promise<AuthoredSeqs[]>;
+  /**
    * Forgetting: puts a summary written again (from the archive, some messages redacted) in place of
    * the active summary span over exactly its range, if that span is still the one job `replaces`
    * wrote. Under the channel lock: the old span is retired, the span token total moves by the

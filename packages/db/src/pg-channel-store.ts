@@ -30,7 +30,7 @@ import {
   type TruncationRequest,
   UNCALIBRATED,
 } from '@ebb/core';
-import { and, asc, between, eq, gt, gte, inArray, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, between, eq, gt, gte, inArray, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { dbCall } from './pg-errors.js';
 import { platformOf, rowsOf, withoutNulls } from './rows.js';
@@ -328,20 +328,32 @@ export class PgChannelStore implements ChannelStore {
   }
 
   findAuthored(author: string): Promise<AuthoredSeqs[]> {
-    return dbCall('findAuthored', async () => {
-      const rows = await this.#db
-        .select({ channelKey: messages.channelKey, seq: messages.seq })
-        .from(messages)
-        .where(eq(messages.author, author))
-        .orderBy(sql`${messages.channelKey} collate "C"`, asc(messages.seq));
-      const byChannel = new Map<string, number[]>();
-      for (const r of rows) {
-        const seqs = byChannel.get(r.channelKey) ?? [];
-        seqs.push(r.seq);
-        byChannel.set(r.channelKey, seqs);
-      }
-      return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
-    });
+    return dbCall('findAuthored', () => this.#seqsWhere(eq(messages.author, author)));
+  }
+
+  findContaining(text: string): Promise<AuthoredSeqs[]> {
+    // strpos on lower(): no LIKE wildcards to escape in an operator's text.
+    const needle = text.toLowerCase();
+    return dbCall('findContaining', () =>
+      this.#seqsWhere(
+        sql`(strpos(lower(${messages.content}), ${needle}) > 0 or strpos(lower(coalesce(${messages.toolCalls}::text, '')), ${needle}) > 0)`,
+      ),
+    );
+  }
+
+  async #seqsWhere(where: SQL): Promise<AuthoredSeqs[]> {
+    const rows = await this.#db
+      .select({ channelKey: messages.channelKey, seq: messages.seq })
+      .from(messages)
+      .where(where)
+      .orderBy(sql`${messages.channelKey} collate "C"`, asc(messages.seq));
+    const byChannel = new Map<string, number[]>();
+    for (const r of rows) {
+      const seqs = byChannel.get(r.channelKey) ?? [];
+      seqs.push(r.seq);
+      byChannel.set(r.channelKey, seqs);
+    }
+    return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
   }
 
   replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {

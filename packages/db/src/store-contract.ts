@@ -513,6 +513,42 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
         expect(await stores.channels.findAuthored(`nobody-${key}`)).toEqual([]);
       });
 
+      it('finds the seqs whose text or tool call holds a string, ignoring case, whoever wrote them', async () => {
+        const other = `${key}:other`;
+        await appendMany(stores.channels, key, 3);
+        await stores.channels.append(
+          key,
+          message(4, { role: 'assistant', author: 'ebb', text: 'the code is 7431-Zebra' }),
+        );
+        await stores.channels.append(
+          key,
+          message(5, {
+            role: 'assistant',
+            author: 'ebb',
+            text: '',
+            toolCalls: [{ id: 'c1', name: 'vault', arguments: '{"code":"7431-ZEBRA"}' }],
+          }),
+        );
+        await stores.channels.append(other, message(1, { text: 'VAULT 7431-zebra, 100% _sure_' }));
+        const found = (await stores.channels.findContaining('7431-zebra')).filter((a) =>
+          a.channelKey.startsWith(key),
+        );
+        expect(found).toEqual([
+          { channelKey: key, seqs: [4, 5] },
+          { channelKey: other, seqs: [1] },
+        ]);
+        // LIKE wildcards in the text are plain characters.
+        expect((await stores.channels.findContaining('100%')).filter((a) => a.channelKey === other)).toEqual([
+          { channelKey: other, seqs: [1] },
+        ]);
+        expect((await stores.channels.findContaining('_s')).filter((a) => a.channelKey === other)).toEqual([
+          { channelKey: other, seqs: [1] },
+        ]);
+        expect(
+          (await stores.channels.findContaining('%%')).filter((a) => a.channelKey.startsWith(key)),
+        ).toEqual([]);
+      });
+
       it('replaces a summary span over the same range, bumping the generation and the span tokens', async () => {
         await appendMany(stores.channels, key, 10);
         await stores.channels.splice(key, {

@@ -1,26 +1,29 @@
 /**
  * `ebb memories list [--channel KEY] [--speaker NAME] [--json] [--embedded]` and
- * `ebb memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--archive]) [--yes] [--config PATH] [--embedded]`
+ * `ebb memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--match TEXT] [--archive]) [--yes] [--config PATH] [--embedded]`
  * (also `ebb forget ...`): what Ebb remembers, and forgetting it, so a team can honour a request to
  * forget.
  *
  * `--channel` selects the memories extracted from a channel key; with a `*` it is a glob over the
  * stored channel keys as in config.toml (`slack:T1:C1*` is the channel and its threads). `--speaker`
  * selects the memories about what one person said (the author name Ebb stored) and the messages
- * that person wrote. Both together: both must hold. `--id` names memories by id (as `list` prints
- * them) and goes alone.
+ * that person wrote. Both together: both must hold. `forget --match TEXT` selects every message
+ * that holds TEXT (ignoring case, whoever wrote it, the bot's replies included) and the memories
+ * whose text holds it; with `--speaker` too, both selections are forgotten, within `--channel`.
+ * `--id` names memories by id (as `list` prints them) and goes alone.
  *
  * Forgetting removes the fact from everything Ebb feeds the model, not only the memory row:
  *
  * - the memories are deleted;
- * - the redacted messages are the speaker's messages (`--speaker`), or the source messages
- *   (`fromSeq..toSeq`) of the forgotten memories (`--id`, `--channel`);
+ * - the redacted messages are the speaker's messages (`--speaker`) and the messages holding the
+ *   text (`--match`), or else the source messages (`fromSeq..toSeq`) of the forgotten memories
+ *   (`--id`, `--channel`);
  * - every active summary span holding a redacted message is summarized again from the archive, with
  *   those messages shown to the summarizer as `[message redacted]` (see `redactChannel`); the
  *   memories that summary call proposes are not stored;
  * - run checkpoints over those messages are cleared, and the forgotten memories are taken out of
  *   every other checkpoint; retired summary spans over them lose their text;
- * - `--archive` (with `--speaker`) also overwrites the speaker's archived messages with the
+ * - `--archive` (with `--speaker` or `--match`) also overwrites those archived messages with the
  *   tombstone, author and seq kept. Without it the archive keeps them, and a later pass over
  *   messages not yet summarized may learn from them again.
  *
@@ -64,7 +67,9 @@ export interface MemoriesForgetArgs extends MemoryFilterArgs {
   readonly ids?: readonly string[] | undefined;
   /** `--yes`: delete; without it, only show what would go. */
   readonly yes?: boolean | undefined;
-  /** `--archive` (with `--speaker`): also overwrite the speaker's archived messages. */
+  /** `--match TEXT`: every message holding TEXT (ignoring case) and the memories whose text holds it. */
+  readonly match?: string | undefined;
+  /** `--archive` (with `--speaker` or `--match`): also overwrite those archived messages. */
   readonly archive?: boolean | undefined;
   /** `--config PATH`: the config whose summarizer writes the summaries again. */
   readonly config?: string | undefined;
@@ -83,6 +88,8 @@ export interface MemoryJson {
 
 const EMBEDDED_HINT = 'The embedded database can only be read while Ebb is stopped.';
 const MAX_TEXT_WIDTH = 100;
+/** The shortest `--match`: a shorter one would match most of a channel. */
+const MIN_MATCH_CHARS = 4;
 
 export async function memoriesList(
   args: MemoriesListArgs,
@@ -113,16 +120,30 @@ export async function memoriesForget(
 ): Promise<number> {
   const command = 'ebb memories forget';
   const ids = args.ids ?? [];
-  if (ids.length > 0 && (args.channel !== undefined || args.speaker !== undefined)) {
-    io.err(`${command}: --id goes alone; use --channel and --speaker without it`);
+  if (
+    ids.length > 0 &&
+    (args.channel !== undefined || args.speaker !== undefined || args.match !== undefined)
+  ) {
+    io.err(`${command}: --id goes alone; use --channel, --speaker and --match without it`);
     return 2;
   }
-  if (ids.length === 0 && args.channel === undefined && args.speaker === undefined) {
-    io.err(`${command}: say what to forget: --id ID, --channel KEY or --speaker NAME`);
+  if (
+    ids.length === 0 &&
+    args.channel === undefined &&
+    args.speaker === undefined &&
+    args.match === undefined
+  ) {
+    io.err(`${command}: say what to forget: --id ID, --channel KEY, --speaker NAME or --match TEXT`);
     return 2;
   }
-  if (args.archive && args.speaker === undefined) {
-    io.err(`${command}: --archive redacts a speaker’s messages: use it with --speaker NAME`);
+  if (args.match !== undefined && args.match.trim().length < MIN_MATCH_CHARS) {
+    io.err(
+      `${command}: --match needs at least ${MIN_MATCH_CHARS} characters, so it cannot sweep up every message`,
+    );
+    return 2;
+  }
+  if (args.archive && args.speaker === undefined && args.match === undefined) {
+    io.err(`${command}: --archive redacts the selected messages: use it with --speaker NAME or --match TEXT`);
     return 2;
   }
   const options = { command, embeddedHint: EMBEDDED_HINT, embedded: args.embedded };
@@ -183,7 +204,7 @@ export async function memoriesForget(
     io.out(
       args.archive
         ? 'The archived messages were overwritten with a tombstone (seq and author kept).'
-        : 'The archived messages are kept (with --speaker, --archive overwrites them too).',
+        : 'The archived messages are kept (with --speaker or --match, --archive overwrites them too).',
     );
     return failed;
   });
@@ -200,13 +221,22 @@ async function matching(session: StoreSession, args: MemoryFilterArgs): Promise<
   return (await sourced(session, args)).map((m) => m.memory);
 }
 
-/** The memories the filters select, each with the channel it came from, by id. */
-async function sourced(session: StoreSession, args: MemoryFilterArgs): Promise<SourcedMemory[]> {
-  const speaker = args.speaker === undefined ? {} : { speaker: args.speaker };
+/**
+ * The memories the filters select, each with the channel it came from, by id: within `--channel`,
+ * those about `--speaker` and those whose text holds `--match` (either selects; neither: all).
+ */
+async function sourced(
+  session: StoreSession,
+  args: MemoryFilterArgs & { readonly match?: string | undefined },
+): Promise<SourcedMemory[]> {
+  const needle = args.match?.toLowerCase();
   const byId = new Map<string, SourcedMemory>();
   for (const channelKey of await channelKeys(session, args.channel)) {
-    for (const memory of await session.memories.list({ channelKey, ...speaker })) {
-      byId.set(memory.id, { memory, channelKey });
+    for (const memory of await session.memories.list({ channelKey })) {
+      const bySpeaker = args.speaker !== undefined && memory.speaker === args.speaker;
+      const byText = needle !== undefined && memory.text.toLowerCase().includes(needle);
+      const selectors = args.speaker !== undefined || needle !== undefined;
+      if (!selectors || bySpeaker || byText) byId.set(memory.id, { memory, channelKey });
     }
   }
   return [...byId.values()].sort((a, b) => compareIds(a.memory.id, b.memory.id));
@@ -220,20 +250,24 @@ async function channelKeys(session: StoreSession, pattern: string | undefined): 
 }
 
 /**
- * What must leave each channel's working context: with `--speaker`, every message the speaker wrote
- * (in the `--channel` selection); otherwise the source messages of the forgotten memories.
+ * What must leave each channel's working context: with `--speaker`, every message the speaker wrote,
+ * and with `--match`, every message holding the text (in the `--channel` selection); otherwise the
+ * source messages of the forgotten memories.
  */
 async function redactionsFor(
   session: StoreSession,
-  args: MemoryFilterArgs,
+  args: MemoryFilterArgs & { readonly match?: string | undefined },
   targets: readonly SourcedMemory[],
 ): Promise<{ channelKey: string; ranges: SeqRange[] }[]> {
   const seqs = new Map<string, number[]>();
-  if (args.speaker !== undefined) {
-    const pattern = args.channel;
-    for (const authored of await session.channels.findAuthored(args.speaker)) {
-      if (pattern !== undefined && !patternMatches(pattern, authored.channelKey)) continue;
-      seqs.set(authored.channelKey, [...authored.seqs]);
+  if (args.speaker !== undefined || args.match !== undefined) {
+    const found = [
+      ...(args.speaker === undefined ? [] : await session.channels.findAuthored(args.speaker)),
+      ...(args.match === undefined ? [] : await session.channels.findContaining(args.match)),
+    ];
+    for (const { channelKey, seqs: list } of found) {
+      if (args.channel !== undefined && !patternMatches(args.channel, channelKey)) continue;
+      seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...list]);
     }
   } else {
     for (const { memory, channelKey } of targets) {
@@ -298,11 +332,17 @@ function toJson(m: Memory): MemoryJson {
   };
 }
 
-function describeFilter(args: MemoryFilterArgs & { readonly ids?: readonly string[] | undefined }): string {
+function describeFilter(
+  args: MemoryFilterArgs & {
+    readonly ids?: readonly string[] | undefined;
+    readonly match?: string | undefined;
+  },
+): string {
   const parts = [
     args.ids !== undefined && args.ids.length > 0 ? `with id ${args.ids.join(', ')}` : undefined,
     args.channel === undefined ? undefined : `from ${args.channel}`,
     args.speaker === undefined ? undefined : `about ${args.speaker}`,
+    args.match === undefined ? undefined : `holding "${args.match}"`,
   ].filter((p) => p !== undefined);
   return parts.length === 0 ? '' : ` ${parts.join(' ')}`;
 }
