@@ -9,6 +9,7 @@ import { pipelineBench } from './pipeline.bench.js';
 import { simulateBench } from './simulate.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
 import { turnBench } from './turn.bench.js';
+import { webGuardBench } from './web-guard.bench.js';
 
 const only = process.argv[2];
 const benches: [string, () => Promise<string>][] = [
@@ -18,6 +19,7 @@ const benches: [string, () => Promise<string>][] = [
   ['pacing', pacingBench],
   ['pipeline', pipelineBench],
   ['turn', turnBench],
+  ['web-guard', webGuardBench],
 ];
 
 console.log(

@@ -1,0 +1,118 @@
+/**
+ * What the web channel's guards cost a request: the access rule, the per-client rate limit, the body
+ * limit and the secure headers, measured over real HTTP on loopback against the same route with none
+ * of them. Each server answers `POST /api/channels/x/messages` by parsing the JSON body and replying at
+ * once (no turn), so what is timed is the HTTP path. Rounds alternate the servers so a noisy moment
+ * hits each alike; the ratio is within one run.
+ */
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { PlatformHandlers } from '@ebb/core';
+import { WebAdapter } from '@ebb/web';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { median, nowMs, percentile, table } from './support.js';
+
+const REQUESTS_PER_ROUND = 500;
+const ROUNDS = 6;
+const TOKEN = 'bench-admin-token-0123456789';
+const BODY = JSON.stringify({ author: 'ana', text: 'a message of a usual length, about the deploy' });
+
+const handlers: PlatformHandlers = {
+  onMessage: async () => ({ reply: 'ok', archived: 'stored' }),
+  onCommand: async () => 'ok',
+};
+
+/** The route alone: parse the body, answer. */
+async function bareServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const app = new Hono();
+  app.post('/api/channels/:id/messages', async (c) => {
+    const body = (await c.req.json()) as { author?: string; text?: string };
+    return c.json({ reply: body.text ? 'ok' : null, id: 'x' });
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
+}
+
+async function guardedServer(adminToken?: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const web = new WebAdapter({
+    port: 0,
+    access: { adminToken },
+    // A limit that is checked on every request but never reached here.
+    rateLimit: { perMinute: 10_000_000, burst: 10_000_000 },
+  });
+  await web.start(handlers);
+  return { url: web.url, close: () => web.stop() };
+}
+
+/** Sequential requests on one keep-alive connection; milliseconds each. */
+async function round(url: string, headers: Record<string, string>): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const target = new URL('/api/channels/x/messages', url);
+  const times: number[] = [];
+  for (let i = 0; i < REQUESTS_PER_ROUND; i++) {
+    const start = nowMs();
+    await new Promise<void>((resolve, reject) => {
+      const req = request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(BODY),
+            ...headers,
+          },
+        },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
+      req.on('error', reject);
+      req.end(BODY);
+    });
+    times.push(nowMs() - start);
+  }
+  agent.destroy();
+  return times;
+}
+
+export async function webGuardBench(): Promise<string> {
+  const servers = [
+    { name: 'route alone (no guards)', server: await bareServer(), headers: {} },
+    { name: 'guarded, loopback, no token', server: await guardedServer(), headers: {} },
+    {
+      name: 'guarded, bearer token',
+      server: await guardedServer(TOKEN),
+      headers: { authorization: `Bearer ${TOKEN}` },
+    },
+  ];
+  const times = servers.map(() => [] as number[]);
+  // One warm-up round each, then alternate.
+  for (const s of servers) await round(s.server.url, s.headers);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [i, s] of servers.entries()) times[i]?.push(...(await round(s.server.url, s.headers)));
+  }
+  for (const s of servers) await s.server.close();
+  const base = median(times[0] ?? []);
+  const rows = servers.map((s, i) => {
+    const sorted = [...(times[i] ?? [])].sort((a, b) => a - b);
+    const p50 = median(sorted);
+    return [
+      s.name,
+      sorted.length,
+      p50.toFixed(3),
+      percentile(sorted, 0.99).toFixed(3),
+      (p50 / base).toFixed(2),
+    ];
+  });
+  return [
+    `${ROUNDS} rounds × ${REQUESTS_PER_ROUND} sequential requests per server over one keep-alive connection, servers alternating.\n`,
+    table(['server', 'requests', 'p50 ms', 'p99 ms', 'p50 ratio to the route alone'], rows),
+  ].join('\n');
+}
