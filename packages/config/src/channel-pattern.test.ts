@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { comparePatterns, patternMatches, patternSubsumes, platformOf } from './channel-pattern.js';
+import { comparePatterns, patternMatches, patternSubsumes } from './channel-pattern.js';
 
 describe('channel patterns', () => {
   it.each([
@@ -39,13 +39,5 @@ describe('channel patterns', () => {
       .sort(comparePatterns)
       .map((entry) => entry.pattern);
     expect(sorted).toEqual(['*', 'slack:*', '*slack:T1:*', 'slack:*:C1', 'slack:T1:*', 'slack:T1:C1*']);
-  });
-
-  it('reads the platform from the prefix', () => {
-    expect(platformOf('slack:T1:C1')).toBe('slack');
-    expect(platformOf('discord:*')).toBe('discord');
-    expect(platformOf('web:abc')).toBe('web');
-    expect(platformOf('slackish:1')).toBeUndefined();
-    expect(platformOf('*')).toBeUndefined();
   });
 });

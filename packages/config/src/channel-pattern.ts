@@ -3,7 +3,6 @@
  * so `slack:T1:C1*` covers the channel `slack:T1:C1` and all its threads `slack:T1:C1:<thread_ts>`.
  * Every other character is literal.
  */
-import { PLATFORMS, type Platform } from './config-schema.js';
 
 const regexpCache = new Map<string, RegExp>();
 
@@ -59,9 +58,4 @@ function literalCount(pattern: string): number {
 
 function starCount(pattern: string): number {
   return pattern.match(/\*+/g)?.length ?? 0;
-}
-
-/** The platform a channel key or pattern belongs to, by its `slack:` / `discord:` / `web:` prefix. */
-export function platformOf(keyOrPattern: string): Platform | undefined {
-  return PLATFORMS.find((platform) => keyOrPattern.startsWith(`${platform}:`));
 }

@@ -21,7 +21,7 @@
  * platform section, and on each pattern block merged over everything that applies to all its keys.
  */
 export { DEFAULTS_CHANNEL_KEY } from './channel-layers.js';
-export { comparePatterns, patternMatches, patternSubsumes, platformOf } from './channel-pattern.js';
+export { comparePatterns, patternMatches, patternSubsumes } from './channel-pattern.js';
 export { ConfigError, type ConfigErrorCode, type ConfigIssue, formatConfigIssue } from './config-error.js';
 export {
   configFileSchema,

@@ -4,8 +4,10 @@
  * before the next starts, so the channel lock of the Postgres stores has nothing to guard here.
  */
 import { type Memory, memoryFingerprint } from './memory.js';
+import { MEMORY_RECALL_RANKING, recallTerms } from './memory-recall.js';
 import type { ContextMessage, ContextView } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planMemoryUpsert } from './plan-memory-upsert.js';
 import { overlapsAny } from './plan-redaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import type {
@@ -32,73 +34,11 @@ import type {
   TruncationOutcome,
   TruncationRequest,
 } from './ports.js';
+import { FINISHED_RUN_STATUSES, TERMINAL_RUN_STATUSES } from './run-status.js';
 import { type Calibration, UNCALIBRATED } from './tokens.js';
 import { WorkingContext } from './working-context.js';
 
-/**
- * How recall ranks a match: relevance × (`importanceBase` + importance) × recency, where recency
- * halves every `recencyHalfLifeDays` since the memory was last seen (extracted or refreshed). Shared
- * with the Postgres store so both rank alike.
- */
-export const MEMORY_RECALL_RANKING = {
-  importanceBase: 0.5,
-  recencyHalfLifeDays: 30,
-} as const;
-
-/** Words of a recall query: letters and digits, lower-cased, at most this many. */
-export const MAX_RECALL_TERMS = 32;
-
-/** Words too common to tell memories apart (a subset of Postgres' English stop words). */
-const RECALL_STOPWORDS = new Set(
-  (
-    'a an the is are was were be been being am to of and or but that this these those for on in at by ' +
-    'with from about as into than then so if not no do does did done has have had will would can could ' +
-    'should i me my you your he him his she her it its we us our they them their what who whom which ' +
-    'when where why how there here all any some'
-  ).split(' '),
-);
-
 const DAY_MS = 86_400_000;
-
-/** The words of a text as recall compares them: split like `memoryFingerprint`, without stop words. */
-export function recallTerms(text: string): string[] {
-  const words = text
-    .normalize('NFKC')
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 0 && !RECALL_STOPWORDS.has(w));
-  return [...new Set(words)].slice(0, MAX_RECALL_TERMS);
-}
-
-export interface PlannedMemory {
-  readonly memory: NewMemory;
-  readonly fingerprint: string;
-}
-
-/**
- * A batch of memories as stores write it: one per scope and fingerprint (the first text, the highest
- * importance, clamped to 0..1), ordered by scope then fingerprint. The order is the order ids are
- * given in, and the order rows are locked in, so two concurrent upserts cannot deadlock.
- */
-export function planMemoryUpsert(batch: readonly NewMemory[]): PlannedMemory[] {
-  const byKey = new Map<string, PlannedMemory>();
-  for (const m of batch) {
-    const fingerprint = memoryFingerprint(m.type, m.text);
-    const key = `${m.scope}\u0000${fingerprint}`;
-    const importance = clampImportance(m.importance);
-    const first = byKey.get(key);
-    byKey.set(
-      key,
-      first
-        ? {
-            fingerprint,
-            memory: { ...first.memory, importance: Math.max(first.memory.importance, importance) },
-          }
-        : { fingerprint, memory: { ...m, importance } },
-    );
-  }
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, planned]) => planned);
-}
 
 export interface InMemoryStoreOptions {
   /** Milliseconds since the epoch; recall's recency is measured with it. */
@@ -404,22 +344,6 @@ function matchesTerm(word: string, term: string): boolean {
   if (term.length < 3 || !word.startsWith(term)) return false;
   return ['s', 'es', 'ed', 'ing', 'd'].includes(word.slice(term.length));
 }
-
-/** Importance as stores keep it: within 0..1 (0 when not a number). */
-export function clampImportance(importance: number): number {
-  return Number.isFinite(importance) ? Math.min(1, Math.max(0, importance)) : 0;
-}
-
-/** Statuses that stamp `finishedAt`. */
-export const FINISHED_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
-  'completed',
-  'failed',
-  'stale',
-  'skipped',
-]);
-
-/** Statuses a run never leaves: its job is done for good, and `start` on it changes nothing. */
-export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'stale']);
 
 export class InMemoryRunStore implements RunStore {
   readonly #now: () => number;

@@ -16,7 +16,11 @@ export interface Memory {
   readonly toSeq: number;
 }
 
-const STOPWORDS = new Set([
+/**
+ * Filler words a fingerprint leaves out. Never change this list: the fingerprints of stored memories
+ * depend on it, and a changed list would make every near-duplicate new again.
+ */
+export const FINGERPRINT_STOPWORDS: readonly string[] = Object.freeze([
   'a',
   'an',
   'the',
@@ -33,6 +37,7 @@ const STOPWORDS = new Set([
   'in',
   'at',
 ]);
+const STOPWORDS: ReadonlySet<string> = new Set(FINGERPRINT_STOPWORDS);
 const MAX_FINGERPRINT_CHARS = 500;
 
 /**

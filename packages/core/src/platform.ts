@@ -6,7 +6,13 @@
  * `discord:dm:<channel>`), `web:<id>`. An adapter can parse its own keys back to ids.
  */
 
-export type Platform = 'slack' | 'discord' | 'web';
+export const PLATFORMS = ['slack', 'discord', 'web'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/** The platform of a channel key (or a config pattern over keys), by its `slack:` / `discord:` / `web:` prefix. */
+export function platformOf(keyOrPattern: string): Platform | undefined {
+  return PLATFORMS.find((platform) => keyOrPattern.startsWith(`${platform}:`));
+}
 
 export interface InboundMessage {
   readonly platform: Platform;

@@ -33,7 +33,7 @@ import {
 import { and, asc, between, eq, gt, gte, inArray, lte, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { dbCall } from './pg-errors.js';
-import { platformOf, rowsOf, withoutNulls } from './rows.js';
+import { platformColumn, rowsOf, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
 export interface PgStoreOptions {
@@ -71,7 +71,7 @@ export class PgChannelStore implements ChannelStore {
           const result = await tx.execute(sql`
             with ch as (
               insert into ${channels} as c (key, platform, head_seq, raw_tokens)
-              values (${channelKey}, ${platformOf(channelKey)}, 1, ${message.contextTokens})
+              values (${channelKey}, ${platformColumn(channelKey)}, 1, ${message.contextTokens})
               on conflict (key) do update
                 set head_seq = c.head_seq + 1, raw_tokens = c.raw_tokens + excluded.raw_tokens, updated_at = now()
               returning c.head_seq, c.generation, c.span_tokens + c.raw_tokens as context_tokens
@@ -481,7 +481,7 @@ export class PgChannelStore implements ChannelStore {
       const values = { calibrationFactor: calibration.factor, calibrationSamples: calibration.samples };
       await this.#db
         .insert(channels)
-        .values({ key: channelKey, platform: platformOf(channelKey), ...values })
+        .values({ key: channelKey, platform: platformColumn(channelKey), ...values })
         .onConflictDoUpdate({ target: channels.key, set: { ...values, updatedAt: sql`now()` } });
     });
   }

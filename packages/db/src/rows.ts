@@ -1,9 +1,15 @@
 /** Small helpers for turning driver rows into the core's values. */
+import { EbbError, platformOf } from '@ebb/core';
 
-/** `slack:T1:C1` → `slack`. */
-export function platformOf(channelKey: string): string {
-  const colon = channelKey.indexOf(':');
-  return colon < 0 ? channelKey : channelKey.slice(0, colon);
+/** The `platform` column of a channel row: `slack:T1:C1` → `slack`. */
+export function platformColumn(channelKey: string): string {
+  const platform = platformOf(channelKey);
+  if (platform === undefined) {
+    throw new EbbError(`not a channel key (slack:, discord: or web:): ${channelKey}`, {
+      code: 'invalid_channel_key',
+    });
+  }
+  return platform;
 }
 
 /** Rows of a raw `execute` (both drivers return `{ rows }`). */

@@ -22,6 +22,7 @@ import {
   type LlmCall,
   MEMORY_REJECT_REASONS,
   MEMORY_REPAIR_REASONS,
+  PLATFORMS,
   type Platform,
   type Tier,
 } from '@ebb/core';
@@ -80,7 +81,6 @@ export const TURN_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 
 const TIERS = ['background', 'aggressive', 'emergency'] as const satisfies readonly Tier[];
 const PURPOSES = ['reply', 'summary', 'merge'] as const satisfies readonly LlmPurpose[];
-const PLATFORMS = ['slack', 'discord', 'web'] as const satisfies readonly Platform[];
 const REJECT_REASONS: ReadonlySet<string> = new Set(MEMORY_REJECT_REASONS);
 const REPAIR_REASONS: ReadonlySet<string> = new Set(MEMORY_REPAIR_REASONS);
 /** A code that can safely be a label value; anything else is counted as `other`. */

@@ -33,6 +33,7 @@ import {
   type Platform,
   type PlatformAdapter,
   type PlatformHandlers,
+  platformOf,
   type RunStore,
   renderContext,
   renderMemories,
@@ -481,7 +482,7 @@ export class Bot {
     text: string,
   ): Promise<string> {
     const recalled = await this.#recall(key, settings, tokenizer, text);
-    const adapter = this.#adapter(platformOf(key));
+    const adapter = this.#adapter(platformOfKey(key));
     for (let attempt = 0; ; attempt++) {
       const messages = renderContext({
         systemPrompt: settings.bot.systemPrompt,
@@ -707,8 +708,10 @@ function withoutNul(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
 }
 
-export function platformOf(channelKey: string): Platform {
-  const prefix = channelKey.slice(0, channelKey.indexOf(':'));
-  if (prefix === 'slack' || prefix === 'discord' || prefix === 'web') return prefix;
-  throw new EbbError(`unknown platform in channel key ${channelKey}`, { code: 'bad_channel_key' });
+function platformOfKey(channelKey: string): Platform {
+  const platform = platformOf(channelKey);
+  if (platform === undefined) {
+    throw new EbbError(`unknown platform in channel key ${channelKey}`, { code: 'invalid_channel_key' });
+  }
+  return platform;
 }

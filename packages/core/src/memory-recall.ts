@@ -1,0 +1,41 @@
+/**
+ * How memories are recalled, the same in every store (the Postgres store and the in-memory one rank
+ * alike): the words a query is matched on, and how a match is ranked.
+ */
+import { FINGERPRINT_STOPWORDS } from './memory.js';
+
+/**
+ * How recall ranks a match: relevance × (`importanceBase` + importance) × recency, where recency
+ * halves every `recencyHalfLifeDays` since the memory was last seen (extracted or refreshed). Shared
+ * with the Postgres store so both rank alike.
+ */
+export const MEMORY_RECALL_RANKING = {
+  importanceBase: 0.5,
+  recencyHalfLifeDays: 30,
+} as const;
+
+/** Words of a recall query: letters and digits, lower-cased, at most this many. */
+export const MAX_RECALL_TERMS = 32;
+
+/**
+ * Words too common to tell memories apart (a subset of Postgres' English stop words): the
+ * fingerprint's filler words and more. Unlike those, this list may grow: it only changes ranking.
+ */
+const RECALL_STOPWORDS: ReadonlySet<string> = new Set([
+  ...FINGERPRINT_STOPWORDS,
+  ...(
+    'be been being am or but this these those by with from about as into than then so if not no do ' +
+    'does did done has have had will would can could should i me my you your he him his she her it ' +
+    'its we us our they them their what who whom which when where why how there here all any some'
+  ).split(' '),
+]);
+
+/** The words of a text as recall compares them: split like `memoryFingerprint`, without stop words. */
+export function recallTerms(text: string): string[] {
+  const words = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 0 && !RECALL_STOPWORDS.has(w));
+  return [...new Set(words)].slice(0, MAX_RECALL_TERMS);
+}
