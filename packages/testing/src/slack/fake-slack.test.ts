@@ -144,6 +144,87 @@ describe('FakeSlack Web API', () => {
   });
 });
 
+describe('FakeSlack rate limits', () => {
+  /** Calls a method without assuming HTTP 200, and returns the status and Retry-After too. */
+  async function raw(
+    method: string,
+    args: Record<string, string>,
+  ): Promise<{ status: number; retryAfter: string | null; body: ApiBody }> {
+    const response = await fetch(`${slack.apiUrl}${method}`, {
+      method: 'POST',
+      headers: {
+        authorization: 'Bearer xoxb-secret-bot',
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams(args).toString(),
+    });
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as ApiBody,
+    };
+  }
+
+  const post = { channel: FAKE_SLACK.channels.general, text: 'hello' };
+
+  it('answers 429 with Retry-After and ratelimited the scripted number of times, then posts', async () => {
+    slack.rateLimit('chat.postMessage', { times: 2, retryAfterSeconds: 3 });
+
+    const first = await raw('chat.postMessage', post);
+    const other = await raw('auth.test', {});
+    const second = await raw('chat.postMessage', post);
+    const third = await raw('chat.postMessage', post);
+
+    const refused = { status: 429, retryAfter: '3', body: { ok: false, error: 'ratelimited' } };
+    expect(first).toEqual(refused);
+    expect(second).toEqual(refused);
+    expect(other).toMatchObject({ status: 200, retryAfter: null, body: { ok: true } });
+    expect(third).toMatchObject({ status: 200, retryAfter: null, body: { ok: true, channel: post.channel } });
+    // A refused call posts nothing, and is recorded with its status and arrival time.
+    expect(slack.messages.map((m) => m.text)).toEqual(['hello']);
+    expect(slack.callsTo('chat.postMessage').map((c) => [c.status, c.response.error])).toEqual([
+      [429, 'ratelimited'],
+      [429, 'ratelimited'],
+      [200, undefined],
+    ]);
+    const times = slack.calls.map((c) => c.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times.every((at) => Math.abs(at - Date.now()) < 60_000)).toBe(true);
+  });
+
+  it('takes scripted failures and rate limits of a method in the order they were scripted', async () => {
+    slack.fail('chat.postMessage', 'channel_not_found').rateLimit('chat.postMessage');
+
+    const answers = [
+      await raw('chat.postMessage', post),
+      await raw('chat.postMessage', post),
+      await raw('chat.postMessage', post),
+    ];
+
+    expect(answers.map((a) => [a.status, a.retryAfter, a.body.error])).toEqual([
+      [200, null, 'channel_not_found'],
+      [429, '1', 'ratelimited'],
+      [200, null, undefined],
+    ]);
+  });
+
+  it('rate-limits every call with times Infinity', async () => {
+    slack.rateLimit('reactions.add', { times: Number.POSITIVE_INFINITY, retryAfterSeconds: 0 });
+    const args = { channel: FAKE_SLACK.channels.general, timestamp: '1.000001', name: 'eyes' };
+
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await raw('reactions.add', args)).status);
+
+    expect(statuses).toEqual([429, 429, 429, 429, 429]);
+    expect(slack.reactionsOn(args.channel, args.timestamp)).toEqual([]);
+  });
+
+  it('refuses a Retry-After that is not whole seconds, as Slack never sends one', () => {
+    expect(() => slack.rateLimit('chat.postMessage', { retryAfterSeconds: 0.5 })).toThrow(/whole number/);
+    expect(() => slack.rateLimit('chat.postMessage', { times: 0 })).toThrow(/times >= 1/);
+  });
+});
+
 describe('FakeSlack Socket Mode', () => {
   async function connect(): Promise<{ ws: WebSocket; frames: Frame[] }> {
     const { url = '' } = await call('apps.connections.open', {}, 'xapp-secret-app');

@@ -4,7 +4,7 @@
  * - the Web API at `apiUrl` (`clientOptions.slackApiUrl`): `auth.test`, `chat.postMessage`,
  *   `chat.postEphemeral`, `apps.connections.open`, `users.info`, `conversations.info`,
  *   `reactions.add`/`remove`; other methods answer `unknown_method`. Every call is recorded, tokens
- *   redacted.
+ *   redacted. `fail` scripts `{ ok: false, error }` answers and `rateLimit` HTTP 429s (`faults.ts`).
  * - a Socket Mode endpoint (the URL `apps.connections.open` returns; `ws://`, not `wss://`): says
  *   `hello`, delivers `events_api` and `slash_commands` envelopes, records acks, and can drop the
  *   connection so the client has to reconnect.
@@ -23,6 +23,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { type WebApiFault, WebApiFaults } from './faults.js';
 import {
   type SlackEventPayload,
   SlackPayloads,
@@ -70,7 +71,11 @@ export interface RecordedApiCall {
   /** `Bearer [redacted]` when an Authorization header was sent. */
   readonly authorization: string | undefined;
   readonly tokenKind: TokenKind;
+  /** 200, or 429 for a scripted rate limit. */
+  readonly status: number;
   readonly response: WebApiBody;
+  /** When the fake received the call (`Date.now()`), to see how long a client waited before a retry. */
+  readonly at: number;
 }
 
 /** The client's acknowledgement of an envelope: `{ envelope_id, payload }`. */
@@ -123,10 +128,11 @@ export interface SignedResponse {
   readonly json: unknown;
 }
 
-interface ScriptedFailure {
-  readonly method: string;
-  readonly error: string;
-  remaining: number;
+export interface RateLimitOptions {
+  /** How many calls in a row are refused (1 by default); `Infinity` for every call from now on. */
+  readonly times?: number;
+  /** The `Retry-After` header, in whole seconds (1 by default). */
+  readonly retryAfterSeconds?: number;
 }
 
 export class FakeSlack {
@@ -145,7 +151,7 @@ export class FakeSlack {
   readonly #responses: RecordedResponse[] = [];
   readonly #tickets = new Set<string>();
   readonly #sockets = new Set<WebSocket>();
-  #failures: ScriptedFailure[] = [];
+  readonly #faults = new WebApiFaults();
   #socketConnections = 0;
 
   private constructor(server: Server, options: Required<FakeSlackOptions>) {
@@ -218,8 +224,16 @@ export class FakeSlack {
 
   /** Answers the next `times` calls of `method` with `{ ok: false, error }`. */
   fail(method: string, error: string, times = 1): this {
-    this.#failures.push({ method, error, remaining: times });
-    return this;
+    return this.#script(method, { kind: 'error', error }, times);
+  }
+
+  /**
+   * Answers the next `times` calls of `method` with HTTP 429, `Retry-After: retryAfterSeconds` and
+   * `{ ok: false, error: 'ratelimited' }`, as Slack does. The refused calls are recorded (status 429).
+   */
+  rateLimit(method: string, options: RateLimitOptions = {}): this {
+    const retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    return this.#script(method, { kind: 'rate_limit', retryAfterSeconds }, options.times ?? 1);
   }
 
   addUser(user: FakeSlackUser): this {
@@ -343,6 +357,7 @@ export class FakeSlack {
   // ---- internals ---------------------------------------------------------------------------------
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
     const url = new URL(req.url ?? '/', `http://${this.#origin}`);
     const raw = await readBody(req);
     const body = parseBody(raw, req.headers['content-type']);
@@ -354,16 +369,22 @@ export class FakeSlack {
       const token = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : str(args.token);
       if ('token' in args) args.token = '[redacted]';
       const kind = tokenKind(token);
-      const response = this.#takeFailure(method) ?? this.#callApi(method, args, kind);
+      const answer = this.#faults.take(method) ?? {
+        status: 200,
+        headers: {},
+        body: this.#callApi(method, args, kind),
+      };
       this.#calls.push({
         index: this.#calls.length,
         method,
         args,
         authorization: header === undefined ? undefined : 'Bearer [redacted]',
         tokenKind: kind,
-        response,
+        status: answer.status,
+        response: answer.body,
+        at,
       });
-      sendJson(res, 200, response);
+      sendJson(res, answer.status, answer.body, answer.headers);
       return;
     }
     if (req.method === 'POST' && url.pathname.startsWith('/commands/response/')) {
@@ -386,12 +407,9 @@ export class FakeSlack {
     });
   }
 
-  #takeFailure(method: string): WebApiBody | undefined {
-    const failure = this.#failures.find((f) => f.method === method && f.remaining > 0);
-    if (!failure) return undefined;
-    failure.remaining--;
-    this.#failures = this.#failures.filter((f) => f.remaining > 0);
-    return { ok: false, error: failure.error };
+  #script(method: string, fault: WebApiFault, times: number): this {
+    this.#faults.add(method, fault, times);
+    return this;
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -495,7 +513,12 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' });
   res.end(JSON.stringify(body));
 }
