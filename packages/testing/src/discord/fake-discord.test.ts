@@ -105,6 +105,118 @@ describe('FakeDiscord REST', () => {
   });
 });
 
+describe('FakeDiscord rate limits', () => {
+  /** A REST call with the bot token; returns the status, the rate-limit headers and the JSON body. */
+  async function rest(method: string, route: string, body?: unknown) {
+    const response = await fetch(`${fake.restApi}/v10${route}`, {
+      method,
+      headers: { authorization: `Bot ${fake.token}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const headers = Object.fromEntries(
+      [...response.headers].filter(([name]) => name === 'retry-after' || name.startsWith('x-ratelimit-')),
+    );
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers,
+      body: text === '' ? undefined : (JSON.parse(text) as unknown),
+    };
+  }
+
+  it("answers scripted 429s with Discord's headers and body, then serves the route", async () => {
+    const general = fake.guild.channel('general');
+    const messages = `/channels/${general.id}/messages`;
+    fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', times: 2, retryAfterSeconds: 1.5 });
+
+    const before = Date.now();
+    const first = await rest('POST', messages, { content: 'one' });
+    const read = await rest('GET', `/channels/${general.id}`);
+    const second = await rest('POST', messages, { content: 'two' });
+    const third = await rest('POST', messages, { content: 'three' });
+
+    expect(first).toEqual({
+      status: 429,
+      headers: {
+        'retry-after': '2',
+        'x-ratelimit-limit': '5',
+        'x-ratelimit-remaining': '0',
+        'x-ratelimit-reset': expect.stringMatching(/^\d+\.\d{3}$/),
+        'x-ratelimit-reset-after': '1.500',
+        'x-ratelimit-bucket': expect.stringMatching(/^[0-9a-f]{32}$/),
+        'x-ratelimit-scope': 'user',
+      },
+      body: { message: 'You are being rate limited.', retry_after: 1.5, global: false },
+    });
+    const reset = Number(first.headers['x-ratelimit-reset']) * 1000;
+    expect(reset).toBeGreaterThanOrEqual(before + 1_500 - 1);
+    expect(reset).toBeLessThan(Date.now() + 1_500 + 1);
+    // The same route keeps its bucket; another method on the channel is not limited.
+    expect(second).toEqual({
+      ...first,
+      headers: { ...first.headers, 'x-ratelimit-reset': second.headers['x-ratelimit-reset'] },
+    });
+    expect(read.status).toBe(200);
+    expect(third).toMatchObject({ status: 200, headers: {}, body: { content: 'three' } });
+    expect(fake.posted.map((m) => m.content)).toEqual(['three']);
+    expect(fake.requests.map((r) => [r.method, r.status])).toEqual([
+      ['POST', 429],
+      ['GET', 200],
+      ['POST', 429],
+      ['POST', 200],
+    ]);
+    const times = fake.requests.map((r) => r.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times[0]).toBeGreaterThanOrEqual(before);
+  });
+
+  it('limits only the channel a concrete route names', async () => {
+    const general = fake.guild.channel('general');
+    const random = fake.guild.channel('random');
+    fake.rateLimit({
+      route: `/channels/${general.id}/typing`,
+      retryAfterSeconds: 0.25,
+      bucket: 'typing-bucket',
+    });
+
+    const other = await rest('POST', `/channels/${random.id}/typing`);
+    const limited = await rest('POST', `/channels/${general.id}/typing`);
+    const after = await rest('POST', `/channels/${general.id}/typing`);
+
+    expect(other.status).toBe(204);
+    expect(limited).toMatchObject({
+      status: 429,
+      headers: {
+        'retry-after': '1',
+        'x-ratelimit-reset-after': '0.250',
+        'x-ratelimit-bucket': 'typing-bucket',
+      },
+      body: { retry_after: 0.25, global: false },
+    });
+    expect(after.status).toBe(204);
+    // The refused request showed no typing indicator.
+    expect(fake.typing).toEqual([random.id, general.id]);
+  });
+
+  it('answers a global limit with X-RateLimit-Global and no bucket headers', async () => {
+    fake.rateLimit({ route: 'users/@me', scope: 'global', retryAfterSeconds: 3 });
+
+    const limited = await rest('GET', '/users/@me');
+
+    expect(limited).toEqual({
+      status: 429,
+      headers: { 'retry-after': '3', 'x-ratelimit-global': 'true', 'x-ratelimit-scope': 'global' },
+      body: { message: 'You are being rate limited.', retry_after: 3, global: true },
+    });
+    expect((await rest('GET', '/users/@me')).status).toBe(200);
+  });
+
+  it('refuses scripts Discord could not send', () => {
+    expect(() => fake.rateLimit({ route: 'users/@me', times: 0 })).toThrow(/times >= 1/);
+    expect(() => fake.rateLimit({ route: 'users/@me', retryAfterSeconds: -1 })).toThrow(/>= 0/);
+  });
+});
+
 describe('FakeDiscord gateway', () => {
   it('says HELLO, answers IDENTIFY with READY and GUILD_CREATE, and ACKs heartbeats', async () => {
     const gateway = await connect();

@@ -3,7 +3,8 @@
  * gateway WebSocket (plain JSON, no zlib), one bot, one shard, one client at a time. Tests inject
  * gateway dispatches (messages, slash commands), break the connection to exercise RESUME and
  * INVALID_SESSION, and read back what the client did over REST. Every HTTP request and every gateway
- * payload from the client is recorded, with the token redacted.
+ * payload from the client is recorded, with the token redacted. `rateLimit` scripts HTTP 429s on REST
+ * routes (`rate-limits.ts`).
  *
  *   const fake = await FakeDiscord.start();
  *   const client = new Client({ intents, rest: { api: fake.restApi } });
@@ -19,6 +20,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { type RateLimitScript, RateLimits } from './rate-limits.js';
+import { matchesRoute, routeParts } from './route-pattern.js';
 import { SnowflakeGenerator } from './snowflake.js';
 import {
   ApplicationCommandOptionType,
@@ -91,6 +94,8 @@ export interface RecordedDiscordRequest {
   readonly body: unknown;
   /** The status the fake answered with. */
   readonly status: number;
+  /** When the fake received the request (`Date.now()`), to see how long a client waited before a retry. */
+  readonly at: number;
 }
 
 /** A gateway payload the client sent; `d.token` is `[redacted]`. */
@@ -225,6 +230,7 @@ export class FakeDiscord {
   readonly #posted: WireMessage[] = [];
   readonly #errors: string[] = [];
   readonly #connectionPaths: string[] = [];
+  readonly #rateLimits = new RateLimits();
   #session: Session | undefined;
   #connections = 0;
 
@@ -466,6 +472,20 @@ export class FakeDiscord {
     this.#send(connection, { op: GatewayOp.InvalidSession, d: resumable });
   }
 
+  // ---- rate limits ---------------------------------------------------------------------------
+
+  /**
+   * Answers the next `times` requests matching `method` and `route` (`channels/:id/messages`) with
+   * HTTP 429 and Discord's rate-limit headers and body, before any other check. The refused
+   * requests are recorded with status 429.
+   *
+   *   fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', times: 2, retryAfterSeconds: 1 });
+   */
+  rateLimit(script: RateLimitScript): this {
+    this.#rateLimits.add(script);
+    return this;
+  }
+
   // ---- records -------------------------------------------------------------------------------
 
   get requests(): readonly RecordedDiscordRequest[] {
@@ -504,10 +524,10 @@ export class FakeDiscord {
     return this.#posted;
   }
 
-  /** Channel ids of `POST /channels/:id/typing`, oldest first. */
+  /** Channel ids of `POST /channels/:id/typing` answered 204, oldest first. */
   get typing(): readonly string[] {
     return this.#requests
-      .filter((r) => r.method === 'POST' && /^\/channels\/\d+\/typing$/.test(r.route))
+      .filter((r) => r.method === 'POST' && r.status === 204 && /^\/channels\/\d+\/typing$/.test(r.route))
       .map((r) => r.route.split('/')[2] ?? '');
   }
 
@@ -683,6 +703,7 @@ export class FakeDiscord {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = req.method ?? 'GET';
     const raw = await readBody(req);
@@ -700,12 +721,15 @@ export class FakeDiscord {
     let body: unknown;
     let status: number;
     let answer: unknown;
+    let answerHeaders: Readonly<Record<string, string>> = {};
     try {
       if (!/^\/api\/v10\//.test(url.pathname)) throw new HttpError(404, apiError(0, '404: Not Found'));
       body = parseJson(raw, req.headers['content-type']);
-      const result = this.#route(method, route, body, url.searchParams, req.headers.authorization);
+      const limited = this.#rateLimits.take(method, route, at);
+      const result = limited ?? this.#route(method, route, body, url.searchParams, req.headers.authorization);
       status = result.status;
       answer = result.body;
+      answerHeaders = limited?.headers ?? {};
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       status = err.status;
@@ -719,11 +743,12 @@ export class FakeDiscord {
       headers,
       body,
       status,
+      at,
     });
     if (answer === undefined) {
-      res.writeHead(status).end();
+      res.writeHead(status, answerHeaders).end();
     } else {
-      sendJson(res, status, answer);
+      sendJson(res, status, answer, answerHeaders);
     }
   }
 
@@ -734,8 +759,8 @@ export class FakeDiscord {
     query: URLSearchParams,
     authorization: string | undefined,
   ): { status: number; body?: unknown } {
-    const parts = route.split('/').slice(1);
-    const is = (m: string, pattern: string): boolean => m === method && matches(pattern, parts);
+    const parts = routeParts(route);
+    const is = (m: string, pattern: string): boolean => m === method && matchesRoute(pattern, parts);
     const bot = () => {
       if (authorization !== `Bot ${this.token}`) throw new HttpError(401, apiError(0, '401: Unauthorized'));
     };
@@ -996,11 +1021,6 @@ function decodeSegment(segment: string): string {
   }
 }
 
-function matches(pattern: string, parts: readonly string[]): boolean {
-  const want = pattern.split('/');
-  return want.length === parts.length && want.every((w, i) => w.startsWith(':') || w === parts[i]);
-}
-
 function ok(body: unknown): { status: number; body: unknown } {
   return { status: 200, body };
 }
@@ -1048,8 +1068,17 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

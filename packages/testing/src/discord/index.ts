@@ -1,3 +1,4 @@
 export * from './fake-discord.js';
+export type { RateLimitAnswer, RateLimitScope, RateLimitScript } from './rate-limits.js';
 export * from './snowflake.js';
 export * from './wire.js';
