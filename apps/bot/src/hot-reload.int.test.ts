@@ -5,6 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { loadConfig, loadEnv } from '@ebb/config';
 import { createLogger } from '@ebb/logger';
 import { freshSchemaDb } from '@ebb/testing/postgres';
@@ -14,6 +15,17 @@ import { watchConfig } from './commands/reload.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const closers: (() => Promise<unknown> | unknown)[] = [];
+/** The watcher's log lines, parsed: each reload outcome is one (`config.reloaded`, `config.rejected`). */
+const lines: { event?: string; error?: string }[] = [];
+const watcherLog = createLogger({
+  level: 'info',
+  destination: new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line));
+      done();
+    },
+  }),
+});
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
@@ -24,7 +36,7 @@ it('applies a valid edit to the next turn and keeps the running config on an inv
   writeFileSync(file, '[bot]\nrespond_to = "mentions"\n');
   const fresh = await freshSchemaDb();
   closers.push(() => fresh.close());
-  const reloading = watchConfig(await loadConfig({ path: file }), createLogger({ level: 'silent' }));
+  const reloading = watchConfig(await loadConfig({ path: file }), watcherLog);
   closers.push(() => reloading.stop());
   const ebb: RunningEbb = await startEbb({
     config: reloading.current,
@@ -52,9 +64,17 @@ it('applies a valid edit to the next turn and keeps the running config on an inv
   });
   expect(await post('still no mention')).toMatch(/^\[offline mode/);
 
-  // An invalid file is rejected: the bot keeps answering with the config it had.
+  // An invalid file is rejected: the bot keeps answering with the config it had. The watcher read
+  // the invalid file first (its rejection is logged), so "still all" is not a watcher that never looked.
+  expect(lines.filter((l) => l.event === 'config.rejected')).toEqual([]);
   writeFileSync(file, '[bot]\nrespond_to = "sometimes"\n');
-  await new Promise((r) => setTimeout(r, 400));
+  await vi.waitFor(
+    () =>
+      expect(lines.filter((l) => l.event === 'config.rejected')).toContainEqual(
+        expect.objectContaining({ error: expect.stringContaining('sometimes') }),
+      ),
+    { timeout: 5_000 },
+  );
   expect(reloading.current().sections.bot?.respond_to).toBe('all');
   expect(await post('and now?')).toMatch(/^\[offline mode/);
 }, 60_000);
