@@ -24,6 +24,7 @@ import {
   EbbError,
   type InboundSpool,
   type PlatformAdapter,
+  settleWithin,
 } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { DiscordAdapter } from '@ebb/discord';
@@ -100,14 +101,9 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
   // Each step gets a bounded time, so a dead Redis or Postgres cannot hold the process at exit.
   const close = async () => {
     for (const closer of closers.reverse()) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timed_out'>((resolve) => {
-        timer = setTimeout(() => resolve('timed_out'), closer.ms);
-      });
       const step = closer.close().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
-      const outcome = await Promise.race([step, timeout]);
-      clearTimeout(timer);
-      if (outcome === 'timed_out') logger.warn('a shutdown step took too long; moving on');
+      if (!(await settleWithin(step, closer.ms)).done)
+        logger.warn('a shutdown step took too long; moving on');
     }
   };
   try {

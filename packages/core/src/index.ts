@@ -3,6 +3,7 @@ export * from './channel-compactor.js';
 export * from './compact-focus.js';
 export * from './compaction-events.js';
 export * from './compaction-monitor.js';
+export * from './deadline.js';
 export * from './decide-after-turn.js';
 export * from './encoding-for-model.js';
 export * from './errors.js';

@@ -16,6 +16,7 @@ import {
   type InboundMessage,
   type PlatformAdapter,
   type PlatformHandlers,
+  settleWithin,
 } from '@ebb/core';
 import {
   type ChatInputCommandInteraction,
@@ -336,13 +337,6 @@ function settle<T>(fn: () => Promise<T>): Promise<T> {
 
 /** `promise`'s value, or undefined when it takes longer than `ms`. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, ms, undefined);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const outcome = await settleWithin(promise, ms);
+  return outcome.done ? outcome.value : undefined;
 }

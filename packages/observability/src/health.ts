@@ -4,8 +4,9 @@
  * use (embedded database, in-process queue, offline model), which are reported but do not make the
  * process unhealthy: they are how Ebb runs on a bare machine.
  */
+
+import { withTimeout } from '@ebb/core';
 import { type SQL, sql } from 'drizzle-orm';
-import { withTimeout } from './with-timeout.js';
 
 /** Resolves when the dependency answers; rejects (or hangs) when it does not. */
 export type HealthCheck = () => Promise<void>;

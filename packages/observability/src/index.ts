@@ -4,4 +4,3 @@ export * from './metrics.js';
 export * from './queue-stats.js';
 export * from './routes.js';
 export * from './serve-observability.js';
-export * from './with-timeout.js';

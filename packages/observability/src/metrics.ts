@@ -25,10 +25,10 @@ import {
   PLATFORMS,
   type Platform,
   type Tier,
+  withTimeout,
 } from '@ebb/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { QueueStats } from './queue-stats.js';
-import { withTimeout } from './with-timeout.js';
 
 export interface MetricsOptions {
   /** The registry to register in (default a new one); register `createMetrics` once per registry. */

@@ -25,7 +25,7 @@
  * connection problems and a timed-out close.
  */
 import { EventEmitter } from 'node:events';
-import { PassDeferredError } from '@ebb/core';
+import { PassDeferredError, settleWithin } from '@ebb/core';
 import { DelayedError, type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { COMPACTION_QUEUE_NAME, CompactionJobPayload, parseCompactionPayload } from './compaction-jobs.js';
@@ -178,19 +178,10 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   }
 
   async #close(timeoutMs: number): Promise<CloseOutcome> {
-    let timer: NodeJS.Timeout | undefined;
-    const graceful = this.#worker.close().then(
-      () => 'drained' as const,
-      (err: unknown) => {
-        this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
-        return 'drained' as const;
-      },
-    );
-    const timeout = new Promise<'timed_out'>((resolve) => {
-      timer = setTimeout(() => resolve('timed_out'), timeoutMs);
+    const graceful = this.#worker.close().catch((err: unknown) => {
+      this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
     });
-    const outcome = await Promise.race([graceful, timeout]);
-    clearTimeout(timer);
+    const outcome = (await settleWithin(graceful, timeoutMs)).done ? 'drained' : 'timed_out';
     if (outcome === 'timed_out') {
       const jobIds = this.activeJobIds;
       this.#log.warn(

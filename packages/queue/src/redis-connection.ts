@@ -12,7 +12,7 @@
  *   commands, offline queue on, reconnect forever (up to 10 s apart).
  * - `subscriber` (pub/sub): a dedicated connection, resubscribes after a reconnect, reconnects forever.
  */
-import { EbbError } from '@ebb/core';
+import { EbbError, settleWithin } from '@ebb/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import { type QueueLogger, silentLogger } from './queue-logger.js';
 
@@ -137,7 +137,6 @@ export async function waitForReady(redis: Redis, timeoutMs?: number): Promise<vo
  */
 export async function isRedisReachable(url: string, timeoutMs = 1_000): Promise<boolean> {
   let client: Redis | undefined;
-  let timer: NodeJS.Timeout | undefined;
   try {
     client = new Redis(url, {
       lazyConnect: true,
@@ -149,16 +148,14 @@ export async function isRedisReachable(url: string, timeoutMs = 1_000): Promise<
     });
     client.on('error', () => {});
     const connected = client;
-    const ping = connected.connect().then(() => connected.ping());
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    });
-    ping.catch(() => {});
-    return (await Promise.race([ping, timeout])) === 'PONG';
+    const ping = await settleWithin(
+      connected.connect().then(() => connected.ping()),
+      timeoutMs,
+    );
+    return ping.done && ping.value === 'PONG';
   } catch {
     return false;
   } finally {
-    clearTimeout(timer);
     client?.disconnect();
   }
 }

@@ -25,6 +25,7 @@ import {
   type InboundMessage,
   type PlatformAdapter,
   type PlatformHandlers,
+  settleWithin,
 } from '@ebb/core';
 import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
 import { BoundedLru } from './bounded-lru.js';
@@ -323,7 +324,7 @@ export class SlackAdapter implements PlatformAdapter {
         await receiver.stop();
       } else {
         // SocketModeReceiver.stop() does not wait for the socket to close; the client's disconnect does.
-        await withDeadline(receiver.client.disconnect(), STOP_TIMEOUT_MS);
+        await settleWithin(receiver.client.disconnect(), STOP_TIMEOUT_MS);
       }
     } catch (err) {
       this.#log.debug({ err }, 'slack receiver stop failed (already stopped?)');
@@ -468,7 +469,7 @@ export class SlackAdapter implements PlatformAdapter {
       this.#log.error({ err, channelKey: invocation.channelKey, command: name }, 'slack command failed');
       return COMMAND_FAILED;
     });
-    const inTime = await withDeadline(
+    const inTime = await settleWithin(
       reply,
       this.#options.commandReplyTimeoutMs ?? DEFAULT_SLACK_ADAPTER.commandReplyTimeoutMs,
     );
@@ -537,19 +538,4 @@ export function slackTsToIso(ts: string): string {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
-}
-
-type Deadline<T> = { readonly done: true; readonly value: T } | { readonly done: false };
-
-/** Races `promise` against a timer that is always cleared. */
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<Deadline<T>> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<Deadline<T>>((resolve) => {
-    timer = setTimeout(() => resolve({ done: false }), ms);
-  });
-  try {
-    return await Promise.race([promise.then((value): Deadline<T> => ({ done: true, value })), late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -21,7 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import type { CommandName, PlatformAdapter, PlatformHandlers } from '@ebb/core';
+import { type CommandName, type PlatformAdapter, type PlatformHandlers, settleWithin } from '@ebb/core';
 import { type ServerType, serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -144,9 +144,7 @@ export class WebAdapter implements PlatformAdapter {
     // The turns are done (the bot drained them): stop listening, let their answers flush, then end
     // any connection left.
     this.#closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.#closed, new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_MS)))]);
-    clearTimeout(timer);
+    await settleWithin(this.#closed, FLUSH_MS);
     (server as { closeAllConnections?: () => void }).closeAllConnections?.();
     await this.#closed;
   }

@@ -2,6 +2,8 @@
  * One actor per conversation: turns of a channel run one at a time, in arrival order; channels run
  * in parallel, so a busy channel never delays another. An actor is forgotten once its queue drains.
  */
+import { settleWithin } from '@ebb/core';
+
 export class ChannelActors {
   readonly #tails = new Map<string, Promise<unknown>>();
 
@@ -27,14 +29,7 @@ export class ChannelActors {
     while (this.#tails.size > 0) {
       const left = deadline - Date.now();
       if (left <= 0) return 'timed_out';
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.all(this.#tails.values()),
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, left);
-        }),
-      ]);
-      clearTimeout(timer);
+      await settleWithin(Promise.all(this.#tails.values()), left);
     }
     return 'drained';
   }
