@@ -1,0 +1,71 @@
+/**
+ * What `send` does when Slack answers HTTP 429: the adapter's `WebClient` (the real one, against
+ * FakeSlack's scripted rate limits) sleeps `Retry-After`, then retries within the adapter's
+ * `retryConfig` (3 retries, with its own backoff after the sleep). Waits are measured from the
+ * times FakeSlack recorded the calls, with generous margins.
+ */
+import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
+import { afterEach, describe, expect, it } from 'vitest';
+import { slackChannelKey } from './channel-key.js';
+import { SlackAdapter } from './slack-adapter.js';
+
+const GENERAL = slackChannelKey({ teamId: FAKE_SLACK.teamId, channelId: FAKE_SLACK.channels.general });
+
+const running: { slack: FakeSlack; adapter: SlackAdapter }[] = [];
+
+afterEach(async () => {
+  for (const { slack, adapter } of running.splice(0)) {
+    await adapter.stop();
+    await slack.close();
+  }
+});
+
+async function start(): Promise<{ slack: FakeSlack; adapter: SlackAdapter }> {
+  const slack = await FakeSlack.start();
+  const adapter = new SlackAdapter({
+    mode: 'http',
+    botToken: 'xoxb-1-rate-limit-test',
+    signingSecret: 'rate-limit-test-secret',
+    port: 0,
+    host: '127.0.0.1',
+    slackApiUrl: slack.apiUrl,
+  });
+  await adapter.start({ onMessage: async () => undefined, onCommand: async () => '' });
+  running.push({ slack, adapter });
+  return { slack, adapter };
+}
+
+describe('SlackAdapter send under rate limits', () => {
+  it('waits out Retry-After after a 429 and then posts the message once', async () => {
+    const { slack, adapter } = await start();
+    // 2 s, longer than WebClient's own first backoff (0.5-1 s), so a client that ignored the header fails.
+    slack.rateLimit('chat.postMessage', { times: 1, retryAfterSeconds: 2 });
+
+    const sent = await adapter.send(GENERAL, 'hello');
+
+    const posts = slack.callsTo('chat.postMessage');
+    expect(posts.map((c) => c.status)).toEqual([429, 200]);
+    expect(posts[1]?.response.ts).toBe(sent.platformMessageId);
+    expect(slack.messages.map((m) => m.text)).toEqual(['hello']);
+    const [refused, retried] = posts.map((c) => c.at);
+    expect((retried ?? 0) - (refused ?? 0)).toBeGreaterThanOrEqual(0.9 * 2_000);
+  }, 15_000);
+
+  it('gives up after 1 + 3 attempts with a retryable slack_send_failed caused by the rate limit', async () => {
+    const { slack, adapter } = await start();
+    // Retry-After 0 keeps this short (WebClient's backoff alone is 3.5-7 s); the wait is measured above.
+    slack.rateLimit('chat.postMessage', { times: Number.POSITIVE_INFINITY, retryAfterSeconds: 0 });
+
+    const failure = await adapter.send(GENERAL, 'hello').then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+
+    expect(failure).toMatchObject({ name: 'EbbError', code: 'slack_send_failed', retryable: true });
+    const cause = (failure as { cause?: unknown }).cause;
+    expect(cause).toBeInstanceOf(Error);
+    expect((cause as Error).message).toMatch(/rate limit was exceeded/);
+    expect(slack.callsTo('chat.postMessage').map((c) => c.status)).toEqual([429, 429, 429, 429]);
+    expect(slack.messages).toEqual([]);
+  }, 30_000);
+});
