@@ -4,19 +4,19 @@
  * Every other character is literal.
  */
 
-const regexpCache = new Map<string, RegExp>();
+import { LruMap } from '@ebb/core';
+
+/** Compiled patterns: those of config.toml, and the globs the CLI is given. */
+const regexpCache = new LruMap<string, RegExp>(1_000);
 
 function compile(pattern: string): RegExp {
-  let regexp = regexpCache.get(pattern);
-  if (regexp === undefined) {
+  return regexpCache.getOrSet(pattern, () => {
     const body = pattern
       .split('*')
       .map((literal) => literal.replace(/[\\^$.|?+()[\]{}]/g, '\\$&'))
       .join('[\\s\\S]*');
-    regexp = new RegExp(`^${body}$`);
-    regexpCache.set(pattern, regexp);
-  }
-  return regexp;
+    return new RegExp(`^${body}$`);
+  });
 }
 
 /** Whether `pattern` matches the whole of `channelKey`. */

@@ -13,6 +13,7 @@
 import type { CompactionEventSink, CompactionLogEvent } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { AfterTurnAction, PassInFlight } from './decide-after-turn.js';
+import { LruMap } from './lru-map.js';
 import type { ContextView } from './model.js';
 import { type CompactionPlan, planCompaction } from './plan-compaction.js';
 import type { CompactionPolicy } from './policy.js';
@@ -59,12 +60,13 @@ interface ChannelRecord {
 
 export class ChannelCompactor {
   readonly #options: ChannelCompactorOptions;
-  readonly #channels = new Map<string, ChannelRecord>();
+  readonly #channels: LruMap<string, ChannelRecord>;
   readonly #now: () => number;
   readonly #emit: CompactionEventSink;
 
   constructor(options: ChannelCompactorOptions) {
     this.#options = options;
+    this.#channels = new LruMap(options.maxChannels ?? DEFAULT_MAX_CHANNELS);
     this.#now = options.now ?? Date.now;
     this.#emit = options.onEvent ?? (() => {});
   }
@@ -436,19 +438,10 @@ export class ChannelCompactor {
 
   /** The channel's monitor, most recently used last; the least recently used is dropped past the bound. */
   #record(channelKey: string): ChannelRecord {
-    let record = this.#channels.get(channelKey);
-    if (record) {
-      this.#channels.delete(channelKey);
-    } else {
-      record = { monitor: new CompactionMonitor(), landingsSeenUntil: 0 };
-      const max = this.#options.maxChannels ?? DEFAULT_MAX_CHANNELS;
-      if (this.#channels.size >= max) {
-        const oldest = this.#channels.keys().next().value;
-        if (oldest !== undefined) this.#channels.delete(oldest);
-      }
-    }
-    this.#channels.set(channelKey, record);
-    return record;
+    return this.#channels.getOrSet(channelKey, () => ({
+      monitor: new CompactionMonitor(),
+      landingsSeenUntil: 0,
+    }));
   }
 }
 

@@ -9,6 +9,7 @@ export * from './encoding-for-model.js';
 export * from './errors.js';
 export * from './extractive-summary.js';
 export * from './in-memory-stores.js';
+export * from './lru-map.js';
 export * from './measure-message.js';
 export * from './memory.js';
 export * from './memory-recall.js';

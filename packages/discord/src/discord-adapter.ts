@@ -14,6 +14,7 @@ import {
   type CommandInvocation,
   EbbError,
   type InboundMessage,
+  LruMap,
   type PlatformAdapter,
   type PlatformHandlers,
   settleWithin,
@@ -37,7 +38,6 @@ import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
 import { ebbCommands, FOCUS_OPTION, isEbbCommand } from './commands.js';
 import { toEbbError } from './discord-errors.js';
 import { type DiscordLogger, silentLogger } from './discord-logger.js';
-import { RecentIds } from './recent-ids.js';
 import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';
 
 export interface DiscordAdapterOptions {
@@ -85,7 +85,8 @@ export class DiscordAdapter implements PlatformAdapter {
   readonly platform = 'discord' as const;
   readonly #options: DiscordAdapterOptions & Required<DiscordAdapterDefaults>;
   readonly #log: DiscordLogger;
-  readonly #recent: RecentIds;
+  /** Ids of the last messages delivered: a RESUME may replay a dispatch already handled. */
+  readonly #recent: LruMap<string, true>;
   #client: Client | undefined;
   #handlers: PlatformHandlers | undefined;
 
@@ -95,7 +96,7 @@ export class DiscordAdapter implements PlatformAdapter {
     }
     this.#options = { ...DEFAULT_DISCORD_ADAPTER_OPTIONS, ...options };
     this.#log = options.logger ?? silentLogger;
-    this.#recent = new RecentIds(this.#options.recentMessageIds);
+    this.#recent = new LruMap(this.#options.recentMessageIds);
   }
 
   async start(handlers: PlatformHandlers): Promise<void> {
@@ -168,7 +169,7 @@ export class DiscordAdapter implements PlatformAdapter {
       ],
       // DM channels are not announced by the gateway; discord.js builds them from the first message.
       partials: [Partials.Channel],
-      // The adapter never reads cached messages, so none are kept (RecentIds remembers the ids).
+      // The adapter never reads cached messages, so none are kept (#recent remembers the ids).
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
       allowedMentions: ALLOWED_MENTIONS,
       ...(this.#options.restApi === undefined ? {} : { rest: { api: this.#options.restApi } }),
@@ -201,7 +202,9 @@ export class DiscordAdapter implements PlatformAdapter {
     const handlers = this.#handlers;
     const bot = client.user;
     if (!handlers || !bot || message.author.id === bot.id || message.system) return;
-    if (!this.#recent.remember(message.id)) {
+    const repeat = this.#recent.has(message.id);
+    this.#recent.set(message.id, true);
+    if (repeat) {
       this.#log.debug({ messageId: message.id }, 'discord message delivered again; dropped');
       return;
     }

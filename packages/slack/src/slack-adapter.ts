@@ -23,12 +23,12 @@ import {
   type CommandName,
   EbbError,
   type InboundMessage,
+  LruMap,
   type PlatformAdapter,
   type PlatformHandlers,
   settleWithin,
 } from '@ebb/core';
 import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
-import { BoundedLru } from './bounded-lru.js';
 import { parseSlackChannelKey, slackChannelKey } from './channel-key.js';
 import { boltLogger, SILENT_LOGGER, type SlackLogger } from './logger.js';
 import { readSlackMessage, type SlackBotIdentity, type SlackMessage } from './read-message.js';
@@ -117,14 +117,14 @@ export class SlackAdapter implements PlatformAdapter {
   readonly platform = 'slack' as const;
   readonly #options: SlackAdapterOptions;
   readonly #log: SlackLogger;
-  readonly #seen: BoundedLru<string, true>;
-  readonly #names = new BoundedLru<string, { readonly name: string; readonly at: number }>(1_000);
+  readonly #seen: LruMap<string, true>;
+  readonly #names = new LruMap<string, { readonly name: string; readonly at: number }>(1_000);
   readonly #pendingNames = new Map<string, Promise<string>>();
-  readonly #channelTypes = new BoundedLru<string, string>(1_000);
+  readonly #channelTypes = new LruMap<string, string>(1_000);
   /** The latest message from a person in each conversation: what `typing` reacts to. */
-  readonly #lastFromPerson = new BoundedLru<string, MessageRef>(1_000);
+  readonly #lastFromPerson = new LruMap<string, MessageRef>(1_000);
   /** Conversations whose typing reaction is on, and where. */
-  readonly #typing = new BoundedLru<string, MessageRef>(1_000);
+  readonly #typing = new LruMap<string, MessageRef>(1_000);
   #running: Running | undefined;
   #starting = false;
   #eventsUrl: string | undefined;
@@ -138,7 +138,7 @@ export class SlackAdapter implements PlatformAdapter {
     }
     this.#options = options;
     this.#log = options.logger ?? SILENT_LOGGER;
-    this.#seen = new BoundedLru(options.dedupeCapacity ?? DEFAULT_SLACK_ADAPTER.dedupeCapacity);
+    this.#seen = new LruMap(options.dedupeCapacity ?? DEFAULT_SLACK_ADAPTER.dedupeCapacity);
   }
 
   /**

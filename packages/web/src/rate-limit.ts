@@ -8,8 +8,8 @@
  * peer's `X-Forwarded-For` is never believed, since anyone can send one. The buckets live in a bounded
  * LRU: an address that has been quiet long enough to refill completely is forgotten anyway.
  */
+import { LruMap } from '@ebb/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import { LRUCache } from 'lru-cache';
 import { isLoopback, remoteAddress } from './access.js';
 
 export interface RateLimitOptions {
@@ -44,13 +44,13 @@ export class RateLimiter {
   readonly #perMs: number;
   readonly #burst: number;
   readonly #now: () => number;
-  readonly #buckets: LRUCache<string, Bucket>;
+  readonly #buckets: LruMap<string, Bucket>;
 
   constructor(options: RateLimitOptions) {
     this.#perMs = options.perMinute / 60_000;
     this.#burst = options.burst;
     this.#now = options.now ?? DEFAULT_RATE_LIMIT.now;
-    this.#buckets = new LRUCache({ max: options.maxClients ?? DEFAULT_RATE_LIMIT.maxClients });
+    this.#buckets = new LruMap(options.maxClients ?? DEFAULT_RATE_LIMIT.maxClients);
   }
 
   /** Takes one request from the client's bucket, or says how long until it may try again. */

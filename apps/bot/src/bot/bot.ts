@@ -26,6 +26,7 @@ import {
   focusProblem,
   type InboundMessage,
   type InboundSpool,
+  LruMap,
   type Memory,
   type MemoryStore,
   measureMessage,
@@ -107,7 +108,8 @@ interface ChannelState {
 export class Bot {
   readonly #options: BotOptions;
   readonly #actors = new ChannelActors();
-  readonly #states = new Map<string, ChannelState>();
+  /** Working contexts of the channels seen most recently; a forgotten one is loaded again. */
+  readonly #states = new LruMap<string, ChannelState>(MAX_CACHED_CHANNELS);
   readonly #adapters = new Map<Platform, PlatformAdapter>();
   readonly #connections: PlatformConnections;
   /** Channels told `CATCH_UP_NOTICE` during the current outage (forgotten once caught up). */
@@ -120,7 +122,7 @@ export class Bot {
   readonly #spooled = new Set<string>();
   #replayTimer: NodeJS.Timeout | undefined;
   #replaying = false;
-  readonly #promptTokenCache = new Map<string, number>();
+  readonly #promptTokenCache = new LruMap<string, number>(64);
   #compactor: ChannelCompactor | undefined;
   readonly #botName: string;
   #unsubscribe: (() => Promise<void>) | undefined;
@@ -630,11 +632,6 @@ export class Bot {
 
   async #state(key: string): Promise<ChannelState> {
     let state = this.#states.get(key);
-    if (state) {
-      // Most recently used last, so the first entry is the one to evict.
-      this.#states.delete(key);
-      this.#states.set(key, state);
-    }
     if (!state || state.stale) {
       const context = new WorkingContext(await this.#options.channels.loadContext(key));
       const calibration =
@@ -642,10 +639,6 @@ export class Bot {
       if (state?.stale) await this.#contextChanged(key, state.context, context, calibration);
       state = { context, calibration, stale: false };
       this.#states.set(key, state);
-      if (this.#states.size > MAX_CACHED_CHANNELS) {
-        const oldest = this.#states.keys().next().value;
-        if (oldest !== undefined && oldest !== key) this.#states.delete(oldest);
-      }
     }
     return state;
   }
@@ -689,12 +682,7 @@ export class Bot {
    */
   #promptTokens(tokenizer: Tokenizer, prompt: string): number {
     const key = `${tokenizer.encoding}\u0000${prompt}`;
-    let tokens = this.#promptTokenCache.get(key);
-    if (tokens === undefined) {
-      tokens = systemPromptTokens(tokenizer, prompt);
-      this.#promptTokenCache.set(key, tokens);
-    }
-    return tokens;
+    return this.#promptTokenCache.getOrSet(key, () => systemPromptTokens(tokenizer, prompt));
   }
 
   #adapter(platform: Platform): PlatformAdapter {
