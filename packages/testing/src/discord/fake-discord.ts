@@ -20,13 +20,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { FakeGuild } from './fake-guild.js';
+import { decodeSegment, HttpError, parseJson, readBody, sendJson } from './http.js';
 import { type RateLimitScript, RateLimits } from './rate-limits.js';
 import { matchesRoute, routeParts } from './route-pattern.js';
 import { SnowflakeGenerator } from './snowflake.js';
 import {
   ApplicationCommandOptionType,
   apiError,
-  ChannelType,
   commandInteractionPayload,
   dmChannelPayload,
   GatewayOp,
@@ -140,39 +141,6 @@ interface InteractionState {
   ephemeral: boolean;
 }
 
-export class FakeGuild {
-  readonly id: string;
-  readonly name: string;
-  readonly #channels: WireChannel[] = [];
-  readonly #threads: WireChannel[] = [];
-
-  /** @internal */
-  constructor(id: string, name: string) {
-    this.id = id;
-    this.name = name;
-  }
-
-  get channels(): readonly WireChannel[] {
-    return this.#channels;
-  }
-
-  get threads(): readonly WireChannel[] {
-    return this.#threads;
-  }
-
-  /** The text channel or thread called `name`. */
-  channel(name: string): WireChannel {
-    const found = [...this.#channels, ...this.#threads].find((c) => c.name === name);
-    if (!found) throw new Error(`FakeDiscord: guild ${this.name} has no channel or thread named ${name}`);
-    return found;
-  }
-
-  /** @internal */
-  add(channel: WireChannel): void {
-    (channel.type === ChannelType.PublicThread ? this.#threads : this.#channels).push(channel);
-  }
-}
-
 interface Connection {
   readonly ws: WebSocket;
   readonly number: number;
@@ -189,18 +157,6 @@ interface Session {
   resendOnResume: number;
 }
 
-class HttpError extends Error {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-
-  constructor(status: number, body: Record<string, unknown>) {
-    super(String(body.message));
-    this.status = status;
-    this.body = body;
-  }
-}
-
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_MESSAGE_LENGTH = 2000;
 const COMMAND_NAME = /^[-_\p{L}\p{N}]{1,32}$/u;
 
@@ -1013,14 +969,6 @@ export class FakeDiscord {
   }
 }
 
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
 function ok(body: unknown): { status: number; body: unknown } {
   return { status: 200, body };
 }
@@ -1042,43 +990,4 @@ function redactToken(d: unknown): unknown {
 function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   return Buffer.from(data as ArrayBuffer).toString('utf8');
-}
-
-function parseJson(raw: string, contentType: string | undefined): unknown {
-  if (raw === '') return undefined;
-  if (!contentType?.startsWith('application/json')) {
-    throw new HttpError(400, apiError(50109, `FakeDiscord accepts JSON bodies only, got ${contentType}`));
-  }
-  try {
-    return JSON.parse(raw);
-  } catch {
-    throw new HttpError(400, apiError(50109, 'The request body contains invalid JSON.'));
-  }
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) throw new Error('request body too large');
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Readonly<Record<string, string>> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
 }
