@@ -134,7 +134,10 @@ describe.each([
     }
 
     const channels = new PgChannelStore({ db: fresh.db });
-    const archive = await channels.readArchive(key, 1, (await channels.loadPrefix(key)).headSeq);
+    // A reply is posted before it is archived: wait for the archive to end with the last one.
+    const archived = async () => channels.readArchive(key, 1, (await channels.loadPrefix(key)).headSeq);
+    await vi.waitFor(async () => expect((await archived()).at(-1)?.text).toBe(posts().at(-1)), WAIT);
+    const archive = await archived();
     const users = archive.filter((m) => m.role === 'user').map((m) => m.text);
     console.info(
       `Postgres down, ${name}: sent 60, acknowledged ${acknowledged} (20 spooled, 1 notice), archived ${new Set(users).size}, ` +
