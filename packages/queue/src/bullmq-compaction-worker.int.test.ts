@@ -1,4 +1,4 @@
-import { EbbError } from '@ebb/core';
+import { EbbError, SummarizerGaveUpError } from '@ebb/core';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -80,8 +80,11 @@ describe('BullmqCompactionWorker', () => {
 
   it('records a non-retryable error as the failed reason after one attempt', async () => {
     const { prefix, queue } = await setup();
+    // What the summarizer throws when the provider refuses the key (an LlmError `llm_auth`, which
+    // @ebb/queue cannot import: the same code and retryable flag on the EbbError it extends).
+    const refused = new EbbError('401 Incorrect API key provided', { code: 'llm_auth', retryable: false });
     const processor = vi.fn<CompactionProcessor>(async () => {
-      throw new EbbError('summary range no longer exists', { code: 'range_gone' });
+      throw new SummarizerGaveUpError(refused, []);
     });
     const w = worker(prefix, processor);
     const failed = failedEvents(w);
@@ -90,7 +93,7 @@ describe('BullmqCompactionWorker', () => {
     const stored = await queue.bullmq.getJob(jobId);
     expect(await stored?.getState()).toBe('failed');
     expect(stored?.attemptsMade).toBe(1);
-    expect(stored?.failedReason).toBe('range_gone: summary range no longer exists');
+    expect(stored?.failedReason).toBe('llm_auth: the summarizer gave up: 401 Incorrect API key provided');
     expect(processor).toHaveBeenCalledTimes(1);
   });
 
