@@ -1,13 +1,11 @@
 /**
- * The dashboard's channel list, from the stores: usage as the bot computes it (the same numbers as
- * `ebb status`), the three thresholds, tokens, spans, the last passes and the most important
- * memories of every channel.
+ * The dashboard's channel list, from the stores: each channel's status as `ebb status` shows it
+ * (`loadChannelStatus`), and its most important memories.
  */
-import { type EbbConfig, resolveChannel } from '@ebb/config';
-import { memoryScope } from '@ebb/core';
+import type { EbbConfig } from '@ebb/config';
 import type { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import type { DashboardChannel } from '@ebb/web';
-import { compactorSettingsOf, describeChannel, RECENT_PASSES } from './commands/status.js';
+import { loadChannelStatus } from './channel-status.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;
@@ -22,28 +20,14 @@ const MEMORIES_SHOWN = 10;
 export async function dashboardChannels(stores: DashboardStores): Promise<DashboardChannel[]> {
   const config = stores.config();
   const summaries = await stores.channels.listChannels();
+  const memoryCounts = new Map<string, Promise<number>>();
   return Promise.all(
     summaries.map(async (summary) => {
-      const settings = resolveChannel(config, summary.key);
-      const [compactor, prefix, calibration, runs, memories] = await Promise.all([
-        compactorSettingsOf(settings),
-        stores.channels.loadPrefix(summary.key),
-        stores.channels.calibration(summary.key),
-        stores.runs.recent(summary.key, RECENT_PASSES),
-        stores.memories.list({ scope: memoryScope(summary.key, settings.memory.scope) }),
-      ]);
-      const status = describeChannel({
-        summary,
-        spans: prefix.spans,
-        settings,
-        compactor,
-        calibration,
-        runs,
-        // The dashboard shows no memory counts: skip the scan.
-        memories: { scope: '', count: 0 },
-        prices: config.prices,
-        settingRows: null,
-      });
+      const status = await loadChannelStatus(stores, config, summary, { memoryCounts });
+      const memories = await stores.memories.list(
+        { scope: status.memories.scope },
+        { order: 'importance', limit: MEMORIES_SHOWN },
+      );
       return {
         key: status.key,
         usage: status.usage,
@@ -59,14 +43,11 @@ export async function dashboardChannels(stores: DashboardStores): Promise<Dashbo
           durationMs: p.durationMs,
           createdAt: p.createdAt,
         })),
-        memories: [...memories]
-          .sort((a, b) => b.importance - a.importance)
-          .slice(0, MEMORIES_SHOWN)
-          .map((m) => ({
-            type: m.type,
-            text: m.text,
-            ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
-          })),
+        memories: memories.map((m) => ({
+          type: m.type,
+          text: m.text,
+          ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
+        })),
       };
     }),
   );

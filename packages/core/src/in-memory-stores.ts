@@ -17,6 +17,8 @@ import type {
   ChannelSummary,
   CheckpointRedaction,
   CompactionRun,
+  MemoryFilter,
+  MemoryListOptions,
   MemoryQuery,
   MemoryStore,
   MemoryUpsertResult,
@@ -309,7 +311,18 @@ export class InMemoryMemoryStore implements MemoryStore {
     return ranked.slice(0, query.limit).map((r) => r.memory);
   }
 
-  async list(filter: { readonly channelKey?: string; readonly speaker?: string; readonly scope?: string }) {
+  async list(filter: MemoryFilter, options: MemoryListOptions = {}) {
+    const out = this.#selected(filter);
+    if (options.order === 'importance') out.sort((a, b) => b.importance - a.importance);
+    return options.limit === undefined ? out : out.slice(0, options.limit);
+  }
+
+  async count(filter: MemoryFilter) {
+    return this.#selected(filter).length;
+  }
+
+  /** By id: ids are given in order, and the map keeps insertion order. */
+  #selected(filter: MemoryFilter): Memory[] {
     const out: Memory[] = [];
     for (const stored of this.#byId.values()) {
       if (filter.channelKey !== undefined && stored.channelKey !== filter.channelKey) continue;

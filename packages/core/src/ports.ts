@@ -207,15 +207,27 @@ export interface MemoryQuery {
   readonly limit: number;
 }
 
+/** Memories by where they came from (`channelKey`), who they are about, and where they may be recalled. */
+export interface MemoryFilter {
+  readonly channelKey?: string;
+  readonly speaker?: string;
+  readonly scope?: string;
+}
+
+export interface MemoryListOptions {
+  /** `id` (the default): oldest first; `importance`: the most important first, then by id. */
+  readonly order?: 'id' | 'importance';
+  readonly limit?: number;
+}
+
 export interface MemoryStore {
   upsert(memories: readonly NewMemory[]): Promise<MemoryUpsertResult>;
   /** Full-text search ranked by relevance, importance and recency. */
   recall(query: MemoryQuery): Promise<Memory[]>;
-  list(filter: {
-    readonly channelKey?: string;
-    readonly speaker?: string;
-    readonly scope?: string;
-  }): Promise<Memory[]>;
+  /** The memories the filter selects: by id, or the most important first; at most `limit`. */
+  list(filter: MemoryFilter, options?: MemoryListOptions): Promise<Memory[]>;
+  /** How many memories the filter selects, without reading them. */
+  count(filter: MemoryFilter): Promise<number>;
   /** Deletes by id; returns how many went. */
   forget(ids: readonly string[]): Promise<number>;
 }

@@ -8,6 +8,8 @@
 import {
   MEMORY_RECALL_RANKING,
   type Memory,
+  type MemoryFilter,
+  type MemoryListOptions,
   type MemoryQuery,
   type MemoryStore,
   type MemoryUpsertResult,
@@ -97,19 +99,27 @@ export class PgMemoryStore implements MemoryStore {
     });
   }
 
-  list(filter: { readonly channelKey?: string; readonly speaker?: string; readonly scope?: string }) {
+  list(filter: MemoryFilter, options: MemoryListOptions = {}) {
     return dbCall('listMemories', async () => {
-      const conditions = [
-        filter.channelKey === undefined ? undefined : eq(memories.channelKey, filter.channelKey),
-        filter.speaker === undefined ? undefined : eq(memories.speaker, filter.speaker),
-        filter.scope === undefined ? undefined : eq(memories.scope, filter.scope),
-      ];
-      const rows = await this.#db
+      const order =
+        options.order === 'importance' ? [desc(memories.importance), asc(memories.id)] : [asc(memories.id)];
+      const query = this.#db
         .select(memoryColumns)
         .from(memories)
-        .where(and(...conditions))
-        .orderBy(asc(memories.id));
+        .where(filterOf(filter))
+        .orderBy(...order);
+      const rows = await (options.limit === undefined ? query : query.limit(options.limit));
       return rows.map(toMemory);
+    });
+  }
+
+  count(filter: MemoryFilter) {
+    return dbCall('countMemories', async () => {
+      const [row] = await this.#db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(memories)
+        .where(filterOf(filter));
+      return row?.n ?? 0;
     });
   }
 
@@ -125,6 +135,14 @@ export class PgMemoryStore implements MemoryStore {
       return deleted.length;
     });
   }
+}
+
+function filterOf(filter: MemoryFilter) {
+  return and(
+    filter.channelKey === undefined ? undefined : eq(memories.channelKey, filter.channelKey),
+    filter.speaker === undefined ? undefined : eq(memories.speaker, filter.speaker),
+    filter.scope === undefined ? undefined : eq(memories.scope, filter.scope),
+  );
 }
 
 function toMemory(row: MemoryRow): Memory {

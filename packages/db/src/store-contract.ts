@@ -792,6 +792,25 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
         expect(stored?.importance).toBeCloseTo(0.8, 5);
       });
 
+      it('counts, and lists the most important first within a limit', async () => {
+        await stores.memories.upsert([
+          memory('Deploys happen on Tuesdays', { importance: 0.3 }),
+          memory('The on-call rotation is weekly', { importance: 0.9 }),
+          memory('Ana owns the billing service', { importance: 0.6, speaker: 'ana' }),
+        ]);
+        expect(await stores.memories.count({ scope: key })).toBe(3);
+        expect(await stores.memories.count({ scope: key, speaker: 'ana' })).toBe(1);
+        expect(await stores.memories.count({ scope: `${key}:none` })).toBe(0);
+        const top = await stores.memories.list({ scope: key }, { order: 'importance', limit: 2 });
+        expect(top.map((m) => m.text)).toEqual([
+          'The on-call rotation is weekly',
+          'Ana owns the billing service',
+        ]);
+        // Ids follow the batch's write order (by fingerprint), not the order proposed.
+        const byId = await stores.memories.list({ scope: key }, { limit: 1 });
+        expect(byId.map((m) => m.text)).toEqual(['Ana owns the billing service']);
+      });
+
       it('counts a duplicate within one batch as a refresh', async () => {
         const result = await stores.memories.upsert([
           memory('Deploys freeze on Friday'),

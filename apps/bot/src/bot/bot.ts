@@ -49,6 +49,7 @@ import {
 } from '@ebb/core';
 import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
+import { compactorSettingsOf } from '../channel-status.js';
 import { ChannelActors } from './channel-actors.js';
 import { contextReport } from './context-report.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
@@ -594,7 +595,7 @@ export class Bot {
       case 'context': {
         const runs = await this.#options.runs.recent(key, 3);
         const scope = memoryScope(key, settings.memory.scope);
-        const memories = (await this.#options.memories.list({ scope })).length;
+        const memories = await this.#options.memories.count({ scope });
         const usage = this.#compaction.usage(state.context.view(), compactorSettings, state.calibration);
         return contextReport({
           key,
@@ -664,16 +665,7 @@ export class Bot {
   }
 
   #compactorSettings(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
-    return {
-      policy: settings.compaction,
-      contextWindow: settings.llm.contextWindow,
-      maxOutputTokens: settings.llm.maxOutputTokens,
-      reservedTokens: this.#reservedTokens(settings, tokenizer),
-    };
-  }
-
-  #reservedTokens(settings: ResolvedChannelConfig, tokenizer: Tokenizer): number {
-    return this.#promptTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens;
+    return compactorSettingsOf(settings, this.#promptTokens(tokenizer, settings.bot.systemPrompt));
   }
 
   /**

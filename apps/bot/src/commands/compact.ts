@@ -25,8 +25,8 @@ import {
   isRedisReachable,
   waitForReady,
 } from '@ebb/queue';
+import { loadCompactorSettings } from '../channel-status.js';
 import type { CommandIo } from './io.js';
-import { compactorSettingsOf } from './status.js';
 import { readConfig, type StoreCommandDeps, withStores } from './store-session.js';
 
 export interface CompactArgs {
@@ -106,7 +106,7 @@ export async function compact(
       const result = await compactor.compactNow(
         key,
         context,
-        await compactorSettingsOf(settings),
+        await loadCompactorSettings(settings),
         await session.channels.calibration(key),
         focus,
       );

@@ -42,30 +42,17 @@
  *     }]
  *   }
  */
-import {
-  DERIVED_DEFAULTS,
-  type EbbConfig,
-  explainChannel,
-  formatTomlValue,
-  type LeafKey,
-  type ResolvedChannelConfig,
-  resolveChannel,
-} from '@ebb/config';
-import {
-  type Calibration,
-  type ChannelSummary,
-  type CompactionRun,
-  type CompactorSettings,
-  memoryScope,
-  type Span,
-  systemPromptTokens,
-  type Tier,
-  usageOf,
-} from '@ebb/core';
-import { isLlmRefusal, loadTokenizer } from '@ebb/llm';
+import { DERIVED_DEFAULTS, type EbbConfig, explainChannel, formatTomlValue, type LeafKey } from '@ebb/config';
+import { isLlmRefusal } from '@ebb/llm';
 import { usageBar } from '../bot/context-report.js';
+import {
+  type ChannelStatus,
+  loadChannelStatus,
+  type PassStatus,
+  type SettingStatus,
+} from '../channel-status.js';
 import type { CommandIo } from './io.js';
-import { readConfig, type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
+import { readConfig, type StoreCommandDeps, withStores } from './store-session.js';
 
 export interface StatusArgs {
   /** `--channel KEY`: one channel, with its settings and their sources. */
@@ -77,9 +64,6 @@ export interface StatusArgs {
   /** `--embedded`: read the embedded database (only while Ebb is stopped). */
   readonly embedded?: boolean | undefined;
 }
-
-/** Passes listed per channel. */
-export const RECENT_PASSES = 5;
 
 /** The settings `--channel` shows: what decides usage and what a pass does. */
 export const STATUS_SETTINGS = [
@@ -100,61 +84,6 @@ export const STATUS_SETTINGS = [
   'memory.scope',
   'memory.recall_max_tokens',
 ] as const satisfies readonly LeafKey[];
-
-export type ThresholdReached = 'none' | Tier;
-
-export interface PassStatus {
-  readonly jobId: string;
-  readonly tier: Tier;
-  readonly status: CompactionRun['status'];
-  readonly fromSeq: number;
-  readonly toSeq: number;
-  readonly usage: number | null;
-  readonly tokensBefore: number | null;
-  readonly tokensAfter: number | null;
-  readonly summaryTokens: number | null;
-  readonly memoriesAdded: number | null;
-  readonly model: string | null;
-  readonly fallback: boolean | null;
-  readonly durationMs: number | null;
-  readonly costUsd: number | null;
-  readonly error: string | null;
-  readonly createdAt: string | null;
-  readonly finishedAt: string | null;
-}
-
-export interface SettingStatus {
-  readonly key: string;
-  readonly value: unknown;
-  readonly source: string;
-}
-
-export interface ChannelStatus {
-  readonly key: string;
-  readonly usage: number;
-  readonly reached: ThresholdReached;
-  readonly thresholds: {
-    readonly background: number;
-    readonly aggressive: number;
-    readonly emergency: number;
-  };
-  readonly tokens: {
-    readonly context: number;
-    readonly reserved: number;
-    readonly budget: number;
-    readonly calibration: number;
-  };
-  readonly messages: { readonly archived: number; readonly inContext: number };
-  readonly spans: {
-    readonly summaries: number;
-    readonly truncations: number;
-    readonly summaryTokens: number;
-  };
-  readonly generation: number;
-  readonly memories: { readonly scope: string; readonly count: number };
-  readonly passes: readonly PassStatus[];
-  readonly settings: readonly SettingStatus[] | null;
-}
 
 export interface StatusReport {
   readonly config: string | null;
@@ -184,153 +113,18 @@ export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommand
     const memoryCounts = new Map<string, Promise<number>>();
     const channels: ChannelStatus[] = [];
     for (const summary of chosen) {
-      channels.push(await channelStatus(session, config, summary, memoryCounts, args.channel !== undefined));
+      channels.push(
+        await loadChannelStatus(session, config, summary, {
+          memoryCounts,
+          settingRows: args.channel !== undefined ? settingRows(config, summary.key) : null,
+        }),
+      );
     }
     const report: StatusReport = { config: config.file, channels };
     if (args.json) io.out(JSON.stringify(report, null, 2));
     else for (const line of formatStatus(report)) io.out(line);
     return 0;
   });
-}
-
-async function channelStatus(
-  session: StoreSession,
-  config: EbbConfig,
-  summary: ChannelSummary,
-  memoryCounts: Map<string, Promise<number>>,
-  withSettings: boolean,
-): Promise<ChannelStatus> {
-  const key = summary.key;
-  const settings = resolveChannel(config, key);
-  const compactor = await compactorSettingsOf(settings);
-  const [prefix, calibration, runs] = await Promise.all([
-    session.channels.loadPrefix(key),
-    session.channels.calibration(key),
-    session.runs.recent(key, RECENT_PASSES),
-  ]);
-  // Several channels share a workspace scope: count each scope once.
-  const scope = memoryScope(key, settings.memory.scope);
-  let count = memoryCounts.get(scope);
-  if (count === undefined) {
-    count = session.memories.list({ scope }).then((list) => list.length);
-    memoryCounts.set(scope, count);
-  }
-  return describeChannel({
-    summary,
-    spans: prefix.spans,
-    settings,
-    compactor,
-    calibration,
-    runs,
-    memories: { scope, count: await count },
-    prices: config.prices,
-    settingRows: withSettings ? settingRows(config, key) : null,
-  });
-}
-
-/** What the bot runs a channel's compactor with: its policy, window and reserved tokens. */
-export async function compactorSettingsOf(settings: ResolvedChannelConfig): Promise<CompactorSettings> {
-  const tokenizer = await loadTokenizer(settings.llm.encoding);
-  return {
-    policy: settings.compaction,
-    contextWindow: settings.llm.contextWindow,
-    maxOutputTokens: settings.llm.maxOutputTokens,
-    reservedTokens:
-      systemPromptTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
-  };
-}
-
-export interface DescribeChannelInput {
-  readonly summary: ChannelSummary;
-  readonly spans: readonly Span[];
-  readonly settings: ResolvedChannelConfig;
-  readonly compactor: CompactorSettings;
-  readonly calibration: Calibration;
-  readonly runs: readonly CompactionRun[];
-  readonly memories: { readonly scope: string; readonly count: number };
-  readonly prices: EbbConfig['prices'];
-  readonly settingRows: readonly SettingStatus[] | null;
-}
-
-/** A channel's status from what the stores returned: pure. */
-export function describeChannel(input: DescribeChannelInput): ChannelStatus {
-  const { summary, compactor } = input;
-  const policy = compactor.policy;
-  const usage = usageOf({
-    contextTokens: summary.tokens,
-    reservedTokens: compactor.reservedTokens,
-    contextWindow: compactor.contextWindow,
-    maxOutputTokens: compactor.maxOutputTokens,
-    calibration: input.calibration,
-  });
-  const summaries = input.spans.filter((s) => s.kind === 'summary');
-  const prefixEnd = input.spans.at(-1)?.toSeq ?? 0;
-  return {
-    key: summary.key,
-    usage,
-    reached: thresholdReached(usage, policy),
-    thresholds: {
-      background: policy.backgroundThreshold,
-      aggressive: policy.aggressiveThreshold,
-      emergency: policy.emergencyThreshold,
-    },
-    tokens: {
-      context: summary.tokens,
-      reserved: compactor.reservedTokens,
-      budget: compactor.contextWindow - compactor.maxOutputTokens,
-      calibration: input.calibration.factor,
-    },
-    messages: { archived: summary.headSeq, inContext: Math.max(0, summary.headSeq - prefixEnd) },
-    spans: {
-      summaries: summaries.length,
-      truncations: input.spans.length - summaries.length,
-      summaryTokens: summaries.reduce((n, s) => n + s.tokens, 0),
-    },
-    generation: summary.generation,
-    memories: input.memories,
-    passes: input.runs.map((run) => describePass(run, input.prices)),
-    settings: input.settingRows,
-  };
-}
-
-export function thresholdReached(
-  usage: number,
-  policy: Pick<
-    CompactorSettings['policy'],
-    'backgroundThreshold' | 'aggressiveThreshold' | 'emergencyThreshold'
-  >,
-): ThresholdReached {
-  if (usage >= policy.emergencyThreshold) return 'emergency';
-  if (usage >= policy.aggressiveThreshold) return 'aggressive';
-  if (usage >= policy.backgroundThreshold) return 'background';
-  return 'none';
-}
-
-function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {
-  const price = run.model === undefined ? undefined : prices[run.model];
-  const costUsd =
-    price === undefined || run.inputTokens === undefined || run.outputTokens === undefined
-      ? null
-      : (run.inputTokens * price.input_per_mtok + run.outputTokens * price.output_per_mtok) / 1_000_000;
-  return {
-    jobId: run.jobId,
-    tier: run.tier,
-    status: run.status,
-    fromSeq: run.fromSeq,
-    toSeq: run.toSeq,
-    usage: Number.isFinite(run.usage) ? run.usage : null,
-    tokensBefore: run.tokensBefore ?? null,
-    tokensAfter: run.tokensAfter ?? null,
-    summaryTokens: run.summaryTokens ?? null,
-    memoriesAdded: run.memoriesAdded ?? null,
-    model: run.model ?? null,
-    fallback: run.fallback ?? null,
-    durationMs: run.durationMs ?? null,
-    costUsd,
-    error: run.error ?? null,
-    createdAt: run.createdAt === undefined ? null : new Date(run.createdAt).toISOString(),
-    finishedAt: run.finishedAt === undefined ? null : new Date(run.finishedAt).toISOString(),
-  };
 }
 
 /** The settings `--channel` shows, as `ebb config check` explains them. */

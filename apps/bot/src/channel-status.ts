@@ -1,0 +1,243 @@
+/**
+ * A channel's status as every view shows it (`ebb status`, the dashboard, `ebb compact`): usage as the
+ * bot computes it against the channel's own three thresholds, tokens, spans, the last passes and the
+ * memories in its scope. The model (`describeChannel`) is pure; `loadChannelStatus` reads it from the
+ * stores. The views format it.
+ */
+import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import {
+  type Calibration,
+  type ChannelStore,
+  type ChannelSummary,
+  type CompactionRun,
+  type CompactorSettings,
+  type MemoryStore,
+  memoryScope,
+  type RunStore,
+  type Span,
+  systemPromptTokens,
+  type Tier,
+  usageOf,
+} from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+
+/** Passes listed per channel. */
+export const RECENT_PASSES = 5;
+
+export type ThresholdReached = 'none' | Tier;
+
+export interface PassStatus {
+  readonly jobId: string;
+  readonly tier: Tier;
+  readonly status: CompactionRun['status'];
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly usage: number | null;
+  readonly tokensBefore: number | null;
+  readonly tokensAfter: number | null;
+  readonly summaryTokens: number | null;
+  readonly memoriesAdded: number | null;
+  readonly model: string | null;
+  readonly fallback: boolean | null;
+  readonly durationMs: number | null;
+  readonly costUsd: number | null;
+  readonly error: string | null;
+  readonly createdAt: string | null;
+  readonly finishedAt: string | null;
+}
+
+export interface SettingStatus {
+  readonly key: string;
+  readonly value: unknown;
+  readonly source: string;
+}
+
+export interface ChannelStatus {
+  readonly key: string;
+  readonly usage: number;
+  readonly reached: ThresholdReached;
+  readonly thresholds: {
+    readonly background: number;
+    readonly aggressive: number;
+    readonly emergency: number;
+  };
+  readonly tokens: {
+    readonly context: number;
+    readonly reserved: number;
+    readonly budget: number;
+    readonly calibration: number;
+  };
+  readonly messages: { readonly archived: number; readonly inContext: number };
+  readonly spans: {
+    readonly summaries: number;
+    readonly truncations: number;
+    readonly summaryTokens: number;
+  };
+  readonly generation: number;
+  readonly memories: { readonly scope: string; readonly count: number };
+  readonly passes: readonly PassStatus[];
+  readonly settings: readonly SettingStatus[] | null;
+}
+
+/** The stores a status reads. */
+export interface StatusStores {
+  readonly channels: Pick<ChannelStore, 'loadPrefix' | 'calibration'>;
+  readonly runs: Pick<RunStore, 'recent'>;
+  readonly memories: Pick<MemoryStore, 'count'>;
+}
+
+/**
+ * A channel's status read from the stores. `memoryCounts` shares one count per memory scope across
+ * the channels of one report (a workspace scope holds many channels).
+ */
+export async function loadChannelStatus(
+  stores: StatusStores,
+  config: EbbConfig,
+  summary: ChannelSummary,
+  options: {
+    readonly memoryCounts?: Map<string, Promise<number>>;
+    readonly settingRows?: SettingStatus[] | null;
+  } = {},
+): Promise<ChannelStatus> {
+  const key = summary.key;
+  const settings = resolveChannel(config, key);
+  const scope = memoryScope(key, settings.memory.scope);
+  const counts = options.memoryCounts ?? new Map<string, Promise<number>>();
+  let count = counts.get(scope);
+  if (count === undefined) {
+    count = stores.memories.count({ scope });
+    counts.set(scope, count);
+  }
+  const [compactor, prefix, calibration, runs] = await Promise.all([
+    loadCompactorSettings(settings),
+    stores.channels.loadPrefix(key),
+    stores.channels.calibration(key),
+    stores.runs.recent(key, RECENT_PASSES),
+  ]);
+  return describeChannel({
+    summary,
+    spans: prefix.spans,
+    settings,
+    compactor,
+    calibration,
+    runs,
+    memories: { scope, count: await count },
+    prices: config.prices,
+    settingRows: options.settingRows ?? null,
+  });
+}
+
+/**
+ * What a channel's compactor runs with: its policy, its window, and the tokens every prompt reserves
+ * (the system message, `systemTokens`, and the recall budget). The bot and every status use this.
+ */
+export function compactorSettingsOf(
+  settings: ResolvedChannelConfig,
+  systemTokens: number,
+): CompactorSettings {
+  return {
+    policy: settings.compaction,
+    contextWindow: settings.llm.contextWindow,
+    maxOutputTokens: settings.llm.maxOutputTokens,
+    reservedTokens: systemTokens + settings.memory.recallMaxTokens,
+  };
+}
+
+/** `compactorSettingsOf` with the system message counted by the channel's tokenizer. */
+export async function loadCompactorSettings(settings: ResolvedChannelConfig): Promise<CompactorSettings> {
+  const tokenizer = await loadTokenizer(settings.llm.encoding);
+  return compactorSettingsOf(settings, systemPromptTokens(tokenizer, settings.bot.systemPrompt));
+}
+
+export interface DescribeChannelInput {
+  readonly summary: ChannelSummary;
+  readonly spans: readonly Span[];
+  readonly settings: ResolvedChannelConfig;
+  readonly compactor: CompactorSettings;
+  readonly calibration: Calibration;
+  readonly runs: readonly CompactionRun[];
+  readonly memories: { readonly scope: string; readonly count: number };
+  readonly prices: EbbConfig['prices'];
+  readonly settingRows: readonly SettingStatus[] | null;
+}
+
+/** A channel's status from what the stores returned: pure. */
+export function describeChannel(input: DescribeChannelInput): ChannelStatus {
+  const { summary, compactor } = input;
+  const policy = compactor.policy;
+  const usage = usageOf({
+    contextTokens: summary.tokens,
+    reservedTokens: compactor.reservedTokens,
+    contextWindow: compactor.contextWindow,
+    maxOutputTokens: compactor.maxOutputTokens,
+    calibration: input.calibration,
+  });
+  const summaries = input.spans.filter((s) => s.kind === 'summary');
+  const prefixEnd = input.spans.at(-1)?.toSeq ?? 0;
+  return {
+    key: summary.key,
+    usage,
+    reached: thresholdReached(usage, policy),
+    thresholds: {
+      background: policy.backgroundThreshold,
+      aggressive: policy.aggressiveThreshold,
+      emergency: policy.emergencyThreshold,
+    },
+    tokens: {
+      context: summary.tokens,
+      reserved: compactor.reservedTokens,
+      budget: compactor.contextWindow - compactor.maxOutputTokens,
+      calibration: input.calibration.factor,
+    },
+    messages: { archived: summary.headSeq, inContext: Math.max(0, summary.headSeq - prefixEnd) },
+    spans: {
+      summaries: summaries.length,
+      truncations: input.spans.length - summaries.length,
+      summaryTokens: summaries.reduce((n, s) => n + s.tokens, 0),
+    },
+    generation: summary.generation,
+    memories: input.memories,
+    passes: input.runs.map((run) => describePass(run, input.prices)),
+    settings: input.settingRows,
+  };
+}
+
+export function thresholdReached(
+  usage: number,
+  policy: Pick<
+    CompactorSettings['policy'],
+    'backgroundThreshold' | 'aggressiveThreshold' | 'emergencyThreshold'
+  >,
+): ThresholdReached {
+  if (usage >= policy.emergencyThreshold) return 'emergency';
+  if (usage >= policy.aggressiveThreshold) return 'aggressive';
+  if (usage >= policy.backgroundThreshold) return 'background';
+  return 'none';
+}
+
+export function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {
+  const price = run.model === undefined ? undefined : prices[run.model];
+  const costUsd =
+    price === undefined || run.inputTokens === undefined || run.outputTokens === undefined
+      ? null
+      : (run.inputTokens * price.input_per_mtok + run.outputTokens * price.output_per_mtok) / 1_000_000;
+  return {
+    jobId: run.jobId,
+    tier: run.tier,
+    status: run.status,
+    fromSeq: run.fromSeq,
+    toSeq: run.toSeq,
+    usage: Number.isFinite(run.usage) ? run.usage : null,
+    tokensBefore: run.tokensBefore ?? null,
+    tokensAfter: run.tokensAfter ?? null,
+    summaryTokens: run.summaryTokens ?? null,
+    memoriesAdded: run.memoriesAdded ?? null,
+    model: run.model ?? null,
+    fallback: run.fallback ?? null,
+    durationMs: run.durationMs ?? null,
+    costUsd,
+    error: run.error ?? null,
+    createdAt: run.createdAt === undefined ? null : new Date(run.createdAt).toISOString(),
+    finishedAt: run.finishedAt === undefined ? null : new Date(run.finishedAt).toISOString(),
+  };
+}
