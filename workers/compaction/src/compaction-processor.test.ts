@@ -10,7 +10,7 @@ import {
 } from '@ebb/core';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ChannelPassSettings,
   createCompactionProcessor,
@@ -186,11 +186,18 @@ describe('compaction processor', () => {
   });
 
   it('keeps two workers racing on one job (a lost lock) to one output, one memory and one span', async () => {
+    // A race for sure, not timers that usually make one: both workers are inside the LLM call before
+    // either saves, the second answers first, and the first answers only once that output is saved.
     let n = 0;
+    let secondCalled = () => {};
+    const bothCalling = new Promise<void>((resolve) => (secondCalled = resolve));
     const varying: Summarizer = {
       summarize: async () => {
         const i = ++n;
-        await new Promise((r) => setTimeout(r, i === 1 ? 20 : 5));
+        if (i === 2) secondCalled();
+        await bothCalling;
+        if (i === 1)
+          await vi.waitFor(async () => expect((await runs.get('job-1'))?.output?.text).toBe('summary v2'));
         return {
           text: `summary v${i}`,
           memories: [
@@ -210,11 +217,16 @@ describe('compaction processor', () => {
     };
     const [a, b] = await Promise.all([processor(varying)(job), processor(varying)({ ...job, attempt: 2 })]);
     expect([a.kind, b.kind]).toEqual(['completed', 'completed']);
+    expect(n).toBe(2);
+    // The output saved first is the one both went on with.
     const stored = await runs.get('job-1');
+    expect(stored?.output?.text).toBe('summary v2');
     const context = await channels.loadContext(CHANNEL);
     expect(context.spans).toHaveLength(1);
-    expect(context.spans[0]?.kind === 'summary' && context.spans[0].text).toBe(stored?.output?.text);
-    expect(await memories.list({ channelKey: CHANNEL })).toHaveLength(1);
+    expect(context.spans[0]?.kind === 'summary' && context.spans[0].text).toBe('summary v2');
+    expect((await memories.list({ channelKey: CHANNEL })).map((m) => m.text)).toEqual([
+      'Release ships Friday',
+    ]);
   });
 
   it('names the error code through wrappers (BullMQ wraps non-retryable errors)', () => {
