@@ -1,5 +1,5 @@
 import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core';
-import { describeStoreContract } from './store-contract.js';
+import { describeStoreContract } from '../test/contract/index.js';
 
 describeStoreContract('in-memory', async () => ({
   channels: new InMemoryChannelStore(),

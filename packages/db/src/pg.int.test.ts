@@ -2,12 +2,12 @@ import { EbbError, REDACTED_SUMMARY } from '@ebb/core';
 import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeStoreContract } from '../test/contract/index.js';
 import { createDb, migrate } from './create-db.js';
 import { PgChannelStore } from './pg-channel-store.js';
 import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRunStore } from './pg-run-store.js';
 import { rowsOf } from './rows.js';
-import { describeStoreContract } from './store-contract.js';
 
 let pg: FreshSchemaDb;
 

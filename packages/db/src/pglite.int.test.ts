@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeStoreContract } from '../test/contract/index.js';
 import { createDb, type Database, migrate } from './create-db.js';
 import { PgChannelStore } from './pg-channel-store.js';
 import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRunStore } from './pg-run-store.js';
 import { rowsOf } from './rows.js';
-import { describeStoreContract } from './store-contract.js';
 
 // PGlite takes seconds to start: one in-memory instance for the whole file.
 let database: Database;

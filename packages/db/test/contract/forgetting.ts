@@ -1,0 +1,226 @@
+/** The store contract: what `ebb forget` needs of the channel store. */
+import type { SummaryOutput } from '@ebb/core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { appendMany, type ContractContext, type ContractStores, expectIntact, message } from './support.js';
+
+export function forgettingCases(current: () => ContractContext): void {
+  let stores: ContractStores;
+  let key: string;
+  beforeEach(() => {
+    ({ stores, key } = current());
+  });
+
+  describe('forgetting', () => {
+    it('finds the seqs an author wrote, per channel', async () => {
+      const other = `${key}:other`;
+      await appendMany(stores.channels, key, 7);
+      await appendMany(stores.channels, other, 2);
+      const found = (await stores.channels.findAuthored('u1')).filter((a) => a.channelKey.startsWith(key));
+      expect(found).toEqual([
+        { channelKey: key, seqs: [1, 4, 7] },
+        { channelKey: other, seqs: [1] },
+      ]);
+      expect(await stores.channels.findAuthored(`nobody-${key}`)).toEqual([]);
+    });
+
+    it('finds the seqs whose text or tool call holds a string, ignoring case, whoever wrote them', async () => {
+      const other = `${key}:other`;
+      await appendMany(stores.channels, key, 3);
+      await stores.channels.append(
+        key,
+        message(4, { role: 'assistant', author: 'ebb', text: 'the code is 7431-Zebra' }),
+      );
+      await stores.channels.append(
+        key,
+        message(5, {
+          role: 'assistant',
+          author: 'ebb',
+          text: '',
+          toolCalls: [{ id: 'c1', name: 'vault', arguments: '{"code":"7431-ZEBRA"}' }],
+        }),
+      );
+      await stores.channels.append(other, message(1, { text: 'VAULT 7431-zebra, 100% _sure_' }));
+      const found = (await stores.channels.findContaining('7431-zebra')).filter((a) =>
+        a.channelKey.startsWith(key),
+      );
+      expect(found).toEqual([
+        { channelKey: key, seqs: [4, 5] },
+        { channelKey: other, seqs: [1] },
+      ]);
+      // LIKE wildcards in the text are plain characters.
+      expect((await stores.channels.findContaining('100%')).filter((a) => a.channelKey === other)).toEqual([
+        { channelKey: other, seqs: [1] },
+      ]);
+      expect((await stores.channels.findContaining('_s')).filter((a) => a.channelKey === other)).toEqual([
+        { channelKey: other, seqs: [1] },
+      ]);
+      expect(
+        (await stores.channels.findContaining('%%')).filter((a) => a.channelKey.startsWith(key)),
+      ).toEqual([]);
+    });
+
+    it('replaces a summary span over the same range, bumping the generation and the span tokens', async () => {
+      await appendMany(stores.channels, key, 10);
+      await stores.channels.splice(key, {
+        jobId: 'j1',
+        fromSeq: 1,
+        toSeq: 4,
+        text: 'S1 the secret',
+        tokens: 7,
+      });
+      await stores.channels.splice(key, { jobId: 'j2', fromSeq: 5, toSeq: 6, text: 'S2', tokens: 3 });
+      const replacement = { fromSeq: 1, toSeq: 4, text: 'S1 redacted', tokens: 4, jobId: 'forget-1' };
+      expect(await stores.channels.replaceSummary(key, { ...replacement, replaces: 'other' })).toEqual({
+        kind: 'missing',
+      });
+      expect(await stores.channels.replaceSummary(key, { ...replacement, toSeq: 5, replaces: 'j1' })).toEqual(
+        {
+          kind: 'missing',
+        },
+      );
+      expect(await stores.channels.replaceSummary(`${key}:none`, { ...replacement, replaces: 'j1' })).toEqual(
+        {
+          kind: 'missing',
+        },
+      );
+      expect(await stores.channels.generation(key)).toBe(2);
+
+      const outcome = await stores.channels.replaceSummary(key, { ...replacement, replaces: 'j1' });
+      expect(outcome).toEqual({ kind: 'replaced', generation: 3, tokensBefore: 50, tokensAfter: 47 });
+      const view = await expectIntact(stores.channels, key);
+      expect(view.spans).toEqual([
+        {
+          kind: 'summary',
+          fromSeq: 1,
+          toSeq: 4,
+          text: 'S1 redacted',
+          tokens: 4,
+          createdGeneration: 3,
+          jobId: 'forget-1',
+        },
+        { kind: 'summary', fromSeq: 5, toSeq: 6, text: 'S2', tokens: 3, createdGeneration: 2, jobId: 'j2' },
+      ]);
+      // Once replaced, the old job's span is gone: a second try finds nothing to replace.
+      expect(await stores.channels.replaceSummary(key, { ...replacement, replaces: 'j1' })).toEqual({
+        kind: 'missing',
+      });
+      // Passes go on as before: a wider one folds the replaced span.
+      expect(
+        (await stores.channels.splice(key, { jobId: 'j3', fromSeq: 1, toSeq: 8, text: 'W', tokens: 5 })).kind,
+      ).toBe('splice');
+      await expectIntact(stores.channels, key);
+    });
+
+    it('overwrites archived messages with tombstones; raw ones change the context and its tokens', async () => {
+      await appendMany(stores.channels, key, 8);
+      await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
+      const tombstone = (seq: number) => ({
+        seq,
+        role: 'user' as const,
+        author: `u${seq % 3}`,
+        text: '[gone]',
+        tokens: 3,
+      });
+      const outcome = await stores.channels.redactArchive(key, [tombstone(2), tombstone(6), tombstone(99)]);
+      expect(outcome).toEqual({ redacted: 2, raw: 1, generation: 2 });
+      const view = await expectIntact(stores.channels, key);
+      expect(view.tokens).toBe(5 + 10 + 3 + 10 + 10);
+      expect(view.raw.map((m) => m.text)).toEqual(['message 5', '[gone]', 'message 7', 'message 8']);
+      expect((await stores.channels.readArchive(key, 1, 8)).map((m) => m.text)).toEqual([
+        'message 1',
+        '[gone]',
+        'message 3',
+        'message 4',
+        'message 5',
+        '[gone]',
+        'message 7',
+        'message 8',
+      ]);
+      // Only in the summarized prefix: the context does not change, nor does the generation.
+      expect(await stores.channels.redactArchive(key, [tombstone(3)])).toEqual({
+        redacted: 1,
+        raw: 0,
+        generation: 2,
+      });
+      // A message delivered again after it was redacted is still a duplicate, not a new message.
+      const again = await stores.channels.append(key, message(2, { platformMessageId: 'p2' }));
+      expect(again).toMatchObject({ seq: 2, inserted: false });
+    });
+
+    it('never touches active spans when redacting retired ones', async () => {
+      await appendMany(stores.channels, key, 8);
+      await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S1', tokens: 5 });
+      await stores.channels.splice(key, { jobId: 'j2', fromSeq: 1, toSeq: 6, text: 'S2', tokens: 5 });
+      const before = await stores.channels.loadContext(key);
+      expect(
+        await stores.channels.redactRetiredSpans(key, [{ fromSeq: 2, toSeq: 2 }]),
+      ).toBeGreaterThanOrEqual(0);
+      expect(await stores.channels.redactRetiredSpans(key, [])).toBe(0);
+      expect(await stores.channels.loadContext(key)).toEqual(before);
+    });
+
+    it('clears checkpoints over the redacted seqs and drops forgotten memories from the others', async () => {
+      const output = (text: string, memoryTexts: string[]): SummaryOutput => ({
+        text,
+        memories: memoryTexts.map((t) => ({
+          type: 'fact',
+          text: t,
+          importance: 0.5,
+          fromSeq: 1,
+          toSeq: 2,
+        })),
+        fallback: false,
+        model: 'm',
+        calls: [],
+      });
+      const run = async (
+        jobId: string,
+        channelKey: string,
+        fromSeq: number,
+        toSeq: number,
+        out?: SummaryOutput,
+      ) => {
+        await stores.runs.create({
+          jobId,
+          channelKey,
+          tier: 'background',
+          usage: 0.8,
+          fromSeq,
+          toSeq,
+          generation: 0,
+        });
+        if (out) await stores.runs.saveOutput(jobId, out);
+      };
+      const other = `${key}:other`;
+      await run(
+        `${key}:a`,
+        key,
+        1,
+        10,
+        output('vault code 7431', ['The vault code is 7431', 'Ana likes tea']),
+      );
+      await run(`${key}:b`, key, 11, 20, output('later', ['Ana likes tea']));
+      await run(`${key}:c`, other, 1, 10, output('elsewhere', ['The vault code is 7431', 'Bo owns CI']));
+      await run(`${key}:d`, key, 5, 6);
+      const changed = await stores.runs.forgetCheckpoints({
+        channelKey: key,
+        ranges: [{ fromSeq: 4, toSeq: 4 }],
+        memoryTexts: ['The vault code is 7431'],
+      });
+      expect(changed).toBe(2);
+      expect((await stores.runs.get(`${key}:a`))?.output).toBeUndefined();
+      expect((await stores.runs.get(`${key}:a`))?.status).toBe('queued');
+      expect((await stores.runs.get(`${key}:b`))?.output).toEqual(output('later', ['Ana likes tea']));
+      expect((await stores.runs.get(`${key}:c`))?.output).toEqual(output('elsewhere', ['Bo owns CI']));
+      expect((await stores.runs.get(`${key}:d`))?.output).toBeUndefined();
+      // Nothing left to change.
+      expect(
+        await stores.runs.forgetCheckpoints({
+          channelKey: key,
+          ranges: [{ fromSeq: 4, toSeq: 4 }],
+          memoryTexts: ['The vault code is 7431'],
+        }),
+      ).toBe(0);
+    });
+  });
+}

@@ -1,0 +1,55 @@
+/** What every part of the store contract shares: the stores under test, and message helpers. */
+import type { ChannelStore, ContextView, MemoryStore, NewMessage, RunStore } from '@ebb/core';
+import { expect } from 'vitest';
+
+export interface ContractStores {
+  readonly channels: ChannelStore;
+  readonly memories: MemoryStore;
+  readonly runs: RunStore;
+  close(): Promise<void>;
+}
+
+/** The stores of the running test, and a channel key of its own. */
+export interface ContractContext {
+  readonly stores: ContractStores;
+  readonly key: string;
+}
+
+/** Messages of 10 tokens unless told otherwise. */
+export function message(i: number, fields: Partial<NewMessage> = {}): NewMessage {
+  return {
+    role: 'user',
+    author: `u${i % 3}`,
+    text: `message ${i}`,
+    tokens: 10,
+    contextTokens: 10,
+    ...fields,
+  };
+}
+
+export async function appendMany(channels: ChannelStore, key: string, count: number): Promise<void> {
+  for (let i = 1; i <= count; i++) await channels.append(key, message(i, { platformMessageId: `p${i}` }));
+}
+
+/**
+ * What must hold after anything: active spans tile 1..k, raw messages are k+1..head, each seq once;
+ * the context's token total is the sum of its parts; the archive still holds every message.
+ */
+export async function expectIntact(channels: ChannelStore, key: string): Promise<ContextView> {
+  const view = await channels.loadContext(key);
+  const covered: number[] = [];
+  for (const s of view.spans) for (let seq = s.fromSeq; seq <= s.toSeq; seq++) covered.push(seq);
+  for (const m of view.raw) covered.push(m.seq);
+  expect(covered).toEqual(Array.from({ length: view.headSeq }, (_, i) => i + 1));
+  const recount = [...view.spans, ...view.raw].reduce((n, part) => n + part.tokens, 0);
+  expect(view.tokens).toBe(recount);
+  const archive = await channels.readArchive(key, 1, view.headSeq);
+  expect(archive.map((m) => m.seq)).toEqual(Array.from({ length: view.headSeq }, (_, i) => i + 1));
+  // The prefix alone is the same prefix.
+  expect(await channels.loadPrefix(key)).toEqual({
+    generation: view.generation,
+    headSeq: view.headSeq,
+    spans: view.spans,
+  });
+  return view;
+}
