@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { testPolicy } from '../test/policy.js';
 import { ChannelCompactor } from './channel-compactor.js';
-import { InMemoryChannelStore, InMemoryRunStore } from './in-memory-stores.js';
+import { InMemoryChannelStore } from './in-memory-channel-store.js';
+import { InMemoryRunStore } from './in-memory-run-store.js';
 import type { CompactionJob, CompactionQueue, EnqueueOutcome } from './ports.js';
 import { UNCALIBRATED } from './tokens.js';
 

@@ -1,6 +1,6 @@
 /**
  * The ports the compaction pipeline is written against. `@ebb/db` implements them on Postgres
- * (or PGlite); `in-memory-stores.ts` implements them in memory for tests and `ebb simulate`. One
+ * (or PGlite); `in-memory-*-store.ts` implement them in memory for tests and `ebb simulate`. One
  * contract suite runs against both. Every method is safe to retry: appends are idempotent on the
  * platform message id, splices on the job id, memory upserts on a fingerprint per scope.
  */

@@ -1,0 +1,212 @@
+/**
+ * The channel store in memory, for tests and `ebb simulate`: the same semantics as `PgChannelStore`
+ * (one contract suite runs against both), no I/O. Each call runs to completion before the next
+ * starts, so the channel lock of the Postgres store has nothing to guard here.
+ */
+import type { ContextMessage, ContextView } from './model.js';
+import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planSplice, type SummaryResult } from './plan-splice.js';
+import type {
+  AppendResult,
+  AuthoredSeqs,
+  ChannelStore,
+  ChannelSummary,
+  NewMessage,
+  PrefixView,
+  RedactArchiveOutcome,
+  ReplaceSummaryOutcome,
+  SpliceOutcome,
+  StoredMessage,
+  SummaryReplacement,
+  TruncationOutcome,
+  TruncationRequest,
+} from './ports.js';
+import { type Calibration, UNCALIBRATED } from './tokens.js';
+import { WorkingContext } from './working-context.js';
+
+interface ChannelState {
+  readonly context: WorkingContext;
+  /** Whole messages; index seq - 1. */
+  readonly archive: StoredMessage[];
+  readonly platformIds: Map<string, number>;
+  calibration: Calibration;
+}
+
+const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
+
+export class InMemoryChannelStore implements ChannelStore {
+  readonly #channels = new Map<string, ChannelState>();
+
+  async append(channelKey: string, message: NewMessage): Promise<AppendResult> {
+    const channel = this.#channel(channelKey);
+    const { context } = channel;
+    const id = message.platformMessageId;
+    const existing = id === undefined ? undefined : channel.platformIds.get(id);
+    if (existing !== undefined) {
+      return {
+        seq: existing,
+        inserted: false,
+        generation: context.generation,
+        contextTokens: context.tokens,
+      };
+    }
+    const seq = context.headSeq + 1;
+    const base = {
+      seq,
+      role: message.role,
+      author: message.author,
+      ...(message.ts === undefined ? {} : { ts: message.ts }),
+      ...(message.toolCalls === undefined ? {} : { toolCalls: message.toolCalls.map((c) => ({ ...c })) }),
+      ...(message.toolCallId === undefined ? {} : { toolCallId: message.toolCallId }),
+    };
+    const entry: ContextMessage = {
+      ...base,
+      text: message.contextText ?? message.text,
+      tokens: message.contextTokens,
+      ...(message.omittedTokens === undefined ? {} : { omittedTokens: message.omittedTokens }),
+    };
+    context.append(entry);
+    channel.archive.push({ ...base, text: message.text, tokens: message.tokens });
+    if (id !== undefined) channel.platformIds.set(id, seq);
+    return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
+  }
+
+  async loadContext(channelKey: string): Promise<ContextView> {
+    const view = this.#channels.get(channelKey)?.context.view();
+    if (!view) return EMPTY_VIEW;
+    return { ...view, spans: [...view.spans], raw: [...view.raw] };
+  }
+
+  async loadPrefix(channelKey: string): Promise<PrefixView> {
+    const view = this.#channels.get(channelKey)?.context.view();
+    if (!view) return { generation: 0, headSeq: 0, spans: [] };
+    return { generation: view.generation, headSeq: view.headSeq, spans: [...view.spans] };
+  }
+
+  async generation(channelKey: string): Promise<number> {
+    return this.#channels.get(channelKey)?.context.generation ?? 0;
+  }
+
+  async readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]> {
+    const archive = this.#channels.get(channelKey)?.archive ?? [];
+    return archive.slice(Math.max(0, fromSeq - 1), Math.max(0, toSeq));
+  }
+
+  async readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]> {
+    const authors = new Set((await this.readArchive(channelKey, fromSeq, toSeq)).map((m) => m.author));
+    return [...authors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  async splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
+    const context = this.#channels.get(channelKey)?.context ?? new WorkingContext();
+    const plan = planSplice(context.view(), result);
+    if (plan.kind !== 'splice') return plan;
+    const applied = context.applySplice(plan);
+    return { kind: 'splice', generation: context.generation, ...applied };
+  }
+
+  async truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
+    const context = this.#channels.get(channelKey)?.context;
+    if (!context) return { kind: 'nothing', reason: 'empty' };
+    if (request.expectedGeneration !== undefined && request.expectedGeneration !== context.generation) {
+      return { kind: 'nothing', reason: 'stale' };
+    }
+    const plan = planEmergencyTruncation({ context: context.view(), ...request });
+    if (plan.kind === 'nothing') return plan;
+    const { tokensBefore, tokensAfter } = context.applyTruncation(plan);
+    return { kind: 'truncate', plan, generation: context.generation, tokensBefore, tokensAfter };
+  }
+
+  async findAuthored(author: string): Promise<AuthoredSeqs[]> {
+    return [...this.#channels.entries()]
+      .map(([channelKey, c]) => ({
+        channelKey,
+        seqs: c.archive.filter((m) => m.author === author).map((m) => m.seq),
+      }))
+      .filter((a) => a.seqs.length > 0)
+      .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
+  }
+
+  async findContaining(text: string): Promise<AuthoredSeqs[]> {
+    const needle = text.toLowerCase();
+    const holds = (m: { text: string; toolCalls?: readonly { name: string; arguments: string }[] }) =>
+      [m.text, ...(m.toolCalls ?? []).flatMap((c) => [c.name, c.arguments])].some((t) =>
+        t.toLowerCase().includes(needle),
+      );
+    return [...this.#channels.entries()]
+      .map(([channelKey, c]) => ({ channelKey, seqs: c.archive.filter(holds).map((m) => m.seq) }))
+      .filter((a) => a.seqs.length > 0)
+      .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
+  }
+
+  async replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
+    const context = this.#channels.get(channelKey)?.context;
+    const current = context
+      ?.view()
+      .spans.find(
+        (s) => s.kind === 'summary' && s.fromSeq === replacement.fromSeq && s.toSeq === replacement.toSeq,
+      );
+    if (!context || current?.kind !== 'summary' || current.jobId !== replacement.replaces) {
+      return { kind: 'missing' };
+    }
+    const tokensBefore = context.tokens;
+    const { replaces: _replaces, ...span } = replacement;
+    context.replaceSummary({ kind: 'summary', ...span, createdGeneration: context.generation + 1 });
+    return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
+  }
+
+  async redactArchive(
+    channelKey: string,
+    tombstones: readonly StoredMessage[],
+  ): Promise<RedactArchiveOutcome> {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return { redacted: 0, raw: 0, generation: 0 };
+    let redacted = 0;
+    for (const t of tombstones) {
+      const stored = channel.archive[t.seq - 1];
+      if (stored?.seq !== t.seq) continue;
+      channel.archive[t.seq - 1] = { ...t };
+      redacted++;
+    }
+    const raw = channel.context.replaceRaw(
+      tombstones.filter((t) => channel.archive[t.seq - 1]?.seq === t.seq).map((t) => ({ ...t })),
+    );
+    return { redacted, raw, generation: channel.context.generation };
+  }
+
+  async redactRetiredSpans(): Promise<number> {
+    // Spans replaced here are gone, not retired.
+    return 0;
+  }
+
+  async calibration(channelKey: string): Promise<Calibration> {
+    return this.#channels.get(channelKey)?.calibration ?? UNCALIBRATED;
+  }
+
+  async setCalibration(channelKey: string, calibration: Calibration): Promise<void> {
+    this.#channel(channelKey).calibration = { factor: calibration.factor, samples: calibration.samples };
+  }
+
+  async listChannels(): Promise<ChannelSummary[]> {
+    return [...this.#channels.keys()]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((key) => {
+        const { generation, headSeq, tokens } = this.#channels.get(key)?.context.view() ?? EMPTY_VIEW;
+        return { key, headSeq, generation, tokens };
+      });
+  }
+
+  #channel(channelKey: string): ChannelState {
+    let channel = this.#channels.get(channelKey);
+    if (!channel) {
+      channel = {
+        context: new WorkingContext(),
+        archive: [],
+        platformIds: new Map(),
+        calibration: UNCALIBRATED,
+      };
+      this.#channels.set(channelKey, channel);
+    }
+    return channel;
+  }
+}
