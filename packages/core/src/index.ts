@@ -29,6 +29,7 @@ export * from './ports.js';
 export * from './render-context.js';
 export * from './run-status.js';
 export * from './simulation.js';
+export * from './simulation-events.js';
 export * from './tokens.js';
 export * from './tool-pairs.js';
 export * from './untrusted-text.js';

@@ -4,12 +4,8 @@ import { CharTokenizer } from '../test/char-tokenizer.js';
 import { contextProblems } from '../test/check-context.js';
 import { testPolicy } from '../test/policy.js';
 import { earlyStartFloor, MAX_PASSES_IN_FLIGHT } from './decide-after-turn.js';
-import {
-  type CompactionEvent,
-  Simulation,
-  type SimulationEvent,
-  type TranscriptMessage,
-} from './simulation.js';
+import { Simulation } from './simulation.js';
+import type { CompactionEvent, SimulationEvent, TranscriptMessage } from './simulation-events.js';
 
 const policy = testPolicy({
   protectRecent: 4,

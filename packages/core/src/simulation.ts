@@ -18,95 +18,16 @@ import type { CompactionPlan } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { planSnapshot } from './plan-snapshot.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
-import type { CompactionPolicy } from './policy.js';
 import { spanTokens, TRUNCATION_MARKER } from './render-context.js';
-import { chatMessageTokens, type Tokenizer, UNCALIBRATED, usageOf } from './tokens.js';
+import type {
+  CompactionEvent,
+  SimulationEventName,
+  SimulationOptions,
+  SummaryEvent,
+  TranscriptMessage,
+} from './simulation-events.js';
+import { chatMessageTokens, UNCALIBRATED, usageOf } from './tokens.js';
 import { WorkingContext } from './working-context.js';
-
-export interface TranscriptMessage {
-  readonly role: 'user' | 'assistant';
-  readonly author: string;
-  readonly text: string;
-  readonly ts?: string;
-}
-
-export interface SimulationOptions {
-  readonly policy: CompactionPolicy;
-  readonly contextWindow: number;
-  readonly maxOutputTokens: number;
-  /** Tokens the prompt spends on the system prompt and the memory recall budget. */
-  readonly reservedTokens: number;
-  readonly tokenizer: Tokenizer;
-  /** Turns between a job's start and its result (when `jobSeconds` is not set). */
-  readonly jobLatency: number;
-  /** Seconds between a job's start and its result, on the transcript's clock. */
-  readonly jobSeconds?: number;
-  readonly emit: (event: SimulationEvent) => void;
-}
-
-export type SimulationEventName =
-  | 'triggered'
-  | 'enqueued'
-  | 'skipped'
-  | 'started'
-  | 'completed'
-  | 'stale'
-  | 'emergency'
-  | 'failed';
-
-export interface MessageEvent {
-  readonly type: 'message';
-  readonly seq: number;
-  readonly role: string;
-  readonly tokens: number;
-  readonly contextTokens: number;
-  readonly usage: number;
-}
-
-export interface CompactionEvent {
-  readonly type: 'compaction';
-  readonly event: SimulationEventName;
-  readonly tier: Tier;
-  /** The turn (seq of the newest message) it happened on. */
-  readonly seq: number;
-  readonly fromSeq: number | null;
-  readonly toSeq: number | null;
-  readonly usage: number;
-  /** On `triggered` and `skipped`: usage when a pass started now would land (see `decideAfterTurn`). */
-  readonly projectedUsage?: number;
-  readonly tokensBefore: number | null;
-  readonly tokensAfter: number | null;
-  readonly jobId?: string;
-  readonly reason?: string;
-}
-
-export interface SummaryEvent {
-  readonly type: 'summary';
-  readonly messages: number;
-  readonly archived: number;
-  readonly contextTokens: number;
-  /** Highest usage after the monitor acted on a turn. */
-  readonly peakUsage: number;
-  /** Highest usage a new message caused before the monitor acted (above 1: an emergency cut was needed). */
-  readonly peakUsageBeforeMonitor: number;
-  /** Passes started per tier; `emergency` counts truncations. */
-  readonly tiers: Record<Tier, number>;
-  /** Passes that healed truncated spans. */
-  readonly heals: number;
-  /** Passes queued while another pass of the channel was in flight, over the next range. */
-  readonly followUps: number;
-  /** Waiting passes replaced by a pass of a higher tier. */
-  readonly escalations: number;
-  /** Passes that waited out the cooldown before they ran. */
-  readonly delayed: number;
-  readonly stale: number;
-  /** Turns on which passes landed and freed little (see `CompactionMonitor.shrunk`). */
-  readonly ineffective: number;
-  readonly summarizerInputTokens: number;
-  readonly summarizerOutputTokens: number;
-}
-
-export type SimulationEvent = MessageEvent | CompactionEvent | SummaryEvent;
 
 interface SimJob {
   readonly id: string;
