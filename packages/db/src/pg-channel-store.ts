@@ -17,7 +17,6 @@ import {
   planEmergencyTruncation,
   planSplice,
   prefixEnd,
-  REDACTED_SUMMARY,
   type RedactArchiveOutcome,
   type ReplaceSummaryOutcome,
   type SeqRange,
@@ -30,9 +29,17 @@ import {
   type TruncationRequest,
   UNCALIBRATED,
 } from '@ebb/core';
-import { and, asc, between, eq, gt, gte, inArray, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
+import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
 import { dbCall } from './pg-errors.js';
+import {
+  redactArchive,
+  redactRetiredSpans,
+  replaceSummary,
+  seqsContaining,
+  seqsWhere,
+} from './pg-redaction.js';
 import { platformColumn, rowsOf, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
@@ -44,16 +51,6 @@ const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans
 
 /** Thrown inside an append's transaction to roll back the head bump of a duplicate delivery. */
 const DUPLICATE = Symbol('duplicate');
-
-type ChannelRow = {
-  readonly generation: number;
-  readonly headSeq: number;
-  readonly prefixEnd: number;
-  readonly spanTokens: number;
-  readonly rawTokens: number;
-};
-
-type SpanRow = typeof contextSpans.$inferSelect;
 
 export class PgChannelStore implements ChannelStore {
   readonly #db: EbbDatabase;
@@ -328,142 +325,23 @@ export class PgChannelStore implements ChannelStore {
   }
 
   findAuthored(author: string): Promise<AuthoredSeqs[]> {
-    return dbCall('findAuthored', () => this.#seqsWhere(eq(messages.author, author)));
+    return dbCall('findAuthored', () => seqsWhere(this.#db, eq(messages.author, author)));
   }
 
   findContaining(text: string): Promise<AuthoredSeqs[]> {
-    // strpos on lower(): no LIKE wildcards to escape in an operator's text.
-    const needle = text.toLowerCase();
-    return dbCall('findContaining', () =>
-      this.#seqsWhere(
-        sql`(strpos(lower(${messages.content}), ${needle}) > 0 or strpos(lower(coalesce(${messages.toolCalls}::text, '')), ${needle}) > 0)`,
-      ),
-    );
-  }
-
-  async #seqsWhere(where: SQL): Promise<AuthoredSeqs[]> {
-    const rows = await this.#db
-      .select({ channelKey: messages.channelKey, seq: messages.seq })
-      .from(messages)
-      .where(where)
-      .orderBy(sql`${messages.channelKey} collate "C"`, asc(messages.seq));
-    const byChannel = new Map<string, number[]>();
-    for (const r of rows) {
-      const seqs = byChannel.get(r.channelKey) ?? [];
-      seqs.push(r.seq);
-      byChannel.set(r.channelKey, seqs);
-    }
-    return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
+    return dbCall('findContaining', () => seqsContaining(this.#db, text));
   }
 
   replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
-    return dbCall('replaceSummary', () =>
-      this.#db.transaction(async (tx): Promise<ReplaceSummaryOutcome> => {
-        const channel = await lockChannel(tx, channelKey);
-        if (!channel) return { kind: 'missing' };
-        const old = (await activeSpans(tx, channelKey)).find(
-          (r) =>
-            r.kind === 'summary' &&
-            r.fromSeq === replacement.fromSeq &&
-            r.toSeq === replacement.toSeq &&
-            r.jobId === replacement.replaces,
-        );
-        if (!old) return { kind: 'missing' };
-        const generation = channel.generation + 1;
-        await retireSpans(tx, [old.id], generation);
-        await tx.insert(contextSpans).values(
-          spanRow(channelKey, {
-            kind: 'summary',
-            fromSeq: replacement.fromSeq,
-            toSeq: replacement.toSeq,
-            text: replacement.text,
-            tokens: replacement.tokens,
-            createdGeneration: generation,
-            jobId: replacement.jobId,
-          }),
-        );
-        const spanTokens = channel.spanTokens - old.tokens + replacement.tokens;
-        await tx
-          .update(channels)
-          .set({ generation, spanTokens, updatedAt: sql`now()` })
-          .where(eq(channels.key, channelKey));
-        return {
-          kind: 'replaced',
-          generation,
-          tokensBefore: channel.spanTokens + channel.rawTokens,
-          tokensAfter: spanTokens + channel.rawTokens,
-        };
-      }),
-    );
+    return dbCall('replaceSummary', () => replaceSummary(this.#db, channelKey, replacement));
   }
 
   redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome> {
-    return dbCall('redactArchive', () =>
-      this.#db.transaction(async (tx): Promise<RedactArchiveOutcome> => {
-        const channel = await lockChannel(tx, channelKey);
-        if (!channel || tombstones.length === 0) {
-          return { redacted: 0, raw: 0, generation: channel?.generation ?? 0 };
-        }
-        let redacted = 0;
-        let raw = 0;
-        let rawDelta = 0;
-        for (const t of tombstones) {
-          const [before] = await tx
-            .select({ contextTokens: messages.contextTokens })
-            .from(messages)
-            .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)))
-            .for('update');
-          if (!before) continue;
-          await tx
-            .update(messages)
-            .set({
-              content: t.text,
-              contextContent: null,
-              tokens: t.tokens,
-              contextTokens: t.tokens,
-              omittedTokens: null,
-              toolCalls: t.toolCalls === undefined ? null : [...t.toolCalls],
-            })
-            .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));
-          redacted++;
-          if (t.seq > channel.prefixEnd) {
-            raw++;
-            rawDelta += t.tokens - before.contextTokens;
-          }
-        }
-        const generation = raw > 0 ? channel.generation + 1 : channel.generation;
-        if (raw > 0) {
-          await tx
-            .update(channels)
-            .set({ generation, rawTokens: channel.rawTokens + rawDelta, updatedAt: sql`now()` })
-            .where(eq(channels.key, channelKey));
-        }
-        return { redacted, raw, generation };
-      }),
-    );
+    return dbCall('redactArchive', () => redactArchive(this.#db, channelKey, tombstones));
   }
 
   redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
-    return dbCall('redactRetiredSpans', async () => {
-      if (ranges.length === 0) return 0;
-      const overlapping = or(
-        ...ranges.map((r) => and(lte(contextSpans.fromSeq, r.toSeq), gte(contextSpans.toSeq, r.fromSeq))),
-      );
-      const changed = await this.#db
-        .update(contextSpans)
-        .set({ text: REDACTED_SUMMARY })
-        .where(
-          and(
-            eq(contextSpans.channelKey, channelKey),
-            sql`not ${contextSpans.active}`,
-            eq(contextSpans.kind, 'summary'),
-            ne(contextSpans.text, REDACTED_SUMMARY),
-            overlapping,
-          ),
-        )
-        .returning({ id: contextSpans.id });
-      return changed.length;
-    });
+    return dbCall('redactRetiredSpans', () => redactRetiredSpans(this.#db, channelKey, ranges));
   }
 
   calibration(channelKey: string): Promise<Calibration> {
@@ -500,73 +378,4 @@ export class PgChannelStore implements ChannelStore {
         .orderBy(sql`${channels.key} collate "C"`),
     );
   }
-}
-
-const channelColumns = {
-  generation: channels.generation,
-  headSeq: channels.headSeq,
-  prefixEnd: channels.prefixEnd,
-  spanTokens: channels.spanTokens,
-  rawTokens: channels.rawTokens,
-};
-
-async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<ChannelRow | undefined> {
-  const [row] = await tx
-    .select(channelColumns)
-    .from(channels)
-    .where(eq(channels.key, channelKey))
-    .for('update');
-  return row;
-}
-
-/** The channel row and its active spans, read in the caller's transaction (one snapshot). */
-async function readPrefix(tx: EbbDatabase, channelKey: string) {
-  const [channel] = await tx.select(channelColumns).from(channels).where(eq(channels.key, channelKey));
-  if (!channel) return undefined;
-  return { channel, spans: await activeSpans(tx, channelKey) };
-}
-
-function activeSpans(tx: EbbDatabase, channelKey: string): Promise<SpanRow[]> {
-  // `active` as a bare column (not `= $1`) so the planner can use the partial index.
-  return tx
-    .select()
-    .from(contextSpans)
-    .where(and(eq(contextSpans.channelKey, channelKey), sql`${contextSpans.active}`))
-    .orderBy(asc(contextSpans.fromSeq));
-}
-
-async function retireSpans(tx: EbbDatabase, ids: readonly number[], generation: number): Promise<void> {
-  if (ids.length === 0) return;
-  await tx
-    .update(contextSpans)
-    .set({ active: false, retiredGeneration: generation })
-    .where(inArray(contextSpans.id, [...ids]));
-}
-
-function toSpan(row: SpanRow): Span {
-  const { fromSeq, toSeq, tokens, createdGeneration } = row;
-  return row.kind === 'summary'
-    ? {
-        kind: 'summary',
-        fromSeq,
-        toSeq,
-        text: row.text ?? '',
-        tokens,
-        createdGeneration,
-        jobId: row.jobId ?? '',
-      }
-    : { kind: 'truncated', fromSeq, toSeq, tokens, createdGeneration };
-}
-
-function spanRow(channelKey: string, span: Span): typeof contextSpans.$inferInsert {
-  return {
-    channelKey,
-    fromSeq: span.fromSeq,
-    toSeq: span.toSeq,
-    kind: span.kind,
-    text: span.kind === 'summary' ? span.text : null,
-    tokens: span.tokens,
-    createdGeneration: span.createdGeneration,
-    jobId: span.kind === 'summary' ? span.jobId : null,
-  };
 }

@@ -1,0 +1,92 @@
+/**
+ * The channel row and its spans as the Postgres stores read and write them, inside the caller's
+ * transaction: the lock (`FOR UPDATE` on the channel row), the active spans, retiring spans, and the
+ * mapping between span rows and the core's spans.
+ */
+import type { Span } from '@ebb/core';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import { channels, contextSpans } from './schema.js';
+
+export type ChannelRow = {
+  readonly generation: number;
+  readonly headSeq: number;
+  readonly prefixEnd: number;
+  readonly spanTokens: number;
+  readonly rawTokens: number;
+};
+
+export type SpanRow = typeof contextSpans.$inferSelect;
+
+export const channelColumns = {
+  generation: channels.generation,
+  headSeq: channels.headSeq,
+  prefixEnd: channels.prefixEnd,
+  spanTokens: channels.spanTokens,
+  rawTokens: channels.rawTokens,
+};
+
+export async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<ChannelRow | undefined> {
+  const [row] = await tx
+    .select(channelColumns)
+    .from(channels)
+    .where(eq(channels.key, channelKey))
+    .for('update');
+  return row;
+}
+
+/** The channel row and its active spans, read in the caller's transaction (one snapshot). */
+export async function readPrefix(tx: EbbDatabase, channelKey: string) {
+  const [channel] = await tx.select(channelColumns).from(channels).where(eq(channels.key, channelKey));
+  if (!channel) return undefined;
+  return { channel, spans: await activeSpans(tx, channelKey) };
+}
+
+export function activeSpans(tx: EbbDatabase, channelKey: string): Promise<SpanRow[]> {
+  // `active` as a bare column (not `= $1`) so the planner can use the partial index.
+  return tx
+    .select()
+    .from(contextSpans)
+    .where(and(eq(contextSpans.channelKey, channelKey), sql`${contextSpans.active}`))
+    .orderBy(asc(contextSpans.fromSeq));
+}
+
+export async function retireSpans(
+  tx: EbbDatabase,
+  ids: readonly number[],
+  generation: number,
+): Promise<void> {
+  if (ids.length === 0) return;
+  await tx
+    .update(contextSpans)
+    .set({ active: false, retiredGeneration: generation })
+    .where(inArray(contextSpans.id, [...ids]));
+}
+
+export function toSpan(row: SpanRow): Span {
+  const { fromSeq, toSeq, tokens, createdGeneration } = row;
+  return row.kind === 'summary'
+    ? {
+        kind: 'summary',
+        fromSeq,
+        toSeq,
+        text: row.text ?? '',
+        tokens,
+        createdGeneration,
+        jobId: row.jobId ?? '',
+      }
+    : { kind: 'truncated', fromSeq, toSeq, tokens, createdGeneration };
+}
+
+export function spanRow(channelKey: string, span: Span): typeof contextSpans.$inferInsert {
+  return {
+    channelKey,
+    fromSeq: span.fromSeq,
+    toSeq: span.toSeq,
+    kind: span.kind,
+    text: span.kind === 'summary' ? span.text : null,
+    tokens: span.tokens,
+    createdGeneration: span.createdGeneration,
+    jobId: span.kind === 'summary' ? span.jobId : null,
+  };
+}

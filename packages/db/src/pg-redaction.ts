@@ -1,0 +1,163 @@
+/**
+ * What forgetting needs of the channel store on Postgres (`ebb forget`): finding the messages to
+ * redact, replacing a summary span with one written again, tombstoning archived messages and
+ * blanking retired spans. Each write runs under the channel row lock in one transaction.
+ */
+import {
+  type AuthoredSeqs,
+  REDACTED_SUMMARY,
+  type RedactArchiveOutcome,
+  type ReplaceSummaryOutcome,
+  type SeqRange,
+  type StoredMessage,
+  type SummaryReplacement,
+} from '@ebb/core';
+import { and, asc, eq, gte, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import { activeSpans, lockChannel, retireSpans, spanRow } from './pg-channel-rows.js';
+import { channels, contextSpans, messages } from './schema.js';
+
+/** The seqs whose text or tool call holds `text`, ignoring case. */
+export function seqsContaining(db: EbbDatabase, text: string): Promise<AuthoredSeqs[]> {
+  // strpos on lower(): no LIKE wildcards to escape in an operator's text.
+  const needle = text.toLowerCase();
+  return seqsWhere(
+    db,
+    sql`(strpos(lower(${messages.content}), ${needle}) > 0 or strpos(lower(coalesce(${messages.toolCalls}::text, '')), ${needle}) > 0)`,
+  );
+}
+
+/** The seqs of the messages `where` selects, per channel (channels by key, seqs in order). */
+export async function seqsWhere(db: EbbDatabase, where: SQL): Promise<AuthoredSeqs[]> {
+  const rows = await db
+    .select({ channelKey: messages.channelKey, seq: messages.seq })
+    .from(messages)
+    .where(where)
+    .orderBy(sql`${messages.channelKey} collate "C"`, asc(messages.seq));
+  const byChannel = new Map<string, number[]>();
+  for (const r of rows) {
+    const seqs = byChannel.get(r.channelKey) ?? [];
+    seqs.push(r.seq);
+    byChannel.set(r.channelKey, seqs);
+  }
+  return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
+}
+
+/** `ChannelStore.replaceSummary`: under the channel lock, in one transaction. */
+export function replaceSummary(
+  db: EbbDatabase,
+  channelKey: string,
+  replacement: SummaryReplacement,
+): Promise<ReplaceSummaryOutcome> {
+  return db.transaction(async (tx): Promise<ReplaceSummaryOutcome> => {
+    const channel = await lockChannel(tx, channelKey);
+    if (!channel) return { kind: 'missing' };
+    const old = (await activeSpans(tx, channelKey)).find(
+      (r) =>
+        r.kind === 'summary' &&
+        r.fromSeq === replacement.fromSeq &&
+        r.toSeq === replacement.toSeq &&
+        r.jobId === replacement.replaces,
+    );
+    if (!old) return { kind: 'missing' };
+    const generation = channel.generation + 1;
+    await retireSpans(tx, [old.id], generation);
+    await tx.insert(contextSpans).values(
+      spanRow(channelKey, {
+        kind: 'summary',
+        fromSeq: replacement.fromSeq,
+        toSeq: replacement.toSeq,
+        text: replacement.text,
+        tokens: replacement.tokens,
+        createdGeneration: generation,
+        jobId: replacement.jobId,
+      }),
+    );
+    const spanTokens = channel.spanTokens - old.tokens + replacement.tokens;
+    await tx
+      .update(channels)
+      .set({ generation, spanTokens, updatedAt: sql`now()` })
+      .where(eq(channels.key, channelKey));
+    return {
+      kind: 'replaced',
+      generation,
+      tokensBefore: channel.spanTokens + channel.rawTokens,
+      tokensAfter: spanTokens + channel.rawTokens,
+    };
+  });
+}
+
+/** `ChannelStore.redactArchive`: tombstones written under the channel lock; raw ones move the totals. */
+export function redactArchive(
+  db: EbbDatabase,
+  channelKey: string,
+  tombstones: readonly StoredMessage[],
+): Promise<RedactArchiveOutcome> {
+  return db.transaction(async (tx): Promise<RedactArchiveOutcome> => {
+    const channel = await lockChannel(tx, channelKey);
+    if (!channel || tombstones.length === 0) {
+      return { redacted: 0, raw: 0, generation: channel?.generation ?? 0 };
+    }
+    let redacted = 0;
+    let raw = 0;
+    let rawDelta = 0;
+    for (const t of tombstones) {
+      const [before] = await tx
+        .select({ contextTokens: messages.contextTokens })
+        .from(messages)
+        .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)))
+        .for('update');
+      if (!before) continue;
+      await tx
+        .update(messages)
+        .set({
+          content: t.text,
+          contextContent: null,
+          tokens: t.tokens,
+          contextTokens: t.tokens,
+          omittedTokens: null,
+          toolCalls: t.toolCalls === undefined ? null : [...t.toolCalls],
+        })
+        .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));
+      redacted++;
+      if (t.seq > channel.prefixEnd) {
+        raw++;
+        rawDelta += t.tokens - before.contextTokens;
+      }
+    }
+    const generation = raw > 0 ? channel.generation + 1 : channel.generation;
+    if (raw > 0) {
+      await tx
+        .update(channels)
+        .set({ generation, rawTokens: channel.rawTokens + rawDelta, updatedAt: sql`now()` })
+        .where(eq(channels.key, channelKey));
+    }
+    return { redacted, raw, generation };
+  });
+}
+
+/** `ChannelStore.redactRetiredSpans`: retired summaries over `ranges` keep their range, not their text. */
+export async function redactRetiredSpans(
+  db: EbbDatabase,
+  channelKey: string,
+  ranges: readonly SeqRange[],
+): Promise<number> {
+  if (ranges.length === 0) return 0;
+  const overlapping = or(
+    ...ranges.map((r) => and(lte(contextSpans.fromSeq, r.toSeq), gte(contextSpans.toSeq, r.fromSeq))),
+  );
+  const changed = await db
+    .update(contextSpans)
+    .set({ text: REDACTED_SUMMARY })
+    .where(
+      and(
+        eq(contextSpans.channelKey, channelKey),
+        sql`not ${contextSpans.active}`,
+        eq(contextSpans.kind, 'summary'),
+        ne(contextSpans.text, REDACTED_SUMMARY),
+        overlapping,
+      ),
+    )
+    .returning({ id: contextSpans.id });
+  return changed.length;
+}
