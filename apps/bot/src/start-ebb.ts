@@ -21,7 +21,6 @@ import {
   type ChatModel,
   type CompactionQueue,
   type ContextNotifier,
-  EbbError,
   type InboundSpool,
   type PlatformAdapter,
   settleWithin,
@@ -57,6 +56,7 @@ import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
 import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool.js';
 import { dashboardChannels } from './dashboard-channels.js';
+import { BotError } from './errors.js';
 import { openDatabase } from './open-database.js';
 import { describeStartFailure, StartRefusedError } from './start-failure.js';
 
@@ -368,7 +368,7 @@ function chatModels(
     let model = models.get(key);
     if (!model) {
       if (options.env.OPENAI_API_KEY === undefined && llm.baseUrl === undefined) {
-        throw new EbbError(`channel ${channelKey} has no model: set OPENAI_API_KEY or [llm] base_url`, {
+        throw new BotError(`channel ${channelKey} has no model: set OPENAI_API_KEY or [llm] base_url`, {
           code: 'no_model',
         });
       }

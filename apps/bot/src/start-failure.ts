@@ -3,7 +3,7 @@
  * (never a stack) and a hint that tells a name that does not resolve or a service that does not
  * answer from a credential that was refused.
  */
-import { EbbError } from '@ebb/core';
+import { BotError } from './errors.js';
 
 export interface StartFailure {
   /** What kind of failure: retrying helps a DNS or network failure, not a refused credential. */
@@ -14,7 +14,7 @@ export interface StartFailure {
 }
 
 /** A start refused by Ebb itself (an unsafe setting), with the hint that fixes it. */
-export class StartRefusedError extends EbbError {
+export class StartRefusedError extends BotError {
   readonly hint: string;
   constructor(message: string, hint: string) {
     super(message, { code: 'start_refused' });

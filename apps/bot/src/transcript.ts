@@ -5,8 +5,9 @@
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { EbbError, type TranscriptMessage } from '@ebb/core';
+import type { TranscriptMessage } from '@ebb/core';
 import { z } from 'zod';
+import { BotError } from './errors.js';
 
 const TranscriptLine = z.strictObject({
   role: z.enum(['user', 'assistant']),
@@ -15,7 +16,7 @@ const TranscriptLine = z.strictObject({
   ts: z.string().optional(),
 });
 
-export class TranscriptError extends EbbError {
+export class TranscriptError extends BotError {
   constructor(
     readonly file: string,
     readonly line: number,

@@ -18,16 +18,16 @@ export interface ConfigIssue {
   readonly excerpt?: string;
 }
 
-export type ConfigErrorCode = 'config_invalid' | 'config_not_found' | 'config_unreadable';
+export const CONFIG_ERROR_CODES = ['config_invalid', 'config_not_found', 'config_unreadable'] as const;
+export type ConfigErrorCode = (typeof CONFIG_ERROR_CODES)[number];
 
 /**
  * A config file that cannot be used. Carries every problem found, not just the first, and its message
  * is the report an operator reads: one line per problem, naming the file, the TOML path, the rule and
  * the value found.
  */
-export class ConfigError extends EbbError {
+export class ConfigError extends EbbError<ConfigErrorCode> {
   readonly issues: readonly ConfigIssue[];
-  declare readonly code: ConfigErrorCode;
 
   constructor(issues: readonly ConfigIssue[], options: { code?: ConfigErrorCode; cause?: unknown } = {}) {
     super(formatConfigIssues(issues), { code: options.code ?? 'config_invalid', cause: options.cause });

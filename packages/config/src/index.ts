@@ -22,7 +22,13 @@
  */
 export { DEFAULTS_CHANNEL_KEY } from './channel-layers.js';
 export { comparePatterns, patternMatches, patternSubsumes } from './channel-pattern.js';
-export { ConfigError, type ConfigErrorCode, type ConfigIssue, formatConfigIssue } from './config-error.js';
+export {
+  CONFIG_ERROR_CODES,
+  ConfigError,
+  type ConfigErrorCode,
+  type ConfigIssue,
+  formatConfigIssue,
+} from './config-error.js';
 export {
   configFileSchema,
   type DiscordSection,

@@ -4,6 +4,8 @@
  * its late result is ignored, and a late rejection never surfaces as an unhandled one.
  */
 
+import type { CoreErrorCode } from './errors.js';
+
 /** How `settleWithin` ended: the value in time, or not done yet. */
 export type Deadline<T> = { readonly done: true; readonly value: T } | { readonly done: false };
 
@@ -25,7 +27,7 @@ export async function settleWithin<T>(work: Promise<T>, ms: number): Promise<Dea
 /** A promise that did not settle within its time. */
 export class TimeoutError extends Error {
   override readonly name = 'TimeoutError';
-  readonly code = 'timeout';
+  readonly code = 'timeout' satisfies CoreErrorCode;
 
   constructor(readonly ms: number) {
     super(`timed out after ${ms} ms`);

@@ -22,7 +22,9 @@ describe('toEbbError', () => {
     ['42P01', 'db_schema', false],
     ['22P02', 'db_error', false],
   ])('maps SQLSTATE %s to %s', (sqlstate, code, retryable) => {
-    const err = toEbbError('splice', wrapped(Object.assign(new Error('boom'), { code: sqlstate })));
+    const err = toEbbError(wrapped(Object.assign(new Error('boom'), { code: sqlstate })), {
+      doing: 'splice',
+    });
     expect(err).toBeInstanceOf(EbbError);
     expect(err).toMatchObject({ code, retryable, message: `splice failed: boom (SQLSTATE ${sqlstate})` });
   });
@@ -31,16 +33,18 @@ describe('toEbbError', () => {
     const refused = new AggregateError([
       Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
     ]);
-    expect(toEbbError('append', wrapped(refused))).toMatchObject({ code: 'db_unavailable', retryable: true });
+    expect(toEbbError(wrapped(refused), { doing: 'append' })).toMatchObject({
+      code: 'db_unavailable',
+      retryable: true,
+    });
     const lost = new Error('Connection terminated unexpectedly');
-    expect(toEbbError('append', lost)).toMatchObject({ code: 'db_unavailable', retryable: true });
+    expect(toEbbError(lost, { doing: 'append' })).toMatchObject({ code: 'db_unavailable', retryable: true });
   });
 
   it('keeps the query parameters (message text) out of the error and its cause', () => {
-    const err = toEbbError(
-      'append',
-      wrapped(Object.assign(new Error('boom'), { code: '23505', params: ['x'] })),
-    );
+    const err = toEbbError(wrapped(Object.assign(new Error('boom'), { code: '23505', params: ['x'] })), {
+      doing: 'append',
+    });
     expect(JSON.stringify({ ...err, cause: { ...(err.cause as object) } })).not.toContain('secret');
     expect(err.message).not.toContain('secret');
     expect(err.cause).toMatchObject({ code: '23505', message: 'boom' });
@@ -49,7 +53,10 @@ describe('toEbbError', () => {
 
   it('passes an EbbError through and maps anything else to db_error', () => {
     const ebb = new EbbError('x', { code: 'invariant_violated' });
-    expect(toEbbError('splice', ebb)).toBe(ebb);
-    expect(toEbbError('splice', new Error('odd'))).toMatchObject({ code: 'db_error', retryable: false });
+    expect(toEbbError(ebb, { doing: 'splice' })).toBe(ebb);
+    expect(toEbbError(new Error('odd'), { doing: 'splice' })).toMatchObject({
+      code: 'db_error',
+      retryable: false,
+    });
   });
 });

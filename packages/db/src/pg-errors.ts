@@ -10,8 +10,23 @@
  * | `db_constraint` | a constraint refused the write (a bug: stores write only valid rows) | no |
  * | `db_schema` | a table or column is missing: migrations were not applied | no |
  * | `db_error` | anything else | no |
+ * | `invalid_channel_key` | a key with no known platform prefix (`rows.ts`) | no |
  */
-import { EbbError } from '@ebb/core';
+import { COMMON_ERROR_CODES, EbbError, type ErrorContext } from '@ebb/core';
+
+export const DB_ERROR_CODES = [
+  ...COMMON_ERROR_CODES,
+  'db_unavailable',
+  'db_conflict',
+  'db_timeout',
+  'db_constraint',
+  'db_schema',
+  'db_error',
+] as const;
+export type DbErrorCode = (typeof DB_ERROR_CODES)[number];
+
+/** An error from the stores, with one of `DB_ERROR_CODES`. */
+export class DbError extends EbbError<DbErrorCode> {}
 
 const SQLSTATE = /^[0-9A-Z]{5}$/;
 
@@ -40,11 +55,12 @@ export async function dbCall<T>(operation: string, fn: () => Promise<T>): Promis
   try {
     return await fn();
   } catch (err) {
-    throw toEbbError(operation, err);
+    throw toEbbError(err, { doing: operation });
   }
 }
 
-export function toEbbError(operation: string, err: unknown): EbbError {
+/** Maps what pg, PGlite or drizzle threw; `doing` is the store operation (`append`, `splice`). */
+export function toEbbError(err: unknown, context: ErrorContext<DbErrorCode>): EbbError {
   if (err instanceof EbbError) return err;
   const chain = causes(err);
   const sqlstate = chain.map((e) => (typeof e.code === 'string' ? e.code : '')).find((c) => SQLSTATE.test(c));
@@ -53,8 +69,8 @@ export function toEbbError(operation: string, err: unknown): EbbError {
   const detail = typeof source?.message === 'string' && source.message !== '' ? source.message : String(err);
   const { code, retryable } = sqlstate ? classify(sqlstate) : classifyDriver(chain);
   const suffix = sqlstate ? ` (SQLSTATE ${sqlstate})` : '';
-  return new EbbError(`${operation} failed: ${detail}${suffix}`, {
-    code,
+  return new DbError(`${context.doing} failed: ${detail}${suffix}`, {
+    code: context.code ?? code,
     retryable,
     cause: driverCause(source, detail),
   });
@@ -87,7 +103,7 @@ const DRIVER_FIELDS = [
   'routine',
 ];
 
-function classify(sqlstate: string): { code: string; retryable: boolean } {
+function classify(sqlstate: string): { code: DbErrorCode; retryable: boolean } {
   const cls = sqlstate.slice(0, 2);
   if (cls === '08' || cls === '53' || ['57P01', '57P02', '57P03'].includes(sqlstate)) {
     return { code: 'db_unavailable', retryable: true };
@@ -101,7 +117,7 @@ function classify(sqlstate: string): { code: string; retryable: boolean } {
   return { code: 'db_error', retryable: false };
 }
 
-function classifyDriver(chain: readonly ErrorLike[]): { code: string; retryable: boolean } {
+function classifyDriver(chain: readonly ErrorLike[]): { code: DbErrorCode; retryable: boolean } {
   const unavailable = chain.some(
     (e) =>
       (typeof e.code === 'string' && NETWORK_CODES.has(e.code)) ||

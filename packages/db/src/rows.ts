@@ -1,11 +1,12 @@
 /** Small helpers for turning driver rows into the core's values. */
-import { EbbError, platformOf } from '@ebb/core';
+import { platformOf } from '@ebb/core';
+import { DbError } from './pg-errors.js';
 
 /** The `platform` column of a channel row: `slack:T1:C1` → `slack`. */
 export function platformColumn(channelKey: string): string {
   const platform = platformOf(channelKey);
   if (platform === undefined) {
-    throw new EbbError(`not a channel key (slack:, discord: or web:): ${channelKey}`, {
+    throw new DbError(`not a channel key (slack:, discord: or web:): ${channelKey}`, {
       code: 'invalid_channel_key',
     });
   }

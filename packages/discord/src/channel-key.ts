@@ -4,7 +4,7 @@
  * `[channels."discord:G:C*"]` block and the channel's memory scope cover its threads), and
  * `discord:dm:<channel>` for a direct message.
  */
-import { EbbError } from '@ebb/core';
+import { DiscordError } from './discord-errors.js';
 
 export interface DiscordChannelRef {
   /** Null for a DM. */
@@ -31,12 +31,16 @@ export function discordChannelKey(
 export function parseDiscordChannelKey(key: string): DiscordChannelRef {
   const match = KEY.exec(key);
   if (!match?.[2]) {
-    throw new EbbError(`not a Discord channel key: ${JSON.stringify(key)}`, { code: 'invalid_channel_key' });
+    throw new DiscordError(`not a Discord channel key: ${JSON.stringify(key)}`, {
+      code: 'invalid_channel_key',
+    });
   }
   const guildId = match[1] ?? null;
   // A DM has no threads.
   if (match[3] && guildId === null) {
-    throw new EbbError(`not a Discord channel key: ${JSON.stringify(key)}`, { code: 'invalid_channel_key' });
+    throw new DiscordError(`not a Discord channel key: ${JSON.stringify(key)}`, {
+      code: 'invalid_channel_key',
+    });
   }
   return match[3] ? { guildId, channelId: match[3], parentId: match[2] } : { guildId, channelId: match[2] };
 }

@@ -210,7 +210,7 @@ describe('DiscordAdapter replies', () => {
     const { fake, adapter } = await setup();
 
     await expect(adapter.send(`discord:${fake.guild.id}:${fake.snowflake()}`, 'hi')).rejects.toMatchObject({
-      name: 'EbbError',
+      name: 'DiscordError',
       code: 'discord_not_found',
       retryable: false,
     });

@@ -12,7 +12,6 @@
  */
 import {
   type CommandInvocation,
-  EbbError,
   type InboundMessage,
   LruMap,
   type PlatformAdapter,
@@ -36,7 +35,7 @@ import {
 import { hasBotMention, rewriteBotMentions } from './bot-mentions.js';
 import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
 import { ebbCommands, FOCUS_OPTION, isEbbCommand } from './commands.js';
-import { toEbbError } from './discord-errors.js';
+import { DiscordError, toEbbError } from './discord-errors.js';
 import { type DiscordLogger, silentLogger } from './discord-logger.js';
 import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';
 
@@ -92,7 +91,7 @@ export class DiscordAdapter implements PlatformAdapter {
 
   constructor(options: DiscordAdapterOptions) {
     if (options.token.trim() === '') {
-      throw new EbbError('the Discord bot token is empty', { code: 'discord_token_missing' });
+      throw new DiscordError('the Discord bot token is empty', { code: 'discord_token_missing' });
     }
     this.#options = { ...DEFAULT_DISCORD_ADAPTER_OPTIONS, ...options };
     this.#log = options.logger ?? silentLogger;
@@ -101,7 +100,7 @@ export class DiscordAdapter implements PlatformAdapter {
 
   async start(handlers: PlatformHandlers): Promise<void> {
     if (this.#client)
-      throw new EbbError('the Discord adapter is already started', { code: 'already_started' });
+      throw new DiscordError('the Discord adapter is already started', { code: 'already_started' });
     const client = new Client(this.#clientOptions());
     this.#client = client;
     this.#handlers = handlers;
@@ -115,7 +114,7 @@ export class DiscordAdapter implements PlatformAdapter {
       this.#client = undefined;
       this.#handlers = undefined;
       await client.destroy();
-      throw toEbbError(err, 'connect to Discord');
+      throw toEbbError(err, { doing: 'connect to Discord' });
     }
     this.#log.info(
       { event: 'discord.connected', botId: client.user?.id, guilds: client.guilds.cache.size },
@@ -127,7 +126,7 @@ export class DiscordAdapter implements PlatformAdapter {
     const chunks = splitMessage(text, DISCORD_MESSAGE_LIMIT);
     const [first, ...more] = chunks;
     if (first === undefined) {
-      throw new EbbError(`cannot post an empty message to ${channelKey}`, { code: 'empty_message' });
+      throw new DiscordError(`cannot post an empty message to ${channelKey}`, { code: 'empty_message' });
     }
     const channel = await this.#sendableChannel(channelKey);
     const post = async (content: string): Promise<string> => {
@@ -135,7 +134,7 @@ export class DiscordAdapter implements PlatformAdapter {
         const message = await channel.send({ content, allowedMentions: ALLOWED_MENTIONS });
         return message.id;
       } catch (err) {
-        throw toEbbError(err, `post to ${channelKey}`);
+        throw toEbbError(err, { doing: `post to ${channelKey}` });
       }
     };
     const platformMessageId = await post(first);
@@ -273,7 +272,7 @@ export class DiscordAdapter implements PlatformAdapter {
   async #registerCommands(client: Client): Promise<void> {
     const applicationId = this.#options.applicationId ?? client.application?.id ?? client.user?.id;
     if (!applicationId)
-      throw new EbbError('the Discord application id is unknown', { code: 'discord_no_application' });
+      throw new DiscordError('the Discord application id is unknown', { code: 'discord_no_application' });
     const body = ebbCommands();
     const guildIds = this.#options.guildIdsForCommands;
     const routes =
@@ -284,7 +283,7 @@ export class DiscordAdapter implements PlatformAdapter {
       try {
         await client.rest.put(route, { body });
       } catch (err) {
-        throw toEbbError(err, 'register the /context and /compact commands');
+        throw toEbbError(err, { doing: 'register the /context and /compact commands' });
       }
     }
     this.#log.info(
@@ -295,16 +294,18 @@ export class DiscordAdapter implements PlatformAdapter {
 
   async #sendableChannel(channelKey: string): Promise<SendableChannels> {
     const client = this.#client;
-    if (!client) throw new EbbError('the Discord adapter is not started', { code: 'not_started' });
+    if (!client) throw new DiscordError('the Discord adapter is not started', { code: 'not_started' });
     const { channelId } = parseDiscordChannelKey(channelKey);
     let channel: Awaited<ReturnType<Client['channels']['fetch']>>;
     try {
       channel = await client.channels.fetch(channelId);
     } catch (err) {
-      throw toEbbError(err, `find ${channelKey}`);
+      throw toEbbError(err, { doing: `find ${channelKey}` });
     }
     if (!channel?.isSendable()) {
-      throw new EbbError(`the bot cannot post in ${channelKey}`, { code: 'discord_channel_not_sendable' });
+      throw new DiscordError(`the bot cannot post in ${channelKey}`, {
+        code: 'discord_channel_not_sendable',
+      });
     }
     return channel;
   }

@@ -1,13 +1,61 @@
 /**
  * Maps errors from discord.js and its REST client to `EbbError` at the adapter edge. The messages
  * carry Discord's own wording and status, never the token or request bodies.
+ *
+ * | code                           | when                                                 | retryable |
+ * | ------------------------------ | ---------------------------------------------------- | --------- |
+ * | `not_started`                  | `send` before `start`                                | no        |
+ * | `already_started`              | a second `start`                                     | no        |
+ * | `invalid_channel_key`          | a key that is not `discord:<guild|dm>:<channel>[:<thread>]` | no |
+ * | `empty_message`                | `send` with nothing to post                          | no        |
+ * | `discord_token_missing`        | an empty bot token                                   | no        |
+ * | `discord_token_invalid`        | Discord rejected the token at login                  | no        |
+ * | `discord_no_application`       | no application id to register the commands under    | no        |
+ * | `discord_channel_not_sendable` | the channel exists but the bot cannot post in it     | no        |
+ * | `discord_unauthorized`         | REST 401                                             | no        |
+ * | `discord_forbidden`            | REST 403                                             | no        |
+ * | `discord_not_found`            | REST 404                                             | no        |
+ * | `discord_api_error`            | any other REST answer                                | 429, 5xx  |
+ * | `discord_rate_limited`         | discord.js gave up waiting out a rate limit          | yes       |
+ * | `discord_http_error`           | an HTTP failure below the API (a proxy's 502)        | 5xx       |
+ * | `discord_unavailable`          | anything else (the gateway, the network)             | yes       |
  */
-import { EbbError } from '@ebb/core';
+import { COMMON_ERROR_CODES, EbbError, type ErrorContext } from '@ebb/core';
 import { DiscordAPIError, DiscordjsError, DiscordjsErrorCodes, HTTPError, RateLimitError } from 'discord.js';
 
-/** `action` completes "could not …", e.g. `post to discord:1:2`. */
-export function toEbbError(err: unknown, action: string): EbbError {
+export const DISCORD_ERROR_CODES = [
+  ...COMMON_ERROR_CODES,
+  'empty_message',
+  'discord_token_missing',
+  'discord_token_invalid',
+  'discord_no_application',
+  'discord_channel_not_sendable',
+  'discord_unauthorized',
+  'discord_forbidden',
+  'discord_not_found',
+  'discord_api_error',
+  'discord_rate_limited',
+  'discord_http_error',
+  'discord_unavailable',
+] as const;
+export type DiscordErrorCode = (typeof DISCORD_ERROR_CODES)[number];
+
+/** An error from the Discord adapter, with one of `DISCORD_ERROR_CODES`. */
+export class DiscordError extends EbbError<DiscordErrorCode> {}
+
+/**
+ * Maps what discord.js threw; `doing` completes "could not …" (`post to discord:1:2`), `code`
+ * replaces the one picked from the error.
+ */
+export function toEbbError(err: unknown, context: ErrorContext<DiscordErrorCode>): EbbError {
   if (err instanceof EbbError) return err;
+  const mapped = classify(err, context.doing);
+  return context.code === undefined
+    ? mapped
+    : new DiscordError(mapped.message, { code: context.code, retryable: mapped.retryable, cause: err });
+}
+
+function classify(err: unknown, action: string): DiscordError {
   if (err instanceof DiscordAPIError) {
     const { status } = err;
     const code =
@@ -18,34 +66,34 @@ export function toEbbError(err: unknown, action: string): EbbError {
           : status === 404
             ? 'discord_not_found'
             : 'discord_api_error';
-    return new EbbError(`could not ${action}: Discord answered ${status} (${err.code}) ${err.message}`, {
+    return new DiscordError(`could not ${action}: Discord answered ${status} (${err.code}) ${err.message}`, {
       code,
       retryable: status === 429 || status >= 500,
       cause: err,
     });
   }
   if (err instanceof RateLimitError) {
-    return new EbbError(`could not ${action}: rate limited by Discord for ${err.retryAfter} ms`, {
+    return new DiscordError(`could not ${action}: rate limited by Discord for ${err.retryAfter} ms`, {
       code: 'discord_rate_limited',
       retryable: true,
       cause: err,
     });
   }
   if (err instanceof HTTPError) {
-    return new EbbError(`could not ${action}: Discord answered ${err.status} ${err.message}`, {
+    return new DiscordError(`could not ${action}: Discord answered ${err.status} ${err.message}`, {
       code: 'discord_http_error',
       retryable: err.status >= 500,
       cause: err,
     });
   }
   if (err instanceof DiscordjsError && err.code === DiscordjsErrorCodes.TokenInvalid) {
-    return new EbbError(`could not ${action}: Discord rejected the bot token`, {
+    return new DiscordError(`could not ${action}: Discord rejected the bot token`, {
       code: 'discord_token_invalid',
       cause: err,
     });
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new EbbError(`could not ${action}: ${message}`, {
+  return new DiscordError(`could not ${action}: ${message}`, {
     code: 'discord_unavailable',
     retryable: true,
     cause: err,

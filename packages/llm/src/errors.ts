@@ -68,8 +68,7 @@ export interface LlmErrorOptions {
   readonly retryAfterMs?: number;
 }
 
-export class LlmError extends EbbError {
-  declare readonly code: LlmErrorCode;
+export class LlmError extends EbbError<LlmErrorCode> {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
 

@@ -8,8 +8,9 @@
  * (`retryable: false`); the worker turns that into BullMQ's `UnrecoverableError`.
  */
 import type { CompactionJob, Tier } from '@ebb/core';
-import { EbbError, MAX_FOCUS_CHARS, tierRank } from '@ebb/core';
+import { MAX_FOCUS_CHARS, tierRank } from '@ebb/core';
 import { z } from 'zod';
+import { QueueError } from './errors.js';
 
 /** The BullMQ queue every compaction job goes through. */
 export const COMPACTION_QUEUE_NAME = 'compaction';
@@ -36,7 +37,7 @@ export const CompactionJobPayload = z
 export type CompactionJobPayload = z.infer<typeof CompactionJobPayload>;
 
 /** A payload that does not match `CompactionJobPayload`; never worth a retry. */
-export class InvalidCompactionPayloadError extends EbbError {
+export class InvalidCompactionPayloadError extends QueueError {
   /** The problems, one per line (`z.prettifyError`). */
   readonly issues: string;
 

@@ -2,6 +2,7 @@ export * from './bullmq-compaction-queue.js';
 export * from './bullmq-compaction-worker.js';
 export * from './compaction-jobs.js';
 export * from './compaction-processor.js';
+export * from './errors.js';
 export * from './inline-compaction-queue.js';
 export * from './queue-logger.js';
 export * from './redis-connection.js';

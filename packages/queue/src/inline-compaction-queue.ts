@@ -24,7 +24,6 @@ import {
   admitPass,
   type CompactionJob,
   type CompactionQueue,
-  EbbError,
   type EnqueueOptions,
   type EnqueueOutcome,
   type JobState,
@@ -47,6 +46,7 @@ import {
   providerWaitMs,
   toError,
 } from './compaction-processor.js';
+import { QueueError } from './errors.js';
 import { type QueueLogger, silentLogger } from './queue-logger.js';
 
 export interface InlineCompactionQueueOptions {
@@ -103,7 +103,7 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
 
   async enqueue(job: CompactionJob, options: EnqueueOptions = {}): Promise<EnqueueOutcome> {
     const payload = parseCompactionPayload(job);
-    if (this.#closed) throw new EbbError('the compaction queue is closed', { code: 'queue_closed' });
+    if (this.#closed) throw new QueueError('the compaction queue is closed', { code: 'queue_closed' });
     const jobId = compactionJobId(payload);
     const entries = this.#byChannel.get(payload.channelKey) ?? [];
     const same = entries.find((e) => e.jobId === jobId);

@@ -12,8 +12,9 @@
  *   commands, offline queue on, reconnect forever (up to 10 s apart).
  * - `subscriber` (pub/sub): a dedicated connection, resubscribes after a reconnect, reconnects forever.
  */
-import { EbbError, settleWithin } from '@ebb/core';
+import { settleWithin } from '@ebb/core';
 import { Redis, type RedisOptions } from 'ioredis';
+import { QueueError } from './errors.js';
 import { type QueueLogger, silentLogger } from './queue-logger.js';
 
 export type RedisRole = 'producer' | 'worker' | 'subscriber';
@@ -26,7 +27,7 @@ export interface CreateRedisOptions {
 }
 
 /** Redis is not connected (or answered too slowly); trying again later can help. */
-export class RedisUnavailableError extends EbbError {
+export class RedisUnavailableError extends QueueError {
   constructor(message: string, cause?: unknown) {
     super(message, { code: 'redis_unavailable', retryable: true, cause });
   }

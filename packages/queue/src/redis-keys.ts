@@ -16,8 +16,9 @@
  * Redis carries ids, ranges and generations, and message text only in the spool, only while
  * Postgres is away.
  */
-import { EbbError } from '@ebb/core';
+
 import { COMPACTION_QUEUE_NAME, encodeChannelKey } from './compaction-jobs.js';
+import { QueueError } from './errors.js';
 
 export const DEFAULT_REDIS_PREFIX = 'ebb';
 
@@ -46,7 +47,7 @@ const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
 export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
   // No ':' (it would blur the key layout) and no glob characters (cleanup matches `<p>:*`).
   if (!PREFIX_PATTERN.test(prefix)) {
-    throw new EbbError(`Redis key prefix ${JSON.stringify(prefix)} must match ${PREFIX_PATTERN}`, {
+    throw new QueueError(`Redis key prefix ${JSON.stringify(prefix)} must match ${PREFIX_PATTERN}`, {
       code: 'invalid_redis_prefix',
     });
   }

@@ -5,8 +5,8 @@
  * under it. Not a fencing lock: it serializes cooperating callers, it does not protect data.
  */
 import { randomUUID } from 'node:crypto';
-import { EbbError } from '@ebb/core';
 import type { Redis } from 'ioredis';
+import { QueueError } from './errors.js';
 
 export interface LockOptions {
   /** Lock lifetime in ms (PX). */
@@ -23,7 +23,7 @@ export const DEFAULT_LOCK_OPTIONS = {
   retryMs: 10,
 } as const satisfies LockOptions;
 
-export class LockTimeoutError extends EbbError {
+export class LockTimeoutError extends QueueError {
   constructor(key: string, waitMs: number) {
     super(`lock ${key} still taken after ${waitMs} ms`, { code: 'lock_timeout', retryable: true });
   }

@@ -317,7 +317,7 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
 
   it('rejects a key that is not a Slack key, and maps Slack refusals', async () => {
     await expect(h.adapter.send('discord:1:2', 'x')).rejects.toMatchObject({
-      code: 'slack_invalid_channel_key',
+      code: 'invalid_channel_key',
     });
     await expect(h.adapter.send(`slack:${TEAM}:C0UNKNOWN`, 'x')).rejects.toMatchObject({
       code: 'slack_send_failed',

@@ -21,7 +21,6 @@ import type { AddressInfo } from 'node:net';
 import {
   type CommandInvocation,
   type CommandName,
-  EbbError,
   type InboundMessage,
   LruMap,
   type PlatformAdapter,
@@ -32,7 +31,7 @@ import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
 import { parseSlackChannelKey, slackChannelKey } from './channel-key.js';
 import { boltLogger, SILENT_LOGGER, type SlackLogger } from './logger.js';
 import { readSlackMessage, type SlackBotIdentity, type SlackMessage } from './read-message.js';
-import { slackErrorString, toEbbError } from './slack-error.js';
+import { SlackError, slackErrorString, toEbbError } from './slack-error.js';
 import { escapeSlackText, mentionedUserIds, renderSlackText } from './slack-text.js';
 
 export interface SlackAdapterOptions {
@@ -132,7 +131,7 @@ export class SlackAdapter implements PlatformAdapter {
   constructor(options: SlackAdapterOptions) {
     const problems = optionProblems(options);
     if (problems.length > 0) {
-      throw new EbbError(`Slack adapter options are invalid: ${problems.join('; ')}.`, {
+      throw new SlackError(`Slack adapter options are invalid: ${problems.join('; ')}.`, {
         code: 'slack_config_invalid',
       });
     }
@@ -151,7 +150,7 @@ export class SlackAdapter implements PlatformAdapter {
 
   async start(handlers: PlatformHandlers): Promise<void> {
     if (this.#running || this.#starting) {
-      throw new EbbError('The Slack adapter is already started.', { code: 'slack_started' });
+      throw new SlackError('The Slack adapter is already started.', { code: 'already_started' });
     }
     this.#starting = true;
     try {
@@ -180,10 +179,10 @@ export class SlackAdapter implements PlatformAdapter {
     try {
       auth = await client.auth.test();
     } catch (err) {
-      throw toEbbError(err, 'auth.test (check the bot token)', 'slack_auth_failed');
+      throw toEbbError(err, { doing: 'auth.test (check the bot token)', code: 'slack_auth_failed' });
     }
     if (!auth.team_id || !auth.user_id || !auth.bot_id) {
-      throw new EbbError('Slack auth.test did not name a team, bot user and bot: is this a bot token?', {
+      throw new SlackError('Slack auth.test did not name a team, bot user and bot: is this a bot token?', {
         code: 'slack_auth_failed',
       });
     }
@@ -235,7 +234,10 @@ export class SlackAdapter implements PlatformAdapter {
       }
     } catch (err) {
       await this.#stopReceiver(receiver);
-      throw toEbbError(err, `connecting to Slack (${options.mode} mode)`, 'slack_connect_failed');
+      throw toEbbError(err, {
+        doing: `connecting to Slack (${options.mode} mode)`,
+        code: 'slack_connect_failed',
+      });
     }
     return running;
   }
@@ -243,10 +245,10 @@ export class SlackAdapter implements PlatformAdapter {
   async send(channelKey: string, text: string): Promise<{ readonly platformMessageId: string }> {
     const conversation = parseSlackChannelKey(channelKey);
     if (!conversation) {
-      throw new EbbError(`Not a Slack channel key: ${channelKey}`, { code: 'slack_invalid_channel_key' });
+      throw new SlackError(`Not a Slack channel key: ${channelKey}`, { code: 'invalid_channel_key' });
     }
     const running = this.#running;
-    if (!running) throw new EbbError('The Slack adapter is not started.', { code: 'slack_not_started' });
+    if (!running) throw new SlackError('The Slack adapter is not started.', { code: 'not_started' });
     let ts: string | undefined;
     try {
       const result = await running.client.chat.postMessage({
@@ -256,9 +258,9 @@ export class SlackAdapter implements PlatformAdapter {
       });
       ts = result.ts;
     } catch (err) {
-      throw toEbbError(err, 'chat.postMessage', 'slack_send_failed');
+      throw toEbbError(err, { doing: 'chat.postMessage', code: 'slack_send_failed' });
     }
-    if (!ts) throw new EbbError('Slack chat.postMessage returned no ts.', { code: 'slack_send_failed' });
+    if (!ts) throw new SlackError('Slack chat.postMessage returned no ts.', { code: 'slack_send_failed' });
     await this.#clearTyping(running, channelKey);
     return { platformMessageId: ts };
   }
@@ -313,7 +315,7 @@ export class SlackAdapter implements PlatformAdapter {
         });
       default: {
         const exhaustive: never = options.mode;
-        throw new EbbError(`Unknown Slack mode ${String(exhaustive)}`, { code: 'slack_config_invalid' });
+        throw new SlackError(`Unknown Slack mode ${String(exhaustive)}`, { code: 'slack_config_invalid' });
       }
     }
   }

@@ -61,7 +61,7 @@ describe('SlackAdapter send under rate limits', () => {
       (err: unknown) => err,
     );
 
-    expect(failure).toMatchObject({ name: 'EbbError', code: 'slack_send_failed', retryable: true });
+    expect(failure).toMatchObject({ name: 'SlackError', code: 'slack_send_failed', retryable: true });
     const cause = (failure as { cause?: unknown }).cause;
     expect(cause).toBeInstanceOf(Error);
     expect((cause as Error).message).toMatch(/rate limit was exceeded/);

@@ -23,6 +23,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { webError } from './errors.js';
 
 export interface AccessOptions {
   /** EBB_ADMIN_TOKEN. Unset: everything but `/healthz` (and the API with `publicApi`) is loopback only. */
@@ -111,7 +112,7 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
 }
 
 function denied(c: Context, status: 401 | 403, error: string): Response {
-  return c.json({ error, code: status === 401 ? 'unauthorized' : 'forbidden' }, status);
+  return webError(c, status, status === 401 ? 'unauthorized' : 'forbidden', error);
 }
 
 /** A secret compared in constant time (through a digest, so lengths never leak). */

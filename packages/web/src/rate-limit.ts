@@ -11,6 +11,7 @@
 import { LruMap } from '@ebb/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { isLoopback, remoteAddress } from './access.js';
+import { webError } from './errors.js';
 
 export interface RateLimitOptions {
   /** Sustained requests per minute per client; 0 turns the limit off. */
@@ -74,9 +75,11 @@ export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
     const decision = limiter.take(clientOf(c));
     if (decision.allowed) return next();
     c.header('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
-    return c.json(
-      { error: 'too many requests from this client; wait for Retry-After seconds', code: 'rate_limited' },
+    return webError(
+      c,
       429,
+      'rate_limited',
+      'too many requests from this client; wait for Retry-After seconds',
     );
   };
 }

@@ -16,7 +16,7 @@
  * A 2xx answer to a message means it is archived; the caller retries anything else with the same
  * `id`, which is idempotent: 503 `store_unavailable` (not archived; `Retry-After`), 503
  * `shutting_down` (this process is stopping), 409 `id_conflict` (the id was used for another text).
- * Errors are `{"error": "…", "code": "…"}`.
+ * Errors are `{"error": "…", "code": "…"}`, `code` one of `WEB_ERROR_CODES` (`errors.ts`).
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -27,8 +27,8 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type AccessOptions, accessControl } from './access.js';
+import { type WebErrorCode, webError } from './errors.js';
 import { DEFAULT_RATE_LIMIT, type RateLimitOptions, rateLimit } from './rate-limit.js';
 
 export interface WebAdapterOptions {
@@ -161,7 +161,7 @@ export class WebAdapter implements PlatformAdapter {
       }
       c.header('Connection', 'close');
       c.header('Retry-After', String(RETRY_AFTER_SECONDS));
-      return fail(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
+      return webError(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
     });
     // nosniff, no framing by other sites, no Referer (a `?token=` address must not leak), and so on.
     app.use('*', secureHeaders());
@@ -176,19 +176,20 @@ export class WebAdapter implements PlatformAdapter {
         onError: (c) => {
           // The client may still be sending: end the connection rather than read the rest.
           c.header('Connection', 'close');
-          return fail(c, 413, 'body_too_large', `the request body is larger than ${maxBytes} bytes`);
+          return webError(c, 413, 'body_too_large', `the request body is larger than ${maxBytes} bytes`);
         },
       }),
     );
     // One rule for the channel id on every channel route, the event stream included.
     app.use('/api/channels/:id/*', async (c, next) => {
-      if (!CHANNEL_ID.test(c.req.param('id') ?? '')) return fail(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
+      if (!CHANNEL_ID.test(c.req.param('id') ?? ''))
+        return webError(c, 400, 'bad_channel_id', CHANNEL_ID_RULE);
       return next();
     });
     app.post('/api/channels/:id/messages', async (c) => {
       const id = c.req.param('id');
       const body = await jsonObject(c);
-      if (!body) return fail(c, 400, 'bad_json', 'the body must be a JSON object');
+      if (!body) return webError(c, 400, 'bad_json', 'the body must be a JSON object');
       const author = typeof body.author === 'string' ? body.author.trim() : '';
       const text = typeof body.text === 'string' ? body.text : '';
       const messageId = body.id;
@@ -196,24 +197,24 @@ export class WebAdapter implements PlatformAdapter {
         messageId !== undefined &&
         (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID)
       )
-        return fail(c, 400, 'bad_id', `"id" must be a non-empty string of at most ${MAX_ID} characters`);
+        return webError(c, 400, 'bad_id', `"id" must be a non-empty string of at most ${MAX_ID} characters`);
       // Postgres cannot store NUL in text: refused here rather than lost later.
       if ([author, text, messageId ?? ''].some((s) => s.includes('\u0000')))
-        return fail(
+        return webError(
           c,
           400,
           'nul_character',
           '"author", "text" and "id" must not contain NUL (\\u0000) characters',
         );
       if (author === '' || author.length > MAX_AUTHOR || UNSAFE_IN_NAME.test(author))
-        return fail(
+        return webError(
           c,
           400,
           'bad_author',
           `"author" must be a non-empty string of at most ${MAX_AUTHOR} characters, on one line, without control or bidi characters`,
         );
       if (text.trim() === '' || text.length > MAX_TEXT) {
-        return fail(
+        return webError(
           c,
           400,
           'bad_text',
@@ -221,7 +222,7 @@ export class WebAdapter implements PlatformAdapter {
         );
       }
       const handlers = this.#handlers;
-      if (!handlers) return fail(c, 503, 'starting', 'Ebb is starting');
+      if (!handlers) return webError(c, 503, 'starting', 'Ebb is starting');
       const channelKey = `web:${id}`;
       const platformMessageId = messageId ?? randomUUID();
       this.publish(channelKey, { type: 'message', role: 'user', author, text, platformMessageId });
@@ -241,7 +242,7 @@ export class WebAdapter implements PlatformAdapter {
       switch (result?.archived) {
         case 'failed':
           c.header('Retry-After', String(RETRY_AFTER_SECONDS));
-          return fail(
+          return webError(
             c,
             503,
             'store_unavailable',
@@ -249,7 +250,7 @@ export class WebAdapter implements PlatformAdapter {
           );
         case 'duplicate':
           if (result.original && result.original.text !== text)
-            return fail(
+            return webError(
               c,
               409,
               'id_conflict',
@@ -261,7 +262,7 @@ export class WebAdapter implements PlatformAdapter {
             reply: result?.reply ?? null,
             id: platformMessageId,
             // Archived, but no reply was made or kept: sending it again is a duplicate, not a retry.
-            ...(result?.failedAfterStore ? { code: 'turn_failed' } : {}),
+            ...(result?.failedAfterStore ? { code: 'turn_failed' satisfies WebErrorCode } : {}),
           });
       }
     });
@@ -269,19 +270,19 @@ export class WebAdapter implements PlatformAdapter {
     app.post('/api/channels/:id/commands', async (c) => {
       const id = c.req.param('id');
       const body = await jsonObject(c);
-      if (!body) return fail(c, 400, 'bad_json', 'the body must be a JSON object');
+      if (!body) return webError(c, 400, 'bad_json', 'the body must be a JSON object');
       const name = COMMANDS.find((command) => command === body.name);
       if (name === undefined)
-        return fail(c, 400, 'bad_command', `"name" must be one of ${COMMANDS.join(', ')}`);
+        return webError(c, 400, 'bad_command', `"name" must be one of ${COMMANDS.join(', ')}`);
       if (body.user !== undefined && !isShortText(body.user, MAX_AUTHOR))
-        return fail(
+        return webError(
           c,
           400,
           'bad_user',
           `"user" must be a non-empty string of at most ${MAX_AUTHOR} characters`,
         );
       const handlers = this.#handlers;
-      if (!handlers) return fail(c, 503, 'starting', 'Ebb is starting');
+      if (!handlers) return webError(c, 503, 'starting', 'Ebb is starting');
       const reply = await handlers.onCommand({
         platform: 'web',
         name,
@@ -324,8 +325,4 @@ async function jsonObject(c: Context): Promise<Record<string, unknown> | undefin
   return typeof body === 'object' && body !== null && !Array.isArray(body)
     ? (body as Record<string, unknown>)
     : undefined;
-}
-
-function fail(c: Context, status: ContentfulStatusCode, code: string, error: string): Response {
-  return c.json({ error, code }, status);
 }

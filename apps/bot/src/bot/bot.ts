@@ -22,7 +22,6 @@ import {
   type ContextNotifier,
   calibrate,
   chatMessageTokens,
-  EbbError,
   focusProblem,
   type InboundMessage,
   type InboundSpool,
@@ -50,6 +49,7 @@ import {
 import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { compactorSettingsOf } from '../channel-status.js';
+import { BotError } from '../errors.js';
 import { ChannelActors } from './channel-actors.js';
 import { contextReport } from './context-report.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
@@ -660,7 +660,7 @@ export class Bot {
   }
 
   get #compaction(): ChannelCompactor {
-    if (!this.#compactor) throw new EbbError('the bot is not started', { code: 'not_started' });
+    if (!this.#compactor) throw new BotError('the bot is not started', { code: 'not_started' });
     return this.#compactor;
   }
 
@@ -679,7 +679,7 @@ export class Bot {
 
   #adapter(platform: Platform): PlatformAdapter {
     const adapter = this.#adapters.get(platform);
-    if (!adapter) throw new EbbError(`no ${platform} adapter is running`, { code: 'no_adapter' });
+    if (!adapter) throw new BotError(`no ${platform} adapter is running`, { code: 'no_adapter' });
     return adapter;
   }
 }
@@ -691,7 +691,7 @@ function withoutNul(text: string): string {
 function platformOfKey(channelKey: string): Platform {
   const platform = platformOf(channelKey);
   if (platform === undefined) {
-    throw new EbbError(`unknown platform in channel key ${channelKey}`, { code: 'invalid_channel_key' });
+    throw new BotError(`unknown platform in channel key ${channelKey}`, { code: 'invalid_channel_key' });
   }
   return platform;
 }

@@ -12,7 +12,7 @@
  */
 import { ConfigError, type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
 import { EbbError } from '@ebb/core';
-import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { type Database, type DbErrorCode, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import type { CommandIo } from './io.js';
 import { openDatabase } from './runtime.js';
 
@@ -122,10 +122,10 @@ function reportStoreError(command: string, err: unknown, io: CommandIo): number 
   if (!(err instanceof EbbError)) throw err;
   io.err(`${command}: ${err.message}`);
   switch (err.code) {
-    case 'db_schema':
+    case 'db_schema' satisfies DbErrorCode:
       io.err('The database has no Ebb tables yet (or older ones): run `ebb migrate` first.');
       break;
-    case 'db_unavailable':
+    case 'db_unavailable' satisfies DbErrorCode:
       io.err('Check that the database is running and that DATABASE_URL points at it.');
       break;
   }

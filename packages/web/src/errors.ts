@@ -1,0 +1,57 @@
+/**
+ * The codes of the web API's answers: part of its contract, so a client can branch on `code`
+ * instead of the sentence in `error`. Every error body is `{"error": "…", "code": "…"}`.
+ *
+ * | code                | status | when                                                             |
+ * | ------------------- | ------ | ---------------------------------------------------------------- |
+ * | `bad_channel_id`    | 400    | the `:id` is not letters, digits, `_ . -` (at most 100)          |
+ * | `bad_json`          | 400    | the body is not a JSON object                                    |
+ * | `bad_id`            | 400    | `"id"` is empty or too long                                      |
+ * | `bad_author`        | 400    | `"author"` is empty, too long, or has control/bidi characters    |
+ * | `bad_text`          | 400    | `"text"` is empty or too long                                    |
+ * | `bad_command`       | 400    | `"name"` is not a command                                        |
+ * | `bad_user`          | 400    | `"user"` is empty, too long, or has control/bidi characters      |
+ * | `nul_character`     | 400    | a NUL in `"author"`, `"text"` or `"id"` (Postgres cannot store it) |
+ * | `unauthorized`      | 401    | no token, or the wrong one                                       |
+ * | `forbidden`         | 403    | the route answers only on loopback                               |
+ * | `id_conflict`       | 409    | the `"id"` was already used for another text                     |
+ * | `body_too_large`    | 413    | the body is larger than `maxBodyBytes`                           |
+ * | `rate_limited`      | 429    | too many requests from this client (`Retry-After`)               |
+ * | `starting`          | 503    | Ebb is not serving turns yet                                     |
+ * | `store_unavailable` | 503    | the message was not archived (`Retry-After`; send it again)      |
+ * | `shutting_down`     | 503    | this process is stopping (`Retry-After`)                         |
+ * | `turn_failed`       | 200    | archived, but no reply was made or kept (a field of a 2xx answer) |
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+
+export const WEB_ERROR_CODES = [
+  'bad_channel_id',
+  'bad_json',
+  'bad_id',
+  'bad_author',
+  'bad_text',
+  'bad_command',
+  'bad_user',
+  'nul_character',
+  'unauthorized',
+  'forbidden',
+  'id_conflict',
+  'body_too_large',
+  'rate_limited',
+  'starting',
+  'store_unavailable',
+  'shutting_down',
+  'turn_failed',
+] as const;
+export type WebErrorCode = (typeof WEB_ERROR_CODES)[number];
+
+/** The one shape of an error answer: `{"error": "<sentence>", "code": "<WebErrorCode>"}`. */
+export function webError(
+  c: Context,
+  status: ContentfulStatusCode,
+  code: WebErrorCode,
+  error: string,
+): Response {
+  return c.json({ error, code }, status);
+}
