@@ -9,8 +9,9 @@ import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeDiscord } from '@ebb/testing/discord';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
+import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
+import { parseFencedBlocks } from '@ebb/testing/prompt-blocks';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -20,6 +21,13 @@ import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
 const fast = { timeout: 10_000, interval: 2 } as const;
+
+/**
+ * A compaction pass's request (the worker runs in this process, so its requests reach the fake
+ * between chat turns): passes ask for a `json_schema` response, chat turns never do.
+ */
+const isPassRequest = (r: RecordedRequest) =>
+  (r.body as { response_format?: { type?: string } }).response_format?.type === 'json_schema';
 
 /** What the test needs of a platform: post as a person, count the bot's posts, run a command. */
 interface Driver {
@@ -233,16 +241,46 @@ describe.each([
     await vi.waitFor(() => expect(driver.botPosts(0)).toBe(MESSAGES + 1), fast);
     await driver.say(1, 'when is the key rotation?');
     await vi.waitFor(() => expect(driver.botPosts(1)).toBe(1), fast);
-    const [inFirst, inOther] = fake.completionRequests.slice(before).map((r) => JSON.stringify(r.body));
+    // The two turns' chat requests, in the order asked, whatever passes ran in between.
+    const chats = fake.completionRequests.slice(before).filter((r) => !isPassRequest(r));
+    expect(chats.map((r) => JSON.stringify(r.body.messages.at(-1)?.content))).toEqual([
+      expect.stringContaining('when is the key rotation?'),
+      expect.stringContaining('when is the key rotation?'),
+    ]);
+    const [inFirst, inOther] = chats.map((r) => JSON.stringify(r.body));
     expect(inFirst).toContain('Key rotation is on Friday at 10:00');
     expect(inOther).not.toContain('Key rotation');
   });
 
-  it('answers /context and /compact', async () => {
+  it('answers /context, and /compact queues a pass with its focus that runs', async () => {
     expect(await driver.command('context')).toContain(`Context of ${driver.keys[0]}`);
-    expect(await driver.command('compact', 'the rotation plan')).toMatch(
-      // A pass of the channel may still be in flight from the conversation: then it says so.
-      /Compaction queued \(focus: the rotation plan\)|already queued or running|Nothing to compact/,
+    // The conversation's passes have landed (none queued or running), and the channel holds more raw
+    // messages than it protects: /compact has something to do and nothing in its way.
+    const runs = new PgRunStore({ db: fresh.db });
+    const unfinished = async () =>
+      (await runs.recent(driver.keys[0], 50)).filter((r) => r.status === 'queued' || r.status === 'running');
+    await vi.waitFor(async () => expect(await unfinished()).toEqual([]), { timeout: 30_000, interval: 50 });
+    const before = fake.completionRequests.length;
+    const reply = await driver.command('compact', 'the rotation plan');
+    const queued = /Compaction queued \(focus: the rotation plan\): ([\w.%-]+)/.exec(reply);
+    expect(queued, reply).not.toBeNull();
+    const jobId = queued?.[1];
+    // The queued pass runs to completion, and its summary request carries the focus.
+    await vi.waitFor(
+      async () =>
+        expect((await runs.recent(driver.keys[0], 50)).find((r) => r.jobId === jobId)?.status).toBe(
+          'completed',
+        ),
+      { timeout: 30_000, interval: 50 },
     );
+    const focuses = fake.completionRequests
+      .slice(before)
+      .filter(isPassRequest)
+      .flatMap((r) => r.body.messages.filter((m) => m.role === 'user'))
+      .flatMap((m) => parseFencedBlocks(typeof m.content === 'string' ? m.content : '').blocks)
+      .filter((b) => b.label === 'focus-request')
+      .map((b) => b.lines.join('\n'));
+    expect(focuses).not.toEqual([]);
+    expect(focuses.filter((f) => !f.includes('the rotation plan'))).toEqual([]);
   });
 });
