@@ -1,6 +1,7 @@
 /**
  * The log contract: the JSON lines of a background pass, an emergency truncation, a failed pass and
- * a rejected reload, field by field; and no secret from the environment anywhere in the output.
+ * a rejected reload, field by field; every `event` named `area.verb` and every channel under
+ * `channel`; and no secret from the environment anywhere in the output.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -222,6 +223,14 @@ it('logs one JSON line per compaction step and reload, with the documented field
     event: 'config.rejected',
     error: expect.stringContaining('compaction.background_threshold: must be below aggressive_threshold'),
   });
+
+  // The naming rule, on every line: an event is `area.verb`, and the channel is always `channel`.
+  const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  const named = parsed.filter((l) => l.event !== undefined);
+  expect(named.length).toBeGreaterThan(5);
+  for (const line of named) expect(line.event).toMatch(/^[a-z]+(\.[a-z_]+)+$/);
+  expect(parsed.filter((l) => 'channelKey' in l)).toEqual([]);
+  expect(parsed.filter((l) => l.channel !== undefined && !String(l.channel).includes(':'))).toEqual([]);
 
   // No secret from the environment anywhere, and no message text at info level.
   const all = lines.join('\n');

@@ -11,6 +11,7 @@ export * from './extractive-summary.js';
 export * from './in-memory-channel-store.js';
 export * from './in-memory-memory-store.js';
 export * from './in-memory-run-store.js';
+export * from './logger.js';
 export * from './lru-map.js';
 export * from './measure-message.js';
 export * from './memory.js';

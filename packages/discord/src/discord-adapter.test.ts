@@ -3,16 +3,10 @@
  */
 import type { CommandInvocation, InboundMessage } from '@ebb/core';
 import { FakeDiscord, snowflakeTimestamp, type WireChannel } from '@ebb/testing/discord';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { discordChannelKey } from './channel-key.js';
 import { DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
-import type { DiscordLogger } from './discord-logger.js';
-
-interface LogLine {
-  readonly level: string;
-  readonly obj: object;
-  readonly msg: string;
-}
 
 interface SetupOptions {
   readonly adapter?: (fake: FakeDiscord) => Partial<DiscordAdapterOptions>;
@@ -21,18 +15,8 @@ interface SetupOptions {
 
 async function setup(options: SetupOptions = {}) {
   const fake = await FakeDiscord.start();
-  const logs: LogLine[] = [];
-  const log =
-    (level: string) =>
-    (obj: object, msg: string): void => {
-      logs.push({ level, obj, msg });
-    };
-  const logger: DiscordLogger = {
-    debug: log('debug'),
-    info: log('info'),
-    warn: log('warn'),
-    error: log('error'),
-  };
+  const logger = new RecordingLogger();
+  const logs = logger.entries;
   const messages: InboundMessage[] = [];
   const commands: CommandInvocation[] = [];
   const adapter = new DiscordAdapter({
@@ -315,7 +299,7 @@ describe('DiscordAdapter commands', () => {
 
     await vi.waitFor(() => expect(fake.interaction(interaction.id).replies).toHaveLength(1), eventually);
     expect(fake.interaction(interaction.id).replies[0]?.content).toMatch(/^Sorry, that command failed/);
-    expect(logs.filter((l) => l.level === 'error').map((l) => l.msg)).toEqual(['discord command failed']);
+    expect(logs.filter((l) => l.level === 'error').map((l) => l.message)).toEqual(['discord command failed']);
   });
 });
 
@@ -342,7 +326,7 @@ describe('DiscordAdapter connection', () => {
     expect(fake.identifyCount).toBe(1);
     expect(fake.resumeCount).toBe(1);
     expect(fake.connectionPaths).toEqual(['/gateway', '/resume']);
-    expect(logs.map((l) => (l.obj as { event?: string }).event)).toContain('discord.resumed');
+    expect(logs.map((l) => l.fields.event)).toContain('discord.resumed');
   });
 
   it('identifies again after a non-resumable INVALID_SESSION and keeps working', async () => {
@@ -370,13 +354,7 @@ describe('DiscordAdapter connection', () => {
   it('rejects start with discord_token_invalid for a wrong token, and never records or logs a token', async () => {
     const fake = await FakeDiscord.start();
     onTestFinished(() => fake.close());
-    const logged: string[] = [];
-    const logger: DiscordLogger = {
-      debug: (obj, msg) => logged.push(JSON.stringify({ obj, msg })),
-      info: (obj, msg) => logged.push(JSON.stringify({ obj, msg })),
-      warn: (obj, msg) => logged.push(JSON.stringify({ obj, msg })),
-      error: (obj, msg) => logged.push(JSON.stringify({ obj, msg })),
-    };
+    const logger = new RecordingLogger();
     const adapter = new DiscordAdapter({ token: 'not-the-token', restApi: fake.restApi, logger });
 
     await expect(
@@ -385,6 +363,6 @@ describe('DiscordAdapter connection', () => {
     expect(fake.requests.map((r) => [r.route, r.status, r.headers.authorization])).toEqual([
       ['/gateway/bot', 401, '[redacted]'],
     ]);
-    expect(logged.join('\n')).not.toContain('not-the-token');
+    expect(JSON.stringify(logger.entries)).not.toContain('not-the-token');
   });
 });

@@ -13,9 +13,11 @@
 import {
   type CommandInvocation,
   type InboundMessage,
+  type Logger,
   LruMap,
   type PlatformAdapter,
   type PlatformHandlers,
+  SILENT_LOGGER,
   settleWithin,
 } from '@ebb/core';
 import {
@@ -36,7 +38,6 @@ import { hasBotMention, rewriteBotMentions } from './bot-mentions.js';
 import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
 import { ebbCommands, FOCUS_OPTION, isEbbCommand } from './commands.js';
 import { DiscordError, toEbbError } from './discord-errors.js';
-import { type DiscordLogger, silentLogger } from './discord-logger.js';
 import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';
 
 export interface DiscordAdapterOptions {
@@ -50,7 +51,7 @@ export interface DiscordAdapterOptions {
   readonly guildIdsForCommands?: readonly string[];
   /** Mentions of the bot become `@<botName>`; by default the bot user's display name. */
   readonly botName?: string;
-  readonly logger?: DiscordLogger;
+  readonly logger?: Logger;
   /**
    * A command answer not ready after this long is deferred ("thinking…") and edited in when ready:
    * Discord drops an interaction not acknowledged within 3 s.
@@ -83,7 +84,7 @@ type CommandOutcome =
 export class DiscordAdapter implements PlatformAdapter {
   readonly platform = 'discord' as const;
   readonly #options: DiscordAdapterOptions & Required<DiscordAdapterDefaults>;
-  readonly #log: DiscordLogger;
+  readonly #log: Logger;
   /** Ids of the last messages delivered: a RESUME may replay a dispatch already handled. */
   readonly #recent: LruMap<string, true>;
   #client: Client | undefined;
@@ -94,7 +95,7 @@ export class DiscordAdapter implements PlatformAdapter {
       throw new DiscordError('the Discord bot token is empty', { code: 'discord_token_missing' });
     }
     this.#options = { ...DEFAULT_DISCORD_ADAPTER_OPTIONS, ...options };
-    this.#log = options.logger ?? silentLogger;
+    this.#log = options.logger ?? SILENT_LOGGER;
     this.#recent = new LruMap(this.#options.recentMessageIds);
   }
 

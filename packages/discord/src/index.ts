@@ -6,5 +6,4 @@ export {
   type DiscordAdapterOptions,
 } from './discord-adapter.js';
 export { DISCORD_ERROR_CODES, DiscordError, type DiscordErrorCode } from './discord-errors.js';
-export type { DiscordLogger } from './discord-logger.js';
 export { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';

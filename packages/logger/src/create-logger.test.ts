@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import type { Logger } from '@ebb/core';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createLogger } from './create-logger.js';
 
 function capture() {
@@ -37,5 +38,20 @@ describe('createLogger', () => {
     expect(line.client.token).toBe('[redacted]');
     expect(line.databaseUrl).toBe('postgres://ebb:[redacted]@db:5432/ebb');
     expect(lines.join('')).not.toMatch(/sk-live-123|xoxb-secret|hunter2/);
+  });
+
+  it('satisfies the Logger port, children included', () => {
+    const { lines, destination } = capture();
+    const log: Logger = createLogger({ destination });
+    expectTypeOf(createLogger()).toExtend<Logger>();
+    log
+      .child({ channel: 'slack:T1:C1' })
+      .child({ jobId: '7' })
+      .warn({ event: 'compaction.failed' }, 'failed');
+    log.info('plain message');
+    expect(lines.map((l) => JSON.parse(l))).toMatchObject([
+      { level: 40, channel: 'slack:T1:C1', jobId: '7', event: 'compaction.failed', msg: 'failed' },
+      { level: 30, msg: 'plain message' },
+    ]);
   });
 });

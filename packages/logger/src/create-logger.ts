@@ -3,9 +3,10 @@
  * output: known secret keys are redacted wherever they appear, and passwords inside connection URLs
  * are masked. Message text is logged only at debug level, by the callers' choice of level.
  */
-import { type DestinationStream, type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
 
-export type { Logger } from 'pino';
+/** The port every package logs through; a pino logger is one (see `createLogger`). */
+export type { Logger } from '@ebb/core';
 
 /** Keys whose values are secrets, at any of the first two levels of a log line. */
 const SECRET_KEYS = [
@@ -33,7 +34,11 @@ export interface LoggerOptions {
   readonly destination?: DestinationStream;
 }
 
-export function createLogger(options: LoggerOptions = {}): Logger {
+/**
+ * A pino logger, typed as pino's own; it satisfies the `Logger` port (checked in
+ * `create-logger.test.ts`), so every package can be given it.
+ */
+export function createLogger(options: LoggerOptions = {}): PinoLogger {
   const base = {
     level: options.level ?? 'info',
     ...(options.name === undefined ? {} : { name: options.name }),

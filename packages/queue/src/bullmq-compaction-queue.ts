@@ -27,8 +27,10 @@ import {
   type EnqueueOptions,
   type EnqueueOutcome,
   type JobState,
+  type Logger,
   MAX_PASSES_IN_FLIGHT,
   type PassInFlight,
+  SILENT_LOGGER,
 } from '@ebb/core';
 import { type Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -43,7 +45,6 @@ import {
   parseCompactionPayload,
   tierPriority,
 } from './compaction-jobs.js';
-import { type QueueLogger, silentLogger } from './queue-logger.js';
 import { assertRedisReady } from './redis-connection.js';
 import { type RedisKeys, redisKeys } from './redis-keys.js';
 import { type LockOptions, withLock } from './with-lock.js';
@@ -55,7 +56,7 @@ export interface BullmqCompactionQueueOptions {
   readonly prefix?: string;
   readonly jobOptions?: Partial<CompactionJobOptions>;
   readonly lock?: Partial<LockOptions>;
-  readonly logger?: QueueLogger;
+  readonly logger?: Logger;
 }
 
 type PendingState = 'waiting' | 'prioritized' | 'delayed' | 'waiting-children';
@@ -74,7 +75,7 @@ export class BullmqCompactionQueue implements CompactionQueue {
   readonly #lock: Partial<LockOptions>;
 
   constructor(options: BullmqCompactionQueueOptions) {
-    const log = options.logger ?? silentLogger;
+    const log = options.logger ?? SILENT_LOGGER;
     this.#redis = options.connection;
     this.#keys = redisKeys(options.prefix);
     this.#jobOptions = compactionJobOptions(options.jobOptions);

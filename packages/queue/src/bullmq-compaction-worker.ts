@@ -25,7 +25,7 @@
  * connection problems and a timed-out close.
  */
 import { EventEmitter } from 'node:events';
-import { PassDeferredError, settleWithin } from '@ebb/core';
+import { type Logger, PassDeferredError, SILENT_LOGGER, settleWithin } from '@ebb/core';
 import { DelayedError, type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { COMPACTION_QUEUE_NAME, CompactionJobPayload, parseCompactionPayload } from './compaction-jobs.js';
@@ -37,7 +37,6 @@ import {
   providerWaitMs,
   toError,
 } from './compaction-processor.js';
-import { type QueueLogger, silentLogger } from './queue-logger.js';
 import { createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -59,7 +58,7 @@ export interface CompactionWorkerOptions {
   readonly maxStalledCount?: number;
   /** A global rate limit of passes (BullMQ's `limiter`). */
   readonly limiter?: { readonly max: number; readonly duration: number };
-  readonly logger?: QueueLogger;
+  readonly logger?: Logger;
 }
 
 export const DEFAULT_COMPACTION_WORKER_OPTIONS = {
@@ -75,7 +74,7 @@ export type CloseOutcome = 'drained' | 'timed_out';
 export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   readonly #worker: Worker<unknown, unknown, string>;
   readonly #ownedConnection: Redis | undefined;
-  readonly #log: QueueLogger;
+  readonly #log: Logger;
   readonly #active = new Set<string>();
   #closing: Promise<CloseOutcome> | undefined;
 
@@ -84,7 +83,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
     if ((options.connection === undefined) === (options.url === undefined)) {
       throw new TypeError('startCompactionWorker needs exactly one of `connection` and `url`');
     }
-    this.#log = options.logger ?? silentLogger;
+    this.#log = options.logger ?? SILENT_LOGGER;
     this.#ownedConnection =
       options.url === undefined ? undefined : createRedis(options.url, { role: 'worker', logger: this.#log });
     const connection = options.connection ?? this.#ownedConnection;

@@ -4,7 +4,6 @@ export * from './compaction-jobs.js';
 export * from './compaction-processor.js';
 export * from './errors.js';
 export * from './inline-compaction-queue.js';
-export * from './queue-logger.js';
 export * from './redis-connection.js';
 export * from './redis-context-notifier.js';
 export * from './redis-inbound-spool.js';

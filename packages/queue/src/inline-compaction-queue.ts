@@ -27,8 +27,10 @@ import {
   type EnqueueOptions,
   type EnqueueOutcome,
   type JobState,
+  type Logger,
   PassDeferredError,
   type PassInFlight,
+  SILENT_LOGGER,
   tierRank,
 } from '@ebb/core';
 import {
@@ -47,7 +49,6 @@ import {
   toError,
 } from './compaction-processor.js';
 import { QueueError } from './errors.js';
-import { type QueueLogger, silentLogger } from './queue-logger.js';
 
 export interface InlineCompactionQueueOptions {
   readonly processor: CompactionProcessor;
@@ -58,7 +59,7 @@ export interface InlineCompactionQueueOptions {
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Source of backoff jitter. */
   readonly random?: () => number;
-  readonly logger?: QueueLogger;
+  readonly logger?: Logger;
 }
 
 export const DEFAULT_INLINE_COMPACTION_QUEUE_OPTIONS = { concurrency: 1 } as const;
@@ -82,7 +83,7 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
   readonly #jobOptions: CompactionJobOptions;
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   readonly #random: () => number;
-  readonly #log: QueueLogger;
+  readonly #log: Logger;
   /** Each channel's jobs waiting, delayed or running. */
   readonly #byChannel = new Map<string, Entry[]>();
   #ready: Entry[] = [];
@@ -98,7 +99,7 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
     this.#jobOptions = compactionJobOptions(options.jobOptions);
     this.#sleep = options.sleep ?? defaultSleep;
     this.#random = options.random ?? Math.random;
-    this.#log = options.logger ?? silentLogger;
+    this.#log = options.logger ?? SILENT_LOGGER;
   }
 
   async enqueue(job: CompactionJob, options: EnqueueOptions = {}): Promise<EnqueueOutcome> {

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { redisUrl } from '@ebb/testing/redis';
 import { describe, expect, it } from 'vitest';
 import {
@@ -87,18 +88,14 @@ describe('createRedis', () => {
   });
 
   it('rejects a producer command at once while Redis is down instead of queueing it', async () => {
-    const warnings: string[] = [];
-    const logger = {
-      debug: () => {},
-      info: () => {},
-      warn: (_obj: object, msg: string) => warnings.push(msg),
-      error: () => {},
-    };
+    const logger = new RecordingLogger();
     const redis = createRedis(`redis://127.0.0.1:${await deadPort()}`, { role: 'producer', logger });
     try {
       await expect(redis.get('x')).rejects.toThrow(/enableOfflineQueue/);
       await expect(waitForReady(redis, 300)).rejects.toBeInstanceOf(RedisUnavailableError);
-      expect(warnings).toEqual(['redis connection error']);
+      expect(logger.entries.filter((e) => e.level === 'warn').map((e) => e.message)).toEqual([
+        'redis connection error',
+      ]);
     } finally {
       redis.disconnect();
     }

@@ -12,16 +12,15 @@
  *   commands, offline queue on, reconnect forever (up to 10 s apart).
  * - `subscriber` (pub/sub): a dedicated connection, resubscribes after a reconnect, reconnects forever.
  */
-import { settleWithin } from '@ebb/core';
+import { type Logger, SILENT_LOGGER, settleWithin } from '@ebb/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueError } from './errors.js';
-import { type QueueLogger, silentLogger } from './queue-logger.js';
 
 export type RedisRole = 'producer' | 'worker' | 'subscriber';
 
 export interface CreateRedisOptions {
   readonly role: RedisRole;
-  readonly logger?: QueueLogger;
+  readonly logger?: Logger;
   /** CLIENT SETNAME, for `CLIENT LIST`; defaults to `ebb-<role>`. */
   readonly connectionName?: string;
 }
@@ -74,7 +73,7 @@ export function redisOptionsFor(role: RedisRole): RedisRoleOptions {
  * once (info); ioredis keeps reconnecting as the role's retry strategy says.
  */
 export function createRedis(url: string, options: CreateRedisOptions): Redis {
-  const log = options.logger ?? silentLogger;
+  const log = options.logger ?? SILENT_LOGGER;
   const target = describeRedisUrl(url);
   const redis = new Redis(url, {
     ...redisOptionsFor(options.role),

@@ -9,11 +9,10 @@
  * `InProcessContextNotifier` does the same inside one process for embedded mode.
  */
 import { EventEmitter } from 'node:events';
-import type { ContextNotifier } from '@ebb/core';
+import { type ContextNotifier, type Logger, SILENT_LOGGER } from '@ebb/core';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { toError } from './compaction-processor.js';
-import { type QueueLogger, silentLogger } from './queue-logger.js';
 import { assertRedisReady, createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -32,14 +31,14 @@ export interface RedisContextNotifierOptions {
   readonly subscriber: Redis;
   /** Key prefix (default `ebb`). */
   readonly prefix?: string;
-  readonly logger?: QueueLogger;
+  readonly logger?: Logger;
 }
 
 export class RedisContextNotifier implements ContextNotifier {
   readonly #publisher: Redis;
   readonly #subscriber: Redis;
   readonly #channel: string;
-  readonly #log: QueueLogger;
+  readonly #log: Logger;
   readonly #listeners = new Set<ContextChangeListener>();
   #subscription: Promise<unknown> | undefined;
   #owned = false;
@@ -48,7 +47,7 @@ export class RedisContextNotifier implements ContextNotifier {
     this.#publisher = options.publisher;
     this.#subscriber = options.subscriber;
     this.#channel = redisKeys(options.prefix).contextChanged;
-    this.#log = options.logger ?? silentLogger;
+    this.#log = options.logger ?? SILENT_LOGGER;
     this.#subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.#channel) this.#deliver(message);
     });
@@ -57,9 +56,9 @@ export class RedisContextNotifier implements ContextNotifier {
   /** A notifier with its own two connections, closed by `close()`. */
   static connect(
     url: string,
-    options: { readonly prefix?: string; readonly logger?: QueueLogger } = {},
+    options: { readonly prefix?: string; readonly logger?: Logger } = {},
   ): RedisContextNotifier {
-    const logger = options.logger ?? silentLogger;
+    const logger = options.logger ?? SILENT_LOGGER;
     const notifier = new RedisContextNotifier({
       publisher: createRedis(url, { role: 'producer', logger, connectionName: 'ebb-notifier-pub' }),
       subscriber: createRedis(url, { role: 'subscriber', logger, connectionName: 'ebb-notifier-sub' }),
@@ -105,7 +104,10 @@ export class RedisContextNotifier implements ContextNotifier {
     try {
       change = ContextChange.parse(JSON.parse(message));
     } catch (err) {
-      this.#log.warn({ err: toError(err), channel: this.#channel }, 'ignored a malformed context change');
+      this.#log.warn(
+        { err: toError(err), redisChannel: this.#channel },
+        'ignored a malformed context change',
+      );
       return;
     }
     for (const listener of [...this.#listeners]) {
@@ -121,10 +123,10 @@ export class RedisContextNotifier implements ContextNotifier {
 /** The same contract inside one process (embedded mode, tests). Listeners run during `publish`. */
 export class InProcessContextNotifier implements ContextNotifier {
   readonly #events = new EventEmitter<{ change: [ContextChange] }>();
-  readonly #log: QueueLogger;
+  readonly #log: Logger;
 
-  constructor(options: { readonly logger?: QueueLogger } = {}) {
-    this.#log = options.logger ?? silentLogger;
+  constructor(options: { readonly logger?: Logger } = {}) {
+    this.#log = options.logger ?? SILENT_LOGGER;
     this.#events.setMaxListeners(0);
   }
 

@@ -1,20 +1,9 @@
 /**
- * The logger the adapter writes to: the structured subset of pino it uses (a pino `Logger` fits),
- * and a bridge that gives Bolt, its `WebClient` and its Socket Mode client the same destination.
+ * A bridge that gives Bolt, its `WebClient` and its Socket Mode client the adapter's destination:
+ * Ebb's `Logger` port.
  */
+import type { Logger } from '@ebb/core';
 import { type Logger as BoltLogger, LogLevel } from '@slack/bolt';
-
-export interface SlackLogger {
-  debug(fields: object, message: string): void;
-  info(fields: object, message: string): void;
-  warn(fields: object, message: string): void;
-  error(fields: object, message: string): void;
-}
-
-const noop = (): void => {};
-
-/** Drops everything (the default when no logger is given). */
-export const SILENT_LOGGER: SlackLogger = { debug: noop, info: noop, warn: noop, error: noop };
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
 
@@ -22,7 +11,7 @@ type Level = 'debug' | 'info' | 'warn' | 'error';
  * A Bolt `Logger` writing to `log` with `component: 'bolt'` (or the name Bolt sets). Bolt's own level
  * setting is kept for the calls that ask for it; filtering is left to `log`.
  */
-export function boltLogger(log: SlackLogger): BoltLogger {
+export function boltLogger(log: Logger): BoltLogger {
   let level: LogLevel = LogLevel.INFO;
   let name = 'bolt';
   const emit = (at: Level, args: readonly unknown[]): void => {

@@ -1,5 +1,4 @@
 export * from './channel-key.js';
-export * from './logger.js';
 export * from './read-message.js';
 export * from './slack-adapter.js';
 export { SLACK_ERROR_CODES, SlackError, type SlackErrorCode } from './slack-error.js';

@@ -1,12 +1,12 @@
 /**
  * The real Bolt (Socket Mode and the Events API) against FakeSlack. Absence is never asserted after a
- * sleep: every dropped event leaves a `slack_message_ignored` log line to wait for, and a rejected
+ * sleep: every dropped event leaves a `slack.message_ignored` log line to wait for, and a rejected
  * HTTP request is rejected before Bolt sees it.
  */
 import type { CommandInvocation, InboundMessage, PlatformHandlers, TurnResult } from '@ebb/core';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload, type SlashCommandPayload } from '@ebb/testing/slack';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { SlackLogger } from './logger.js';
 import { SlackAdapter, type SlackAdapterOptions } from './slack-adapter.js';
 
 const BOT_TOKEN = 'xoxb-1-test-bot-token-secret';
@@ -16,30 +16,11 @@ const TEAM = FAKE_SLACK.teamId;
 const GENERAL = FAKE_SLACK.channels.general;
 const ALICE_DM = FAKE_SLACK.channels.aliceDm;
 
-interface LogEntry {
-  readonly level: string;
-  readonly fields: Record<string, unknown>;
-  readonly message: string;
-}
-
-class RecordingLogger implements SlackLogger {
-  readonly entries: LogEntry[] = [];
-  debug(fields: object, message: string): void {
-    this.entries.push({ level: 'debug', fields: { ...fields }, message });
-  }
-  info(fields: object, message: string): void {
-    this.entries.push({ level: 'info', fields: { ...fields }, message });
-  }
-  warn(fields: object, message: string): void {
-    this.entries.push({ level: 'warn', fields: { ...fields }, message });
-  }
-  error(fields: object, message: string): void {
-    this.entries.push({ level: 'error', fields: { ...fields }, message });
-  }
+class SlackLog extends RecordingLogger {
   /** The reasons logged for dropping the message with this ts. */
   ignored(ts: string | undefined): unknown[] {
-    return this.entries
-      .filter((e) => e.fields.event === 'slack_message_ignored' && e.fields.ts === ts)
+    return this.events('slack.message_ignored')
+      .filter((e) => e.fields.ts === ts)
       .map((e) => e.fields.reason);
   }
 }
@@ -64,7 +45,7 @@ interface Harness {
   readonly slack: FakeSlack;
   readonly adapter: SlackAdapter;
   readonly handlers: RecordingHandlers;
-  readonly log: RecordingLogger;
+  readonly log: SlackLog;
   /** Delivers an event the way the mode does and waits until Slack has its ack. */
   deliver(event: SlackEventPayload, retry?: number): Promise<void>;
   /** Runs a slash command and returns the ack body (the immediate answer). */
@@ -75,7 +56,7 @@ const running: Harness[] = [];
 
 async function startHarness(mode: Mode, extra: Partial<SlackAdapterOptions> = {}): Promise<Harness> {
   const slack = await FakeSlack.start();
-  const log = new RecordingLogger();
+  const log = new SlackLog();
   const handlers = new RecordingHandlers();
   const adapter = new SlackAdapter({
     mode,

@@ -22,14 +22,16 @@ import {
   type CommandInvocation,
   type CommandName,
   type InboundMessage,
+  type Logger,
   LruMap,
   type PlatformAdapter,
   type PlatformHandlers,
+  SILENT_LOGGER,
   settleWithin,
 } from '@ebb/core';
 import { App, HTTPReceiver, SocketModeReceiver, webApi } from '@slack/bolt';
+import { boltLogger } from './bolt-logger.js';
 import { parseSlackChannelKey, slackChannelKey } from './channel-key.js';
-import { boltLogger, SILENT_LOGGER, type SlackLogger } from './logger.js';
 import { readSlackMessage, type SlackBotIdentity, type SlackMessage } from './read-message.js';
 import { SlackError, slackErrorString, toEbbError } from './slack-error.js';
 import { escapeSlackText, mentionedUserIds, renderSlackText } from './slack-text.js';
@@ -53,7 +55,7 @@ export interface SlackAdapterOptions {
   readonly slackApiUrl?: string;
   /** The name mentions of the bot become (`@ebb`); the bot user's handle from `auth.test` by default. */
   readonly botName?: string;
-  readonly logger?: SlackLogger;
+  readonly logger?: Logger;
   /** The reaction `typing` puts on the message being answered; `false` turns the indicator off. */
   readonly typingReaction?: string | false;
   /** How long a slash command may take before it is acked empty and answered via `response_url`. */
@@ -115,7 +117,7 @@ interface MessageRef {
 export class SlackAdapter implements PlatformAdapter {
   readonly platform = 'slack' as const;
   readonly #options: SlackAdapterOptions;
-  readonly #log: SlackLogger;
+  readonly #log: Logger;
   readonly #seen: LruMap<string, true>;
   readonly #names = new LruMap<string, { readonly name: string; readonly at: number }>(1_000);
   readonly #pendingNames = new Map<string, Promise<string>>();
@@ -160,7 +162,7 @@ export class SlackAdapter implements PlatformAdapter {
     }
     const { self } = this.#running;
     this.#log.info(
-      { event: 'slack_started', mode: this.#options.mode, team: self.teamId, botUserId: self.botUserId },
+      { event: 'slack.started', mode: this.#options.mode, team: self.teamId, botUserId: self.botUserId },
       'slack adapter started',
     );
   }
@@ -280,7 +282,7 @@ export class SlackAdapter implements PlatformAdapter {
         this.#typing.set(channelKey, target);
         return;
       }
-      this.#log.debug({ err, channelKey }, 'slack typing reaction failed');
+      this.#log.debug({ err, channel: channelKey }, 'slack typing reaction failed');
     }
   }
 
@@ -290,7 +292,7 @@ export class SlackAdapter implements PlatformAdapter {
     this.#running = undefined;
     this.#eventsUrl = undefined;
     await this.#stopReceiver(running.receiver);
-    this.#log.info({ event: 'slack_stopped' }, 'slack adapter stopped');
+    this.#log.info({ event: 'slack.stopped' }, 'slack adapter stopped');
   }
 
   #receiver(slackApiUrl: string, logger: ReturnType<typeof boltLogger>): HTTPReceiver | SocketModeReceiver {
@@ -336,8 +338,16 @@ export class SlackAdapter implements PlatformAdapter {
   async #onEvent(running: Running, event: unknown, retryNum: number | undefined): Promise<void> {
     const decision = readSlackMessage(event, running.self);
     if (decision.kind === 'ignore') {
-      const { kind: _kind, ...fields } = decision;
-      this.#log.debug({ event: 'slack_message_ignored', ...fields }, 'slack message ignored');
+      // `channel` in a log line is Ebb's channel key; Slack's own id goes under `channelId`.
+      const { kind: _kind, channel, ...fields } = decision;
+      this.#log.debug(
+        {
+          event: 'slack.message_ignored',
+          ...fields,
+          ...(channel === undefined ? {} : { channelId: channel }),
+        },
+        'slack message ignored',
+      );
       return;
     }
     const { message } = decision;
@@ -345,9 +355,9 @@ export class SlackAdapter implements PlatformAdapter {
     if (this.#seen.has(seenKey)) {
       this.#log.debug(
         {
-          event: 'slack_message_ignored',
+          event: 'slack.message_ignored',
           reason: 'duplicate',
-          channel: message.channel,
+          channelId: message.channel,
           ts: message.ts,
           ...(retryNum ? { retryNum } : {}),
         },
@@ -365,7 +375,7 @@ export class SlackAdapter implements PlatformAdapter {
       // Let a retry of this message through: it was not accepted.
       this.#seen.delete(seenKey);
       this.#log.error(
-        { err, channelKey: message.channelKey, platformMessageId: message.ts },
+        { err, channel: message.channelKey, platformMessageId: message.ts },
         'slack message handler failed',
       );
     }
@@ -439,7 +449,7 @@ export class SlackAdapter implements PlatformAdapter {
       this.#channelTypes.set(message.channel, type);
       return type === 'im';
     } catch (err) {
-      this.#log.debug({ err, channel: message.channel }, 'slack conversations.info failed');
+      this.#log.debug({ err, channelId: message.channel }, 'slack conversations.info failed');
       return message.channel.startsWith('D');
     }
   }
@@ -468,7 +478,7 @@ export class SlackAdapter implements PlatformAdapter {
       args: command.text.trim(),
     };
     const reply = running.handlers.onCommand(invocation).catch((err: unknown) => {
-      this.#log.error({ err, channelKey: invocation.channelKey, command: name }, 'slack command failed');
+      this.#log.error({ err, channel: invocation.channelKey, command: name }, 'slack command failed');
       return COMMAND_FAILED;
     });
     const inTime = await settleWithin(
@@ -484,7 +494,7 @@ export class SlackAdapter implements PlatformAdapter {
     try {
       await respond({ response_type: 'ephemeral', text });
     } catch (err) {
-      this.#log.warn({ err, channelKey: invocation.channelKey, command: name }, 'slack command reply failed');
+      this.#log.warn({ err, channel: invocation.channelKey, command: name }, 'slack command reply failed');
     }
   }
 
@@ -496,7 +506,7 @@ export class SlackAdapter implements PlatformAdapter {
     try {
       await running.client.reactions.remove({ channel: target.channel, timestamp: target.ts, name });
     } catch (err) {
-      this.#log.debug({ err, channelKey }, 'slack typing reaction removal failed');
+      this.#log.debug({ err, channel: channelKey }, 'slack typing reaction removal failed');
     }
   }
 }

@@ -14,8 +14,8 @@ import {
   type PlatformHandlers,
 } from '@ebb/core';
 import { LlmError } from '@ebb/llm';
-import { createLogger } from '@ebb/logger';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { Bot } from './bot.js';
 
@@ -47,8 +47,11 @@ class RecordingModel implements ChatModel {
   readonly prompts: (readonly ChatMessage[])[] = [];
   /** The next calls refuse the prompt as too long, as a provider does. */
   overflows = 0;
+  /** Every call is refused (a revoked key). */
+  refusing = false;
   async reply(messages: readonly ChatMessage[]) {
     this.prompts.push(messages);
+    if (this.refusing) throw new LlmError('invalid api key', { code: 'llm_auth', retryable: false });
     if (this.overflows > 0) {
       this.overflows--;
       throw new LlmError('maximum context length exceeded', {
@@ -82,11 +85,13 @@ describe('Bot turns', () => {
   let channels: InMemoryChannelStore;
   let handlers: PlatformHandlers;
   let bot: Bot;
+  let log: RecordingLogger;
 
   beforeEach(async () => {
     platform = new RecordingPlatform();
     model = new RecordingModel();
     channels = new InMemoryChannelStore();
+    log = new RecordingLogger();
     const config = parseConfig(
       '[slack]\nadmins = ["U-admin"]\n[compaction]\nmessage_max_tokens = 500\n',
       'bot-test.toml',
@@ -99,7 +104,7 @@ describe('Bot turns', () => {
       queue: new InlineCompactionQueue({ processor: async () => undefined }),
       notifier: new InProcessContextNotifier(),
       chatModel: () => model,
-      logger: createLogger({ level: 'silent' }),
+      logger: log,
     });
     await bot.start([platform]);
     handlers = platform.handlers as PlatformHandlers;
@@ -131,6 +136,20 @@ describe('Bot turns', () => {
     ]);
     // The prompt ends with the message being answered, speaker named.
     expect(model.prompts[0]?.at(-1)).toEqual({ role: 'user', content: 'ana: @ebb status?' });
+  });
+
+  it("logs a turn's failures bound to its channel", async () => {
+    model.refusing = true;
+    const result = await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb status?' }));
+    expect(result).toMatchObject({ archived: 'stored' });
+    const failed = log.entries.filter((e) => e.message === 'model call failed');
+    expect(failed).toEqual([
+      {
+        level: 'error',
+        fields: { channel: KEY, err: expect.objectContaining({ code: 'llm_auth' }) },
+        message: 'model call failed',
+      },
+    ]);
   });
 
   it('truncates and retries when the provider says the prompt is too long', async () => {

@@ -25,6 +25,7 @@ import {
   focusProblem,
   type InboundMessage,
   type InboundSpool,
+  type Logger,
   LruMap,
   type Memory,
   type MemoryStore,
@@ -47,7 +48,6 @@ import {
   WorkingContext,
 } from '@ebb/core';
 import { isLlmError, loadTokenizer } from '@ebb/llm';
-import type { Logger } from '@ebb/logger';
 import { compactorSettingsOf } from '../channel-status.js';
 import { BotError } from '../errors.js';
 import { ChannelActors } from './channel-actors.js';
@@ -211,7 +211,7 @@ export class Bot {
 
   async #turn(message: InboundMessage): Promise<TurnResult> {
     const key = message.channelKey;
-    const log = this.#options.logger;
+    const log = this.#options.logger.child({ channel: key });
     const started = performance.now();
     let stored = false;
     const incoming: SpooledMessage = {
@@ -237,7 +237,7 @@ export class Bot {
         return { reply: null, archived: 'duplicate', ...(original ? { original } : {}) };
       }
       stored = true;
-      log.debug({ channel: key, seq: appended.seq, text: message.text }, 'message');
+      log.debug({ seq: appended.seq, text: message.text }, 'message');
 
       const answer =
         !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
@@ -256,7 +256,7 @@ export class Bot {
         } catch (err) {
           // The model failed for good (retries done): say so, and keep the turn going. A sender
           // told of failures (the web API) gets that in the answer's code, not as a reply.
-          log.error({ err, channel: key }, 'model call failed');
+          log.error({ err }, 'model call failed');
           if (message.reportsFailure) modelFailed = true;
           else text = MODEL_APOLOGY;
         }
@@ -273,7 +273,7 @@ export class Bot {
             ts: new Date().toISOString(),
             platformMessageId: sent.platformMessageId,
           };
-          const kept = await this.#archiveReply(key, state, tokenizer, settings, assistant);
+          const kept = await this.#archiveReply(key, state, tokenizer, settings, assistant, log);
           if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
           // Kept for the archive; the store is away, so the monitor waits for the next turn.
           if (kept === 'spooled') return { reply, archived: 'stored' };
@@ -291,7 +291,7 @@ export class Bot {
       // Postgres down (or any failure): never a crash; the next turn reloads. A sender that is told
       // of the failure (the web API) sends the message again; a chat gets a short apology.
       this.#states.delete(key);
-      log.error({ err, channel: key, stored }, 'turn failed');
+      log.error({ err, stored }, 'turn failed');
       const failed: TurnResult = stored
         ? { reply: null, archived: 'stored', failedAfterStore: true }
         : { reply: null, archived: 'failed' };
@@ -322,6 +322,7 @@ export class Bot {
   /**
    * Archives a reply that is already posted: tried twice, then spooled (a reply is never followed
    * by an apology). `lost` when the spool cannot take it either; the cache is dropped either way.
+   * `log` is the turn's, bound to its channel.
    */
   async #archiveReply(
     key: string,
@@ -329,8 +330,8 @@ export class Bot {
     tokenizer: Tokenizer,
     settings: ResolvedChannelConfig,
     reply: Omit<SpooledMessage, 'channelKey'>,
+    log: Logger,
   ): Promise<'stored' | 'spooled' | 'lost'> {
-    const log = this.#options.logger;
     try {
       await this.#append(key, state, tokenizer, settings, reply).catch(() =>
         this.#append(key, state, tokenizer, settings, reply),
@@ -342,13 +343,13 @@ export class Bot {
         try {
           await this.#options.spool.push({ channelKey: key, ...reply });
           this.#spooled.add(key);
-          log.warn({ err, channel: key }, 'posted a reply the archive could not take; spooled it');
+          log.warn({ err }, 'posted a reply the archive could not take; spooled it');
           return 'spooled';
         } catch {
           // Redis and the disk refused it too: fall through.
         }
       }
-      log.error({ err, channel: key }, 'posted a reply but could not archive it');
+      log.error({ err }, 'posted a reply but could not archive it');
       return 'lost';
     }
   }
