@@ -1,0 +1,84 @@
+/** The models the pipeline is written against: the summarizer and the chat model, and the calls they record. */
+import type { NewMemory, StoredMessage } from './ports.js';
+import type { ChatMessage } from './render-context.js';
+
+/** One call to a model, recorded per pass (and later per reply) for runs, logs and metrics. */
+export interface LlmCall {
+  readonly purpose: 'summary' | 'merge' | 'reply';
+  readonly model: string;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly durationMs: number;
+  /** Tries it took (1 when the first succeeded). */
+  readonly attempts: number;
+  /** The mapped error code of the last failed try, when the call failed for good. */
+  readonly error?: string;
+  /** The error code of every failed try, retried or not, oldest first (429s and 5xx a retry hid included). */
+  readonly failedTries?: readonly string[];
+}
+
+export interface SummarizeInput {
+  readonly channelKey: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** Texts of the summary spans folded into this one, oldest first. */
+  readonly earlierSummaries: readonly string[];
+  /** The archived messages of the range not covered by those summaries, whole, oldest first. */
+  readonly messages: readonly StoredMessage[];
+  /** Bound on the summary text, in tokens. */
+  readonly maxTokens: number;
+  /** What the summary should dwell on (`/compact focus`). */
+  readonly focus?: string;
+  /**
+   * The channel can wait for a better summary: when the provider fails in a way that can pass (a
+   * rate limit, an outage), give up (`SummarizerGaveUpError`) so the job is retried later, instead
+   * of writing the extractive fallback now. False (the default) when the pass must land: a higher
+   * tier, or the job's last attempt.
+   */
+  readonly canWait?: boolean;
+}
+
+/** A memory as extracted from a range, before the pipeline gives it scope and channel. */
+export type ExtractedMemory = Omit<NewMemory, 'scope' | 'channelKey'>;
+
+/**
+ * A memory as a summarizer proposes it: the model's words and numbers, of the right JSON types but
+ * otherwise unchecked. `validateMemories` decides what of it may be stored.
+ */
+export interface ProposedMemory {
+  readonly type: string;
+  readonly text: string;
+  readonly importance: number;
+  readonly speaker?: string | null;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
+export interface SummaryOutput {
+  readonly text: string;
+  /** Proposals; the compaction processor checkpoints and stores only those `validateMemories` keeps. */
+  readonly memories: readonly ProposedMemory[];
+  /** True when the LLM failed for good and the extractive summarizer wrote this. */
+  readonly fallback: boolean;
+  readonly model: string;
+  readonly calls: readonly LlmCall[];
+}
+
+/** Writes the summary of a range and extracts its memories (an LLM; or the extractive summarizer offline). */
+export interface Summarizer {
+  summarize(input: SummarizeInput, signal?: AbortSignal): Promise<SummaryOutput>;
+}
+
+/** The model that answers in channels. */
+export interface ChatModel {
+  /** `label` names it in logs and startup lines (`gpt-4o-mini`, `offline responder`). */
+  readonly label: string;
+  reply(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<ChatReply>;
+}
+
+export interface ChatReply {
+  readonly text: string;
+  /** The provider's count of the prompt (for calibration); absent offline. */
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+}
