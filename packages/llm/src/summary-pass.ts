@@ -29,7 +29,7 @@ import {
   parseSummaryReply,
   SUMMARY_RESPONSE_FORMAT,
 } from './summary-schema.js';
-import { halve, packUnits, type TranscriptUnit, toUnits } from './transcript.js';
+import { halve, packUnits, type TranscriptUnit, toUnits } from './summary-transcript.js';
 
 /** Output reserved per memory (JSON keys, a sentence, seqs). */
 const TOKENS_PER_MEMORY = 64;

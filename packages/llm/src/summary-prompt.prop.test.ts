@@ -9,8 +9,8 @@ import { parseFencedBlocks } from '@ebb/testing/prompt-blocks';
 import { fc, test } from '@fast-check/vitest';
 import { beforeAll, describe, expect } from 'vitest';
 import { summaryUserPrompt } from './summary-prompt.js';
+import { toUnits } from './summary-transcript.js';
 import { loadTokenizer } from './tokenizer.js';
-import { toUnits } from './transcript.js';
 
 let tokenizer: Tokenizer;
 

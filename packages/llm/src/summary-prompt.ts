@@ -4,7 +4,7 @@
  * no content can close, labelled as data that gives no instructions. Pure: no I/O.
  */
 import { MAX_FOCUS_CHARS, quotedLine } from '@ebb/core';
-import { fenceFor, type TranscriptUnit } from './transcript.js';
+import { fenceFor, type TranscriptUnit } from './summary-transcript.js';
 
 /** How many memories one call may return; bounds the output the call reserves for them. */
 export const MAX_MEMORIES_PER_CALL = 20;

@@ -6,11 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { BullmqCompactionQueue } from './bullmq-compaction-queue.js';
 import { type BullmqCompactionWorker, startCompactionWorker } from './bullmq-compaction-worker.js';
 import { COMPACTION_JOB_NAME, COMPACTION_QUEUE_NAME } from './compaction-jobs.js';
-import type {
-  CompactionFailedEvent,
-  CompactionJobContext,
-  CompactionProcessor,
-} from './compaction-processor.js';
+import type { CompactionFailedEvent, CompactionJobContext, CompactionProcessor } from './job-driver.js';
 import { createRedis, waitForReady } from './redis-connection.js';
 
 const WAIT = { timeout: 15_000, interval: 20 };

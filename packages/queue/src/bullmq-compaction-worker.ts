@@ -36,7 +36,7 @@ import {
   isRetryable,
   providerWaitMs,
   toError,
-} from './compaction-processor.js';
+} from './job-driver.js';
 import { createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 

@@ -14,7 +14,7 @@ import type {
   CompactionFailedEvent,
   CompactionJobContext,
   CompactionProcessor,
-} from './compaction-processor.js';
+} from './job-driver.js';
 
 export interface QueueHarness {
   readonly queue: CompactionQueue;

@@ -1,8 +1,8 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
-import type { CompactionJobContext } from './compaction-processor.js';
 import { compactionQueueContract } from './compaction-queue.contract.js';
 import { InlineCompactionQueue } from './inline-compaction-queue.js';
+import type { CompactionJobContext } from './job-driver.js';
 
 compactionQueueContract('InlineCompactionQueue', async (processor, { attempts }) => {
   // Retry backoffs pass at once; a long wait (a cooldown delay) is real and ends early when aborted.

@@ -41,14 +41,14 @@ import {
   parseCompactionPayload,
   retryDelayMs,
 } from './compaction-jobs.js';
+import { QueueError } from './errors.js';
 import {
   type CompactionEvents,
   type CompactionProcessor,
   isRetryable,
   providerWaitMs,
   toError,
-} from './compaction-processor.js';
-import { QueueError } from './errors.js';
+} from './job-driver.js';
 
 export interface InlineCompactionQueueOptions {
   readonly processor: CompactionProcessor;

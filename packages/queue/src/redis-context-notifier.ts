@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { type ContextNotifier, type Logger, SILENT_LOGGER } from '@ebb/core';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { toError } from './compaction-processor.js';
+import { toError } from './job-driver.js';
 import { assertRedisReady, createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 

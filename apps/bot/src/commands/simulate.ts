@@ -15,7 +15,7 @@ import {
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { readTranscript } from '../transcript.js';
+import { readTranscript } from '../transcript-file.js';
 import { usageChart } from '../usage-chart.js';
 import type { CommandIo } from './io.js';
 

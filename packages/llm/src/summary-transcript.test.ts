@@ -1,7 +1,7 @@
 import { clipToTokens, type StoredMessage, type Tokenizer } from '@ebb/core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { clipMiddle, fenceFor, halve, packUnits, renderMessage, toUnits } from './summary-transcript.js';
 import { loadTokenizer } from './tokenizer.js';
-import { clipMiddle, fenceFor, halve, packUnits, renderMessage, toUnits } from './transcript.js';
 
 let tokenizer: Tokenizer;
 
