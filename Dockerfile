@@ -8,6 +8,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY apps/bot/package.json apps/bot/
 COPY bench/package.json bench/
+COPY packages/compaction/package.json packages/compaction/
 COPY packages/config/package.json packages/config/
 COPY packages/core/package.json packages/core/
 COPY packages/db/package.json packages/db/

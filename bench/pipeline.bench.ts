@@ -8,7 +8,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { runCompactionWorker } from '@ebb/compaction-worker';
+import { runCompactionWorker } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import { measureMessage, type NewMemory, type Tokenizer } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';

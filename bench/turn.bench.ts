@@ -7,7 +7,7 @@
  * - 1,000 active channels served by one process: turns per second and resident memory.
  */
 
-import { runCompactionWorker } from '@ebb/compaction-worker';
+import { runCompactionWorker } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import type { ChatModel, InboundMessage, PlatformAdapter, PlatformHandlers } from '@ebb/core';
 import { measureMessage } from '@ebb/core';

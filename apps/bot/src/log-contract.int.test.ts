@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createEmbeddedPipeline, logCompactionEvent } from '@ebb/compaction-worker';
+import { createEmbeddedPipeline, logCompactionEvent } from '@ebb/compaction';
 import { loadConfig, parseConfig, resolveChannel } from '@ebb/config';
 import {
   ChannelCompactor,

@@ -15,7 +15,7 @@ import {
   logCompactionEvent,
   type RunningWorker,
   runCompactionWorker,
-} from '@ebb/compaction-worker';
+} from '@ebb/compaction';
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import {
   type ChatModel,

@@ -5,6 +5,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { runCompactionWorker } from '@ebb/compaction';
+import { compactorSettingsFor, FAST_RETRY, pipelineConfig } from '@ebb/compaction/test-support';
 import { resolveChannel } from '@ebb/config';
 import {
   ChannelCompactor,
@@ -21,8 +23,6 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { compactorSettingsFor, FAST_RETRY, pipelineConfig } from '../test/pipeline-flows.js';
-import { runCompactionWorker } from './run-worker.js';
 
 const CHANNEL = 'discord:G1:C1';
 const WORKER_SCRIPT = fileURLToPath(new URL('../test/worker-process.ts', import.meta.url));

@@ -3,12 +3,13 @@
  * Arguments: the Postgres schema, the Redis prefix and the fake OpenAI server's URL. Prints
  * `ready` once it takes jobs. Short BullMQ lock and stalled-check times, so the test is quick.
  */
+
+import { runCompactionWorker } from '@ebb/compaction';
+import { FAST_RETRY, pipelineConfig } from '@ebb/compaction/test-support';
 import { createDb } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
 import { testDatabaseUrl } from '@ebb/testing/postgres';
 import { redisUrl } from '@ebb/testing/redis';
-import { runCompactionWorker } from '../src/run-worker.js';
-import { FAST_RETRY, pipelineConfig } from './pipeline-flows.js';
 
 const [schema, prefix, fakeUrl] = process.argv.slice(2);
 if (!schema || !prefix || !fakeUrl) throw new Error('usage: worker-process SCHEMA PREFIX FAKE_URL');

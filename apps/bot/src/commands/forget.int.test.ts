@@ -9,7 +9,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createPostgresPipeline } from '@ebb/compaction-worker';
+import { createPostgresPipeline } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import { measureMessage, REDACTED_MESSAGE } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';

@@ -43,7 +43,7 @@ import {
   type RedactionPreview,
   type RedactionReport,
   redactChannel,
-} from '@ebb/compaction-worker';
+} from '@ebb/compaction';
 import { patternMatches } from '@ebb/config';
 import { type Memory, type SeqRange, seqRanges, seqsOf } from '@ebb/core';
 import type { CommandIo } from './io.js';

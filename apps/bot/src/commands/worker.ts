@@ -3,7 +3,7 @@
  * SIGINT, then finishes (or hands back) the jobs in hand and exits. Run as many as you like.
  */
 
-import { runCompactionWorker } from '@ebb/compaction-worker';
+import { runCompactionWorker } from '@ebb/compaction';
 import { migrate } from '@ebb/db';
 import {
   createMetrics,

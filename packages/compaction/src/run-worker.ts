@@ -78,15 +78,18 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
     ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
   });
+  // One child logger per pass: every line of it carries the job and its channel.
+  const passLogger = (jobId: string, channel: string | undefined) =>
+    logger.child({ jobId, ...(channel === undefined ? {} : { channel }) });
   worker.on('failed', (e) => {
     if (e.willRetry) return;
     // The last try failed: the run is marked failed, which feeds the channel's circuit breaker.
     recordFailure(runs, e.jobId, e.error).catch((err: unknown) =>
-      logger.error({ err, jobId: e.jobId }, 'could not record a failed compaction run'),
+      passLogger(e.jobId, e.channelKey).error({ err }, 'could not record a failed compaction run'),
     );
   });
   worker.on('stalled', (e) =>
-    logger.warn({ jobId: e.jobId }, 'compaction job stalled; another worker takes it over'),
+    passLogger(e.jobId, undefined).warn('compaction job stalled; another worker takes it over'),
   );
   await worker.waitUntilReady();
   logger.info({ concurrency: options.concurrency ?? 2, database: database.kind }, 'compaction worker ready');
