@@ -10,14 +10,16 @@
  * more tokens than the window while its usage reads 0.95.
  */
 
-import type { CompactionEventSink, CompactionLogEvent } from './compaction-events.js';
+import type { CompactionEventSink } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { AfterTurnAction, PassInFlight } from './decide-after-turn.js';
+import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 import { LruMap } from './lru-map.js';
 import type { ContextView } from './model.js';
-import { type CompactionPlan, planCompaction } from './plan-compaction.js';
+import { planCompaction } from './plan-compaction.js';
 import type { CompactionPolicy } from './policy.js';
 import type { ChannelStore, CompactionQueue, RunStore, TruncationOutcome } from './ports.js';
+import { roundUsage } from './round-usage.js';
 import { type Calibration, usageOf } from './tokens.js';
 
 export interface CompactorSettings {
@@ -63,12 +65,15 @@ export class ChannelCompactor {
   readonly #channels: LruMap<string, ChannelRecord>;
   readonly #now: () => number;
   readonly #emit: CompactionEventSink;
+  /** What `enqueuePass` needs: the queue, the run store and the event sink. */
+  readonly #passes: EnqueuePassOptions;
 
   constructor(options: ChannelCompactorOptions) {
     this.#options = options;
     this.#channels = new LruMap(options.maxChannels ?? DEFAULT_MAX_CHANNELS);
     this.#now = options.now ?? Date.now;
     this.#emit = options.onEvent ?? (() => {});
+    this.#passes = { queue: options.queue, runs: options.runs, emit: this.#emit };
   }
 
   usage(context: ContextView, settings: CompactorSettings, calibration: Calibration): number {
@@ -141,7 +146,10 @@ export class ChannelCompactor {
       });
       return { reason: result.reason };
     }
-    const enqueued = await this.#enqueue(channelKey, result.plan, { usage, ...(focus ? { focus } : {}) });
+    const enqueued = await enqueuePass(this.#passes, channelKey, result.plan, {
+      usage,
+      ...(focus ? { focus } : {}),
+    });
     if (enqueued === undefined) return { reason: 'queue_unavailable' };
     // A pass of this channel is waiting or running already: this one (and its focus) is not queued.
     return enqueued.deduplicated ? { reason: 'in_flight' } : { jobId: enqueued.jobId };
@@ -200,7 +208,7 @@ export class ChannelCompactor {
             channel: channelKey,
             tier: action.tier,
             usage,
-            projectedUsage: round(action.projectedUsage),
+            projectedUsage: roundUsage(action.projectedUsage),
             reason: action.reason,
           });
         return { usage, action };
@@ -211,9 +219,9 @@ export class ChannelCompactor {
             channel: channelKey,
             tier: action.plan.tier,
             usage,
-            projectedUsage: round(action.projectedUsage),
+            projectedUsage: roundUsage(action.projectedUsage),
           });
-        const enqueued = await this.#enqueue(channelKey, action.plan, {
+        const enqueued = await enqueuePass(this.#passes, channelKey, action.plan, {
           usage,
           delayMs: action.delayMs,
           ...(action.after === undefined ? {} : { after: action.after }),
@@ -349,84 +357,6 @@ export class ChannelCompactor {
     }
   }
 
-  async #enqueue(
-    channelKey: string,
-    plan: CompactionPlan,
-    options: { usage: number; delayMs?: number; after?: string; focus?: string },
-  ): Promise<{ jobId: string; deduplicated: boolean } | undefined> {
-    try {
-      return await this.#enqueueOrThrow(channelKey, plan, options);
-    } catch (err) {
-      // The queue or the run store is down: the pass is dropped, and the monitor asks again next turn.
-      this.#emit({
-        event: 'compaction.skipped',
-        channel: channelKey,
-        tier: plan.tier,
-        usage: options.usage,
-        reason: 'queue_unavailable',
-        error: err instanceof Error && 'code' in err ? String(err.code) : 'queue_error',
-      });
-      return undefined;
-    }
-  }
-
-  async #enqueueOrThrow(
-    channelKey: string,
-    plan: CompactionPlan,
-    options: { usage: number; delayMs?: number; after?: string; focus?: string },
-  ): Promise<{ jobId: string; deduplicated: boolean }> {
-    const { usage, delayMs = 0 } = options;
-    const job = {
-      channelKey,
-      tier: plan.tier,
-      fromSeq: plan.fromSeq,
-      toSeq: plan.toSeq,
-      generation: plan.generation,
-      ...(options.focus === undefined ? {} : { focus: options.focus }),
-      ...(options.after === undefined ? {} : { after: options.after }),
-    };
-    const outcome = await this.#options.queue.enqueue(job, delayMs > 0 ? { delayMs } : {});
-    // The worker may start the job before this row exists; it then creates the row itself, and this
-    // insert is a no-op (runs are created once per job id).
-    if (outcome.kind !== 'deduplicated') {
-      await this.#options.runs.create({
-        jobId: outcome.jobId,
-        channelKey,
-        tier: plan.tier,
-        usage,
-        fromSeq: plan.fromSeq,
-        toSeq: plan.toSeq,
-        generation: plan.generation,
-      });
-    }
-    if (outcome.kind === 'escalated') {
-      // The replaced job was waiting: never started (`queued`), or between tries (`running`, a retry's
-      // backoff, e.g. a background pass waiting for the LLM): either way it will not run again.
-      // (A stalled job that had spliced before it stalled is recorded `skipped` too: a rare
-      // bookkeeping slip, where leaving it `running` would leave it stuck.)
-      await this.#options.runs.finish(
-        outcome.replacedJobId,
-        { status: 'skipped', error: 'escalated' },
-        { onlyFrom: ['queued', 'running'] },
-      );
-    }
-    const event: CompactionLogEvent = {
-      event: outcome.kind === 'deduplicated' ? 'compaction.skipped' : 'compaction.enqueued',
-      channel: channelKey,
-      tier: plan.tier,
-      usage,
-      fromSeq: plan.fromSeq,
-      toSeq: plan.toSeq,
-      jobId: outcome.jobId,
-      ...(delayMs > 0 && outcome.kind !== 'deduplicated' ? { delayMs } : {}),
-      ...(outcome.kind === 'deduplicated' ? { reason: 'in_flight' } : {}),
-      ...(outcome.kind === 'escalated' ? { reason: `escalated ${outcome.replacedJobId}` } : {}),
-      ...(outcome.kind === 'enqueued' && options.after ? { reason: `follows ${options.after}` } : {}),
-    };
-    this.#emit(event);
-    return { jobId: outcome.jobId, deduplicated: outcome.kind === 'deduplicated' };
-  }
-
   #turn(context: ContextView, settings: CompactorSettings, calibration: Calibration): MonitorTurn {
     return {
       context,
@@ -443,8 +373,4 @@ export class ChannelCompactor {
       landingsSeenUntil: 0,
     }));
   }
-}
-
-function round(x: number): number {
-  return Math.round(x * 10_000) / 10_000;
 }
