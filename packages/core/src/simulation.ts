@@ -10,15 +10,13 @@
 import { admitPass } from './admit-pass.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { AfterTurnAction, EnqueueMode, PassInFlight } from './decide-after-turn.js';
-import { InvariantError } from './errors.js';
-import { summarizeExtractive } from './extractive-summary.js';
 import { measureMessage } from './measure-message.js';
 import type { ArchivedMessage, ContextView, Tier } from './model.js';
 import type { CompactionPlan } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
-import { planSnapshot } from './plan-snapshot.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
-import { spanTokens, TRUNCATION_MARKER } from './render-context.js';
+import { TRUNCATION_MARKER } from './render-context.js';
+import { roundUsage } from './round-usage.js';
 import type {
   CompactionEvent,
   SimulationEventName,
@@ -26,6 +24,7 @@ import type {
   SummaryEvent,
   TranscriptMessage,
 } from './simulation-events.js';
+import { summarizeFromArchive } from './summarize-from-archive.js';
 import { chatMessageTokens, UNCALIBRATED, usageOf } from './tokens.js';
 import { WorkingContext } from './working-context.js';
 
@@ -96,7 +95,7 @@ export class Simulation {
       role: archived.role,
       tokens: entry.tokens,
       contextTokens: this.#contextTokens(),
-      usage: round(usage),
+      usage: roundUsage(usage),
     });
   }
 
@@ -121,8 +120,8 @@ export class Simulation {
       messages: this.#turn,
       archived: this.#archive.length,
       contextTokens: this.#contextTokens(),
-      peakUsage: round(this.#peakUsage),
-      peakUsageBeforeMonitor: round(this.#peakBeforeMonitor),
+      peakUsage: roundUsage(this.#peakUsage),
+      peakUsageBeforeMonitor: roundUsage(this.#peakBeforeMonitor),
       ...this.#totals,
       tiers: { ...this.#totals.tiers },
     };
@@ -145,7 +144,7 @@ export class Simulation {
         if (report)
           this.#event('skipped', action.tier, {
             reason: action.reason,
-            projectedUsage: round(action.projectedUsage),
+            projectedUsage: roundUsage(action.projectedUsage),
           });
         return;
       case 'emergency':
@@ -161,7 +160,7 @@ export class Simulation {
         return;
       case 'enqueue':
         if (action.mode !== 'heal')
-          this.#event('triggered', action.plan.tier, { projectedUsage: round(action.projectedUsage) });
+          this.#event('triggered', action.plan.tier, { projectedUsage: roundUsage(action.projectedUsage) });
         this.#enqueue(action);
         return;
     }
@@ -238,14 +237,24 @@ export class Simulation {
   #start(job: SimJob): void {
     const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
     this.#event('started', job.plan.tier, range);
-    const result = this.#summarize(job.id, job.plan);
-    if ('stale' in result) {
+    const summary = summarizeFromArchive({
+      jobId: job.id,
+      plan: job.plan,
+      context: this.#context.view(),
+      archive: this.#archive,
+      archiveTokens: this.#archiveTokens,
+      tokenizer: this.#options.tokenizer,
+      maxTokens: this.#options.policy.summaryMaxTokens,
+    });
+    if ('stale' in summary) {
       this.#jobs = this.#jobs.filter((j) => j !== job);
       this.#totals.stale++;
-      this.#event('stale', job.plan.tier, { ...range, reason: result.stale });
+      this.#event('stale', job.plan.tier, { ...range, reason: summary.stale });
       return;
     }
-    job.started = { turn: this.#turn, at: this.#now, result };
+    this.#totals.summarizerInputTokens += summary.inputTokens;
+    this.#totals.summarizerOutputTokens += summary.outputTokens;
+    job.started = { turn: this.#turn, at: this.#now, result: summary.result };
     if (job.mode === 'heal') this.#totals.heals++;
     else this.#totals.tiers[job.plan.tier]++;
   }
@@ -316,47 +325,6 @@ export class Simulation {
     };
   }
 
-  /** What the worker does at job start: `planSnapshot`, with the archive read from memory. */
-  #summarize(jobId: string, plan: CompactionPlan): SummaryResult | { readonly stale: string } {
-    const { tokenizer, policy } = this.#options;
-    const snapshot = planSnapshot(this.#context.view(), plan);
-    if (snapshot.kind === 'stale') return { stale: snapshot.reason };
-    const earlier: string[] = [];
-    const messages: ArchivedMessage[] = [];
-    let inputTokens = 0;
-    for (const part of snapshot.parts) {
-      if (part.kind === 'summary') {
-        earlier.push(part.text);
-        inputTokens += part.tokens;
-      } else {
-        for (let seq = part.fromSeq; seq <= part.toSeq; seq++)
-          inputTokens += this.#takeArchived(seq, messages);
-      }
-    }
-    const text = summarizeExtractive({
-      earlierSummaries: earlier,
-      messages,
-      maxTokens: policy.summaryMaxTokens,
-      tokenizer,
-    });
-    this.#totals.summarizerInputTokens += inputTokens;
-    this.#totals.summarizerOutputTokens += tokenizer.count(text);
-    return {
-      jobId,
-      fromSeq: plan.fromSeq,
-      toSeq: plan.toSeq,
-      text,
-      tokens: spanTokens(tokenizer, { kind: 'summary', fromSeq: plan.fromSeq, toSeq: plan.toSeq, text }),
-    };
-  }
-
-  #takeArchived(seq: number, into: ArchivedMessage[]): number {
-    const message = this.#archive[seq - 1];
-    if (!message) throw new InvariantError(`seq ${seq} is not archived`);
-    into.push(message);
-    return this.#archiveTokens[seq - 1] ?? 0;
-  }
-
   #event(
     event: SimulationEventName,
     tier: Tier,
@@ -374,7 +342,7 @@ export class Simulation {
       seq: this.#context.headSeq,
       fromSeq: fields.fromSeq ?? null,
       toSeq: fields.toSeq ?? null,
-      usage: round(this.#usage()),
+      usage: roundUsage(this.#usage()),
       ...(fields.projectedUsage === undefined ? {} : { projectedUsage: fields.projectedUsage }),
       tokensBefore: fields.tokensBefore ?? null,
       tokensAfter: fields.tokensAfter ?? null,
@@ -402,8 +370,4 @@ export class Simulation {
     const parsed = ts === undefined ? Number.NaN : Date.parse(ts);
     this.#now = Number.isNaN(parsed) ? this.#now + 1000 : Math.max(this.#now, parsed);
   }
-}
-
-function round(x: number): number {
-  return Math.round(x * 10_000) / 10_000;
 }

@@ -1,0 +1,73 @@
+/**
+ * The worker's side of a simulated pass: the summary a worker would make at job start, from the
+ * in-memory archive and the extractive summarizer. `Simulation` starts its passes with it.
+ */
+import { InvariantError } from './errors.js';
+import { summarizeExtractive } from './extractive-summary.js';
+import type { ArchivedMessage, ContextView } from './model.js';
+import type { CompactionPlan } from './plan-compaction.js';
+import { planSnapshot } from './plan-snapshot.js';
+import type { SummaryResult } from './plan-splice.js';
+import { spanTokens } from './render-context.js';
+import type { Tokenizer } from './tokens.js';
+
+export interface ArchiveSummaryInput {
+  readonly jobId: string;
+  readonly plan: CompactionPlan;
+  /** The channel's working context when the pass starts. */
+  readonly context: ContextView;
+  /** Every archived message, oldest first (seq `n` at index `n - 1`). */
+  readonly archive: readonly ArchivedMessage[];
+  /** Tokens of each archived message, whole (the context may hold a clipped copy). */
+  readonly archiveTokens: readonly number[];
+  readonly tokenizer: Tokenizer;
+  readonly maxTokens: number;
+}
+
+/** The summary and the summarizer's input and output tokens; or why the pass's range is stale. */
+export type ArchiveSummary =
+  | { readonly result: SummaryResult; readonly inputTokens: number; readonly outputTokens: number }
+  | { readonly stale: string };
+
+/** What the worker does at job start: `planSnapshot`, with the archive read from memory. */
+export function summarizeFromArchive(input: ArchiveSummaryInput): ArchiveSummary {
+  const { jobId, plan, tokenizer } = input;
+  const snapshot = planSnapshot(input.context, plan);
+  if (snapshot.kind === 'stale') return { stale: snapshot.reason };
+  const earlier: string[] = [];
+  const messages: ArchivedMessage[] = [];
+  let inputTokens = 0;
+  for (const part of snapshot.parts) {
+    if (part.kind === 'summary') {
+      earlier.push(part.text);
+      inputTokens += part.tokens;
+    } else {
+      for (let seq = part.fromSeq; seq <= part.toSeq; seq++)
+        inputTokens += takeArchived(input, seq, messages);
+    }
+  }
+  const text = summarizeExtractive({
+    earlierSummaries: earlier,
+    messages,
+    maxTokens: input.maxTokens,
+    tokenizer,
+  });
+  return {
+    result: {
+      jobId,
+      fromSeq: plan.fromSeq,
+      toSeq: plan.toSeq,
+      text,
+      tokens: spanTokens(tokenizer, { kind: 'summary', fromSeq: plan.fromSeq, toSeq: plan.toSeq, text }),
+    },
+    inputTokens,
+    outputTokens: tokenizer.count(text),
+  };
+}
+
+function takeArchived(input: ArchiveSummaryInput, seq: number, into: ArchivedMessage[]): number {
+  const message = input.archive[seq - 1];
+  if (!message) throw new InvariantError(`seq ${seq} is not archived`);
+  into.push(message);
+  return input.archiveTokens[seq - 1] ?? 0;
+}
