@@ -3,7 +3,6 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseExposition, samples, value } from '../test/exposition.js';
 import { createMetrics, passOutcome } from './metrics.js';
-import type { QueueStats } from './queue-stats.js';
 
 const SLACK = 'slack:T1:C1';
 const DISCORD = 'discord:G9:C42';
@@ -341,58 +340,6 @@ describe('createMetrics', () => {
     const text = await registry.metrics();
     expect(samples(text, 'process_cpu_user_seconds_total')).toHaveLength(1);
     expect(samples(text, 'ebb_emergency_truncations_total')).toHaveLength(1);
-  });
-});
-
-describe('queue gauges', () => {
-  const stats = (over: Partial<QueueStats> = {}): QueueStats => ({
-    name: 'compaction',
-    counts: async () => ({ waiting: 0, prioritized: 4, active: 2, delayed: 1, failed: 7 }),
-    oldestWaitingAgeMs: async () => 93_500,
-    ...over,
-  });
-
-  it('reads the source on every scrape', async () => {
-    let prioritized = 4;
-    const metrics = createMetrics({
-      processMetrics: false,
-      queue: stats({ counts: async () => ({ prioritized, active: 2 }) }),
-    });
-    let text = await metrics.metricsText();
-    expect(value(text, 'ebb_queue_depth', { queue: 'compaction', state: 'prioritized' })).toBe(4);
-    expect(value(text, 'ebb_queue_depth', { queue: 'compaction', state: 'active' })).toBe(2);
-    expect(value(text, 'ebb_queue_oldest_job_age_seconds', { queue: 'compaction' })).toBe(93.5);
-    prioritized = 0;
-    text = await metrics.metricsText();
-    expect(value(text, 'ebb_queue_depth', { queue: 'compaction', state: 'prioritized' })).toBe(0);
-  });
-
-  it('reports an age of 0 when nothing waits', async () => {
-    const metrics = createMetrics({ processMetrics: false });
-    metrics.observeQueue(stats({ oldestWaitingAgeMs: async () => undefined }));
-    expect(
-      value(await metrics.metricsText(), 'ebb_queue_oldest_job_age_seconds', { queue: 'compaction' }),
-    ).toBe(0);
-  });
-
-  it('leaves the queue gauges out, and counts the error, when the source fails or hangs', async () => {
-    const metrics = createMetrics({ processMetrics: false, queueStatsTimeoutMs: 50 });
-    metrics.observeQueue(stats());
-    expect(
-      value(await metrics.metricsText(), 'ebb_queue_depth', { queue: 'compaction', state: 'failed' }),
-    ).toBe(7);
-
-    metrics.observeQueue(
-      stats({
-        counts: () =>
-          Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false")),
-        oldestWaitingAgeMs: () => new Promise(() => {}),
-      }),
-    );
-    const text = await metrics.metricsText();
-    expect(samples(text, 'ebb_queue_depth')).toEqual([]);
-    expect(samples(text, 'ebb_queue_oldest_job_age_seconds')).toEqual([]);
-    expect(value(text, 'ebb_queue_stats_errors_total')).toBe(1);
   });
 });
 
