@@ -1,0 +1,81 @@
+/**
+ * The bot's slash commands, run in the channel's actor: `/context` reports usage against the
+ * thresholds, the last passes and the memories; `/compact [focus]` (admins only) queues a pass now.
+ */
+import { type EbbConfig, resolveChannel } from '@ebb/config';
+import {
+  type CommandInvocation,
+  focusProblem,
+  type MemoryStore,
+  memoryScope,
+  type RunStore,
+} from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import type { BotCompaction } from './bot-compaction.js';
+import type { ChannelStates } from './channel-states.js';
+import { contextReport } from './context-report.js';
+
+export interface BotCommandsOptions {
+  readonly config: () => EbbConfig;
+  readonly runs: RunStore;
+  readonly memories: MemoryStore;
+  readonly states: ChannelStates;
+  readonly compaction: BotCompaction;
+}
+
+export class BotCommands {
+  readonly #options: BotCommandsOptions;
+
+  constructor(options: BotCommandsOptions) {
+    this.#options = options;
+  }
+
+  /** The command's answer, as text for the channel. */
+  async run(command: CommandInvocation): Promise<string> {
+    const { compaction } = this.#options;
+    const key = command.channelKey;
+    const config = this.#options.config();
+    const settings = resolveChannel(config, key);
+    const tokenizer = await loadTokenizer(settings.llm.encoding);
+    const state = await this.#options.states.get(key);
+    const compactorSettings = compaction.settingsOf(settings, tokenizer);
+    switch (command.name) {
+      case 'context': {
+        const runs = await this.#options.runs.recent(key, 3);
+        const scope = memoryScope(key, settings.memory.scope);
+        const memories = await this.#options.memories.count({ scope });
+        const usage = compaction.compactor.usage(state.context.view(), compactorSettings, state.calibration);
+        return contextReport({
+          key,
+          usage,
+          settings,
+          context: state.context.view(),
+          runs,
+          memories,
+          reservedTokens: compactorSettings.reservedTokens,
+        });
+      }
+      case 'compact': {
+        const admins = command.platform === 'web' ? undefined : config[command.platform].admins;
+        if (admins && !admins.includes(command.userId))
+          return 'Only the admins configured for this workspace can run /compact.';
+        const focus = command.args.trim();
+        // Past the limit the job payload would be refused: say why, instead of `queue_unavailable`.
+        const problem = focusProblem(focus);
+        if (problem) return problem;
+        const result = await compaction.compactor.compactNow(
+          key,
+          state.context.view(),
+          compactorSettings,
+          state.calibration,
+          focus || undefined,
+        );
+        return result.jobId
+          ? `Compaction queued${focus ? ` (focus: ${focus})` : ''}: ${result.jobId}`
+          : result.reason === 'in_flight'
+            ? 'A compaction pass of this channel is already queued or running; try again when it is done.'
+            : `Nothing to compact right now (${result.reason ?? 'no reason'}).`;
+      }
+    }
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The bot's hold on its `ChannelCompactor`: made when the bot starts, asked with the channel's
+ * compactor settings (the system prompt's tokens counted once per prompt and encoding), run as the
+ * monitor after a turn, and told when a worker's splice changed a channel's context.
+ */
+import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import {
+  type Calibration,
+  ChannelCompactor,
+  type ChannelStore,
+  type CompactionEventSink,
+  type CompactionQueue,
+  type CompactorSettings,
+  chatMessageTokens,
+  LruMap,
+  type RunStore,
+  systemPromptTokens,
+  type Tokenizer,
+  TRUNCATION_MARKER,
+  WorkingContext,
+} from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import { compactorSettingsOf } from '../channel-status.js';
+import { BotError } from '../errors.js';
+import type { ChannelState } from './channel-states.js';
+
+export interface BotCompactionOptions {
+  readonly config: () => EbbConfig;
+  readonly channels: ChannelStore;
+  readonly runs: RunStore;
+  readonly queue: CompactionQueue;
+  readonly onEvent?: CompactionEventSink;
+}
+
+export class BotCompaction {
+  readonly #options: BotCompactionOptions;
+  readonly #promptTokenCache = new LruMap<string, number>(64);
+  #compactor: ChannelCompactor | undefined;
+
+  constructor(options: BotCompactionOptions) {
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    const options = this.#options;
+    this.#compactor = new ChannelCompactor({
+      channels: options.channels,
+      runs: options.runs,
+      queue: options.queue,
+      // The marker's tokens under o200k; other encodings differ by a token or two.
+      markerTokens: chatMessageTokens(await loadTokenizer('o200k_base'), TRUNCATION_MARKER),
+      ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+    });
+  }
+
+  /** The compactor; a `not_started` error before `start`. */
+  get compactor(): ChannelCompactor {
+    if (!this.#compactor) throw new BotError('the bot is not started', { code: 'not_started' });
+    return this.#compactor;
+  }
+
+  settingsOf(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
+    return compactorSettingsOf(settings, this.promptTokens(tokenizer, settings.bot.systemPrompt));
+  }
+
+  /** Runs the monitor; returns the usage after it acted. */
+  async monitor(
+    key: string,
+    state: ChannelState,
+    settings: ResolvedChannelConfig,
+    tokenizer: Tokenizer,
+  ): Promise<number> {
+    const compactorSettings = this.settingsOf(settings, tokenizer);
+    const result = await this.compactor.afterTurn(
+      key,
+      state.context.view(),
+      compactorSettings,
+      state.calibration,
+    );
+    if (!result.context) return result.usage;
+    state.context = new WorkingContext(result.context);
+    return this.compactor.usage(state.context.view(), compactorSettings, state.calibration);
+  }
+
+  /** A worker's splice landed: the compactor learns the pass's duration and whether it helped. */
+  async contextChanged(
+    key: string,
+    before: WorkingContext,
+    after: WorkingContext,
+    calibration: Calibration,
+  ): Promise<void> {
+    const settings = resolveChannel(this.#options.config(), key);
+    const tokenizer = await loadTokenizer(settings.llm.encoding);
+    const compactorSettings = this.settingsOf(settings, tokenizer);
+    const usage = (context: WorkingContext) =>
+      this.compactor.usage(context.view(), compactorSettings, calibration);
+    await this.compactor.contextChanged(key, settings.compaction, usage(before), usage(after));
+  }
+
+  /**
+   * Tokens of the system message a prompt renders to, counted once per prompt and encoding (it is
+   * read several times a turn).
+   */
+  promptTokens(tokenizer: Tokenizer, prompt: string): number {
+    const key = `${tokenizer.encoding}\u0000${prompt}`;
+    return this.#promptTokenCache.getOrSet(key, () => systemPromptTokens(tokenizer, prompt));
+  }
+}

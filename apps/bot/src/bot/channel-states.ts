@@ -1,0 +1,123 @@
+/**
+ * The bot's per-channel working-context cache. Each channel's context and calibration are kept in
+ * memory and current incrementally as messages are appended; a context-changed notification marks a
+ * channel stale, and its next read reloads it (telling the caller what changed); the generation the
+ * store returns on every append catches a missed notification.
+ */
+import type { ResolvedChannelConfig } from '@ebb/config';
+import {
+  type Calibration,
+  type ChannelStore,
+  LruMap,
+  measureMessage,
+  type Tokenizer,
+  UNCALIBRATED,
+  WorkingContext,
+} from '@ebb/core';
+
+/** Cached working contexts kept in memory; the least recently used channel is reloaded when needed. */
+const MAX_CACHED_CHANNELS = 2_000;
+
+export interface ChannelState {
+  context: WorkingContext;
+  calibration: Calibration;
+  stale: boolean;
+}
+
+/** A message on its way into the archive (a user's, or the bot's reply). */
+export interface AppendedMessage {
+  role: 'user' | 'assistant';
+  author: string;
+  text: string;
+  ts: string;
+  platformMessageId: string;
+}
+
+export interface ChannelStatesOptions {
+  readonly channels: ChannelStore;
+  /** A stale channel was reloaded: `before` is the cached context, `after` the reloaded one. */
+  readonly contextChanged: (
+    key: string,
+    before: WorkingContext,
+    after: WorkingContext,
+    calibration: Calibration,
+  ) => Promise<void>;
+}
+
+export class ChannelStates {
+  readonly #options: ChannelStatesOptions;
+  /** Working contexts of the channels seen most recently; a forgotten one is loaded again. */
+  readonly #states = new LruMap<string, ChannelState>(MAX_CACHED_CHANNELS);
+
+  constructor(options: ChannelStatesOptions) {
+    this.#options = options;
+  }
+
+  /** The channel's state: cached, or loaded from the store (again, when stale). */
+  async get(key: string): Promise<ChannelState> {
+    let state = this.#states.get(key);
+    if (!state || state.stale) {
+      const context = new WorkingContext(await this.#options.channels.loadContext(key));
+      const calibration =
+        state?.calibration ?? (await this.#options.channels.calibration(key).catch(() => UNCALIBRATED));
+      if (state?.stale) await this.#options.contextChanged(key, state.context, context, calibration);
+      state = { context, calibration, stale: false };
+      this.#states.set(key, state);
+    }
+    return state;
+  }
+
+  /**
+   * A context change at `generation` was notified: a cached context older than that is marked stale.
+   * True when one was.
+   */
+  markStale(key: string, generation: number): boolean {
+    const state = this.#states.get(key);
+    if (!state || state.context.generation >= generation) return false;
+    state.stale = true;
+    return true;
+  }
+
+  /** Drops the channel's cache (after a failure), so its next turn reloads. */
+  forget(key: string): void {
+    this.#states.delete(key);
+  }
+
+  /**
+   * Appends a message to the store and to the cached context: its seq, and whether it is new (a
+   * redelivery gives the seq it was stored under). NUL characters, which Postgres cannot store in
+   * text, are dropped.
+   */
+  async append(
+    key: string,
+    state: ChannelState,
+    tokenizer: Tokenizer,
+    settings: ResolvedChannelConfig,
+    message: AppendedMessage,
+  ): Promise<{ seq: number; inserted: boolean }> {
+    const whole = { seq: 0, ...message, author: withoutNul(message.author), text: withoutNul(message.text) };
+    const { entry, archivedTokens } = measureMessage(whole, tokenizer, settings.compaction.messageMaxTokens);
+    const { seq: _placeholder, ...rest } = entry;
+    const result = await this.#options.channels.append(key, {
+      ...rest,
+      // The archive keeps the whole text; the context may hold a clipped copy.
+      text: whole.text,
+      tokens: archivedTokens,
+      contextTokens: entry.tokens,
+      platformMessageId: message.platformMessageId,
+      ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
+    });
+    if (!result.inserted) return { seq: result.seq, inserted: false };
+    // Another process changed the channel since we cached it: reload instead of guessing.
+    if (result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1) {
+      state.context = new WorkingContext(await this.#options.channels.loadContext(key));
+    } else {
+      state.context.append({ ...entry, seq: result.seq });
+    }
+    return { seq: result.seq, inserted: true };
+  }
+}
+
+function withoutNul(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+}
