@@ -11,9 +11,13 @@ import {
   type RunStore,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
+import { describeChannel } from '../channel-status.js';
 import type { BotCompaction } from './bot-compaction.js';
 import type { ChannelStates } from './channel-states.js';
 import { contextReport } from './context-report.js';
+
+/** Passes `/context` lists. */
+const CONTEXT_PASSES = 3;
 
 export interface BotCommandsOptions {
   readonly config: () => EbbConfig;
@@ -41,19 +45,26 @@ export class BotCommands {
     const compactorSettings = compaction.settingsOf(settings, tokenizer);
     switch (command.name) {
       case 'context': {
-        const runs = await this.#options.runs.recent(key, 3);
+        // The same status `ebb status` and the dashboard show, from the bot's live context.
+        const view = state.context.view();
         const scope = memoryScope(key, settings.memory.scope);
-        const memories = await this.#options.memories.count({ scope });
-        const usage = compaction.compactor.usage(state.context.view(), compactorSettings, state.calibration);
-        return contextReport({
-          key,
-          usage,
-          settings,
-          context: state.context.view(),
-          runs,
-          memories,
-          reservedTokens: compactorSettings.reservedTokens,
-        });
+        const [runs, count] = await Promise.all([
+          this.#options.runs.recent(key, CONTEXT_PASSES),
+          this.#options.memories.count({ scope }),
+        ]);
+        return contextReport(
+          describeChannel({
+            summary: { key, headSeq: view.headSeq, generation: view.generation, tokens: view.tokens },
+            spans: view.spans,
+            settings,
+            compactor: compactorSettings,
+            calibration: state.calibration,
+            runs,
+            memories: { scope, count },
+            prices: config.prices,
+            settingRows: null,
+          }),
+        );
       }
       case 'compact': {
         const admins = command.platform === 'web' ? undefined : config[command.platform].admins;

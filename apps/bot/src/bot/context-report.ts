@@ -1,18 +1,7 @@
 /** The text of `/context`: usage against the channel's three thresholds, tokens, last passes, memories. */
-import type { ResolvedChannelConfig } from '@ebb/config';
-import type { CompactionRun, ContextView } from '@ebb/core';
+import type { ChannelStatus } from '../channel-status.js';
 
 const BAR_WIDTH = 20;
-
-export interface ContextReportInput {
-  readonly key: string;
-  readonly usage: number;
-  readonly settings: ResolvedChannelConfig;
-  readonly context: ContextView;
-  readonly runs: readonly CompactionRun[];
-  readonly memories: number;
-  readonly reservedTokens: number;
-}
 
 /** `▕██████████▒▒······│··│·│▏`: filled to usage, marks at the three thresholds. */
 export function usageBar(usage: number, marks: readonly number[]): string {
@@ -25,23 +14,21 @@ export function usageBar(usage: number, marks: readonly number[]): string {
   return `▕${cells.join('')}▏`;
 }
 
-export function contextReport(input: ContextReportInput): string {
-  const c = input.settings.compaction;
-  const budget = input.settings.llm.contextWindow - input.settings.llm.maxOutputTokens;
-  const summaries = input.context.spans.filter((s) => s.kind === 'summary').length;
-  const truncated = input.context.spans.filter((s) => s.kind === 'truncated').length;
+/** The text of `/context` for a channel's status (see `channel-status.ts`), as the bot sees it now. */
+export function contextReport(status: ChannelStatus): string {
+  const t = status.thresholds;
   const lines = [
-    `Context of ${input.key}: ${usageBar(input.usage, [c.backgroundThreshold, c.aggressiveThreshold, c.emergencyThreshold])} ${(input.usage * 100).toFixed(1)}%`,
-    `thresholds: background ${pct(c.backgroundThreshold)}, aggressive ${pct(c.aggressiveThreshold)}, emergency ${pct(c.emergencyThreshold)}`,
-    `tokens: ${input.context.tokens + input.reservedTokens} of ${budget} (${input.context.raw.length} recent messages, ${summaries} summaries, ${truncated} pending cuts; ${input.context.headSeq} messages archived)`,
-    `memories in scope: ${input.memories}`,
+    `Context of ${status.key}: ${usageBar(status.usage, [t.background, t.aggressive, t.emergency])} ${(status.usage * 100).toFixed(1)}%`,
+    `thresholds: background ${pct(t.background)}, aggressive ${pct(t.aggressive)}, emergency ${pct(t.emergency)}`,
+    `tokens: ${status.tokens.context + status.tokens.reserved} of ${status.tokens.budget} (${status.messages.inContext} recent messages, ${status.spans.summaries} summaries, ${status.spans.truncations} pending cuts; ${status.messages.archived} messages archived)`,
+    `memories in scope: ${status.memories.count}`,
   ];
-  if (input.runs.length === 0) lines.push('no compaction passes yet');
-  for (const run of input.runs) {
-    const tokens = run.tokensBefore !== undefined ? `, ${run.tokensBefore} → ${run.tokensAfter} tokens` : '';
-    const took = run.durationMs !== undefined ? `, ${(run.durationMs / 1000).toFixed(1)} s` : '';
+  if (status.passes.length === 0) lines.push('no compaction passes yet');
+  for (const pass of status.passes) {
+    const tokens = pass.tokensBefore !== null ? `, ${pass.tokensBefore} → ${pass.tokensAfter} tokens` : '';
+    const took = pass.durationMs !== null ? `, ${(pass.durationMs / 1000).toFixed(1)} s` : '';
     lines.push(
-      `pass ${run.tier} #${run.fromSeq}–#${run.toSeq}: ${run.status}${run.fallback ? ' (fallback)' : ''}${tokens}${took}`,
+      `pass ${pass.tier} #${pass.fromSeq}–#${pass.toSeq}: ${pass.status}${pass.fallback ? ' (fallback)' : ''}${tokens}${took}`,
     );
   }
   return lines.join('\n');
