@@ -15,10 +15,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
+import { readBody, sendJson } from '../http.js';
 import {
   completionBody,
   contextLengthMessage,
-  type ErrorBody,
   errorBody,
   type FakeReply,
   promptTokens,
@@ -197,7 +197,7 @@ export class FakeOpenAiServer {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader('x-request-id', `req_${randomBytes(12).toString('hex')}`);
-    const raw = await readBody(req);
+    const raw = await readBody(req, MAX_BODY_BYTES);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const method = req.method ?? 'GET';
     const headers = recordHeaders(req);
@@ -402,33 +402,6 @@ function sendFault(res: ServerResponse, fault: ImmediateFault, measured?: readon
       throw new Error(`unknown fault ${JSON.stringify(never)}`);
     }
   }
-}
-
-function sendJson(
-  res: ServerResponse,
-  status: number,
-  body: ErrorBody | object,
-  headers: Record<string, string> = {},
-): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    ...headers,
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) throw new Error('request body too large');
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function recordHeaders(req: IncomingMessage): Record<string, string> {

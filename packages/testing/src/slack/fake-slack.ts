@@ -23,6 +23,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { readBody, sendJson } from '../http.js';
 import { type WebApiFault, WebApiFaults } from './faults.js';
 import {
   type SlackEventPayload,
@@ -43,6 +44,9 @@ import {
   FakeWorkspace,
   type PostedMessage,
 } from './workspace.js';
+
+/** A fake needs no more: a test that sends more is broken. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface FakeSlackOptions {
   /** Workspace, app and bot ids; `FAKE_SLACK`'s by default. */
@@ -179,7 +183,7 @@ export class FakeSlack {
       }
       fake.#handle(req, res).catch((err: unknown) => {
         if (res.headersSent) res.destroy();
-        else sendJson(res, 500, { ok: false, error: `fake_failure: ${String(err)}` });
+        else sendSlackJson(res, 500, { ok: false, error: `fake_failure: ${String(err)}` });
       });
     });
     server.on('upgrade', (req, socket, head) => {
@@ -359,7 +363,7 @@ export class FakeSlack {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const at = Date.now();
     const url = new URL(req.url ?? '/', `http://${this.#origin}`);
-    const raw = await readBody(req);
+    const raw = await readBody(req, MAX_BODY_BYTES);
     const body = parseBody(raw, req.headers['content-type']);
 
     if (url.pathname.startsWith('/api/')) {
@@ -384,15 +388,15 @@ export class FakeSlack {
         response: answer.body,
         at,
       });
-      sendJson(res, answer.status, answer.body, answer.headers);
+      sendSlackJson(res, answer.status, answer.body, answer.headers);
       return;
     }
     if (req.method === 'POST' && url.pathname.startsWith('/commands/response/')) {
       this.#responses.push({ path: url.pathname, body });
-      sendJson(res, 200, { ok: true });
+      sendSlackJson(res, 200, { ok: true });
       return;
     }
-    sendJson(res, 404, { ok: false, error: 'not_found' });
+    sendSlackJson(res, 404, { ok: false, error: 'not_found' });
   }
 
   #callApi(method: string, args: WebApiArgs, kind: TokenKind): WebApiBody {
@@ -479,15 +483,6 @@ async function postSigned(
   return { status: response.status, text, json: parseJson(text) };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 function parseBody(raw: string, contentType: string | undefined): Record<string, unknown> {
   if (raw === '') return {};
   if (contentType?.includes('application/json')) {
@@ -513,12 +508,12 @@ function str(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function sendJson(
+/** Slack answers JSON with a charset. */
+function sendSlackJson(
   res: ServerResponse,
   status: number,
   body: unknown,
   headers: Readonly<Record<string, string>> = {},
 ): void {
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
+  sendJson(res, status, body, headers, 'application/json; charset=utf-8');
 }

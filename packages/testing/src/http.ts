@@ -1,0 +1,34 @@
+/**
+ * HTTP plumbing the fake servers share: reading a request body with a bound, and answering JSON.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The body as text; rejects once it passes `maxBytes`, so a test cannot fill a fake's memory. */
+export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > maxBytes) throw new Error('request body too large');
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Answers `body` as JSON with its length, and any extra headers (a 429's rate-limit headers). */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Readonly<Record<string, string>> = {},
+  contentType = 'application/json',
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
