@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +27,27 @@ describe('describeStartFailure', () => {
       error: 'ECONNREFUSED',
       hint: expect.stringMatching(/^a network failure \(ECONNREFUSED\)/),
     });
+  });
+
+  it('names the taken port and the setting that moves it', async () => {
+    const listen = (server: Server, port: number) =>
+      new Promise<number>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => resolve((server.address() as { port: number }).port));
+      });
+    const first = createServer();
+    const second = createServer();
+    const port = await listen(first, 0);
+    try {
+      const err = await listen(second, port).catch((e: unknown) => e);
+      expect(describeStartFailure(err)).toMatchObject({
+        kind: 'address_in_use',
+        error: 'EADDRINUSE',
+        hint: `port ${port} is taken by another process: give this process its own port ([web] port, or EBB_METRICS_PORT for ebb worker)`,
+      });
+    } finally {
+      await new Promise((resolve) => first.close(resolve));
+    }
   });
 
   it('says a refused credential is one', () => {

@@ -47,8 +47,7 @@ export async function serveObservability(options: ServeObservabilityOptions): Pr
  * another process already has the default (`fellBack`), so a second worker does not die on it.
  */
 export async function serveObservabilityOnDefaultPort(
-  options: ObservabilityRoutesOptions & {
-    readonly host?: string;
+  options: Omit<ServeObservabilityOptions, 'port'> & {
     readonly port?: number | undefined;
     readonly defaultPort?: number;
   },

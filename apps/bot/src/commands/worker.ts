@@ -60,16 +60,7 @@ export async function worker(
       );
     }
   } catch (err) {
-    const taken = (err as { code?: unknown }).code === 'EADDRINUSE';
-    logger.fatal(
-      {
-        ...describeStartFailure(err),
-        ...(taken
-          ? { hint: 'EBB_METRICS_PORT is taken: give each worker on a host its own port, or leave it unset' }
-          : {}),
-      },
-      'Ebb worker could not start',
-    );
+    logger.fatal(describeStartFailure(err), 'Ebb worker could not start');
     healthRedis.disconnect();
     await database.close();
     return 1;
