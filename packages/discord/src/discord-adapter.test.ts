@@ -1,49 +1,12 @@
 /**
  * The adapter with the real discord.js client against FakeDiscord (REST and gateway on 127.0.0.1).
  */
-import type { CommandInvocation, InboundMessage } from '@ebb/core';
 import { FakeDiscord, snowflakeTimestamp, type WireChannel } from '@ebb/testing/discord';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { discordChannelKey } from './channel-key.js';
-import { DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
-
-interface SetupOptions {
-  readonly adapter?: (fake: FakeDiscord) => Partial<DiscordAdapterOptions>;
-  readonly onCommand?: (command: CommandInvocation) => Promise<string>;
-}
-
-async function setup(options: SetupOptions = {}) {
-  const fake = await FakeDiscord.start();
-  const logger = new RecordingLogger();
-  const logs = logger.entries;
-  const messages: InboundMessage[] = [];
-  const commands: CommandInvocation[] = [];
-  const adapter = new DiscordAdapter({
-    token: fake.token,
-    restApi: fake.restApi,
-    logger,
-    ...options.adapter?.(fake),
-  });
-  onTestFinished(async () => {
-    await adapter.stop();
-    await fake.close();
-  });
-  await adapter.start({
-    onMessage: async (message) => {
-      messages.push(message);
-      return undefined;
-    },
-    onCommand: async (command) => {
-      commands.push(command);
-      return options.onCommand ? options.onCommand(command) : `${command.name} for ${command.channelKey}`;
-    },
-  });
-  const alice = fake.createUser({ username: 'alice', globalName: 'Alice Liddell' });
-  const general = fake.guild.channel('general');
-  const thread = fake.guild.channel('deploy-plan');
-  return { fake, adapter, messages, commands, logs, alice, general, thread };
-}
+import { setup } from './discord-adapter.harness.js';
+import { DiscordAdapter } from './discord-adapter.js';
 
 /** Gateway round trips (a resume waits 500 ms first) can be slow on a loaded machine. */
 const eventually = { timeout: 10_000 } as const;

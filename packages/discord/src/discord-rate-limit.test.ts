@@ -4,20 +4,14 @@
  * `X-RateLimit-Reset-After` (plus its 50 ms offset) and sends again; a 429 never counts against its
  * `retries`. Waits are measured from the times FakeDiscord recorded the requests, with generous margins.
  */
-import { FakeDiscord, type RecordedDiscordRequest } from '@ebb/testing/discord';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import type { RecordedDiscordRequest } from '@ebb/testing/discord';
+import { describe, expect, it } from 'vitest';
 import { discordChannelKey } from './channel-key.js';
-import { DiscordAdapter } from './discord-adapter.js';
+import { setup } from './discord-adapter.harness.js';
 
-async function setup() {
-  const fake = await FakeDiscord.start();
-  const adapter = new DiscordAdapter({ token: fake.token, restApi: fake.restApi });
-  onTestFinished(async () => {
-    await adapter.stop();
-    await fake.close();
-  });
-  await adapter.start({ onMessage: async () => undefined, onCommand: async () => '' });
-  const general = fake.guild.channel('general');
+/** The harness's adapter, with the general channel's key and its create-message requests. */
+async function setupPosts() {
+  const { fake, adapter, general } = await setup();
   const key = discordChannelKey(fake.guild.id, general.id, null);
   const posts = (): readonly RecordedDiscordRequest[] =>
     fake.requests.filter((r) => r.method === 'POST' && r.route === `/channels/${general.id}/messages`);
@@ -31,7 +25,7 @@ function gaps(requests: readonly RecordedDiscordRequest[]): number[] {
 
 describe('DiscordAdapter send under rate limits', () => {
   it('waits out Retry-After after two 429s on create-message and then posts once', async () => {
-    const { fake, adapter, key, posts } = await setup();
+    const { fake, adapter, key, posts } = await setupPosts();
     fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', times: 2, retryAfterSeconds: 1 });
 
     const sent = await adapter.send(key, 'hello');
@@ -42,7 +36,7 @@ describe('DiscordAdapter send under rate limits', () => {
   }, 15_000);
 
   it('waits out more 429s than its retry budget: discord.js does not count them against retries', async () => {
-    const { fake, adapter, key, posts } = await setup();
+    const { fake, adapter, key, posts } = await setupPosts();
     fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', times: 5, retryAfterSeconds: 0.2 });
 
     await adapter.send(key, 'hello');
@@ -53,7 +47,7 @@ describe('DiscordAdapter send under rate limits', () => {
   }, 15_000);
 
   it('waits out a global 429 before sending again', async () => {
-    const { fake, adapter, key, posts } = await setup();
+    const { fake, adapter, key, posts } = await setupPosts();
     fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', scope: 'global', retryAfterSeconds: 1 });
 
     await adapter.send(key, 'hello');

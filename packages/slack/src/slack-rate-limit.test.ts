@@ -4,40 +4,17 @@
  * `retryConfig` (3 retries, with its own backoff after the sleep). Waits are measured from the
  * times FakeSlack recorded the calls, with generous margins.
  */
-import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterEach, describe, expect, it } from 'vitest';
 import { slackChannelKey } from './channel-key.js';
-import { SlackAdapter } from './slack-adapter.js';
+import { GENERAL as GENERAL_ID, startHarness, stopHarnesses, TEAM } from './slack-adapter.harness.js';
 
-const GENERAL = slackChannelKey({ teamId: FAKE_SLACK.teamId, channelId: FAKE_SLACK.channels.general });
+const GENERAL = slackChannelKey({ teamId: TEAM, channelId: GENERAL_ID });
 
-const running: { slack: FakeSlack; adapter: SlackAdapter }[] = [];
-
-afterEach(async () => {
-  for (const { slack, adapter } of running.splice(0)) {
-    await adapter.stop();
-    await slack.close();
-  }
-});
-
-async function start(): Promise<{ slack: FakeSlack; adapter: SlackAdapter }> {
-  const slack = await FakeSlack.start();
-  const adapter = new SlackAdapter({
-    mode: 'http',
-    botToken: 'xoxb-1-rate-limit-test',
-    signingSecret: 'rate-limit-test-secret',
-    port: 0,
-    host: '127.0.0.1',
-    slackApiUrl: slack.apiUrl,
-  });
-  await adapter.start({ onMessage: async () => undefined, onCommand: async () => '' });
-  running.push({ slack, adapter });
-  return { slack, adapter };
-}
+afterEach(stopHarnesses);
 
 describe('SlackAdapter send under rate limits', () => {
   it('waits out Retry-After after a 429 and then posts the message once', async () => {
-    const { slack, adapter } = await start();
+    const { slack, adapter } = await startHarness('http');
     // 2 s, longer than WebClient's own first backoff (0.5-1 s), so a client that ignored the header fails.
     slack.rateLimit('chat.postMessage', { times: 1, retryAfterSeconds: 2 });
 
@@ -52,7 +29,7 @@ describe('SlackAdapter send under rate limits', () => {
   }, 15_000);
 
   it('gives up after 1 + 3 attempts with a retryable slack_send_failed caused by the rate limit', async () => {
-    const { slack, adapter } = await start();
+    const { slack, adapter } = await startHarness('http');
     // Retry-After 0 keeps this short (WebClient's backoff alone is 3.5-7 s); the wait is measured above.
     slack.rateLimit('chat.postMessage', { times: Number.POSITIVE_INFINITY, retryAfterSeconds: 0 });
 
