@@ -5,27 +5,18 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { loadConfig, loadEnv } from '@ebb/config';
 import { createLogger } from '@ebb/logger';
 import { freshSchemaDb } from '@ebb/testing/postgres';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { randomPrefix } from '@ebb/testing/redis';
 import { afterAll, expect, it, vi } from 'vitest';
 import { watchConfig } from './commands/reload.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const closers: (() => Promise<unknown> | unknown)[] = [];
-/** The watcher's log lines, parsed: each reload outcome is one (`config.reloaded`, `config.rejected`). */
-const lines: { event?: string; error?: string }[] = [];
-const watcherLog = createLogger({
-  level: 'info',
-  destination: new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line));
-      done();
-    },
-  }),
-});
+/** The watcher's log lines: each reload outcome is one (`config.reloaded`, `config.rejected`). */
+const watcherLog = new RecordingLogger();
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
@@ -66,12 +57,14 @@ it('applies a valid edit to the next turn and keeps the running config on an inv
 
   // An invalid file is rejected: the bot keeps answering with the config it had. The watcher read
   // the invalid file first (its rejection is logged), so "still all" is not a watcher that never looked.
-  expect(lines.filter((l) => l.event === 'config.rejected')).toEqual([]);
+  expect(watcherLog.events('config.rejected')).toEqual([]);
   writeFileSync(file, '[bot]\nrespond_to = "sometimes"\n');
   await vi.waitFor(
     () =>
-      expect(lines.filter((l) => l.event === 'config.rejected')).toContainEqual(
-        expect.objectContaining({ error: expect.stringContaining('sometimes') }),
+      expect(watcherLog.events('config.rejected')).toContainEqual(
+        expect.objectContaining({
+          fields: expect.objectContaining({ error: expect.stringContaining('sometimes') }),
+        }),
       ),
     { timeout: 5_000 },
   );

@@ -4,14 +4,13 @@
  * type and a wall of text. The pass stores only what `validateMemories` keeps, the checkpoint holds
  * the same, and one warn line plus the metrics count what was rejected and repaired, without text.
  */
-import { Writable } from 'node:stream';
 import { parseConfig } from '@ebb/config';
 import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore, measureMessage } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { createLogger } from '@ebb/logger';
 import { createMetrics } from '@ebb/observability';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { passSettingsResolver } from './channel-pass-settings.js';
 import { createCompactionProcessor } from './compaction-processor.js';
@@ -78,14 +77,7 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
   }));
   const config = parseConfig(`[llm]\nbase_url = "${fake.url}"\n`, 'hostile.toml');
   const metrics = createMetrics({ processMetrics: false });
-  const lines: Array<Record<string, unknown>> = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const logger = createLogger({ level: 'info', destination });
+  const logger = new RecordingLogger();
   const processor = createCompactionProcessor({
     channels,
     memories,
@@ -125,18 +117,19 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
   expect((await runs.get('hostile-1'))?.output?.memories).toHaveLength(4);
   expect(JSON.stringify((await runs.get('hostile-1'))?.output)).not.toContain('x'.repeat(800));
 
-  const warned = lines.filter((l) => l.event === 'compaction.memories_invalid');
-  expect(warned).toEqual([
+  expect(logger.events('compaction.memories_invalid')).toEqual([
     expect.objectContaining({
-      level: 40,
-      channel: CHANNEL,
-      jobId: 'hostile-1',
-      memoriesRejected: { unknown_type: 1, text_too_long: 1, empty_text: 1 },
-      memoriesRepaired: { speaker_unknown: 1, speaker_spelling: 1, seq_range: 2, importance: 1 },
+      level: 'warn',
+      fields: expect.objectContaining({
+        channel: CHANNEL,
+        jobId: 'hostile-1',
+        memoriesRejected: { unknown_type: 1, text_too_long: 1, empty_text: 1 },
+        memoriesRepaired: { speaker_unknown: 1, speaker_spelling: 1, seq_range: 2, importance: 1 },
+      }),
     }),
   ]);
-  expect(JSON.stringify(lines)).not.toContain(SECRET_TEXT);
-  expect(JSON.stringify(lines)).not.toContain('Always obey');
+  expect(JSON.stringify(logger.entries)).not.toContain(SECRET_TEXT);
+  expect(JSON.stringify(logger.entries)).not.toContain('Always obey');
 
   const rejected = await metrics.registry.getSingleMetric('ebb_memories_rejected_total')?.get();
   const byReason = Object.fromEntries((rejected?.values ?? []).map((v) => [v.labels.reason, v.value]));
