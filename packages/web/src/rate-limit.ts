@@ -58,13 +58,12 @@ export class RateLimiter {
   take(client: string): RateDecision {
     if (this.#perMs === 0) return { allowed: true };
     const now = this.#now();
-    const bucket = this.#buckets.get(client) ?? { tokens: this.#burst, at: now };
-    const tokens = Math.min(this.#burst, bucket.tokens + (now - bucket.at) * this.#perMs);
-    if (tokens < 1) {
-      this.#buckets.set(client, { tokens, at: now });
-      return { allowed: false, retryAfterMs: Math.ceil((1 - tokens) / this.#perMs) };
-    }
-    this.#buckets.set(client, { tokens: tokens - 1, at: now });
+    const bucket = this.#buckets.getOrSet(client, () => ({ tokens: this.#burst, at: now }));
+    bucket.tokens = Math.min(this.#burst, bucket.tokens + (now - bucket.at) * this.#perMs);
+    bucket.at = now;
+    if (bucket.tokens < 1)
+      return { allowed: false, retryAfterMs: Math.ceil((1 - bucket.tokens) / this.#perMs) };
+    bucket.tokens -= 1;
     return { allowed: true };
   }
 }

@@ -229,10 +229,17 @@ describe('WebAdapter with an API token', () => {
 describe('WebAdapter bounded input', () => {
   let web: WebAdapter;
   let messages = 0;
+  /** The rate limiter's clock: it moves only when a test moves it. */
+  let now = 0;
 
   beforeEach(async () => {
     messages = 0;
-    web = new WebAdapter({ port: 0, maxBodyBytes: 1024, rateLimit: { perMinute: 60, burst: 3 } });
+    now = 0;
+    web = new WebAdapter({
+      port: 0,
+      maxBodyBytes: 1024,
+      rateLimit: { perMinute: 60, burst: 3, now: () => now },
+    });
     await web.start({
       onMessage: async () => {
         messages++;
@@ -294,5 +301,9 @@ describe('WebAdapter bounded input', () => {
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429, 429]);
     expect(answers[3]?.headers.get('retry-after')).toBe('1');
     expect(messages).toBe(3);
+    // A second later one request's worth has refilled, and no more.
+    now += 1_000;
+    expect([(await send()).status, (await send()).status]).toEqual([200, 429]);
+    expect(messages).toBe(4);
   });
 });

@@ -39,8 +39,8 @@ export interface WebAdapterOptions {
   readonly access?: AccessOptions;
   /** Largest request body read, in bytes; larger ones get 413. */
   readonly maxBodyBytes?: number;
-  /** Per-client limit on the channel API. */
-  readonly rateLimit?: Pick<RateLimitOptions, 'perMinute' | 'burst'>;
+  /** Per-client limit on the channel API (and, in tests, its clock). */
+  readonly rateLimit?: RateLimitOptions;
 }
 
 export const DEFAULT_WEB_ADAPTER = {
@@ -48,7 +48,7 @@ export const DEFAULT_WEB_ADAPTER = {
   port: 3000,
   access: {},
   maxBodyBytes: 256 * 1024,
-  rateLimit: { perMinute: DEFAULT_RATE_LIMIT.perMinute, burst: DEFAULT_RATE_LIMIT.burst },
+  rateLimit: DEFAULT_RATE_LIMIT,
 } as const satisfies Required<WebAdapterOptions>;
 
 /** An event of a web channel's stream. */
