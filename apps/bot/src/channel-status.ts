@@ -52,7 +52,8 @@ export interface SettingStatus {
   readonly source: string;
 }
 
-export interface ChannelStatus {
+/** `Count` is null for a status read with `memoryCounts: false`. */
+export interface ChannelStatus<Count extends number | null = number> {
   readonly key: string;
   readonly usage: number;
   readonly reached: ThresholdReached;
@@ -74,7 +75,7 @@ export interface ChannelStatus {
     readonly summaryTokens: number;
   };
   readonly generation: number;
-  readonly memories: { readonly scope: string; readonly count: number };
+  readonly memories: { readonly scope: string; readonly count: Count };
   readonly passes: readonly PassStatus[];
   readonly settings: readonly SettingStatus[] | null;
 }
@@ -86,30 +87,45 @@ export interface StatusStores {
   readonly memories: Pick<MemoryStore, 'count'>;
 }
 
-/**
- * A channel's status read from the stores. `memoryCounts` shares one count per memory scope across
- * the channels of one report (a workspace scope holds many channels).
- */
+/** What `loadChannelStatus` may share across the channels of one report. */
+export interface ChannelStatusOptions {
+  /**
+   * One count per memory scope (a workspace scope holds many channels); `false` skips counting, for
+   * a view that never shows the count: `memories.count` is then null.
+   */
+  readonly memoryCounts?: Map<string, Promise<number>> | false | undefined;
+  /** The system prompt's tokens per (encoding, prompt): most channels share both. */
+  readonly systemTokens?: Map<string, Promise<number>>;
+  readonly settingRows?: SettingStatus[] | null;
+}
+
+/** A channel's status read from the stores. */
 export async function loadChannelStatus(
   stores: StatusStores,
   config: EbbConfig,
   summary: ChannelSummary,
-  options: {
-    readonly memoryCounts?: Map<string, Promise<number>>;
-    readonly settingRows?: SettingStatus[] | null;
-  } = {},
-): Promise<ChannelStatus> {
+  options: ChannelStatusOptions & { readonly memoryCounts: false },
+): Promise<ChannelStatus<null>>;
+export async function loadChannelStatus(
+  stores: StatusStores,
+  config: EbbConfig,
+  summary: ChannelSummary,
+  options?: ChannelStatusOptions & { readonly memoryCounts?: Map<string, Promise<number>> | undefined },
+): Promise<ChannelStatus>;
+export async function loadChannelStatus(
+  stores: StatusStores,
+  config: EbbConfig,
+  summary: ChannelSummary,
+  options: ChannelStatusOptions = {},
+): Promise<ChannelStatus<number | null>> {
   const key = summary.key;
   const settings = resolveChannel(config, key);
   const scope = memoryScope(key, settings.memory.scope);
-  const counts = options.memoryCounts ?? new Map<string, Promise<number>>();
-  let count = counts.get(scope);
-  if (count === undefined) {
-    count = stores.memories.count({ scope });
-    counts.set(scope, count);
-  }
+  const { memoryCounts = new Map<string, Promise<number>>() } = options;
+  const count =
+    memoryCounts === false ? null : memoized(memoryCounts, scope, () => stores.memories.count({ scope }));
   const [compactor, prefix, calibration, runs] = await Promise.all([
-    loadCompactorSettings(settings),
+    loadCompactorSettings(settings, options.systemTokens),
     stores.channels.loadPrefix(key),
     stores.channels.calibration(key),
     stores.runs.recent(key, RECENT_PASSES),
@@ -121,10 +137,19 @@ export async function loadChannelStatus(
     compactor,
     calibration,
     runs,
-    memories: { scope, count: await count },
+    memories: { scope, count: count === null ? null : await count },
     prices: config.prices,
     settingRows: options.settingRows ?? null,
   });
+}
+
+function memoized<V>(cache: Map<string, V>, key: string, make: () => V): V {
+  let value = cache.get(key);
+  if (value === undefined) {
+    value = make();
+    cache.set(key, value);
+  }
+  return value;
 }
 
 /**
@@ -143,26 +168,38 @@ export function compactorSettingsOf(
   };
 }
 
-/** `compactorSettingsOf` with the system message counted by the channel's tokenizer. */
-export async function loadCompactorSettings(settings: ResolvedChannelConfig): Promise<CompactorSettings> {
-  const tokenizer = await loadTokenizer(settings.llm.encoding);
-  return compactorSettingsOf(settings, systemPromptTokens(tokenizer, settings.bot.systemPrompt));
+/**
+ * `compactorSettingsOf` with the system message counted by the channel's tokenizer; `systemTokens`
+ * keeps the count per (encoding, prompt) across calls.
+ */
+export async function loadCompactorSettings(
+  settings: ResolvedChannelConfig,
+  systemTokens = new Map<string, Promise<number>>(),
+): Promise<CompactorSettings> {
+  const { encoding } = settings.llm;
+  const prompt = settings.bot.systemPrompt;
+  const tokens = memoized(systemTokens, JSON.stringify([encoding, prompt]), async () =>
+    systemPromptTokens(await loadTokenizer(encoding), prompt),
+  );
+  return compactorSettingsOf(settings, await tokens);
 }
 
-export interface DescribeChannelInput {
+export interface DescribeChannelInput<Count extends number | null = number> {
   readonly summary: ChannelSummary;
   readonly spans: readonly Span[];
   readonly settings: ResolvedChannelConfig;
   readonly compactor: CompactorSettings;
   readonly calibration: Calibration;
   readonly runs: readonly CompactionRun[];
-  readonly memories: { readonly scope: string; readonly count: number };
+  readonly memories: ChannelStatus<Count>['memories'];
   readonly prices: EbbConfig['prices'];
   readonly settingRows: readonly SettingStatus[] | null;
 }
 
 /** A channel's status from what the stores returned: pure. */
-export function describeChannel(input: DescribeChannelInput): ChannelStatus {
+export function describeChannel<Count extends number | null>(
+  input: DescribeChannelInput<Count>,
+): ChannelStatus<Count> {
   const { summary, compactor } = input;
   const policy = compactor.policy;
   const usage = usageOf({

@@ -20,10 +20,11 @@ const MEMORIES_SHOWN = 10;
 export async function dashboardChannels(stores: DashboardStores): Promise<DashboardChannel[]> {
   const config = stores.config();
   const summaries = await stores.channels.listChannels();
-  const memoryCounts = new Map<string, Promise<number>>();
+  // The dashboard never shows the memory count; the system prompt's tokens are shared by channels.
+  const systemTokens = new Map<string, Promise<number>>();
   return Promise.all(
     summaries.map(async (summary) => {
-      const status = await loadChannelStatus(stores, config, summary, { memoryCounts });
+      const status = await loadChannelStatus(stores, config, summary, { memoryCounts: false, systemTokens });
       const memories = await stores.memories.list(
         { scope: status.memories.scope },
         { order: 'importance', limit: MEMORIES_SHOWN },

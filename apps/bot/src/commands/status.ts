@@ -111,11 +111,13 @@ export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommand
       }
     }
     const memoryCounts = new Map<string, Promise<number>>();
+    const systemTokens = new Map<string, Promise<number>>();
     const channels: ChannelStatus[] = [];
     for (const summary of chosen) {
       channels.push(
         await loadChannelStatus(session, config, summary, {
           memoryCounts,
+          systemTokens,
           settingRows: args.channel !== undefined ? settingRows(config, summary.key) : null,
         }),
       );
