@@ -5,11 +5,11 @@ import {
   ADMIN_COOKIE,
   accessControl,
   exposure,
-  isLoopback,
   isLoopbackHost,
   routeClass,
   SessionSigner,
 } from './access.js';
+import { isLoopback } from './client-address.js';
 
 const ADMIN = 'admin-token-0123456789';
 const METRICS = 'metrics-token-0123456789';
@@ -155,6 +155,65 @@ describe('admin sessions', () => {
     for (const junk of ['', 'v1', 'v1.5.', `v1.5.${'A'.repeat(43)}`, `${good}x`, good.toUpperCase()]) {
       expect(signer.verify(junk, 1_000), junk).toBe(false);
     }
+  });
+});
+
+describe('refused credentials are rate limited', () => {
+  const OTHER = from('203.0.113.10');
+
+  it('a client guessing the token on / gets 429 after the burst, even for the right token, until it refills', async () => {
+    let now = 0;
+    const app = server({ adminToken: ADMIN, refusals: { perMinute: 60, burst: 3, now: () => now } });
+    const guesses = [
+      '/?token=guess-1',
+      '/?token=guess-2',
+      { path: '/', headers: { authorization: 'Bearer guess-3' } },
+      '/?token=guess-4',
+      { path: '/', headers: { authorization: 'Bearer guess-5' } },
+    ];
+    const answers = [];
+    for (const guess of guesses) {
+      const { path, headers } = typeof guess === 'string' ? { path: guess, headers: {} } : guess;
+      answers.push(await app.request(path, { headers }, REMOTE));
+    }
+    expect(answers.map((r) => r.status)).toEqual([401, 401, 401, 429, 429]);
+    expect(answers[3]?.headers.get('retry-after')).toBe('1');
+    expect(await answers[4]?.json()).toMatchObject({ code: 'rate_limited' });
+    // A right guess now does not tell itself apart; another client is not held back.
+    expect((await app.request('/', { headers: { authorization: `Bearer ${ADMIN}` } }, REMOTE)).status).toBe(
+      429,
+    );
+    expect((await app.request('/?token=guess-6', {}, OTHER)).status).toBe(401);
+    expect((await app.request('/healthz', {}, REMOTE)).status).toBe(200);
+    now += 1_000;
+    expect((await app.request('/', { headers: { authorization: `Bearer ${ADMIN}` } }, REMOTE)).status).toBe(
+      200,
+    );
+  });
+
+  it('counts only refusals: a client with the credential polls as often as it likes', async () => {
+    const app = server({ adminToken: ADMIN, refusals: { perMinute: 60, burst: 3, now: () => 0 } });
+    const polls = [];
+    for (let i = 0; i < 10; i++) {
+      polls.push(
+        (
+          await app.request(
+            '/api/dashboard/channels',
+            { headers: { authorization: `Bearer ${ADMIN}` } },
+            REMOTE,
+          )
+        ).status,
+      );
+    }
+    expect(polls).toEqual(Array(10).fill(200));
+  });
+
+  it('counts loopback-only refusals (403) too', async () => {
+    const app = server({ refusals: { perMinute: 60, burst: 2, now: () => 0 } });
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push((await app.request('/', {}, REMOTE)).status);
+    expect(answers).toEqual([403, 403, 429]);
+    expect((await app.request('/', {}, LOCAL)).status).toBe(200);
   });
 });
 

@@ -18,12 +18,18 @@
  * "Loopback" means the connection comes from 127.0.0.0/8 or ::1 *and* carries no proxy header
  * (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`): a reverse proxy on the same host connects from
  * loopback too, and what it forwards is not local.
+ *
+ * Guessing is slow: every refusal (401 or 403) takes a request from the client's bucket of `refusals`
+ * (`rate-limit.ts`), and a client whose bucket is empty is answered `429 rate_limited` on every route
+ * but `/healthz`, the right credential included, until it refills. Only refusals are counted, so a
+ * dashboard that polls with its session never runs into the limit.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
+import { clientAddress, isLoopback, remoteAddress } from './client-address.js';
 import { webError } from './errors.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitOptions, rateLimited } from './rate-limit.js';
 
 export interface AccessOptions {
   /** EBB_ADMIN_TOKEN. Unset: everything but `/healthz` (and the API with `publicApi`) is loopback only. */
@@ -34,6 +40,8 @@ export interface AccessOptions {
   readonly publicApi?: boolean | undefined;
   /** How long a session cookie lasts. */
   readonly sessionTtlMs?: number | undefined;
+  /** How many refused credentials a client may send before it is answered 429 (a token bucket). */
+  readonly refusals?: RateLimitOptions | undefined;
   /** Tests: the clock sessions are signed and checked against. */
   readonly now?: (() => number) | undefined;
 }
@@ -43,6 +51,7 @@ export const DEFAULT_ACCESS = {
   metricsToken: undefined,
   publicApi: false,
   sessionTtlMs: 12 * 60 * 60 * 1000,
+  refusals: DEFAULT_RATE_LIMIT,
   now: Date.now,
 } as const satisfies { [K in keyof AccessOptions]-?: AccessOptions[K] };
 
@@ -65,18 +74,26 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
   const admin = options.adminToken === undefined ? undefined : new Credential(options.adminToken);
   const metrics = options.metricsToken === undefined ? undefined : new Credential(options.metricsToken);
   const sessions = admin && new SessionSigner(options.adminToken ?? '');
+  const refusals = new RateLimiter(options.refusals ?? DEFAULT_ACCESS.refusals);
 
   return async (c, next) => {
     const kind = routeClass(c.req.path);
     if (kind === 'health') return next();
     if (kind === 'api' && options.publicApi) return next();
+    const client = clientAddress(c);
+    const waiting = refusals.peek(client);
+    if (!waiting.allowed) return rateLimited(c, waiting.retryAfterMs);
+    const denied = (status: 401 | 403, error: string) => {
+      refusals.take(client);
+      return webError(c, status, status === 401 ? 'unauthorized' : 'forbidden', error);
+    };
 
     const bearer = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
     if (admin && sessions) {
       // `?token=` once: trade it for a session cookie and drop it from the address bar.
       const query = c.req.query('token');
       if (query !== undefined && kind === 'admin') {
-        if (!admin.matches(query)) return denied(c, 401, 'the token is not EBB_ADMIN_TOKEN');
+        if (!admin.matches(query)) return denied(401, 'the token is not EBB_ADMIN_TOKEN');
         setCookie(c, ADMIN_COOKIE, sessions.sign(now() + ttlMs), {
           httpOnly: true,
           sameSite: 'Strict',
@@ -99,20 +116,15 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
     if (tokenForRoute === undefined) {
       if (isLocalRequest(c)) return next();
       const variable = kind === 'metrics' ? 'EBB_METRICS_TOKEN' : 'EBB_ADMIN_TOKEN';
-      return denied(c, 403, `this answers only on loopback; set ${variable} to open it beyond`);
+      return denied(403, `this answers only on loopback; set ${variable} to open it beyond`);
     }
     return denied(
-      c,
       401,
       kind === 'admin'
         ? 'open this page once with ?token=<EBB_ADMIN_TOKEN>, or send Authorization: Bearer <token>'
         : 'send Authorization: Bearer <token>',
     );
   };
-}
-
-function denied(c: Context, status: 401 | 403, error: string): Response {
-  return webError(c, status, status === 401 ? 'unauthorized' : 'forbidden', error);
 }
 
 /** A secret compared in constant time (through a digest, so lengths never leak). */
@@ -166,19 +178,6 @@ export function isLocalRequest(c: Context): boolean {
 /** Served over TLS, here or at a proxy in front (`X-Forwarded-Proto: https`). */
 function behindTls(c: Context): boolean {
   return new URL(c.req.url).protocol === 'https:' || c.req.header('x-forwarded-proto') === 'https';
-}
-
-export function remoteAddress(c: Context): string | undefined {
-  try {
-    return getConnInfo(c).remote.address;
-  } catch {
-    return undefined; // not served by @hono/node-server (app.request in tests)
-  }
-}
-
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.');
 }
 
 /** A `[web] host` that listens only on this machine. */

@@ -22,6 +22,19 @@ describe('RateLimiter', () => {
     expect([1, 2, 3, 4].map(() => limiter.take('a').allowed)).toEqual([true, true, true, false]);
   });
 
+  it('peek says what take would, without taking', () => {
+    let now = 0;
+    const limiter = new RateLimiter({ perMinute: 60, burst: 2, now: () => now });
+    expect(limiter.peek('a')).toEqual({ allowed: true });
+    limiter.take('a');
+    expect([limiter.peek('a'), limiter.peek('a')]).toEqual([{ allowed: true }, { allowed: true }]);
+    limiter.take('a');
+    expect(limiter.peek('a')).toEqual({ allowed: false, retryAfterMs: 1_000 });
+    expect(limiter.take('a')).toEqual({ allowed: false, retryAfterMs: 1_000 });
+    now += 1_000;
+    expect(limiter.peek('a')).toEqual({ allowed: true });
+  });
+
   it('is off at 0 per minute', () => {
     const limiter = new RateLimiter({ perMinute: 0, burst: 1 });
     expect(Array.from({ length: 100 }, () => limiter.take('a').allowed).every(Boolean)).toBe(true);

@@ -1,16 +1,16 @@
 /**
- * Per-client rate limits for the web channel API: a token bucket per client address that holds
- * `burst` requests and refills at `perMinute`. A request that finds the bucket empty is answered
+ * Per-client rate limits: a token bucket per client address that holds `burst` requests and refills
+ * at `perMinute`. The web channel API counts every request; `accessControl` counts refused
+ * credentials on every route (see `access.ts`). A request that finds the bucket empty is answered
  * `429 rate_limited` with `Retry-After` (whole seconds until a request is allowed again).
  *
- * The client is the connection's address. Behind a reverse proxy on this host (a loopback peer that
- * sends `X-Forwarded-For`) it is the address the proxy saw, the last one in that header; a remote
- * peer's `X-Forwarded-For` is never believed, since anyone can send one. The buckets live in a bounded
- * LRU: an address that has been quiet long enough to refill completely is forgotten anyway.
+ * The client is `clientAddress` (`client-address.ts`): behind a reverse proxy on this host, the
+ * address the proxy saw. The buckets live in a bounded LRU: an address that has been quiet long
+ * enough to refill completely is forgotten anyway.
  */
 import { LruMap } from '@ebb/core';
 import type { Context, MiddlewareHandler } from 'hono';
-import { isLoopback, remoteAddress } from './access.js';
+import { clientAddress } from './client-address.js';
 import { webError } from './errors.js';
 
 export interface RateLimitOptions {
@@ -66,26 +66,28 @@ export class RateLimiter {
     bucket.tokens -= 1;
     return { allowed: true };
   }
+
+  /** What `take` would decide now, without taking a request from the bucket. */
+  peek(client: string): RateDecision {
+    const bucket = this.#buckets.get(client);
+    if (this.#perMs === 0 || bucket === undefined) return { allowed: true };
+    const tokens = Math.min(this.#burst, bucket.tokens + (this.#now() - bucket.at) * this.#perMs);
+    return tokens < 1
+      ? { allowed: false, retryAfterMs: Math.ceil((1 - tokens) / this.#perMs) }
+      : { allowed: true };
+  }
 }
 
 export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
   const limiter = new RateLimiter(options);
   return async (c, next) => {
-    const decision = limiter.take(clientOf(c));
-    if (decision.allowed) return next();
-    c.header('Retry-After', String(Math.max(1, Math.ceil(decision.retryAfterMs / 1000))));
-    return webError(
-      c,
-      429,
-      'rate_limited',
-      'too many requests from this client; wait for Retry-After seconds',
-    );
+    const decision = limiter.take(clientAddress(c));
+    return decision.allowed ? next() : rateLimited(c, decision.retryAfterMs);
   };
 }
 
-function clientOf(c: Context): string {
-  const peer = remoteAddress(c) ?? 'unknown';
-  if (!isLoopback(peer)) return peer;
-  const forwarded = c.req.header('x-forwarded-for')?.split(',').at(-1)?.trim();
-  return forwarded || peer;
+/** The `429 rate_limited` answer, with `Retry-After` in whole seconds. */
+export function rateLimited(c: Context, retryAfterMs: number): Response {
+  c.header('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+  return webError(c, 429, 'rate_limited', 'too many requests from this client; wait for Retry-After seconds');
 }

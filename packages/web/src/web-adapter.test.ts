@@ -224,6 +224,30 @@ describe('WebAdapter with an API token', () => {
       await web.stop();
     }
   });
+
+  it('rate limits guessing the token on the dashboard, by ?token= or Bearer, with its rate limit', async () => {
+    const web = new WebAdapter({
+      port: 0,
+      access: { adminToken: 'secret-token' },
+      rateLimit: { perMinute: 60, burst: 2, now: () => 0 },
+    });
+    await web.start({
+      onMessage: async () => ({ reply: 'ok', archived: 'stored' }),
+      onCommand: async () => 'done',
+    });
+    try {
+      const guesses = [
+        await fetch(`${web.url}/?token=guess-1`, { redirect: 'manual' }),
+        await fetch(`${web.url}/`, { headers: { authorization: 'Bearer guess-2' } }),
+        await fetch(`${web.url}/?token=guess-3`, { redirect: 'manual' }),
+        await fetch(`${web.url}/`, { headers: { authorization: 'Bearer guess-4' } }),
+      ];
+      expect(guesses.map((r) => r.status)).toEqual([401, 401, 429, 429]);
+      expect(guesses[2]?.headers.get('retry-after')).toBe('1');
+    } finally {
+      await web.stop();
+    }
+  });
 });
 
 describe('WebAdapter bounded input', () => {

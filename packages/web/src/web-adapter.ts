@@ -11,7 +11,8 @@
  *
  * Bounded input: a body larger than `maxBodyBytes` is answered `413 body_too_large` before it is
  * buffered (a declared length is refused from the header; a chunked body is counted as it is read),
- * and each client is rate limited on the channel API (`429 rate_limited` with `Retry-After`).
+ * and each client is rate limited (`429 rate_limited` with `Retry-After`): every request to the channel
+ * API, and every credential refused on any route but `/healthz`.
  *
  * A 2xx answer to a message means it is archived; the caller retries anything else with the same
  * `id`, which is idempotent: 503 `store_unavailable` (not archived; `Retry-After`), 503
@@ -165,9 +166,17 @@ export class WebAdapter implements PlatformAdapter {
     });
     // nosniff, no framing by other sites, no Referer (a `?token=` address must not leak), and so on.
     app.use('*', secureHeaders());
-    // Counted before the credentials are checked, so guessing a token is rate limited too.
+    // Every request to the channel API is counted; accessControl counts refused credentials on every
+    // route (the same limits, a bucket of their own), so guessing a token is limited everywhere while
+    // a dashboard polling with its session is not.
     app.use('/api/channels/*', rateLimit(this.#options.rateLimit ?? DEFAULT_WEB_ADAPTER.rateLimit));
-    app.use('*', accessControl(this.#options.access ?? DEFAULT_WEB_ADAPTER.access));
+    app.use(
+      '*',
+      accessControl({
+        refusals: this.#options.rateLimit ?? DEFAULT_WEB_ADAPTER.rateLimit,
+        ...(this.#options.access ?? DEFAULT_WEB_ADAPTER.access),
+      }),
+    );
     const maxBytes = this.#options.maxBodyBytes ?? DEFAULT_WEB_ADAPTER.maxBodyBytes;
     app.use(
       '*',
