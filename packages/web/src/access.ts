@@ -71,9 +71,12 @@ export function routeClass(path: string): RouteClass {
 export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
   const now = options.now ?? DEFAULT_ACCESS.now;
   const ttlMs = options.sessionTtlMs ?? DEFAULT_ACCESS.sessionTtlMs;
-  const admin = options.adminToken === undefined ? undefined : new Credential(options.adminToken);
+  const token = options.adminToken;
+  const admin =
+    token === undefined
+      ? undefined
+      : { credential: new Credential(token), sessions: new SessionSigner(token) };
   const metrics = options.metricsToken === undefined ? undefined : new Credential(options.metricsToken);
-  const sessions = admin && new SessionSigner(options.adminToken ?? '');
   const refusals = new RateLimiter(options.refusals ?? DEFAULT_ACCESS.refusals);
 
   return async (c, next) => {
@@ -89,12 +92,12 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
     };
 
     const bearer = /^Bearer (.+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
-    if (admin && sessions) {
+    if (admin) {
       // `?token=` once: trade it for a session cookie and drop it from the address bar.
       const query = c.req.query('token');
       if (query !== undefined && kind === 'admin') {
-        if (!admin.matches(query)) return denied(401, 'the token is not EBB_ADMIN_TOKEN');
-        setCookie(c, ADMIN_COOKIE, sessions.sign(now() + ttlMs), {
+        if (!admin.credential.matches(query)) return denied(401, 'the token is not EBB_ADMIN_TOKEN');
+        setCookie(c, ADMIN_COOKIE, admin.sessions.sign(now() + ttlMs), {
           httpOnly: true,
           sameSite: 'Strict',
           secure: behindTls(c),
@@ -106,13 +109,16 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
         return c.redirect(`${url.pathname}${url.search}`, 303);
       }
       const cookie = getCookie(c, ADMIN_COOKIE);
-      if ((bearer !== undefined && admin.matches(bearer)) || (cookie && sessions.verify(cookie, now()))) {
+      if (
+        (bearer !== undefined && admin.credential.matches(bearer)) ||
+        (cookie && admin.sessions.verify(cookie, now()))
+      ) {
         return next();
       }
     }
     if (kind === 'metrics' && metrics && bearer !== undefined && metrics.matches(bearer)) return next();
 
-    const tokenForRoute = kind === 'metrics' ? (metrics ?? admin) : admin;
+    const tokenForRoute = kind === 'metrics' ? (metrics ?? admin?.credential) : admin?.credential;
     if (tokenForRoute === undefined) {
       if (isLocalRequest(c)) return next();
       const variable = kind === 'metrics' ? 'EBB_METRICS_TOKEN' : 'EBB_ADMIN_TOKEN';
@@ -171,7 +177,7 @@ function sha256(text: string): Buffer {
 const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
 
 /** From this machine, not forwarded by a proxy on it. */
-export function isLocalRequest(c: Context): boolean {
+function isLocalRequest(c: Context): boolean {
   return isLoopback(remoteAddress(c)) && PROXY_HEADERS.every((h) => c.req.header(h) === undefined);
 }
 

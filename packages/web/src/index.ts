@@ -1,5 +1,4 @@
-export * from './access.js';
-export * from './dashboard.js';
-export * from './errors.js';
-export * from './rate-limit.js';
-export * from './web-adapter.js';
+// What the bot and the benchmarks use; the rest (sessions, the rate limiter, route classes) stays inside.
+export { exposure } from './access.js';
+export { type BoardQueue, type DashboardChannel, mountDashboard } from './dashboard.js';
+export { WebAdapter } from './web-adapter.js';
