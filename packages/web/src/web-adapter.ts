@@ -215,7 +215,7 @@ export class WebAdapter implements PlatformAdapter {
           'nul_character',
           '"author", "text" and "id" must not contain NUL (\\u0000) characters',
         );
-      if (author === '' || author.length > MAX_AUTHOR || UNSAFE_IN_NAME.test(author))
+      if (!isShortText(author, MAX_AUTHOR))
         return webError(
           c,
           400,
