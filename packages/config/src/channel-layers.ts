@@ -3,9 +3,9 @@
  * of them and are not listed): the top-level sections, the channel's platform section, then every
  * matching `[channels."<pattern>"]` block from least to most specific.
  */
-import { platformOf } from '@ebb/core';
+import { type Platform, platformOf } from '@ebb/core';
 import { comparePatterns, patternMatches, patternSubsumes } from './channel-pattern.js';
-import type { Platform, Section, SettingsLayer } from './config-schema.js';
+import type { Section, SettingsLayer } from './config-schema.js';
 import type { DeepReadonly } from './deep-freeze.js';
 import { type EbbConfig, settingsLayerOf } from './ebb-config.js';
 import { formatTomlKey, formatTomlPath } from './toml-path.js';

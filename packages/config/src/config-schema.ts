@@ -12,10 +12,8 @@
  * `compaction.summarizer_model`, `compaction.message_max_tokens`) have no schema default; they are
  * derived after merging, in `merge-settings.ts`.
  */
-import { PLATFORMS, type Platform, TOKENIZER_ENCODINGS } from '@ebb/core';
+import { TOKENIZER_ENCODINGS } from '@ebb/core';
 import { z } from 'zod';
-
-export { PLATFORMS, type Platform };
 
 export const SECTIONS = ['llm', 'compaction', 'memory', 'bot'] as const;
 export type Section = (typeof SECTIONS)[number];

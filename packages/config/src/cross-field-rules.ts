@@ -4,6 +4,7 @@
  * `aggressive_threshold` below the global `background_threshold` breaks the order without ever naming
  * `background_threshold`.
  */
+import { PLATFORMS } from '@ebb/core';
 import {
   blockIndicesBySpecificity,
   DEFAULTS_CHANNEL_KEY,
@@ -16,7 +17,6 @@ import {
   layersForPlatform,
 } from './channel-layers.js';
 import type { ConfigIssue } from './config-error.js';
-import { PLATFORMS } from './config-schema.js';
 import type { EbbConfig } from './ebb-config.js';
 import { type LeafKey, leafValue, type MergedSettings, mergeSettings, splitLeaf } from './merge-settings.js';
 import { isTainted } from './schema-issues.js';

@@ -32,8 +32,6 @@ export {
 export {
   configFileSchema,
   type DiscordSection,
-  PLATFORMS,
-  type Platform,
   type Price,
   SECTIONS,
   type Section,

@@ -5,9 +5,10 @@
  * reported in one go. Leaves dropped this way are "tainted": a cross-field rule that involves one is
  * skipped for that place, since its fallback value would produce a misleading second complaint.
  */
+import { PLATFORMS } from '@ebb/core';
 import type { z } from 'zod';
 import type { ConfigIssue } from './config-error.js';
-import { type ConfigFile, configFileSchema, PLATFORMS, SECTIONS } from './config-schema.js';
+import { type ConfigFile, configFileSchema, SECTIONS } from './config-schema.js';
 import { formatTomlPath } from './toml-path.js';
 
 type Path = readonly (string | number)[];
