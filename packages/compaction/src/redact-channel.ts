@@ -1,24 +1,25 @@
 /**
  * Forgetting in one channel's working context: what `ebb memories forget` does beyond deleting
- * memories. Given the seqs whose text must go (the forgotten speaker's messages, or the source
- * messages of forgotten memories):
+ * memories. Given the seqs whose text must go (the forgotten speaker's messages, the messages that
+ * hold a text, or the source messages of forgotten memories), in an order that a failure part-way
+ * leaves re-runnable (whatever selects those seqs is changed last):
  *
- * 1. with `archive`, the archived messages become tombstones (`REDACTED_MESSAGE`, same seq, role and
- *    author), raw ones in the context with them;
- * 2. every active summary span holding any of those seqs is summarized again from the archive over
+ * 1. every active summary span holding any of those seqs is summarized again from the archive over
  *    its whole range with them redacted (a span folds the summaries before it, so its own text is no
  *    source), by the channel's own summarizer, and put in place with `replaceSummary`; the memories
  *    that summary call proposes are dropped, never stored. A span a pass replaced meanwhile is
- *    planned again, a few times at most;
- * 3. checkpoints over those seqs are cleared, and forgotten memories taken out of any other;
- * 4. retired spans over those seqs keep their range but lose their text.
+ *    planned again, a few times at most; what is still left is reported as `unresolved`;
+ * 2. checkpoints over those seqs are cleared;
+ * 3. retired spans over those seqs keep their range but lose their text;
+ * 4. last, with `archive`, the archived messages become tombstones (`REDACTED_MESSAGE`, same seq,
+ *    role and author), raw ones in the context with them.
  *
  * The generation goes up with every replaced span, so a running bot reloads the context on its next
- * turn (and at once when a notifier is given).
+ * turn.
  */
 import {
   type ChannelStore,
-  type ContextNotifier,
+  overlapsAny,
   type RunStore,
   redactMessages,
   type SeqRange,
@@ -34,15 +35,13 @@ export interface ChannelRedaction {
   readonly ranges: readonly SeqRange[];
   /** Also overwrite those messages in the archive (`--archive`). */
   readonly archive: boolean;
-  /** Texts of the forgotten memories, taken out of every checkpoint that holds them. */
-  readonly memoryTexts: readonly string[];
 }
 
 export interface RedactChannelOptions {
   readonly channels: ChannelStore;
   readonly runs: RunStore;
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
-  readonly notifier?: ContextNotifier;
+  /** Tests: the clock the re-summarized spans' job ids are stamped with. */
   readonly now?: () => number;
 }
 
@@ -55,29 +54,34 @@ export interface RedactionPreview {
 }
 
 export interface RedactionReport extends RedactionPreview {
-  /** Runs whose checkpoint was cleared or pruned. */
+  /** Runs whose checkpoint was cleared. */
   readonly checkpoints: number;
   readonly retiredSpans: number;
   /** Archived messages overwritten (0 without `archive`). */
   readonly archived: number;
   /** Passes of the channel over those seqs still queued or running: one may have read the text before. */
   readonly inFlight: number;
+  /**
+   * Active summary spans that still hold a redacted seq: passes kept replacing them for
+   * `MAX_REDACTION_ROUNDS` rounds. Run the command again once they are done.
+   */
+  readonly unresolved: readonly SeqRange[];
 }
 
-/** How often a span a pass replaced meanwhile is planned again before giving up on it. */
-export const MAX_REDACTION_ROUNDS = 5;
+/** How often a span a pass replaced meanwhile is planned again before it is reported unresolved. */
+const MAX_REDACTION_ROUNDS = 5;
 
 /** What `redactChannel` would do, changing nothing (the dry run). */
 export async function previewRedaction(
   channels: ChannelStore,
   redaction: Pick<ChannelRedaction, 'channelKey' | 'ranges'>,
 ): Promise<RedactionPreview> {
-  const spans = spansToResummarize(await channels.loadPrefix(redaction.channelKey), redaction.ranges);
-  let messages = 0;
-  for (const r of redaction.ranges) {
-    messages += (await channels.readArchive(redaction.channelKey, r.fromSeq, r.toSeq)).length;
-  }
-  return { channelKey: redaction.channelKey, spans: spans.map(rangeOf), messages };
+  const prefix = await channels.loadPrefix(redaction.channelKey);
+  return {
+    channelKey: redaction.channelKey,
+    spans: spansToResummarize(prefix, redaction.ranges).map(rangeOf),
+    messages: archivedIn(redaction.ranges, prefix.headSeq),
+  };
 }
 
 export async function redactChannel(
@@ -87,30 +91,18 @@ export async function redactChannel(
   const { channels, runs } = options;
   const { channelKey, ranges } = redaction;
   const settings = await options.settingsFor(channelKey);
-  const startGeneration = await channels.generation(channelKey);
 
-  let messages = 0;
-  let archived = 0;
-  for (const r of ranges) {
-    const found = await channels.readArchive(channelKey, r.fromSeq, r.toSeq);
-    messages += found.length;
-    if (redaction.archive && found.length > 0) {
-      const outcome = await channels.redactArchive(
-        channelKey,
-        found.map((m) => tombstone(m, settings.tokenizer)),
-      );
-      archived += outcome.redacted;
-    }
-  }
-
+  // 1. The summaries, from the archive with the seqs redacted.
   const forgetId = `forget-${(options.now ?? Date.now)()}`;
   const written = new Set<string>();
   const rebuilt: SeqRange[] = [];
-  for (let round = 0; round < MAX_REDACTION_ROUNDS; round++) {
+  let left: SeqRange[] = [];
+  for (let round = 0; round <= MAX_REDACTION_ROUNDS; round++) {
     const todo = spansToResummarize(await channels.loadPrefix(channelKey), ranges).filter(
       (s) => !written.has(s.jobId),
     );
-    if (todo.length === 0) break;
+    left = todo.map(rangeOf);
+    if (todo.length === 0 || round === MAX_REDACTION_ROUNDS) break;
     for (const span of todo) {
       const archive = await channels.readArchive(channelKey, span.fromSeq, span.toSeq);
       const output = await settings.summarizer.summarize({
@@ -138,22 +130,40 @@ export async function redactChannel(
     }
   }
 
-  const checkpoints = await runs.forgetCheckpoints({
-    channelKey,
-    ranges,
-    memoryTexts: redaction.memoryTexts,
-  });
+  // 2, 3. What a retry or an audit could still read.
+  const checkpoints = await runs.clearCheckpoints(channelKey, ranges);
   const retiredSpans = await channels.redactRetiredSpans(channelKey, ranges);
-  const inFlight = (await runs.recent(channelKey, IN_FLIGHT_LOOKBACK)).filter(
-    (r) =>
-      (r.status === 'queued' || r.status === 'running') &&
-      ranges.some((x) => x.fromSeq <= r.toSeq && r.fromSeq <= x.toSeq),
-  ).length;
-  const generation = await channels.generation(channelKey);
-  if (options.notifier && generation !== startGeneration) {
-    await options.notifier.publish({ channelKey, generation });
+
+  // 4. Last: the archive is what found these seqs, so a failure before here can be run again.
+  const headSeq = (await channels.loadPrefix(channelKey)).headSeq;
+  let archived = 0;
+  if (redaction.archive) {
+    const tombstones = [];
+    for (const r of ranges) {
+      const found = await channels.readArchive(channelKey, r.fromSeq, r.toSeq);
+      tombstones.push(...found.map((m) => tombstone(m, settings.tokenizer)));
+    }
+    if (tombstones.length > 0) archived = (await channels.redactArchive(channelKey, tombstones)).redacted;
   }
-  return { channelKey, spans: rebuilt, messages, archived, checkpoints, retiredSpans, inFlight };
+
+  const inFlight = (await runs.recent(channelKey, IN_FLIGHT_LOOKBACK)).filter(
+    (r) => (r.status === 'queued' || r.status === 'running') && overlapsAny(r, ranges),
+  ).length;
+  return {
+    channelKey,
+    spans: rebuilt,
+    messages: archivedIn(ranges, headSeq),
+    archived,
+    checkpoints,
+    retiredSpans,
+    inFlight,
+    unresolved: left,
+  };
+}
+
+/** Archived messages the ranges cover: the archive holds every seq from 1 to the head. */
+function archivedIn(ranges: readonly SeqRange[], headSeq: number): number {
+  return ranges.reduce((n, r) => n + Math.max(0, Math.min(r.toSeq, headSeq) - r.fromSeq + 1), 0);
 }
 
 /** How many recent runs are looked through for passes still in flight. */

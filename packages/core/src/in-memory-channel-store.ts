@@ -5,6 +5,7 @@
  */
 import type { ContextMessage, ContextView } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { overlapsAny, type SeqRange } from './plan-redaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import type {
   AppendResult,
@@ -30,6 +31,8 @@ interface ChannelState {
   readonly archive: StoredMessage[];
   readonly platformIds: Map<string, number>;
   calibration: Calibration;
+  /** Summary spans a splice or a forget replaced, as Postgres keeps them (retired, not deleted). */
+  readonly retired: { readonly fromSeq: number; readonly toSeq: number; redacted: boolean }[];
 }
 
 const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
@@ -98,10 +101,19 @@ export class InMemoryChannelStore implements ChannelStore {
   }
 
   async splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
-    const context = this.#channels.get(channelKey)?.context ?? new WorkingContext();
+    const channel = this.#channels.get(channelKey);
+    const context = channel?.context ?? new WorkingContext();
     const plan = planSplice(context.view(), result);
     if (plan.kind !== 'splice') return plan;
+    const before = context.view().spans;
     const applied = context.applySplice(plan);
+    // A summary the splice replaced: the same job's span is no longer active.
+    const active = new Set(context.view().spans.flatMap((s) => (s.kind === 'summary' ? [s.jobId] : [])));
+    for (const span of before) {
+      if (span.kind === 'summary' && !active.has(span.jobId)) {
+        channel?.retired.push({ ...rangeOf(span), redacted: false });
+      }
+    }
     return { kind: 'splice', generation: context.generation, ...applied };
   }
 
@@ -150,6 +162,7 @@ export class InMemoryChannelStore implements ChannelStore {
       return { kind: 'missing' };
     }
     const tokensBefore = context.tokens;
+    this.#channels.get(channelKey)?.retired.push({ ...rangeOf(current), redacted: false });
     const { replaces: _replaces, ...span } = replacement;
     context.replaceSummary({ kind: 'summary', ...span, createdGeneration: context.generation + 1 });
     return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
@@ -174,9 +187,14 @@ export class InMemoryChannelStore implements ChannelStore {
     return { redacted, raw, generation: channel.context.generation };
   }
 
-  async redactRetiredSpans(): Promise<number> {
-    // Spans replaced here are gone, not retired.
-    return 0;
+  async redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
+    let changed = 0;
+    for (const span of this.#channels.get(channelKey)?.retired ?? []) {
+      if (span.redacted || !overlapsAny(span, ranges)) continue;
+      span.redacted = true;
+      changed++;
+    }
+    return changed;
   }
 
   async calibration(channelKey: string): Promise<Calibration> {
@@ -202,6 +220,7 @@ export class InMemoryChannelStore implements ChannelStore {
       channel = {
         context: new WorkingContext(),
         archive: [],
+        retired: [],
         platformIds: new Map(),
         calibration: UNCALIBRATED,
       };
@@ -209,4 +228,8 @@ export class InMemoryChannelStore implements ChannelStore {
     }
     return channel;
   }
+}
+
+function rangeOf(span: SeqRange): SeqRange {
+  return { fromSeq: span.fromSeq, toSeq: span.toSeq };
 }

@@ -4,8 +4,8 @@
  */
 
 import type { InMemoryStoreOptions } from './in-memory-memory-store.js';
-import { overlapsAny } from './plan-redaction.js';
-import type { CheckpointRedaction, CompactionRun, RunStatus, RunStore, SummaryOutput } from './ports.js';
+import { overlapsAny, type SeqRange } from './plan-redaction.js';
+import type { CompactionRun, RunStatus, RunStore, SummaryOutput } from './ports.js';
 import { FINISHED_RUN_STATUSES, TERMINAL_RUN_STATUSES } from './run-status.js';
 
 export class InMemoryRunStore implements RunStore {
@@ -85,17 +85,22 @@ export class InMemoryRunStore implements RunStore {
     return runs.slice(0, Math.max(0, limit));
   }
 
-  async forgetCheckpoints(request: CheckpointRedaction): Promise<number> {
-    const texts = new Set(request.memoryTexts);
+  async clearCheckpoints(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
+    let changed = 0;
+    for (const [jobId, run] of this.#runs) {
+      if (!run.output || run.channelKey !== channelKey || !overlapsAny(run, ranges)) continue;
+      const { output: _output, ...rest } = run;
+      this.#runs.set(jobId, rest);
+      changed++;
+    }
+    return changed;
+  }
+
+  async dropCheckpointMemories(memoryTexts: readonly string[]): Promise<number> {
+    const texts = new Set(memoryTexts);
     let changed = 0;
     for (const [jobId, run] of this.#runs) {
       if (!run.output) continue;
-      if (run.channelKey === request.channelKey && overlapsAny(run, request.ranges)) {
-        const { output: _output, ...rest } = run;
-        this.#runs.set(jobId, rest);
-        changed++;
-        continue;
-      }
       const memories = run.output.memories.filter((m) => !texts.has(m.text));
       if (memories.length === run.output.memories.length) continue;
       this.#runs.set(jobId, { ...run, output: { ...run.output, memories } });

@@ -292,18 +292,16 @@ export interface RunStore {
   unfinished(options: { readonly createdBefore: number; readonly limit: number }): Promise<CompactionRun[]>;
   /**
    * Forgetting: checkpoints hold the summarizer's output (summary text and memories). Clears the
-   * output of the channel's runs whose range overlaps the ranges (a checkpoint only serves a retry
-   * of an unfinished run, which then summarizes again), and takes memories with one of `memoryTexts`
-   * out of every other run's output. Returns how many runs changed.
+   * output of the channel's runs whose range overlaps `ranges` (a checkpoint only serves a retry of
+   * an unfinished run, which then summarizes again). Returns how many runs changed.
    */
-  forgetCheckpoints(request: CheckpointRedaction): Promise<number>;
-}
-
-export interface CheckpointRedaction {
-  readonly channelKey: string;
-  readonly ranges: readonly SeqRange[];
-  /** Texts of forgotten memories (exact), wherever a checkpoint holds them. */
-  readonly memoryTexts: readonly string[];
+  clearCheckpoints(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
+  /**
+   * Forgetting: takes the memories whose text is one of `memoryTexts` (exact) out of every run's
+   * checkpoint, in any channel (a workspace-scope memory may come from anywhere), so a retried run
+   * never stores them again. Returns how many runs changed.
+   */
+  dropCheckpointMemories(memoryTexts: readonly string[]): Promise<number>;
 }
 
 /** Spans are returned in seq order; a helper for stores and tests. */

@@ -3,8 +3,8 @@
  * transaction: the lock (`FOR UPDATE` on the channel row), the active spans, retiring spans, and the
  * mapping between span rows and the core's spans.
  */
-import type { Span } from '@ebb/core';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { SeqRange, Span } from '@ebb/core';
+import { type AnyColumn, and, asc, eq, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { channels, contextSpans } from './schema.js';
 
@@ -89,4 +89,9 @@ export function spanRow(channelKey: string, span: Span): typeof contextSpans.$in
     createdGeneration: span.createdGeneration,
     jobId: span.kind === 'summary' ? span.jobId : null,
   };
+}
+
+/** Rows whose `from..to` columns overlap any of `ranges` (SQL for `overlapsAny`). */
+export function overlapping(from: AnyColumn, to: AnyColumn, ranges: readonly SeqRange[]): SQL | undefined {
+  return or(...ranges.map((r) => and(lte(from, r.toSeq), gte(to, r.fromSeq))));
 }

@@ -1,7 +1,8 @@
 /**
  * What forgetting needs of the channel store on Postgres (`ebb forget`): finding the messages to
  * redact, replacing a summary span with one written again, tombstoning archived messages and
- * blanking retired spans. Each write runs under the channel row lock in one transaction.
+ * blanking retired spans. Replacing a span and tombstoning messages run under the channel row lock
+ * in one transaction; blanking retired spans needs none (nothing else writes retired spans).
  */
 import {
   type AuthoredSeqs,
@@ -12,9 +13,9 @@ import {
   type StoredMessage,
   type SummaryReplacement,
 } from '@ebb/core';
-import { and, asc, eq, gte, lte, ne, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
-import { activeSpans, lockChannel, retireSpans, spanRow } from './pg-channel-rows.js';
+import { activeSpans, lockChannel, overlapping, retireSpans, spanRow } from './pg-channel-rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
 /** The seqs whose text or tool call holds `text`, ignoring case. */
@@ -23,7 +24,9 @@ export function seqsContaining(db: EbbDatabase, text: string): Promise<AuthoredS
   const needle = text.toLowerCase();
   return seqsWhere(
     db,
-    sql`(strpos(lower(${messages.content}), ${needle}) > 0 or strpos(lower(coalesce(${messages.toolCalls}::text, '')), ${needle}) > 0)`,
+    sql`(strpos(lower(${messages.content}), ${needle}) > 0 or exists (
+      select 1 from jsonb_array_elements(coalesce(${messages.toolCalls}, '[]'::jsonb)) c
+      where strpos(lower(c->>'name'), ${needle}) > 0 or strpos(lower(c->>'arguments'), ${needle}) > 0))`,
   );
 }
 
@@ -143,9 +146,6 @@ export async function redactRetiredSpans(
   ranges: readonly SeqRange[],
 ): Promise<number> {
   if (ranges.length === 0) return 0;
-  const overlapping = or(
-    ...ranges.map((r) => and(lte(contextSpans.fromSeq, r.toSeq), gte(contextSpans.toSeq, r.fromSeq))),
-  );
   const changed = await db
     .update(contextSpans)
     .set({ text: REDACTED_SUMMARY })
@@ -155,7 +155,7 @@ export async function redactRetiredSpans(
         sql`not ${contextSpans.active}`,
         eq(contextSpans.kind, 'summary'),
         ne(contextSpans.text, REDACTED_SUMMARY),
-        overlapping,
+        overlapping(contextSpans.fromSeq, contextSpans.toSeq, ranges),
       ),
     )
     .returning({ id: contextSpans.id });

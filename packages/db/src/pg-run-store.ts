@@ -4,16 +4,17 @@
  * skipped) is not reopened by a retried job's `start`: it gets the row back and stops.
  */
 import {
-  type CheckpointRedaction,
   type CompactionRun,
   FINISHED_RUN_STATUSES,
   type RunStatus,
   type RunStore,
+  type SeqRange,
   type SummaryOutput,
   TERMINAL_RUN_STATUSES,
 } from '@ebb/core';
-import { and, asc, desc, eq, gte, inArray, isNotNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
+import { overlapping } from './pg-channel-rows.js';
 import type { PgStoreOptions } from './pg-channel-store.js';
 import { dbCall } from './pg-errors.js';
 import { withoutNulls } from './rows.js';
@@ -158,47 +159,41 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  forgetCheckpoints(request: CheckpointRedaction): Promise<number> {
-    return dbCall('forgetCheckpoints', () =>
-      this.#db.transaction(async (tx) => {
-        let changed = 0;
-        if (request.ranges.length > 0) {
-          const overlapping = or(
-            ...request.ranges.map((r) =>
-              and(lte(compactionRuns.fromSeq, r.toSeq), gte(compactionRuns.toSeq, r.fromSeq)),
-            ),
-          );
-          const cleared = await tx
-            .update(compactionRuns)
-            .set({ output: null })
-            .where(
-              and(
-                eq(compactionRuns.channelKey, request.channelKey),
-                isNotNull(compactionRuns.output),
-                overlapping,
-              ),
-            )
-            .returning({ id: compactionRuns.id });
-          changed += cleared.length;
-        }
-        if (request.memoryTexts.length > 0) {
-          const texts = sql`${JSON.stringify(request.memoryTexts)}::jsonb`;
-          const holds = sql`exists (select 1 from jsonb_array_elements(${compactionRuns.output}->'memories') m
-            where ${texts} ? (m->>'text'))`;
-          const dropped = await tx
-            .update(compactionRuns)
-            .set({
-              output: sql`jsonb_set(${compactionRuns.output}, '{memories}', coalesce((
-                select jsonb_agg(m) from jsonb_array_elements(${compactionRuns.output}->'memories') m
-                where not (${texts} ? (m->>'text'))), '[]'::jsonb))`,
-            })
-            .where(and(isNotNull(compactionRuns.output), holds))
-            .returning({ id: compactionRuns.id });
-          changed += dropped.length;
-        }
-        return changed;
-      }),
-    );
+  clearCheckpoints(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
+    return dbCall('clearCheckpoints', async () => {
+      if (ranges.length === 0) return 0;
+      const cleared = await this.#db
+        .update(compactionRuns)
+        .set({ output: null })
+        .where(
+          and(
+            eq(compactionRuns.channelKey, channelKey),
+            isNotNull(compactionRuns.output),
+            overlapping(compactionRuns.fromSeq, compactionRuns.toSeq, ranges),
+          ),
+        )
+        .returning({ id: compactionRuns.id });
+      return cleared.length;
+    });
+  }
+
+  dropCheckpointMemories(memoryTexts: readonly string[]): Promise<number> {
+    return dbCall('dropCheckpointMemories', async () => {
+      if (memoryTexts.length === 0) return 0;
+      const texts = sql`${JSON.stringify(memoryTexts)}::jsonb`;
+      const holds = sql`exists (select 1 from jsonb_array_elements(${compactionRuns.output}->'memories') m
+        where ${texts} ? (m->>'text'))`;
+      const dropped = await this.#db
+        .update(compactionRuns)
+        .set({
+          output: sql`jsonb_set(${compactionRuns.output}, '{memories}', coalesce((
+            select jsonb_agg(m) from jsonb_array_elements(${compactionRuns.output}->'memories') m
+            where not (${texts} ? (m->>'text'))), '[]'::jsonb))`,
+        })
+        .where(and(isNotNull(compactionRuns.output), holds))
+        .returning({ id: compactionRuns.id });
+      return dropped.length;
+    });
   }
 
   /** Oldest first; served by the partial index `compaction_runs_unfinished_idx`. */

@@ -16,10 +16,11 @@ import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import type { FreshSchemaDb } from '@ebb/testing/postgres';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
+import { postgresBehindProxy } from '../../test/postgres-proxy.js';
 import { main } from '../cli.js';
 import { memoriesForget } from './memories.js';
 
@@ -27,6 +28,7 @@ const FACT = '7431-ZEBRA';
 const tokenizer = await loadTokenizer('o200k_base');
 
 let pg: FreshSchemaDb;
+let behind: Awaited<ReturnType<typeof postgresBehindProxy>>;
 let fake: FakeOpenAiServer;
 let configDir: string;
 let channels: PgChannelStore;
@@ -66,7 +68,9 @@ function carelessModel(request: RecordedRequest) {
 }
 
 beforeAll(async () => {
-  pg = await freshSchemaDb();
+  // Behind a proxy the failure test cuts: Postgres going away in the middle of a forget.
+  behind = await postgresBehindProxy();
+  pg = behind.fresh;
   fake = await FakeOpenAiServer.start();
   fake.reply(carelessModel);
   const toml = `[llm]\nbase_url = "${fake.url}"\n[compaction]\nsummary_max_tokens = 1500\n`;
@@ -84,7 +88,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await fake?.close();
-  await pg?.close();
+  await behind?.close();
 });
 
 const deps = () => ({ database: pg.database, env: { OPENAI_API_KEY: 'test-key' }, cwd: configDir });
@@ -360,5 +364,35 @@ describe('ebb memories forget --id and --channel', () => {
       messages: 2,
     });
     expect((await runs.recent(key, 10)).every((r) => r.status === 'completed')).toBe(true);
+  });
+});
+
+describe('ebb forget cut off part-way', () => {
+  it('leaves what selects the messages in place, so running it again finishes the job', async () => {
+    const key = 'web:inj7';
+    await plant(key, { echo: true });
+    // The re-summarizing call hangs long enough for Postgres to go away under it.
+    fake.fail({ kind: 'slow', delayMs: 1_500 }, { times: 1 });
+    const asked = fake.completionRequests.length;
+    const first = captureIo();
+    const cut = memoriesForget({ match: FACT, channel: key, archive: true, yes: true }, first, deps());
+    await vi.waitFor(() => expect(fake.completionRequests.length).toBe(asked + 1), { timeout: 10_000 });
+    behind.proxy.cut();
+    expect(await cut).toBe(1);
+    behind.proxy.restore();
+    // Nothing was forgotten yet, and the archive still finds every message holding the fact.
+    expect(await whereIsTheFact(key)).toMatchObject({ memories: 1, messages: 3 });
+
+    const again = captureIo();
+    expect(await memoriesForget({ match: FACT, channel: key, archive: true, yes: true }, again, deps())).toBe(
+      0,
+    );
+    expect(await whereIsTheFact(key)).toEqual({
+      memories: 0,
+      compactionRuns: 0,
+      activeSpans: 0,
+      retiredSpans: 0,
+      messages: 0,
+    });
   });
 });

@@ -178,19 +178,18 @@ export async function memoriesForget(
       return 2;
     }
     // The summarizer comes from config.toml, as the worker's does; a broken config stops here,
-    // before anything is deleted.
+    // before anything changes.
     const config = redactions.length === 0 ? undefined : await readConfig(command, args.config, io, deps);
     if (typeof config === 'number') return config;
-    const deleted = await session.memories.forget(memories.map((m) => m.id));
-    io.out(`forgot ${count(deleted)}${describeFilter(args)}${memories.length > 0 ? ':' : ''}`);
-    if (memories.length > 0) for (const line of memoryTable(memories)) io.out(line);
+    // The memories and the archive are what select the messages to redact: they change last, so a
+    // run that fails part-way (Postgres gone, the summarizer down) can simply be run again.
+    let unresolved = 0;
     if (config !== undefined) {
       const settingsFor = passSettingsResolver({ config: () => config, env: session.env });
-      const memoryTexts = memories.map((m) => m.text);
       for (const r of redactions) {
         const report = await redactChannel(
           { channels: session.channels, runs: session.runs, settingsFor },
-          { ...r, archive: args.archive === true, memoryTexts },
+          { ...r, archive: args.archive === true },
         );
         io.out(describeReport(report));
         if (report.inFlight > 0) {
@@ -199,14 +198,26 @@ export async function memoriesForget(
               'and may have read them before; run this again once they finish.',
           );
         }
+        if (report.unresolved.length > 0) {
+          unresolved += report.unresolved.length;
+          io.err(
+            `${command}: passes kept replacing ${report.channelKey}'s summaries over ${ranges(report.unresolved)}; ` +
+              'run this again once they finish.',
+          );
+        }
       }
     }
+    // A checkpoint of an unfinished run would store a forgotten memory again on its retry.
+    await session.runs.dropCheckpointMemories(memories.map((m) => m.text));
+    const deleted = await session.memories.forget(memories.map((m) => m.id));
+    io.out(`forgot ${count(deleted)}${describeFilter(args)}${memories.length > 0 ? ':' : ''}`);
+    if (memories.length > 0) for (const line of memoryTable(memories)) io.out(line);
     io.out(
       args.archive
         ? 'The archived messages were overwritten with a tombstone (seq and author kept).'
         : 'The archived messages are kept (with --speaker or --match, --archive overwrites them too).',
     );
-    return failed;
+    return unresolved > 0 ? 1 : failed;
   });
 }
 

@@ -57,6 +57,13 @@ export function forgettingCases(current: () => ContractContext): void {
       expect(
         (await stores.channels.findContaining('%%')).filter((a) => a.channelKey.startsWith(key)),
       ).toEqual([]);
+      // A tool call is searched in its name and arguments, never in its JSON keys or id.
+      for (const notText of ['arguments', 'c1', '"name"']) {
+        expect(
+          (await stores.channels.findContaining(notText)).filter((a) => a.channelKey === key),
+          notText,
+        ).toEqual([]);
+      }
     });
 
     it('replaces a summary span over the same range, bumping the generation and the span tokens', async () => {
@@ -152,9 +159,9 @@ export function forgettingCases(current: () => ContractContext): void {
       await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S1', tokens: 5 });
       await stores.channels.splice(key, { jobId: 'j2', fromSeq: 1, toSeq: 6, text: 'S2', tokens: 5 });
       const before = await stores.channels.loadContext(key);
-      expect(
-        await stores.channels.redactRetiredSpans(key, [{ fromSeq: 2, toSeq: 2 }]),
-      ).toBeGreaterThanOrEqual(0);
+      // S1 (1..4) was retired by S2; it holds seq 2, once.
+      expect(await stores.channels.redactRetiredSpans(key, [{ fromSeq: 2, toSeq: 2 }])).toBe(1);
+      expect(await stores.channels.redactRetiredSpans(key, [{ fromSeq: 2, toSeq: 2 }])).toBe(0);
       expect(await stores.channels.redactRetiredSpans(key, [])).toBe(0);
       expect(await stores.channels.loadContext(key)).toEqual(before);
     });
@@ -202,11 +209,10 @@ export function forgettingCases(current: () => ContractContext): void {
       await run(`${key}:b`, key, 11, 20, output('later', ['Ana likes tea']));
       await run(`${key}:c`, other, 1, 10, output('elsewhere', ['The vault code is 7431', 'Bo owns CI']));
       await run(`${key}:d`, key, 5, 6);
-      const changed = await stores.runs.forgetCheckpoints({
-        channelKey: key,
-        ranges: [{ fromSeq: 4, toSeq: 4 }],
-        memoryTexts: ['The vault code is 7431'],
-      });
+      const forget = async () =>
+        (await stores.runs.clearCheckpoints(key, [{ fromSeq: 4, toSeq: 4 }])) +
+        (await stores.runs.dropCheckpointMemories(['The vault code is 7431']));
+      const changed = await forget();
       expect(changed).toBe(2);
       expect((await stores.runs.get(`${key}:a`))?.output).toBeUndefined();
       expect((await stores.runs.get(`${key}:a`))?.status).toBe('queued');
@@ -214,13 +220,7 @@ export function forgettingCases(current: () => ContractContext): void {
       expect((await stores.runs.get(`${key}:c`))?.output).toEqual(output('elsewhere', ['Bo owns CI']));
       expect((await stores.runs.get(`${key}:d`))?.output).toBeUndefined();
       // Nothing left to change.
-      expect(
-        await stores.runs.forgetCheckpoints({
-          channelKey: key,
-          ranges: [{ fromSeq: 4, toSeq: 4 }],
-          memoryTexts: ['The vault code is 7431'],
-        }),
-      ).toBe(0);
+      expect(await forget()).toBe(0);
     });
   });
 }

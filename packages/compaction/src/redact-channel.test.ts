@@ -1,0 +1,77 @@
+/**
+ * `redactChannel` when passes keep landing under it: a summary span a pass replaced while it was
+ * being written again is planned again, and what is still replaced after the last round is reported
+ * as unresolved instead of being passed over in silence. In-memory stores; the summarizer is the
+ * port's test double, which lands a wider pass (as a worker would) while it "thinks".
+ */
+import { InMemoryChannelStore, InMemoryRunStore, type Summarizer, type SummaryOutput } from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import { describe, expect, it } from 'vitest';
+import { redactChannel } from './redact-channel.js';
+
+const tokenizer = await loadTokenizer('o200k_base');
+const KEY = 'web:race';
+
+async function channelWithSummary(): Promise<InMemoryChannelStore> {
+  const channels = new InMemoryChannelStore();
+  for (let seq = 1; seq <= 30; seq++) {
+    const text = seq === 4 ? 'the vault code is 7431' : `message ${seq}`;
+    await channels.append(KEY, { role: 'user', author: 'ana', text, tokens: 5, contextTokens: 5 });
+  }
+  await channels.splice(KEY, { jobId: 'pass-1', fromSeq: 1, toSeq: 10, text: 'holds 7431', tokens: 5 });
+  return channels;
+}
+
+/** Lands a pass one seq wider than the span being rewritten, the first `times` calls. */
+function racingSummarizer(channels: InMemoryChannelStore, times: number): Summarizer & { calls: number } {
+  const summarizer = {
+    calls: 0,
+    async summarize(input: { fromSeq: number; toSeq: number }): Promise<SummaryOutput> {
+      summarizer.calls++;
+      if (summarizer.calls <= times) {
+        const toSeq = input.toSeq + 1;
+        await channels.splice(KEY, {
+          jobId: `pass-${toSeq}`,
+          fromSeq: 1,
+          toSeq,
+          text: 'holds 7431',
+          tokens: 5,
+        });
+      }
+      return { text: 'redacted summary', memories: [], fallback: false, model: 'test', calls: [] };
+    },
+  };
+  return summarizer;
+}
+
+async function redact(channels: InMemoryChannelStore, summarizer: Summarizer) {
+  return redactChannel(
+    {
+      channels,
+      runs: new InMemoryRunStore(),
+      settingsFor: async () => ({ summaryMaxTokens: 200, memoryScope: 'channel', tokenizer, summarizer }),
+    },
+    { channelKey: KEY, ranges: [{ fromSeq: 4, toSeq: 4 }], archive: false },
+  );
+}
+
+describe('redactChannel with passes landing under it', () => {
+  it('plans a span a pass replaced again, and finishes', async () => {
+    const channels = await channelWithSummary();
+    const summarizer = racingSummarizer(channels, 2);
+    const report = await redact(channels, summarizer);
+    expect(report.unresolved).toEqual([]);
+    expect(summarizer.calls).toBe(3);
+    const [span] = (await channels.loadContext(KEY)).spans;
+    expect(span).toMatchObject({ kind: 'summary', fromSeq: 1, toSeq: 12, text: 'redacted summary' });
+  });
+
+  it('reports what passes kept replacing after the last round', async () => {
+    const channels = await channelWithSummary();
+    const report = await redact(channels, racingSummarizer(channels, Number.POSITIVE_INFINITY));
+    expect(report.spans).toEqual([]);
+    expect(report.unresolved).toHaveLength(1);
+    const [span] = (await channels.loadContext(KEY)).spans;
+    expect(span?.kind === 'summary' ? span.text : '').toBe('holds 7431');
+  });
+});
