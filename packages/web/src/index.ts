@@ -1,4 +1,6 @@
-// What the bot and the benchmarks use; the rest (sessions, the rate limiter, route classes) stays inside.
+// What the bot, its tests and the benchmarks use; the rest (sessions, the rate limiter, route classes)
+// stays inside.
 export { exposure } from './access.js';
 export { type BoardQueue, type DashboardChannel, mountDashboard } from './dashboard.js';
-export { WebAdapter } from './web-adapter.js';
+export { DEFAULT_RATE_LIMIT } from './rate-limit.js';
+export { DEFAULT_WEB_ADAPTER, WebAdapter } from './web-adapter.js';
