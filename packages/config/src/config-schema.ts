@@ -166,7 +166,10 @@ export const webSchema = z.strictObject(
     public_api: z.boolean(mustBe('true or false')).default(false),
     /** Largest request body the web channel (and Slack's Events API receiver) reads, in KiB; 413 past it. */
     max_body_kb: positiveInt().default(256),
-    /** Requests a client (by address) may make to the web channel's API per minute; 0: no limit. */
+    /**
+     * Requests a client (by address) may make to the web channel's API per minute, and credentials it
+     * may have refused on any route (a bucket of their own); 0: no limit.
+     */
     rate_limit_per_minute: nonNegativeInt().default(120),
     /** Requests a client may make at once before the per-minute rate applies. */
     rate_limit_burst: positiveInt().default(60),
