@@ -20,9 +20,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { ScriptedFaults } from '../scripted-faults.js';
 import { FakeGuild } from './fake-guild.js';
 import { decodeSegment, HttpError, parseJson, readBody, sendJson } from './http.js';
-import { type RateLimitScript, RateLimits } from './rate-limits.js';
+import {
+  type RateLimitAnswer,
+  type RateLimitedRequest,
+  type RateLimitScript,
+  rateLimitScript,
+} from './rate-limits.js';
 import { matchesRoute, routeParts } from './route-pattern.js';
 import { SnowflakeGenerator } from './snowflake.js';
 import {
@@ -186,7 +192,7 @@ export class FakeDiscord {
   readonly #posted: WireMessage[] = [];
   readonly #errors: string[] = [];
   readonly #connectionPaths: string[] = [];
-  readonly #rateLimits = new RateLimits();
+  readonly #rateLimits = new ScriptedFaults<RateLimitedRequest, RateLimitAnswer>('FakeDiscord');
   #session: Session | undefined;
   #connections = 0;
 
@@ -438,7 +444,7 @@ export class FakeDiscord {
    *   fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', times: 2, retryAfterSeconds: 1 });
    */
   rateLimit(script: RateLimitScript): this {
-    this.#rateLimits.add(script);
+    this.#rateLimits.add(rateLimitScript(script));
     return this;
   }
 
@@ -681,7 +687,7 @@ export class FakeDiscord {
     try {
       if (!/^\/api\/v10\//.test(url.pathname)) throw new HttpError(404, apiError(0, '404: Not Found'));
       body = parseJson(raw, req.headers['content-type']);
-      const limited = this.#rateLimits.take(method, route, at);
+      const limited = this.#rateLimits.take({ method, parts: routeParts(route), now: at });
       const result = limited ?? this.#route(method, route, body, url.searchParams, req.headers.authorization);
       status = result.status;
       answer = result.body;

@@ -16,7 +16,8 @@
  * `rejectOnRateLimit` says to throw a `RateLimitError`.
  */
 import { createHash } from 'node:crypto';
-import { matchesRoute, routeParts } from './route-pattern.js';
+import type { FaultScript } from '../scripted-faults.js';
+import { matchesRoute } from './route-pattern.js';
 
 export type RateLimitScope = 'user' | 'shared' | 'global';
 
@@ -48,37 +49,29 @@ export interface RateLimitAnswer {
   };
 }
 
-interface Scripted {
-  readonly script: RateLimitScript;
-  remaining: number;
+/** A REST request as the rate limits see it. */
+export interface RateLimitedRequest {
+  /** Upper case. */
+  readonly method: string;
+  /** The route's segments (`routeParts`). */
+  readonly parts: readonly string[];
+  /** When it arrived, in epoch milliseconds. */
+  readonly now: number;
 }
 
-export class RateLimits {
-  #scripted: Scripted[] = [];
-
-  add(script: RateLimitScript): void {
-    const times = script.times ?? 1;
-    const seconds = script.retryAfterSeconds ?? 1;
-    if (!(times >= 1)) throw new Error(`FakeDiscord: a rate limit needs times >= 1, got ${times}`);
-    if (!(seconds >= 0) || !Number.isFinite(seconds)) {
-      throw new Error(`FakeDiscord: retryAfterSeconds must be a finite number >= 0, got ${seconds}`);
-    }
-    this.#scripted.push({ script, remaining: times });
+/** `script` as a `ScriptedFaults` script: requests matching its method and route get its 429. */
+export function rateLimitScript(script: RateLimitScript): FaultScript<RateLimitedRequest, RateLimitAnswer> {
+  const seconds = script.retryAfterSeconds ?? 1;
+  if (!(seconds >= 0) || !Number.isFinite(seconds)) {
+    throw new Error(`FakeDiscord: retryAfterSeconds must be a finite number >= 0, got ${seconds}`);
   }
-
-  /** The 429 for the oldest script matching the request, used up once; undefined when none matches. */
-  take(method: string, route: string, now = Date.now()): RateLimitAnswer | undefined {
-    const parts = routeParts(route);
-    const scripted = this.#scripted.find(
-      ({ script }) =>
-        (script.method === undefined || script.method.toUpperCase() === method) &&
-        matchesRoute(script.route, parts),
-    );
-    if (!scripted) return undefined;
-    scripted.remaining--;
-    if (scripted.remaining <= 0) this.#scripted = this.#scripted.filter((s) => s !== scripted);
-    return rateLimitAnswer(scripted.script, method, now);
-  }
+  return {
+    matches: ({ method, parts }) =>
+      (script.method === undefined || script.method.toUpperCase() === method) &&
+      matchesRoute(script.route, parts),
+    answer: ({ method, now }) => rateLimitAnswer(script, method, now),
+    times: script.times ?? 1,
+  };
 }
 
 export function rateLimitAnswer(script: RateLimitScript, method: string, now: number): RateLimitAnswer {

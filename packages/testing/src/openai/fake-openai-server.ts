@@ -16,6 +16,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { readBody, sendJson } from '../http.js';
+import { ScriptedFaults } from '../scripted-faults.js';
 import {
   completionBody,
   contextLengthMessage,
@@ -98,12 +99,6 @@ const DEFAULTS = {
 const DEFAULT_REPLY: FakeReply = { content: 'This is a reply from the fake OpenAI server.' };
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
-interface ActiveFault {
-  readonly fault: FakeFault;
-  remaining: number;
-  readonly when: ((request: RecordedRequest) => boolean) | undefined;
-}
-
 export class FakeOpenAiServer {
   /** Base URL for the client: `http://127.0.0.1:PORT/v1`. */
   readonly url: string;
@@ -112,7 +107,7 @@ export class FakeOpenAiServer {
   readonly #requests: RecordedRequest[] = [];
   readonly #queue: FakeReplySource[] = [];
   #handler: FakeReplySource | undefined;
-  #faults: ActiveFault[] = [];
+  readonly #faults = new ScriptedFaults<RecordedRequest, FakeFault>('FakeOpenAiServer');
   readonly #timers = new Set<NodeJS.Timeout>();
   #ids = 0;
 
@@ -173,8 +168,11 @@ export class FakeOpenAiServer {
 
   /** Answers the next `times` requests (or those matching `when`) with a fault instead of a reply. */
   fail(fault: FakeFault, rule: FaultRule = {}): this {
-    const remaining = rule.times ?? (rule.when ? Number.POSITIVE_INFINITY : 1);
-    this.#faults.push({ fault, remaining, when: rule.when });
+    this.#faults.add({
+      matches: rule.when ?? (() => true),
+      answer: () => fault,
+      times: rule.times ?? (rule.when ? Number.POSITIVE_INFINITY : 1),
+    });
     return this;
   }
 
@@ -183,7 +181,7 @@ export class FakeOpenAiServer {
     this.#requests.length = 0;
     this.#queue.length = 0;
     this.#handler = undefined;
-    this.#faults = [];
+    this.#faults.clear();
   }
 
   async close(): Promise<void> {
@@ -219,7 +217,7 @@ export class FakeOpenAiServer {
       sendFault(res, { kind: 'invalid_api_key' });
       return;
     }
-    const fault = this.#takeFault({ ...request, index: this.#requests.length });
+    const fault = this.#faults.take({ ...request, index: this.#requests.length });
     const tokens = promptTokens(body, this.#options.countTokens);
     const maxTokens = requestedMaxTokens(body);
     const overflow = tokens + maxTokens > this.#options.contextWindow;
@@ -268,14 +266,6 @@ export class FakeOpenAiServer {
     const recorded = { ...request, index: this.#requests.length };
     this.#requests.push(recorded);
     return recorded;
-  }
-
-  #takeFault(request: RecordedRequest): FakeFault | undefined {
-    const active = this.#faults.find((f) => f.remaining > 0 && (f.when?.(request) ?? true));
-    if (!active) return undefined;
-    active.remaining--;
-    this.#faults = this.#faults.filter((f) => f.remaining > 0);
-    return active.fault;
   }
 
   /** Resolves true after `ms`, or false as soon as the client hangs up. */

@@ -24,7 +24,8 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { readBody, sendJson } from '../http.js';
-import { type WebApiFault, WebApiFaults } from './faults.js';
+import { ScriptedFaults } from '../scripted-faults.js';
+import { type WebApiFault, type WebApiFaultAnswer, webApiFaultScript } from './faults.js';
 import {
   type SlackEventPayload,
   SlackPayloads,
@@ -155,7 +156,8 @@ export class FakeSlack {
   readonly #responses: RecordedResponse[] = [];
   readonly #tickets = new Set<string>();
   readonly #sockets = new Set<WebSocket>();
-  readonly #faults = new WebApiFaults();
+  /** Requests are Web API method names. */
+  readonly #faults = new ScriptedFaults<string, WebApiFaultAnswer>('FakeSlack');
   #socketConnections = 0;
 
   private constructor(server: Server, options: Required<FakeSlackOptions>) {
@@ -412,7 +414,7 @@ export class FakeSlack {
   }
 
   #script(method: string, fault: WebApiFault, times: number): this {
-    this.#faults.add(method, fault, times);
+    this.#faults.add(webApiFaultScript(method, fault, times));
     return this;
   }
 
