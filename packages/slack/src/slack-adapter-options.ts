@@ -17,7 +17,7 @@ export interface SlackAdapterOptions {
   readonly port?: number;
   /** HTTP mode: the address to listen on. */
   readonly host?: string;
-  /** HTTP mode: the largest request body read, in bytes; larger ones are answered 413 unread. */
+  /** HTTP mode: the largest request body read, in bytes; a larger one is read up to it, then answered 413. */
   readonly maxBodyBytes?: number;
   /** The Web API base URL (tests point it at a fake). */
   readonly slackApiUrl?: string;

@@ -85,6 +85,8 @@ describe('SlackAdapter over the Events API', () => {
     });
 
     expect([signed.status, unsigned.status]).toEqual([413, 413]);
+    // Declared over the limit: the connection is closed after the answer, not drained of the rest.
+    expect(unsigned.headers.get('connection')).toBe('close');
     expect(h.handlers.messages).toEqual([]);
     // Below the limit, the same kind of message goes through.
     const small = h.slack.build.channelMessage({ text: 'x'.repeat(1_000) });

@@ -37,7 +37,8 @@ export function createSlackReceiver(
         endpoints: SLACK_EVENTS_PATH,
         logger,
         processBeforeResponse: false,
-        // Bolt refuses a larger body with 413 from its declared length, or as soon as it exceeds it.
+        // Bolt 5.1 reads the body (raw-body, not told the declared length) until it passes this
+        // limit, then answers 413: a declared length over it is not refused from the header.
         bodyLimit: options.maxBodyBytes ?? DEFAULT_SLACK_ADAPTER.maxBodyBytes,
       });
     default: {
@@ -61,8 +62,9 @@ export async function startSlackReceiver(
   }
   const host = options.host ?? DEFAULT_SLACK_ADAPTER.host;
   const server = await receiver.start({ port: options.port ?? DEFAULT_SLACK_ADAPTER.port, host });
-  // Bolt answers a body declared over the limit with 413 unread; close the connection after
-  // that answer, so the client stops sending instead of holding it open until keep-alive ends.
+  // Bolt answers 413 once it has read past the limit, and Node would then read and discard the rest
+  // of the body to keep the connection alive. For a body declared over the limit, close the
+  // connection after the answer instead, so the client stops sending (a chunked one is drained).
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_SLACK_ADAPTER.maxBodyBytes;
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     if (Number(req.headers['content-length'] ?? 0) > maxBodyBytes) res.setHeader('Connection', 'close');
