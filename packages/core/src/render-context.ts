@@ -13,7 +13,7 @@
 import { MEMORY_TYPES, type Memory } from './memory.js';
 import type { ContextView, SummarySpan, TruncatedSpan } from './model.js';
 import { chatMessageTokens, messageContent, type Tokenizer } from './tokens.js';
-import { MAX_LABEL_CHARS, quotedLine, quotedText } from './untrusted-text.js';
+import { quotedLabel, quotedLine, quotedText } from './untrusted-text.js';
 
 export type ChatMessage =
   | { readonly role: 'system'; readonly content: string }
@@ -88,7 +88,7 @@ export function spanTokens(tokenizer: Tokenizer, span: RenderableSpan): number {
 export function renderMemories(memories: readonly Memory[]): string {
   const lines = memories.map((m) => {
     const type = (MEMORY_TYPES as readonly string[]).includes(m.type) ? m.type : 'fact';
-    const speaker = m.speaker ? quotedLine(m.speaker, MAX_LABEL_CHARS) : '';
+    const speaker = m.speaker ? quotedLabel(m.speaker, '') : '';
     return `- (${type}${speaker ? `, ${speaker}` : ''}) ${quotedLine(m.text)}`;
   });
   return block(MEMORIES_TAG, 'of="this channel"', lines.join('\n'));

@@ -28,9 +28,18 @@ const CLOSING_BRACKET = /[>\u02C3\u1433\u203A\u232A\u276D\u276F\u27E9\u3009\uFE6
 /** How long an author or speaker label may be, in characters. */
 export const MAX_LABEL_CHARS = 80;
 
+/**
+ * Text shown inside a fence whose delimiter was chosen to outrun it (the summarizer's transcript):
+ * every line break a model may honour is one `\n` and hidden characters are gone, but brackets stay,
+ * so pasted code reads as written.
+ */
+export function plainText(text: string): string {
+  return visible(text.replace(LINE_BREAK, '\n'));
+}
+
 /** Multi-line text to quote inside a delimited block: lines kept, nothing that can close the block. */
 export function quotedText(text: string): string {
-  return escapeBrackets(visible(text.replace(LINE_BREAK, '\n')));
+  return escapeBrackets(plainText(text));
 }
 
 /**

@@ -6,9 +6,8 @@
  */
 import {
   clipToTokens,
-  MAX_LABEL_CHARS,
+  plainText,
   quotedLabel,
-  quotedLine,
   type StoredMessage,
   type Tokenizer,
 } from '@ebb/core';
@@ -144,10 +143,11 @@ export function fenceFor(texts: readonly string[]): string {
 
 /** An identifier (tool name, call id) as one bounded line. */
 function oneLine(text: string): string {
-  return quotedLine(text, MAX_LABEL_CHARS);
+  return quotedLabel(text, '');
 }
 
 function indent(text: string): string {
-  // Every line break a model may honour (CR, LF, VT, FF, NEL, LS, PS) becomes an indented one.
-  return text.replace(/\r\n?|[\n\v\f\u0085\u2028\u2029]/g, CONTINUATION);
+  // Every line break a model may honour becomes an indented one; hidden characters (bidi
+  // overrides, smuggled tag characters) are gone, as everywhere channel text reaches a prompt.
+  return plainText(text).replaceAll('\n', CONTINUATION);
 }
