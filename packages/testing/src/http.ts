@@ -3,8 +3,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+/** 8 MiB: a fake needs no more; a test that sends more is broken. */
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
 /** The body as text; rejects once it passes `maxBytes`, so a test cannot fill a fake's memory. */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+export async function readBody(req: IncomingMessage, maxBytes = DEFAULT_MAX_BODY_BYTES): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {

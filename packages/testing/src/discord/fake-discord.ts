@@ -20,9 +20,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { readBody } from '../http.js';
 import { ScriptedFaults } from '../scripted-faults.js';
 import { FakeGuild } from './fake-guild.js';
-import { decodeSegment, HttpError, parseJson, readBody, sendJson } from './http.js';
+import { decodeSegment, HttpError, parseJson, sendJson } from './http.js';
 import {
   type RateLimitAnswer,
   type RateLimitedRequest,

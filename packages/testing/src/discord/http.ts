@@ -1,19 +1,10 @@
 /**
- * FakeDiscord's HTTP plumbing: reading a bounded body, parsing JSON as Discord does (400 with code
- * 50109 otherwise), and answering JSON with extra headers (a 429's rate-limit headers).
+ * FakeDiscord's HTTP plumbing: parsing JSON as Discord does (400 with code 50109 otherwise), and
+ * answering JSON with extra headers (a 429's rate-limit headers). Bodies are read with `../http.ts`.
  */
-import type { IncomingMessage } from 'node:http';
-import { readBody as readBounded } from '../http.js';
 import { apiError } from './wire.js';
 
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
-
 export { sendJson } from '../http.js';
-
-/** The body as text, at most 8 MiB. */
-export function readBody(req: IncomingMessage): Promise<string> {
-  return readBounded(req, MAX_BODY_BYTES);
-}
 
 /** Thrown while routing a request; answered with `status` and Discord's error `body`. */
 export class HttpError extends Error {

@@ -46,9 +46,6 @@ import {
   type PostedMessage,
 } from './workspace.js';
 
-/** A fake needs no more: a test that sends more is broken. */
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
-
 export interface FakeSlackOptions {
   /** Workspace, app and bot ids; `FAKE_SLACK`'s by default. */
   readonly identity?: Partial<FakeSlackIdentity>;
@@ -365,7 +362,7 @@ export class FakeSlack {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const at = Date.now();
     const url = new URL(req.url ?? '/', `http://${this.#origin}`);
-    const raw = await readBody(req, MAX_BODY_BYTES);
+    const raw = await readBody(req);
     const body = parseBody(raw, req.headers['content-type']);
 
     if (url.pathname.startsWith('/api/')) {
