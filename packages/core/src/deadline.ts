@@ -4,7 +4,7 @@
  * its late result is ignored, and a late rejection never surfaces as an unhandled one.
  */
 
-import type { CoreErrorCode } from './errors.js';
+import { CoreError } from './errors.js';
 
 /** How `settleWithin` ended: the value in time, or not done yet. */
 export type Deadline<T> = { readonly done: true; readonly value: T } | { readonly done: false };
@@ -15,8 +15,8 @@ export async function settleWithin<T>(work: Promise<T>, ms: number): Promise<Dea
   const late = new Promise<Deadline<T>>((resolve) => {
     timer = setTimeout(() => resolve({ done: false }), Math.max(0, ms));
   });
+  // The race is `inTime`'s handler, so its late rejection is handled, never unhandled.
   const inTime = work.then((value): Deadline<T> => ({ done: true, value }));
-  inTime.catch(() => {});
   try {
     return await Promise.race([inTime, late]);
   } finally {
@@ -25,12 +25,9 @@ export async function settleWithin<T>(work: Promise<T>, ms: number): Promise<Dea
 }
 
 /** A promise that did not settle within its time. */
-export class TimeoutError extends Error {
-  override readonly name = 'TimeoutError';
-  readonly code = 'timeout' satisfies CoreErrorCode;
-
+export class TimeoutError extends CoreError {
   constructor(readonly ms: number) {
-    super(`timed out after ${ms} ms`);
+    super(`timed out after ${ms} ms`, { code: 'timeout', retryable: true });
   }
 }
 

@@ -20,7 +20,7 @@ export type CommonErrorCode = (typeof COMMON_ERROR_CODES)[number];
  * | -------------------- | ------------------------------------------------------------ | --------- |
  * | `invariant_violated` | `InvariantError`: a bug in the compaction core               | no        |
  * | `pass_deferred`      | `PassDeferredError`: a follow-up pass waits for the one ahead | yes       |
- * | `timeout`            | `TimeoutError` from `withTimeout` (not an `EbbError`)        | —         |
+ * | `timeout`            | `TimeoutError` from `withTimeout`                            | yes       |
  */
 export const CORE_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
