@@ -199,6 +199,8 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       }
 
       const scope = memoryScope(channel, settings.memoryScope);
+      // A checkpoint is JSON typed as proposed memories, and may predate the check: checked on the
+      // way out too. For an output this worker just checked it changes nothing.
       const upserted = await memories.upsert(
         (await checked(output.memories)).map((m) => ({ ...m, scope, channelKey: channel })),
       );

@@ -9,7 +9,7 @@
  * | the memory   | an object with a string text                     | rejected `malformed`                        |
  * | `type`       | one of `MEMORY_TYPES`, exactly                   | rejected `unknown_type`                     |
  * | `text`       | trimmed, not empty, no NUL, ≤ `MAX_MEMORY_TOKENS`| rejected `empty_text` / `text_too_long`; NUL removed (repaired `text_nul`) |
- * | `importance` | a finite number in 0..1                          | clamped (repaired `importance`); not a number: rejected `bad_importance` |
+ * | `importance` | a finite number in 0..1                          | clamped (repaired `importance`); not a finite number: rejected `bad_importance` |
  * | `speaker`    | an author of the pass's range, or none           | another spelling of one (case, spaces): that author (repaired `speaker_spelling`); anyone else: none (repaired `speaker_unknown`) |
  * | `fromSeq..toSeq` | integers, from ≤ to, inside the pass's range | swapped, cut to the range, or the whole range when nothing of it is inside or they are not integers (repaired `seq_range`) |
  *
@@ -20,6 +20,7 @@
  * range becomes none rather than a guess, so a memory never names someone who did not speak there.
  */
 import { MEMORY_TYPES, type MemoryType } from './memory.js';
+import { clampImportance } from './plan-memory-upsert.js';
 import type { ExtractedMemory } from './ports.js';
 import type { Tokenizer } from './tokens.js';
 
@@ -113,11 +114,11 @@ export function validateMemories(
       continue;
     }
     if (withoutNul !== m.text) repair('text_nul');
-    if (typeof m.importance !== 'number' || Number.isNaN(m.importance)) {
+    if (typeof m.importance !== 'number' || !Number.isFinite(m.importance)) {
       reject('bad_importance');
       continue;
     }
-    const importance = Math.min(1, Math.max(0, m.importance));
+    const importance = clampImportance(m.importance);
     if (importance !== m.importance) repair('importance');
 
     const speaker = speakerOf(m.speaker, authors, repair);
