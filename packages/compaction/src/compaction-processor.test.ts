@@ -4,9 +4,9 @@ import {
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
-  measureMessage,
   type Summarizer,
   type SummaryOutput,
+  toNewMessage,
 } from '@ebb/core';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
@@ -73,17 +73,14 @@ describe('compaction processor', () => {
     changes = [];
     await notifier.subscribe((c) => changes.push(c));
     for (let i = 1; i <= 40; i++) {
-      const { entry, archivedTokens } = measureMessage(
-        { seq: 0, role: 'user', author: i % 2 ? 'ana' : 'bo', text: `message number ${i} about the release` },
-        tokenizer,
-        1_000,
-      );
-      await channels.append(CHANNEL, {
-        ...entry,
-        tokens: archivedTokens,
-        contextTokens: entry.tokens,
+      const text = `message number ${i} about the release`;
+      const message = {
+        role: 'user' as const,
+        author: i % 2 ? 'ana' : 'bo',
+        text,
         platformMessageId: `m${i}`,
-      });
+      };
+      await channels.append(CHANNEL, toNewMessage(message, tokenizer, 1_000));
     }
   });
 

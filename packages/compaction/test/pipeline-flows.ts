@@ -13,12 +13,12 @@ import {
   type ContextView,
   chatMessageTokens,
   type MemoryStore,
-  measureMessage,
   type RunStatus,
   type RunStore,
   systemPromptTokens,
   type Tokenizer,
   TRUNCATION_MARKER,
+  toNewMessage,
   UNCALIBRATED,
 } from '@ebb/core';
 import { loadTokenizer, type RetryOptions } from '@ebb/llm';
@@ -137,17 +137,14 @@ export function describePipelineFlows(
     async function turn(text: string, platformMessageId = `p${++sent}`, key = CHANNEL) {
       clock += 10_000;
       const t = await tokenizer;
-      const { entry, archivedTokens } = measureMessage(
-        { seq: 0, role: 'user', author: sent % 2 ? 'ana' : 'bo', text },
-        t,
-        channel.compaction.messageMaxTokens,
+      const appended = await h.channels.append(
+        key,
+        toNewMessage(
+          { role: 'user', author: sent % 2 ? 'ana' : 'bo', text, platformMessageId },
+          t,
+          channel.compaction.messageMaxTokens,
+        ),
       );
-      const appended = await h.channels.append(key, {
-        ...entry,
-        tokens: archivedTokens,
-        contextTokens: entry.tokens,
-        platformMessageId,
-      });
       const context = await h.channels.loadContext(key);
       const result = await compactor.afterTurn(key, context, settings, UNCALIBRATED);
       return { appended, result };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
-import { measureMessage } from './measure-message.js';
+import { contextEntryOf, measureMessage, toNewMessage } from './measure-message.js';
 import { MESSAGE_OVERHEAD_TOKENS, messageTokens } from './tokens.js';
 
 const tokenizer = new CharTokenizer();
@@ -40,5 +40,39 @@ describe('measureMessage', () => {
     expect(m.omittedTokens).toBeGreaterThan(800);
     // The archived message is untouched.
     expect(archived.text).toBe(text);
+  });
+});
+
+describe('toNewMessage', () => {
+  it('keeps the whole text for the archive and nothing clipped for a message under the cap', () => {
+    const message = { role: 'user' as const, author: 'ana', text: 'deploy at 5pm', platformMessageId: 'p1' };
+    const { entry } = measureMessage({ seq: 0, ...message }, tokenizer, 100);
+
+    const appended = toNewMessage(message, tokenizer, 100);
+
+    expect(appended).toEqual({ ...message, tokens: entry.tokens, contextTokens: entry.tokens });
+    expect(contextEntryOf(appended, 4)).toEqual({
+      seq: 4,
+      role: 'user',
+      author: 'ana',
+      text: 'deploy at 5pm',
+      tokens: entry.tokens,
+    });
+  });
+
+  it('archives a message above the cap whole and gives the context the clipped copy', () => {
+    const message = { role: 'user' as const, author: 'bo', text: `HEAD ${'x'.repeat(4000)} TAIL`, ts: 't' };
+    const { entry, archivedTokens } = measureMessage({ seq: 0, ...message }, tokenizer, 200);
+
+    const appended = toNewMessage(message, tokenizer, 200);
+
+    expect(appended).toEqual({
+      ...message,
+      tokens: archivedTokens,
+      contextTokens: entry.tokens,
+      contextText: entry.text,
+      omittedTokens: entry.omittedTokens,
+    });
+    expect(contextEntryOf(appended, 9)).toEqual({ ...entry, seq: 9 });
   });
 });

@@ -3,6 +3,7 @@
  * the per-message cap. The archive keeps the whole text; only the context copy is clipped.
  */
 import type { ArchivedMessage, ContextMessage } from './model.js';
+import type { NewMessage } from './ports.js';
 import { MESSAGE_OVERHEAD_TOKENS, messageTokens, type Tokenizer } from './tokens.js';
 
 /** Share of the kept tokens taken from the start of a clipped message; the rest comes from its end. */
@@ -27,6 +28,37 @@ export function measureMessage(
   const tokens = messageTokens(tokenizer, message);
   if (tokens <= maxTokens) return { entry: { ...message, tokens }, archivedTokens: tokens };
   return { entry: clipMessage(message, tokenizer, maxTokens), archivedTokens: tokens };
+}
+
+/** A message to append, before the store gives it a seq. */
+export type UnmeasuredMessage = Omit<ArchivedMessage, 'seq'> & Pick<NewMessage, 'platformMessageId'>;
+
+/**
+ * The message as a store appends it (`NewMessage`): the whole text and its tokens for the archive,
+ * and the context's copy (`contextTokens`, `contextText` when clipped to `maxTokens`).
+ */
+export function toNewMessage(
+  message: UnmeasuredMessage,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+): NewMessage {
+  const { platformMessageId, ...archived } = message;
+  const { entry, archivedTokens } = measureMessage({ seq: 0, ...archived }, tokenizer, maxTokens);
+  const { seq: _placeholder, text: _contextText, tokens: contextTokens, ...rest } = entry;
+  return {
+    ...rest,
+    text: message.text,
+    tokens: archivedTokens,
+    contextTokens,
+    ...(platformMessageId === undefined ? {} : { platformMessageId }),
+    ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
+  };
+}
+
+/** The context's copy of an appended `NewMessage`, under the seq the store gave it. */
+export function contextEntryOf(message: NewMessage, seq: number): ContextMessage {
+  const { platformMessageId: _id, tokens: _archived, contextTokens, contextText, text, ...rest } = message;
+  return { ...rest, seq, text: contextText ?? text, tokens: contextTokens };
 }
 
 function clipMessage(message: ArchivedMessage, tokenizer: Tokenizer, maxTokens: number): ContextMessage {

@@ -8,9 +8,10 @@ import type { ResolvedChannelConfig } from '@ebb/config';
 import {
   type Calibration,
   type ChannelStore,
+  contextEntryOf,
   LruMap,
-  measureMessage,
   type Tokenizer,
+  toNewMessage,
   UNCALIBRATED,
   WorkingContext,
 } from '@ebb/core';
@@ -95,24 +96,19 @@ export class ChannelStates {
     settings: ResolvedChannelConfig,
     message: AppendedMessage,
   ): Promise<{ seq: number; inserted: boolean }> {
-    const whole = { seq: 0, ...message, author: withoutNul(message.author), text: withoutNul(message.text) };
-    const { entry, archivedTokens } = measureMessage(whole, tokenizer, settings.compaction.messageMaxTokens);
-    const { seq: _placeholder, ...rest } = entry;
-    const result = await this.#options.channels.append(key, {
-      ...rest,
-      // The archive keeps the whole text; the context may hold a clipped copy.
-      text: whole.text,
-      tokens: archivedTokens,
-      contextTokens: entry.tokens,
-      platformMessageId: message.platformMessageId,
-      ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
-    });
+    // The archive keeps the whole text; the context may hold a clipped copy.
+    const appended = toNewMessage(
+      { ...message, author: withoutNul(message.author), text: withoutNul(message.text) },
+      tokenizer,
+      settings.compaction.messageMaxTokens,
+    );
+    const result = await this.#options.channels.append(key, appended);
     if (!result.inserted) return { seq: result.seq, inserted: false };
     // Another process changed the channel since we cached it: reload instead of guessing.
     if (result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1) {
       state.context = new WorkingContext(await this.#options.channels.loadContext(key));
     } else {
-      state.context.append({ ...entry, seq: result.seq });
+      state.context.append(contextEntryOf(appended, result.seq));
     }
     return { seq: result.seq, inserted: true };
   }
