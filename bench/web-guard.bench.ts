@@ -1,14 +1,13 @@
 /**
- * What the web channel's guards cost a request: the access rule, the per-client rate limit, the body
- * limit and the secure headers, measured over real HTTP on loopback against the same route with none
- * of them. Each server answers `POST /api/channels/x/messages` by parsing the JSON body and replying at
- * once (no turn), so what is timed is the HTTP path. Rounds alternate the servers so a noisy moment
- * hits each alike; the ratio is within one run.
+ * What the web channel's guards cost a request: the secure headers, the per-client rate limit, the
+ * access rule and the body limit, as `mountGuards` mounts them in WebAdapter, measured over real HTTP
+ * on loopback. Every server is one hono app with the same trivial route (parse the JSON body, answer),
+ * one without the guards and the others with them, so the difference is the guards alone. Rounds
+ * alternate the servers so a noisy moment hits each alike; the ratio is within one run.
  */
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { PlatformHandlers } from '@ebb/core';
-import { WebAdapter } from '@ebb/web';
+import { mountGuards } from '@ebb/web';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { median, nowMs, percentile, table } from './support.js';
@@ -18,34 +17,27 @@ const ROUNDS = 6;
 const TOKEN = 'bench-admin-token-0123456789';
 const BODY = JSON.stringify({ author: 'ana', text: 'a message of a usual length, about the deploy' });
 
-const handlers: PlatformHandlers = {
-  onMessage: async () => ({ reply: 'ok', archived: 'stored' }),
-  onCommand: async () => 'ok',
-};
-
-/** The route alone: parse the body, answer. */
-async function bareServer(): Promise<{ url: string; close: () => Promise<void> }> {
+/** The route, behind the guards when `guards` is given: parse the body, answer. */
+async function server(guards?: {
+  readonly adminToken?: string;
+}): Promise<{ url: string; close: () => Promise<void> }> {
   const app = new Hono();
+  if (guards) {
+    mountGuards(app, {
+      access: { adminToken: guards.adminToken },
+      // A limit that is checked on every request but never reached here.
+      rateLimit: { perMinute: 10_000_000, burst: 10_000_000 },
+    });
+  }
   app.post('/api/channels/:id/messages', async (c) => {
     const body = (await c.req.json()) as { author?: string; text?: string };
     return c.json({ reply: body.text ? 'ok' : null, id: 'x' });
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+  const listening = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
   });
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) };
-}
-
-async function guardedServer(adminToken?: string): Promise<{ url: string; close: () => Promise<void> }> {
-  const web = new WebAdapter({
-    port: 0,
-    access: { adminToken },
-    // A limit that is checked on every request but never reached here.
-    rateLimit: { perMinute: 10_000_000, burst: 10_000_000 },
-  });
-  await web.start(handlers);
-  return { url: web.url, close: () => web.stop() };
+  const { port } = listening.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => listening.close(() => r())) };
 }
 
 /** Sequential requests on one keep-alive connection; milliseconds each. */
@@ -84,11 +76,11 @@ async function round(url: string, headers: Record<string, string>): Promise<numb
 
 export async function webGuardBench(): Promise<string> {
   const servers = [
-    { name: 'route alone (no guards)', server: await bareServer(), headers: {} },
-    { name: 'guarded, loopback, no token', server: await guardedServer(), headers: {} },
+    { name: 'route alone (no guards)', server: await server(), headers: {} },
+    { name: 'guarded, loopback, no token', server: await server({}), headers: {} },
     {
       name: 'guarded, bearer token',
-      server: await guardedServer(TOKEN),
+      server: await server({ adminToken: TOKEN }),
       headers: { authorization: `Bearer ${TOKEN}` },
     },
   ];

@@ -2,5 +2,6 @@
 // stays inside.
 export { exposure } from './access.js';
 export { type BoardQueue, type DashboardChannel, mountDashboard } from './dashboard.js';
+export { mountGuards } from './guards.js';
 export { DEFAULT_RATE_LIMIT } from './rate-limit.js';
 export { DEFAULT_WEB_ADAPTER, WebAdapter } from './web-adapter.js';

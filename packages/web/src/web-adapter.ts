@@ -9,7 +9,7 @@
  * Channel `:id` maps to the key `web:<id>`. Other routes (health, metrics, the dashboard) are added by
  * the composition root on `app`; every route but `/healthz` follows the access rule of `access.ts`.
  *
- * Bounded input: a body larger than `maxBodyBytes` is answered `413 body_too_large` before it is
+ * Bounded input (the guards of `guards.ts`): a body larger than `maxBodyBytes` is answered `413 body_too_large` before it is
  * buffered (a declared length is refused from the header; a chunked body is counted as it is read),
  * and each client is rate limited (`429 rate_limited` with `Retry-After`): every request to the channel
  * API, and every credential refused on any route but `/healthz`.
@@ -25,31 +25,21 @@ import type { AddressInfo } from 'node:net';
 import { type CommandName, type PlatformAdapter, type PlatformHandlers, settleWithin } from '@ebb/core';
 import { type ServerType, serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { secureHeaders } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
-import { type AccessOptions, accessControl } from './access.js';
 import { type WebErrorCode, webError } from './errors.js';
-import { DEFAULT_RATE_LIMIT, type RateLimitOptions, rateLimit } from './rate-limit.js';
+import { DEFAULT_GUARDS, type GuardOptions, mountGuards } from './guards.js';
 
-export interface WebAdapterOptions {
+/** Where to listen, and the guards' options (`guards.ts`): access, body limit, rate limit. */
+export interface WebAdapterOptions extends GuardOptions {
   readonly host?: string;
   /** 0 picks a free port (tests). */
   readonly port?: number;
-  /** Who may reach which route (tokens, `public_api`); see `access.ts`. Default: loopback only. */
-  readonly access?: AccessOptions;
-  /** Largest request body read, in bytes; larger ones get 413. */
-  readonly maxBodyBytes?: number;
-  /** Per-client limit on the channel API (and, in tests, its clock). */
-  readonly rateLimit?: RateLimitOptions;
 }
 
 export const DEFAULT_WEB_ADAPTER = {
   host: '127.0.0.1',
   port: 3000,
-  access: {},
-  maxBodyBytes: 256 * 1024,
-  rateLimit: DEFAULT_RATE_LIMIT,
+  ...DEFAULT_GUARDS,
 } as const satisfies Required<WebAdapterOptions>;
 
 /** An event of a web channel's stream. */
@@ -164,31 +154,7 @@ export class WebAdapter implements PlatformAdapter {
       c.header('Retry-After', String(RETRY_AFTER_SECONDS));
       return webError(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
     });
-    // nosniff, no framing by other sites, no Referer (a `?token=` address must not leak), and so on.
-    app.use('*', secureHeaders());
-    // Every request to the channel API is counted; accessControl counts refused credentials on every
-    // route (the same limits, a bucket of their own), so guessing a token is limited everywhere while
-    // a dashboard polling with its session is not.
-    app.use('/api/channels/*', rateLimit(this.#options.rateLimit ?? DEFAULT_WEB_ADAPTER.rateLimit));
-    app.use(
-      '*',
-      accessControl({
-        refusals: this.#options.rateLimit ?? DEFAULT_WEB_ADAPTER.rateLimit,
-        ...(this.#options.access ?? DEFAULT_WEB_ADAPTER.access),
-      }),
-    );
-    const maxBytes = this.#options.maxBodyBytes ?? DEFAULT_WEB_ADAPTER.maxBodyBytes;
-    app.use(
-      '*',
-      bodyLimit({
-        maxSize: maxBytes,
-        onError: (c) => {
-          // The client may still be sending: end the connection rather than read the rest.
-          c.header('Connection', 'close');
-          return webError(c, 413, 'body_too_large', `the request body is larger than ${maxBytes} bytes`);
-        },
-      }),
-    );
+    mountGuards(app, this.#options);
     // One rule for the channel id on every channel route, the event stream included.
     app.use('/api/channels/:id/*', async (c, next) => {
       if (!CHANNEL_ID.test(c.req.param('id') ?? ''))
