@@ -164,7 +164,7 @@ export class InMemoryChannelStore implements ChannelStore {
     const tokensBefore = context.tokens;
     this.#channels.get(channelKey)?.retired.push({ ...rangeOf(current), redacted: false });
     const { replaces: _replaces, ...span } = replacement;
-    context.replaceSummary({ kind: 'summary', ...span, createdGeneration: context.generation + 1 });
+    context.replaceSummary({ kind: 'summary', ...span });
     return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
   }
 

@@ -101,7 +101,7 @@ export class WorkingContext {
    * the generation goes up. Returns the span it replaced, or undefined when no summary span has that
    * range (nothing changes).
    */
-  replaceSummary(span: SummarySpan): SummarySpan | undefined {
+  replaceSummary(span: Omit<SummarySpan, 'createdGeneration'>): SummarySpan | undefined {
     const i = this.#spans.findIndex(
       (s) => s.kind === 'summary' && s.fromSeq === span.fromSeq && s.toSeq === span.toSeq,
     );
