@@ -4,7 +4,6 @@
  * | code                   | from                                                        | retryable |
  * | ---------------------- | ----------------------------------------------------------- | --------- |
  * | `not_started`          | a turn or command before the bot started                    | no        |
- * | `invalid_channel_key`  | a channel key with no known platform                        | no        |
  * | `no_adapter`           | a reply to a platform whose adapter is not running          | no        |
  * | `no_model`             | a channel with no LLM (no `OPENAI_API_KEY`, no `base_url`)  | no        |
  * | `start_refused`        | `StartRefusedError`: an unsafe setting, with its fix        | no        |

@@ -117,7 +117,6 @@ export class Bot {
       memories,
       chatModel: options.chatModel,
       compaction,
-      adapter,
     });
     this.#commands = new BotCommands({ config, runs, memories, states, compaction });
     this.#spool =
@@ -242,7 +241,9 @@ export class Bot {
           await this.#compaction.monitor(key, state, settings, tokenizer);
         let text: string | undefined;
         try {
-          text = await this.#replier.reply(key, state, tokenizer, settings, message.text);
+          const adapter = this.#adapter(message.platform);
+          const typing = () => void adapter.typing(key);
+          text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing);
         } catch (err) {
           // The model failed for good (retries done): say so, and keep the turn going. A sender
           // told of failures (the web API) gets that in the answer's code, not as a reply.

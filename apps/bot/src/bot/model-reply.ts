@@ -13,16 +13,12 @@ import {
   type Memory,
   type MemoryStore,
   memoryScope,
-  type Platform,
-  type PlatformAdapter,
-  platformOf,
   renderContext,
   renderMemories,
   type Tokenizer,
   WorkingContext,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
-import { BotError } from '../errors.js';
 import type { BotCompaction } from './bot-compaction.js';
 import type { ChannelState } from './channel-states.js';
 
@@ -38,8 +34,6 @@ export interface ModelReplierOptions {
   /** The model that answers in a channel (channels may use different models). */
   readonly chatModel: (channelKey: string) => ChatModel;
   readonly compaction: BotCompaction;
-  /** The running adapter of a platform (it shows the typing indicator). */
-  readonly adapter: (platform: Platform) => PlatformAdapter;
 }
 
 export class ModelReplier {
@@ -49,24 +43,27 @@ export class ModelReplier {
     this.#options = options;
   }
 
-  /** The model's reply to `text`; `state` gets the calibration learned and any truncation made. */
+  /**
+   * The model's reply to `text`; `state` gets the calibration learned and any truncation made.
+   * `typing` shows the channel's typing indicator, before each model call.
+   */
   async reply(
     key: string,
     state: ChannelState,
     tokenizer: Tokenizer,
     settings: ResolvedChannelConfig,
     text: string,
+    typing: () => void,
   ): Promise<string> {
     const { compaction } = this.#options;
     const recalled = await this.#recall(key, settings, tokenizer, text);
-    const adapter = this.#options.adapter(platformOfKey(key));
     for (let attempt = 0; ; attempt++) {
       const messages = renderContext({
         systemPrompt: settings.bot.systemPrompt,
         memories: recalled.memories,
         context: state.context.view(),
       });
-      void adapter.typing(key);
+      typing();
       try {
         const reply = await this.#options.chatModel(key).reply(messages);
         if (reply.promptTokens) {
@@ -125,12 +122,4 @@ export class ModelReplier {
     }
     return { memories, tokens };
   }
-}
-
-function platformOfKey(channelKey: string): Platform {
-  const platform = platformOf(channelKey);
-  if (platform === undefined) {
-    throw new BotError(`unknown platform in channel key ${channelKey}`, { code: 'invalid_channel_key' });
-  }
-  return platform;
 }
