@@ -77,6 +77,25 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     });
   });
 
+  it('falls back when Slack cannot say who wrote it or what the conversation is', async () => {
+    h.slack.fail('users.info', 'user_not_found').fail('conversations.info', 'channel_not_found');
+    // app_mention carries no channel_type: only conversations.info (or the D prefix) says it is a DM.
+    const event = h.slack.build.appMention({ text: `${h.slack.build.mention()} psst`, channel: ALICE_DM });
+
+    await h.deliver(event);
+
+    await vi.waitFor(() => expect(h.handlers.messages).toHaveLength(1));
+    expect(h.slack.callsTo('users.info').map((c) => c.response.error)).toEqual(['user_not_found']);
+    expect(h.slack.callsTo('conversations.info').map((c) => c.response.error)).toEqual(['channel_not_found']);
+    expect(h.handlers.messages[0]).toMatchObject({
+      channelKey: `slack:${TEAM}:${ALICE_DM}`,
+      authorId: FAKE_SLACK.users.alice,
+      authorName: FAKE_SLACK.users.alice,
+      direct: true,
+      mentionsBot: true,
+    });
+  });
+
   it('replaces the mention of the bot with @name and renders other mentions', async () => {
     const text = `${h.slack.build.mention()} ask ${h.slack.build.mention(FAKE_SLACK.users.bob)} about <#C0RANDOM1|random>`;
 
