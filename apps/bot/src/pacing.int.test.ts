@@ -30,7 +30,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FULL_SPEED_WEB, passReply } from '../test/small-window.js';
+import { FULL_SPEED_WEB, isPassRequest, passReply } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
@@ -77,7 +77,7 @@ beforeAll(async () => {
     fake.fail(
       { kind: 'slow', delayMs },
       {
-        when: (r) => Boolean((r.body as { response_format?: unknown }).response_format) && r.index % 3 === i,
+        when: (r) => isPassRequest(r) && r.index % 3 === i,
       },
     );
   }

@@ -9,25 +9,18 @@ import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeDiscord } from '@ebb/testing/discord';
-import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
+import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { parseFencedBlocks } from '@ebb/testing/prompt-blocks';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../test/expect-runs.js';
-import { longPaste, passReply, smallWindowConfig } from '../test/small-window.js';
+import { isPassRequest, longPaste, passReply, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const MESSAGES = 2_000;
 const fast = { timeout: 10_000, interval: 2 } as const;
-
-/**
- * A compaction pass's request (the worker runs in this process, so its requests reach the fake
- * between chat turns): passes ask for a `json_schema` response, chat turns never do.
- */
-const isPassRequest = (r: RecordedRequest) =>
-  (r.body as { response_format?: { type?: string } }).response_format?.type === 'json_schema';
 
 /** What the test needs of a platform: post as a person, count the bot's posts, run a command. */
 interface Driver {

@@ -17,7 +17,7 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { parseFencedBlocks, parseReferenceBlock } from '@ebb/testing/prompt-blocks';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { passReply, smallWindowConfig } from '../test/small-window.js';
+import { isPassRequest, passReply, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 const CHANNEL = 'inj';
@@ -68,8 +68,6 @@ async function command(name: string, args: string) {
   return ((await res.json()) as { reply: string }).reply;
 }
 
-const isPass = (r: RecordedRequest) =>
-  (r.body as { response_format?: unknown }).response_format !== undefined;
 const texts = (r: RecordedRequest) => r.body.messages.map((m) => String(m.content ?? ''));
 
 async function settled() {
@@ -130,7 +128,7 @@ describe('hostile chat through a running bot', () => {
 
     const before = fake.completionRequests.length;
     await post('ana', 'zqzlast when do deploys happen on Tuesdays?');
-    const chat = fake.completionRequests.slice(before).find((r) => !isPass(r));
+    const chat = fake.completionRequests.slice(before).find((r) => !isPassRequest(r));
     if (!chat) throw new Error('the last message was not answered');
     const sent = chat.body.messages.map((m) => ({ role: m.role, content: String(m.content ?? '') }));
 
@@ -168,7 +166,7 @@ describe('hostile chat through a running bot', () => {
     });
 
     // Every summarizer request: instructions in the system message, all chat inside fences.
-    const passes = fake.completionRequests.filter(isPass);
+    const passes = fake.completionRequests.filter(isPassRequest);
     expect(passes.length).toBeGreaterThan(0);
     for (const pass of passes) {
       const [system, user] = texts(pass);
@@ -189,7 +187,7 @@ describe('hostile chat through a running bot', () => {
     const withFocus = await vi.waitFor(
       () => {
         const found = fake.completionRequests.find(
-          (r) => isPass(r) && (texts(r)[1] ?? '').includes('zqzfocus'),
+          (r) => isPassRequest(r) && (texts(r)[1] ?? '').includes('zqzfocus'),
         );
         expect(found).toBeDefined();
         return found as RecordedRequest;

@@ -57,6 +57,14 @@ export async function startAckingModel(): Promise<FakeOpenAiServer> {
 }
 
 /**
+ * Whether a request to the fake model is a compaction pass's: passes ask for a `response_format`
+ * (a `json_schema`), chat turns never do.
+ */
+export function isPassRequest(request: RecordedRequest): boolean {
+  return (request.body as { response_format?: unknown }).response_format !== undefined;
+}
+
+/**
  * The fake model's answer to a pass's request, in the shape its schema asks for: the summary and
  * memories, or the summary alone for a merge (`merged_summary` has no memories; an extra key is
  * malformed output). Undefined for a chat request (no `response_format`).
@@ -65,7 +73,7 @@ export function passReply(
   request: RecordedRequest,
   reply: { readonly summary: string; readonly memories: readonly object[] },
 ): FakeReply | undefined {
+  if (!isPassRequest(request)) return undefined;
   const format = (request.body as { response_format?: { json_schema?: { name?: string } } }).response_format;
-  if (format === undefined) return undefined;
-  return { json: format.json_schema?.name === 'merged_summary' ? { summary: reply.summary } : reply };
+  return { json: format?.json_schema?.name === 'merged_summary' ? { summary: reply.summary } : reply };
 }
