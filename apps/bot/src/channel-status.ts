@@ -239,7 +239,7 @@ export function describeChannel<Count extends number | null>(
   };
 }
 
-export function thresholdReached(
+function thresholdReached(
   usage: number,
   policy: Pick<
     CompactorSettings['policy'],
@@ -252,7 +252,7 @@ export function thresholdReached(
   return 'none';
 }
 
-export function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {
+function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {
   const price = run.model === undefined ? undefined : prices[run.model];
   const costUsd =
     price === undefined || run.inputTokens === undefined || run.outputTokens === undefined

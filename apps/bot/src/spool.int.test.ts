@@ -15,7 +15,7 @@ import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { postgresBehindProxy } from '../test/postgres-proxy.js';
 import { smallWindowConfig, startAckingModel } from '../test/small-window.js';
-import { CATCH_UP_NOTICE } from './bot/bot.js';
+import { CATCH_UP_NOTICE } from './bot/spool-replay.js';
 import { startEbb } from './start-ebb.js';
 
 const closers: (() => Promise<unknown>)[] = [];

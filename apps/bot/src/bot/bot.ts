@@ -42,8 +42,6 @@ import { ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 import { SpoolReplay } from './spool-replay.js';
 
-export { CATCH_UP_NOTICE } from './spool-replay.js';
-
 export interface BotOptions {
   readonly config: () => EbbConfig;
   readonly channels: ChannelStore;

@@ -66,7 +66,7 @@ export interface StatusArgs {
 }
 
 /** The settings `--channel` shows: what decides usage and what a pass does. */
-export const STATUS_SETTINGS = [
+const STATUS_SETTINGS = [
   'compaction.background_threshold',
   'compaction.aggressive_threshold',
   'compaction.emergency_threshold',
@@ -147,7 +147,7 @@ function settingRows(config: EbbConfig, channelKey: string): SettingStatus[] {
 }
 
 /** The text form: a header, then a block per channel. */
-export function formatStatus(report: StatusReport): string[] {
+function formatStatus(report: StatusReport): string[] {
   const lines = [`config: ${report.config ?? 'built-in defaults (no config.toml found)'}`];
   if (report.channels.length === 0) {
     lines.push('no channels yet: a channel appears here once Ebb has stored a message of it');
