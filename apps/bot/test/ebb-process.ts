@@ -2,7 +2,8 @@
  * `ebb start` in a process of its own, for the tests that stop it with a signal: the composition root
  * and the signal handling of `ebb start`, on a test's Postgres schema, Redis prefix and fake OpenAI.
  * Arguments: SCHEMA PREFIX FAKE_URL. Prints `ready <web url>` once it serves; logs go to stderr.
- * Environment: EBB_PROCESS_WEB (the `[web]` table's lines) and EBB_ADMIN_TOKEN, when a test sets them.
+ * Environment (spawn-ebb.ts always sets both, '' for unset): EBB_PROCESS_WEB (the `[web]` table's
+ * lines; unset: no rate limit) and EBB_ADMIN_TOKEN (unset: none).
  */
 import { loadEnv, parseConfig } from '@ebb/config';
 import { createDb } from '@ebb/db';
@@ -15,8 +16,8 @@ import { FULL_SPEED_WEB } from './small-window.js';
 const [schema, prefix, fakeUrl] = process.argv.slice(2);
 if (!schema || !prefix || !fakeUrl) throw new Error('usage: ebb-process SCHEMA PREFIX FAKE_URL');
 
-// EBB_PROCESS_WEB: the `[web]` table's lines (default: no rate limit); EBB_ADMIN_TOKEN is passed on.
-const web = process.env.EBB_PROCESS_WEB?.split('\n') ?? FULL_SPEED_WEB;
+// '' is unset, like an absent variable.
+const web = process.env.EBB_PROCESS_WEB ? process.env.EBB_PROCESS_WEB.split('\n') : FULL_SPEED_WEB;
 const config = parseConfig(
   ['[llm]', `base_url = "${fakeUrl}"`, ...web, '[web.bot]', 'respond_to = "all"'].join('\n'),
   'ebb-process.toml',
@@ -28,7 +29,7 @@ const ebb = await startEbb({
   env: loadEnv({
     OPENAI_API_KEY: 'test-key',
     EBB_REDIS_PREFIX: prefix,
-    EBB_ADMIN_TOKEN: process.env.EBB_ADMIN_TOKEN,
+    EBB_ADMIN_TOKEN: process.env.EBB_ADMIN_TOKEN || undefined,
   }),
   logger,
   withWorker: false,

@@ -17,16 +17,31 @@ export interface SpawnedEbb {
   stderr(): string;
 }
 
+export interface SpawnEbbOptions {
+  /** EBB_ADMIN_TOKEN of the child. Default: none, whatever the shell running the tests exports. */
+  readonly adminToken?: string;
+  /** The `[web]` table's lines. Default: no rate limit (`FULL_SPEED_WEB`). */
+  readonly web?: readonly string[];
+}
+
+/** `[web]` with nothing set: the body and rate limits Ebb ships with. */
+export const DEFAULT_LIMITS_WEB = ['[web]'] as const;
+
 export async function spawnEbb(
   args: { readonly schema: string; readonly prefix: string; readonly fakeUrl: string },
-  env: Record<string, string> = {},
+  options: SpawnEbbOptions = {},
 ): Promise<SpawnedEbb> {
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', EBB_SCRIPT, args.schema, args.prefix, args.fakeUrl],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
+      // Always set, '' for "not given": a variable the developer exported must not reach the child.
+      env: {
+        ...process.env,
+        EBB_ADMIN_TOKEN: options.adminToken ?? '',
+        EBB_PROCESS_WEB: options.web?.join('\n') ?? '',
+      },
     },
   );
   let stderr = '';
