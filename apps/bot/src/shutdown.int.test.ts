@@ -7,10 +7,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { PgChannelStore } from '@ebb/db';
-import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { spawnEbb } from '../test/spawn-ebb.js';
 
@@ -34,10 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   child?.kill('SIGKILL');
-  const redis = createRedis(redisUrl(), { role: 'producer' });
-  await waitForReady(redis);
-  await cleanupPrefix(redis, prefix);
-  await redis.quit();
+  await dropPrefix(prefix);
   await fresh?.close();
   await fake?.close();
 });
