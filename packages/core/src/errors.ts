@@ -2,7 +2,8 @@ import type { LlmCall } from './ports.js';
 
 /**
  * Codes every adapter may raise, spelt once here so no package invents its own spelling
- * (`slack_not_started`, `bad_channel_key`): each package's code list starts with these.
+ * (`slack_not_started`, `bad_channel_key`): the code list of each package that raises them starts
+ * with these (the queue raises none of them).
  *
  * | code                  | when                                                        | retryable |
  * | --------------------- | ----------------------------------------------------------- | --------- |

@@ -15,7 +15,7 @@ export const MEMORY_RECALL_RANKING = {
 } as const;
 
 /** Words of a recall query: letters and digits, lower-cased, at most this many. */
-export const MAX_RECALL_TERMS = 32;
+const MAX_RECALL_TERMS = 32;
 
 /**
  * Words too common to tell memories apart (a subset of Postgres' English stop words): the
