@@ -4,13 +4,7 @@
  * that are never split (an assistant message with tool calls and the tool results after it) and
  * packed into parts that fit a token budget. Pure: no I/O.
  */
-import {
-  clipToTokens,
-  plainText,
-  quotedLabel,
-  type StoredMessage,
-  type Tokenizer,
-} from '@ebb/core';
+import { clipToTokens, plainText, quotedLabel, type StoredMessage, type Tokenizer } from '@ebb/core';
 
 export interface TranscriptLine {
   readonly seq: number;
