@@ -33,6 +33,7 @@ export * from './simulation.js';
 export * from './simulation-events.js';
 export * from './tokens.js';
 export * from './tool-pairs.js';
+export * from './tool-ports.js';
 export * from './untrusted-text.js';
 export * from './validate-memories.js';
 export * from './working-context.js';
