@@ -68,7 +68,7 @@ export class FakeMcpHttpServer {
     const body =
       req.method === 'POST' ? JSON.parse((await readBody(req, MAX_BODY_BYTES)) || 'null') : undefined;
     const server = createFakeMcpServer(this.#options, () => void this.crash());
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    const transport = new StreamableHTTPServerTransport({}); // no session ids: stateless;
     res.on('close', () => {
       void transport.close();
       void server.close();
