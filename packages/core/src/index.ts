@@ -1,4 +1,5 @@
 export * from './admit-pass.js';
+export * from './archive-search.js';
 export * from './channel-compactor.js';
 export * from './compact-focus.js';
 export * from './compaction-events.js';
@@ -8,6 +9,8 @@ export * from './decide-after-turn.js';
 export * from './encoding-for-model.js';
 export * from './errors.js';
 export * from './extractive-summary.js';
+export * from './history-tools.js';
+export * from './in-memory-archive-search.js';
 export * from './in-memory-channel-store.js';
 export * from './in-memory-memory-store.js';
 export * from './in-memory-run-store.js';

@@ -1,0 +1,450 @@
+/**
+ * The built-in tools over a channel's own archive. Once old messages are summarized the model sees
+ * only the summary; these give it their exact words back:
+ *
+ * - `search_history(query, from?, to?, author?)`: the best matching messages (full-text search);
+ * - `read_history(from_seq, to_seq, part?)`: a seq range as archived, e.g. one a summary names.
+ *
+ * What the model reads is plain text, one block per message: `#1234 alice (2026-03-01T10:00:00Z): …`,
+ * the text after the header, every further line of it indented by two spaces so that no archived
+ * line can pass for another message's header. A result never exceeds `maxResultTokens` (counted
+ * with the channel's tokenizer): read_history stops before the first message that does not fit and
+ * says where to continue; a message larger than a whole result is cut into numbered parts, read one
+ * per call. Bad arguments come back as `isError` outcomes with a sentence, never as a throw.
+ */
+import {
+  ARCHIVE_SEARCH,
+  type ArchiveSearch,
+  HISTORY_TOOL_NAMES,
+  searchedQueryText,
+} from './archive-search.js';
+import type { StoredMessage } from './ports.js';
+import type { Tokenizer } from './tokens.js';
+import type { Tool, ToolCallContext, ToolOutcome } from './tool-ports.js';
+import { plainText, quotedLabel, quotedLine } from './untrusted-text.js';
+
+export interface HistoryToolsOptions {
+  /** The tokenizer of the channel's model: results are measured in its tokens. */
+  tokenizerFor(channelKey: string): Promise<Tokenizer>;
+  /** The most tokens one result may take in the context. */
+  maxResultTokens: number;
+}
+
+export const HISTORY_TOOLS = {
+  /** Matches a search asks the archive for; those that fit the budget are shown. */
+  searchLimit: 50,
+  /**
+   * The share of a result one search match may take: a giant tool output that happens to match
+   * must not crowd out every other match (the model reads it whole with read_history).
+   */
+  searchMatchShare: 0.25,
+  /** Messages read_history fetches at a time, so a range of huge messages is not read all at once. */
+  readPage: 64,
+  /** The widest seq range one read_history call accepts. */
+  maxReadSpan: 100_000,
+  maxAuthorChars: 200,
+  /** Tokens kept for a result's first and last lines. */
+  frameTokens: 64,
+  /** The smallest budget a result can be useful in. */
+  minResultTokens: 200,
+} as const;
+
+const [SEARCH_HISTORY, READ_HISTORY] = HISTORY_TOOL_NAMES;
+
+/** Lines after a message's first start with this, so headers are only ever at the line start. */
+const CONTINUATION = '  ';
+
+export function historyTools(search: ArchiveSearch, options: HistoryToolsOptions): readonly Tool[] {
+  if (!(options.maxResultTokens >= HISTORY_TOOLS.minResultTokens)) {
+    throw new RangeError(
+      `maxResultTokens must be at least ${HISTORY_TOOLS.minResultTokens}, got ${options.maxResultTokens}`,
+    );
+  }
+  return [searchHistoryTool(search, options), readHistoryTool(search, options)];
+}
+
+function searchHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): Tool {
+  return {
+    spec: {
+      name: SEARCH_HISTORY,
+      description:
+        "Search this channel's whole message archive, including messages that were summarized away, " +
+        'and get the best matching messages back word for word, with their seq numbers (#n), authors ' +
+        'and times. Every word of the query must appear (English word forms match: "deploy" finds ' +
+        '"deployed"); use "quotes" for a phrase, `or` between alternatives, -word to exclude. Very common ' +
+        'words are ignored. Use read_history to read around a match.',
+      parameters: {
+        type: 'object',
+        properties: {
+          query: {
+            type: 'string',
+            description: 'The words to find.',
+            maxLength: ARCHIVE_SEARCH.maxQueryChars,
+          },
+          from: { type: 'integer', minimum: 1, description: 'Only messages with seq >= from.' },
+          to: { type: 'integer', minimum: 1, description: 'Only messages with seq <= to.' },
+          author: { type: 'string', description: 'Only messages by this author (as shown in results).' },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+    },
+    async call(args, context) {
+      const parsed = parseSearchArgs(args);
+      if (typeof parsed === 'string') return failure(parsed);
+      return guarded(SEARCH_HISTORY, context, async () => {
+        const tokenizer = await options.tokenizerFor(context.channelKey);
+        const query = { ...parsed, limit: HISTORY_TOOLS.searchLimit };
+        let found = await search.search(context.channelKey, query);
+        let loosened = false;
+        // All words or none is strict for a model guessing at wording: when no message has every
+        // word, the messages with any of them are better than nothing, and the header says so.
+        const words = parsed.text.trim().split(/\s+/);
+        if (found.length === 0 && words.length > 1 && !/"|(^|\s)-|\bor\b/i.test(parsed.text)) {
+          found = await search.search(context.channelKey, { ...query, text: words.join(' or ') });
+          loosened = found.length > 0;
+        }
+        return renderSearch(parsed, found, loosened, tokenizer, options.maxResultTokens);
+      });
+    },
+  };
+}
+
+function readHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): Tool {
+  return {
+    spec: {
+      name: READ_HISTORY,
+      description:
+        "Read this channel's archived messages from_seq..to_seq word for word (seqs as in #n, e.g. the " +
+        'range a summary names or the seq of a search match). A long range stops where the result is ' +
+        'full and says where to continue; a message too large for one result comes in parts (part 2, 3, …).',
+      parameters: {
+        type: 'object',
+        properties: {
+          from_seq: { type: 'integer', minimum: 1, description: 'First seq to read.' },
+          to_seq: { type: 'integer', minimum: 1, description: 'Last seq to read (inclusive).' },
+          part: {
+            type: 'integer',
+            minimum: 1,
+            description: 'For one message too large for a result (from_seq = to_seq): which part to read.',
+          },
+        },
+        required: ['from_seq', 'to_seq'],
+        additionalProperties: false,
+      },
+    },
+    async call(args, context) {
+      const parsed = parseReadArgs(args);
+      if (typeof parsed === 'string') return failure(parsed);
+      return guarded(READ_HISTORY, context, async () => {
+        const tokenizer = await options.tokenizerFor(context.channelKey);
+        return readRange(search, context.channelKey, parsed, tokenizer, options.maxResultTokens);
+      });
+    },
+  };
+}
+
+// ---- arguments ----
+
+interface SearchArgs {
+  readonly text: string;
+  readonly fromSeq?: number;
+  readonly toSeq?: number;
+  readonly author?: string;
+}
+
+interface ReadArgs {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly part?: number;
+}
+
+/** The arguments, or a sentence saying what is wrong with them. */
+function parseSearchArgs(args: unknown): SearchArgs | string {
+  if (!isRecord(args)) return 'search_history takes an object like {"query": "words to find"}.';
+  const { query, from, to, author } = args;
+  if (typeof query !== 'string' || query.trim() === '') {
+    return 'search_history needs a non-empty "query": the words to find.';
+  }
+  if (query.length > ARCHIVE_SEARCH.maxQueryChars) {
+    return `The query is ${query.length} characters long; use at most ${ARCHIVE_SEARCH.maxQueryChars}: a few distinctive words.`;
+  }
+  const fromSeq = optionalSeq(from, 'from');
+  if (typeof fromSeq === 'string') return fromSeq;
+  const toSeq = optionalSeq(to, 'to');
+  if (typeof toSeq === 'string') return toSeq;
+  if (fromSeq !== undefined && toSeq !== undefined && fromSeq > toSeq) {
+    return `"from" (${fromSeq}) is after "to" (${toSeq}); give from <= to.`;
+  }
+  if (author !== undefined && (typeof author !== 'string' || author.trim() === '')) {
+    return '"author" must be a non-empty string (a name as results show it), or left out.';
+  }
+  if (typeof author === 'string' && author.length > HISTORY_TOOLS.maxAuthorChars) {
+    return `"author" is longer than ${HISTORY_TOOLS.maxAuthorChars} characters; no author is.`;
+  }
+  return {
+    text: searchedQueryText(query),
+    ...(fromSeq === undefined ? {} : { fromSeq }),
+    ...(toSeq === undefined ? {} : { toSeq }),
+    ...(typeof author === 'string' ? { author: author.trim() } : {}),
+  };
+}
+
+function parseReadArgs(args: unknown): ReadArgs | string {
+  if (!isRecord(args)) return 'read_history takes an object like {"from_seq": 120, "to_seq": 480}.';
+  const fromSeq = optionalSeq(args.from_seq, 'from_seq');
+  if (typeof fromSeq === 'string') return fromSeq;
+  const toSeq = optionalSeq(args.to_seq, 'to_seq');
+  if (typeof toSeq === 'string') return toSeq;
+  if (fromSeq === undefined || toSeq === undefined) {
+    return 'read_history needs both "from_seq" and "to_seq" (seq numbers as in #120).';
+  }
+  if (fromSeq > toSeq)
+    return `"from_seq" (${fromSeq}) is after "to_seq" (${toSeq}); give from_seq <= to_seq.`;
+  if (toSeq - fromSeq + 1 > HISTORY_TOOLS.maxReadSpan) {
+    return `#${fromSeq}–#${toSeq} spans ${toSeq - fromSeq + 1} seqs; read at most ${HISTORY_TOOLS.maxReadSpan} per call (each call stops when its result is full anyway).`;
+  }
+  const part = optionalSeq(args.part, 'part');
+  if (typeof part === 'string') return part;
+  if (part !== undefined && fromSeq !== toSeq) {
+    return '"part" is for one message too large for a result: give from_seq = to_seq with it.';
+  }
+  return { fromSeq, toSeq, ...(part === undefined ? {} : { part }) };
+}
+
+/**
+ * A seq the model gave: an integer from 1 to Postgres' integer limit, as a number or as digits in a
+ * string (`"120"`, `"#120"`, as a summary writes it), which models send now and then.
+ */
+function optionalSeq(value: unknown, name: string): number | undefined | string {
+  if (value === undefined || value === null) return undefined;
+  const n =
+    typeof value === 'string' && /^\s*#?\d+\s*$/.test(value) ? Number(value.replace(/[#\s]/g, '')) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > ARCHIVE_SEARCH.maxSeq) {
+    return `"${name}" must be a whole seq number from 1 to ${ARCHIVE_SEARCH.maxSeq}, got ${quotedLine(JSON.stringify(value) ?? String(value), 40)}.`;
+  }
+  return n;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+// ---- results ----
+
+function failure(text: string): ToolOutcome {
+  return { text, isError: true };
+}
+
+/** Runs the call; a failure of the archive (database down, call aborted) becomes an error outcome. */
+async function guarded(
+  name: string,
+  context: ToolCallContext,
+  run: () => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
+  try {
+    context.signal.throwIfAborted();
+    return await run();
+  } catch (err) {
+    const reason = context.signal.aborted ? 'it was cancelled (timeout or shutdown)' : errorSentence(err);
+    return failure(`${name} could not read the archive: ${reason}. Try again later.`);
+  }
+}
+
+function errorSentence(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return quotedLine(message, 200) || 'unknown error';
+}
+
+/** A budget being spent: `take` adds a block when it fits. */
+class Budget {
+  readonly #tokenizer: Tokenizer;
+  #left: number;
+
+  constructor(tokenizer: Tokenizer, total: number) {
+    this.#tokenizer = tokenizer;
+    this.#left = total - HISTORY_TOOLS.frameTokens;
+  }
+
+  get left(): number {
+    return this.#left;
+  }
+
+  /** Tokens of `block` as one line of a result. */
+  cost(block: string): number {
+    return this.#tokenizer.count(`${block}\n`);
+  }
+
+  take(block: string): boolean {
+    const cost = this.cost(block);
+    if (cost > this.#left) return false;
+    this.#left -= cost;
+    return true;
+  }
+}
+
+function renderSearch(
+  args: SearchArgs,
+  found: readonly StoredMessage[],
+  loosened: boolean,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+): ToolOutcome {
+  const what = `"${quotedLine(args.text, 100)}"${filtersOf(args)}`;
+  if (found.length === 0) {
+    return {
+      text:
+        `No message in this channel's archive matches ${what}. Every word must appear; try fewer or ` +
+        'other words, `a or b`, or drop the filters. Very common words (the, is, …) are ignored.',
+      isError: false,
+    };
+  }
+  const budget = new Budget(tokenizer, maxTokens);
+  const matchCap = Math.floor(budget.left * HISTORY_TOOLS.searchMatchShare);
+  const shown: { seq: number; block: string }[] = [];
+  // Best first: the best matches take the budget, then any smaller ones that still fit.
+  for (const message of found) {
+    const block = clippedBlock(message, tokenizer, matchCap, readWholeHint(message.seq));
+    if (budget.take(block)) shown.push({ seq: message.seq, block });
+  }
+  const left = found.length - shown.length;
+  const head =
+    `${loosened ? 'No message has all the words of' : 'Best matches for'} ${what}` +
+    `${loosened ? '; these have some of them' : ''}: ${shown.length} message${shown.length === 1 ? '' : 's'}, ` +
+    'in seq order. Lines after a message’s first are indented.';
+  const tail =
+    left > 0
+      ? `\n[${left} more match${left === 1 ? '' : 'es'} did not fit; narrow the search with more words, author or from/to.]`
+      : '';
+  // In seq order: the model reads them as the conversation went, and neighbours are one read away.
+  const blocks = shown.sort((a, b) => a.seq - b.seq).map((s) => s.block);
+  return { text: `${head}\n${blocks.join('\n')}${tail}`, isError: false };
+}
+
+function filtersOf(args: SearchArgs): string {
+  const parts = [
+    args.author === undefined ? '' : ` by ${quotedLabel(args.author)}`,
+    args.fromSeq === undefined ? '' : ` from #${args.fromSeq}`,
+    args.toSeq === undefined ? '' : ` to #${args.toSeq}`,
+  ];
+  return parts.join('');
+}
+
+async function readRange(
+  search: ArchiveSearch,
+  channelKey: string,
+  args: ReadArgs,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+): Promise<ToolOutcome> {
+  const { fromSeq, toSeq } = args;
+  const range = `#${fromSeq}–#${toSeq}`;
+  if (args.part !== undefined) {
+    const [message] = await search.read(channelKey, fromSeq, fromSeq, 1);
+    if (!message) return { text: `No archived message #${fromSeq} in this channel.`, isError: false };
+    return partOf(message, args.part, tokenizer, maxTokens);
+  }
+  const budget = new Budget(tokenizer, maxTokens);
+  const blocks: string[] = [];
+  let next = fromSeq;
+  let stop: string | undefined;
+  reading: while (next <= toSeq) {
+    const page = await search.read(channelKey, next, toSeq, HISTORY_TOOLS.readPage);
+    for (const message of page) {
+      const block = messageBlock(message);
+      if (budget.take(block)) {
+        blocks.push(block);
+        next = message.seq + 1;
+        continue;
+      }
+      if (blocks.length === 0) return partOf(message, 1, tokenizer, maxTokens, toSeq);
+      stop = `[Stopped at the result's size limit after #${next - 1}; continue with read_history from_seq ${message.seq} to_seq ${toSeq}.]`;
+      break reading;
+    }
+    if (page.length < HISTORY_TOOLS.readPage) break;
+  }
+  if (blocks.length === 0)
+    return { text: `No archived messages in ${range} in this channel.`, isError: false };
+  const head = `Archived messages ${range}${stop ? ' (first part)' : ''}. Lines after a message’s first are indented.`;
+  const tail = stop ?? `[End of ${range}.]`;
+  return { text: `${head}\n${blocks.join('\n')}\n${tail}`, isError: false };
+}
+
+/** Part `part` of a message too large for one result, and what to read next. */
+function partOf(
+  message: StoredMessage,
+  part: number,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+  rangeEnd?: number,
+): ToolOutcome {
+  const budget = new Budget(tokenizer, maxTokens);
+  const whole = messageBlock(message);
+  if (part === 1 && budget.cost(whole) <= budget.left) {
+    return { text: `Archived message #${message.seq}, whole.\n${whole}`, isError: false };
+  }
+  const header = headerOf(message);
+  // Part sizes depend only on the message and the budget, so part n is the same on every call.
+  const size = Math.max(1, budget.left - budget.cost(header) - HISTORY_TOOLS.frameTokens);
+  const tokens = tokenizer.encode(bodyOf(message));
+  const parts = Math.max(1, Math.ceil(tokens.length / size));
+  if (part > parts) {
+    return failure(
+      `Message #${message.seq} has ${parts} part${parts === 1 ? '' : 's'}; there is no part ${part}.`,
+    );
+  }
+  const text = tokenizer.decode(tokens.slice((part - 1) * size, part * size));
+  const then =
+    rangeEnd !== undefined && rangeEnd > message.seq
+      ? `, then from_seq ${message.seq + 1} to_seq ${rangeEnd}`
+      : '';
+  const next =
+    part < parts
+      ? `[Part ${part} of ${parts} of #${message.seq}: it is too large for one result. Continue with read_history from_seq ${message.seq} to_seq ${message.seq} part ${part + 1}${then}.]`
+      : `[Part ${part} of ${parts} of #${message.seq}, its end.${then ? ` Continue with read_history${then.slice(1)}.` : ''}]`;
+  return { text: `${header}${indent(text)}\n${next}`, isError: false };
+}
+
+/** A message's block cut to `maxTokens`, with a marker saying how to read it whole. */
+function clippedBlock(message: StoredMessage, tokenizer: Tokenizer, maxTokens: number, hint: string): string {
+  const whole = messageBlock(message);
+  if (tokenizer.count(whole) <= maxTokens) return whole;
+  const header = headerOf(message);
+  const body = tokenizer.encode(bodyOf(message));
+  const marker = `[… clipped: ${'{n}'} more tokens of #${message.seq}; ${hint}.]`;
+  const room = Math.max(0, maxTokens - tokenizer.count(header) - tokenizer.count(marker) - 8);
+  const kept = tokenizer.decode(body.slice(0, room));
+  const omitted = body.length - Math.min(room, body.length);
+  return `${header}${indent(kept)}\n${CONTINUATION}${marker.replace('{n}', String(omitted))}`;
+}
+
+function readWholeHint(seq: number): string {
+  return `read_history from_seq ${seq} to_seq ${seq} shows it whole`;
+}
+
+/** `#1234 alice (2026-03-01T10:00:00Z): ` */
+function headerOf(message: StoredMessage): string {
+  const who = message.role === 'tool' ? `[tool ${quotedLabel(message.author)}]` : quotedLabel(message.author);
+  const when = message.ts === undefined ? '' : ` (${quotedLine(readableTs(message.ts), 40)})`;
+  return `#${message.seq} ${who}${when}: `;
+}
+
+/** The archived text as the model reads it, tool calls after it. */
+function bodyOf(message: StoredMessage): string {
+  const calls = (message.toolCalls ?? []).map((c) => `[called ${c.name} ${c.arguments}]`);
+  return [plainText(message.text), ...calls].filter((part) => part !== '').join('\n');
+}
+
+function messageBlock(message: StoredMessage): string {
+  return `${headerOf(message)}${indent(bodyOf(message))}`;
+}
+
+function indent(text: string): string {
+  return text.replaceAll('\n', `\n${CONTINUATION}`);
+}
+
+/** Slack's ts (`1700000000.000100`, seconds since the epoch) as an ISO time; other ts as stored. */
+function readableTs(ts: string): string {
+  if (!/^\d{9,11}\.\d+$/.test(ts)) return ts;
+  return new Date(Math.floor(Number(ts) * 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
