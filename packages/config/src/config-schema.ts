@@ -83,6 +83,17 @@ export const compactionSchema = z.strictObject(
     })().default(3),
     /** Unset means 25% of the context window. */
     message_max_tokens: positiveInt().optional(),
+    /**
+     * Microcompaction, the tier below background: old tool results become short stubs pointing at
+     * the archive, synchronously and with no LLM call.
+     */
+    microcompaction: z.boolean(mustBe('true or false')).default(true),
+    /** Usage from which old tool results are stubbed (or `background_threshold`, when that is lower). */
+    microcompact_threshold: threshold().default(0.6),
+    /** The newest tool results that are never stubbed. */
+    keep_tool_results: nonNegativeInt().default(3),
+    /** Tool results smaller than this (tokens) are left whole: a stub would save too little. */
+    microcompact_min_tokens: positiveInt().default(200),
   },
   TABLE,
 );
