@@ -41,7 +41,7 @@ describe('resolveChannel', () => {
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(21);
+    expect(Object.keys(resolved.sources)).toHaveLength(25);
   });
 
   describe('precedence', () => {
