@@ -1,0 +1,2 @@
+ALTER TABLE "messages" ADD COLUMN "search" "tsvector" GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000)) || jsonb_to_tsvector('english'::regconfig, coalesce(tool_calls, '[]'::jsonb), '["string"]'::jsonb)) STORED;--> statement-breakpoint
+CREATE INDEX "messages_search_idx" ON "messages" USING gin ("search");
