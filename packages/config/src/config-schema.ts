@@ -2,7 +2,7 @@
  * The zod schema of `config.toml`. Every table is a `z.strictObject`, so a misspelt key fails instead
  * of being ignored, and the built-in defaults live here, on the leaves of `settingsSchema`.
  *
- * The four overridable sections (`llm`, `compaction`, `memory`, `bot`) exist in two forms:
+ * The five overridable sections (`llm`, `compaction`, `memory`, `bot`, `tools`) exist in two forms:
  * `settingsSchema` carries the defaults and yields `BUILT_IN_DEFAULTS`; `settingsLayerSchema` has the
  * same leaves without defaults and parses every place in the file that may set them (the top-level
  * sections, the platform sections, the `[channels."<pattern>"]` blocks). A layer therefore holds only
@@ -12,10 +12,10 @@
  * `compaction.summarizer_model`, `compaction.message_max_tokens`) have no schema default; they are
  * derived after merging, in `merge-settings.ts`.
  */
-import { TOKENIZER_ENCODINGS } from '@ebb/core';
+import { HISTORY_TOOL_NAMES, TOKENIZER_ENCODINGS } from '@ebb/core';
 import { z } from 'zod';
 
-export const SECTIONS = ['llm', 'compaction', 'memory', 'bot'] as const;
+export const SECTIONS = ['llm', 'compaction', 'memory', 'bot', 'tools'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 const mustBe = (expected: string) => ({ error: `must be ${expected}` });
@@ -114,12 +114,49 @@ export const botSchema = z.strictObject(
   TABLE,
 );
 
-/** The four overridable sections with every default filled in. */
+/**
+ * `[tools] allow`: patterns over tool names. A built-in tool is named bare (`search_history`); an MCP
+ * tool `server.tool`; `*` matches any run of characters (`github.*`, `*`). The server part of a
+ * pattern has no dot; a tool's name may (MCP allows letters, digits, `_`, `-` and `.`).
+ */
+const TOOL_PATTERN = /^[A-Za-z0-9_*-]+(\.[A-Za-z0-9_.*-]+)?$/;
+const toolPattern = () =>
+  z
+    .string(mustBe('a tool pattern'))
+    .regex(TOOL_PATTERN, mustBe('a built-in tool name or server.tool (letters, digits, _ - and * globs)'));
+
+export const toolsSchema = z.strictObject(
+  {
+    /**
+     * The tools the model may call in a channel. A more specific place replaces the list it
+     * inherits. Default: the built-in history tools, which read only the channel's own archive; MCP
+     * tools reach outside Ebb, so a channel gets them only where the operator names them.
+     */
+    allow: z
+      .array(toolPattern(), mustBe('a list of tool patterns'))
+      .readonly()
+      .default([...HISTORY_TOOL_NAMES]),
+    /** Model calls in one turn; the last is made without tools, so it answers in words. 1: no tools. */
+    max_steps: (() => {
+      const error = mustBe('an integer from 1 to 50');
+      return z.number(error).int(error).min(1, error).max(50, error);
+    })().default(6),
+    /** Bound on one tool call; past it the call is cancelled and the model told so. */
+    call_timeout_seconds: (() => {
+      const error = mustBe('a number of seconds above 0 and at most 600');
+      return z.number(error).gt(0, error).lte(600, error);
+    })().default(30),
+  },
+  TABLE,
+);
+
+/** The five overridable sections with every default filled in. */
 export const settingsSchema = z.strictObject({
   llm: llmSchema.prefault({}),
   compaction: compactionSchema.prefault({}),
   memory: memorySchema.prefault({}),
   bot: botSchema.prefault({}),
+  tools: toolsSchema.prefault({}),
 });
 export type Settings = z.output<typeof settingsSchema>;
 
@@ -138,6 +175,7 @@ const layerShape = {
   compaction: overridable(compactionSchema).optional(),
   memory: overridable(memorySchema).optional(),
   bot: overridable(botSchema).optional(),
+  tools: overridable(toolsSchema).optional(),
 };
 
 /** What one place in the file sets of the overridable sections; absent keys are inherited. */
@@ -196,6 +234,68 @@ export const shutdownSchema = z.strictObject(
   },
   TABLE,
 );
+/**
+ * `[mcp.servers.NAME]`: an MCP server whose tools the model may call as `NAME.tool` (where `[tools]
+ * allow` lets it). Either a process Ebb starts and talks to over stdio (`command`, `args`, `env`) or
+ * a streamable HTTP endpoint (`url`, `headers`). Values of `env` and `headers` may name environment
+ * variables: `"env:NAME"` is the variable's value, `"Bearer ${NAME}"` puts it inside a text; secrets
+ * belong there, never in the file. A stdio server gets only the safe basics of Ebb's environment
+ * (PATH, HOME, …) plus its `env`.
+ */
+const SERVER_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,31}$/;
+const serverName = () =>
+  z
+    .string()
+    .regex(
+      SERVER_NAME,
+      'must be letters, digits, - and single _ (at most 32, no __), so NAME.tool maps to the wire',
+    );
+const ENV_VALUE = 'a string: a literal, "env:NAME" or text with $' + '{NAME}';
+const envValues = () => z.record(z.string(), z.string(mustBe(ENV_VALUE)), TABLE);
+
+export const mcpServerSchema = z
+  .strictObject(
+    {
+      /** stdio: the program to start. */
+      command: text('a non-empty command').optional(),
+      args: z.array(z.string(mustBe('a string')), mustBe('a list of strings')).optional(),
+      /** stdio: variables for the process; `"env:NAME"` / `"${NAME}"` take them from Ebb's environment. */
+      env: envValues().optional(),
+      /** streamable HTTP: the MCP endpoint. */
+      url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+      /** streamable HTTP: request headers; `"env:NAME"` / `"Bearer ${NAME}"` from the environment. */
+      headers: envValues().optional(),
+    },
+    TABLE,
+  )
+  .superRefine((server, ctx) => {
+    if ((server.command === undefined) === (server.url === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: server.url === undefined ? [] : ['url'],
+        message: 'must set exactly one of command (a server over stdio) and url (a streamable HTTP server)',
+      });
+      return;
+    }
+    const misplaced = server.url === undefined ? ['headers'] : ['args', 'env'];
+    for (const key of misplaced) {
+      if ((server as Record<string, unknown>)[key] !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `is only for ${key === 'headers' ? 'a server with url' : 'a server with command'}`,
+        });
+      }
+    }
+  });
+export type McpServerSection = z.output<typeof mcpServerSchema>;
+
+export const mcpSchema = z.strictObject(
+  { servers: z.record(serverName(), mcpServerSchema, TABLE).default({}) },
+  TABLE,
+);
+export type McpSection = z.output<typeof mcpSchema>;
+
 export type SlackSection = z.output<typeof slackSchema>;
 export type DiscordSection = z.output<typeof discordSchema>;
 export type WebSection = z.output<typeof webSchema>;
@@ -209,6 +309,7 @@ export const configFileSchema = z.strictObject({
   discord: discordSchema.prefault({}),
   web: webSchema.prefault({}),
   shutdown: shutdownSchema.prefault({}),
+  mcp: mcpSchema.prefault({}),
   channels: z.record(text('a non-empty channel pattern'), settingsLayerSchema, TABLE).default({}),
 });
 export type ConfigFile = z.output<typeof configFileSchema>;
@@ -219,4 +320,5 @@ export const SECTION_KEYS: { readonly [S in Section]: readonly (keyof Settings[S
   compaction: Object.keys(compactionSchema.shape) as (keyof Settings['compaction'] & string)[],
   memory: Object.keys(memorySchema.shape) as (keyof Settings['memory'] & string)[],
   bot: Object.keys(botSchema.shape) as (keyof Settings['bot'] & string)[],
+  tools: Object.keys(toolsSchema.shape) as (keyof Settings['tools'] & string)[],
 };

@@ -1,6 +1,7 @@
 import {
   type ConfigFile,
   type DiscordSection,
+  type McpSection,
   type Price,
   SECTIONS,
   type SettingsLayer,
@@ -20,7 +21,7 @@ export type ChannelBlock = { readonly pattern: string } & DeepReadonly<SettingsL
 export interface EbbConfig {
   /** Absolute path of the file read, or null when built-in defaults are in use. */
   readonly file: string | null;
-  /** `[llm]`, `[compaction]`, `[memory]`, `[bot]` as written (absent keys fall back to defaults). */
+  /** `[llm]`, `[compaction]`, `[memory]`, `[bot]`, `[tools]` as written (absent keys fall back to defaults). */
   readonly sections: DeepReadonly<SettingsLayer>;
   /** `[prices."<model>"]`, USD per million tokens. */
   readonly prices: DeepReadonly<Record<string, Price>>;
@@ -29,6 +30,8 @@ export interface EbbConfig {
   readonly discord: DeepReadonly<DiscordSection>;
   readonly web: DeepReadonly<WebSection>;
   readonly shutdown: DeepReadonly<ShutdownSection>;
+  /** `[mcp.servers.NAME]`: the MCP servers whose tools channels may be allowed. */
+  readonly mcp: DeepReadonly<McpSection>;
   /** `[channels."<pattern>"]` blocks in file order. */
   readonly channels: readonly ChannelBlock[];
 }
@@ -52,6 +55,7 @@ export function toEbbConfig(data: ConfigFile, file: string | null): EbbConfig {
     discord: data.discord,
     web: data.web,
     shutdown: data.shutdown,
+    mcp: data.mcp,
     channels: Object.entries(data.channels).map(([pattern, block]) => ({
       pattern,
       ...settingsLayerOf(block),

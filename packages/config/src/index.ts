@@ -8,12 +8,15 @@
  *   1. built-in defaults (`config-schema.ts`; a few are derived from other settings after merging:
  *      `llm.encoding` from `llm.model`, `compaction.summary_max_tokens` and
  *      `compaction.message_max_tokens` from `llm.context_window`, `compaction.summarizer_model` = `llm.model`)
- *   2. the sections `[llm]`, `[compaction]`, `[memory]`, `[bot]`
+ *   2. the sections `[llm]`, `[compaction]`, `[memory]`, `[bot]`, `[tools]`
  *   3. the sub-tables of the channel's platform section, `[slack]`, `[discord]` or `[web]`, chosen by the
  *      key's prefix (`slack:…`, `discord:…`, `web:…`)
  *   4. every `[channels."<pattern>"]` whose glob matches the key (`*` matches anything, `:` included),
  *      least to most specific: more literal (non-`*`) characters wins; on a tie fewer `*`; then the
  *      block later in the file.
+ *
+ * `[tools] allow` is one value like any other: a more specific place replaces the whole list. Its
+ * patterns must name built-in tools or servers of `[mcp.servers]` (`tool-rules.ts`).
  *
  * Cross-field rules (`0 < background < aggressive < emergency <= 1`,
  * `context_window > max_output_tokens + summary_max_tokens + recall_max_tokens`,
@@ -32,6 +35,7 @@ export {
 export {
   configFileSchema,
   type DiscordSection,
+  type McpServerSection,
   type Price,
   SECTIONS,
   type Section,
@@ -51,6 +55,7 @@ export type { DeepReadonly } from './deep-freeze.js';
 export type { ChannelBlock, EbbConfig } from './ebb-config.js';
 export { type EbbEnv, loadEnv } from './env.js';
 export { DEFAULT_CONFIG_FILE, type LoadConfigOptions, loadConfig } from './load-config.js';
+export { envReferences, mcpServerSpecs, type ResolvedMcpServer } from './mcp-server-specs.js';
 export {
   BUILT_IN_DEFAULTS,
   DERIVED_DEFAULTS,

@@ -48,6 +48,7 @@ export interface EffectiveSettings {
   >;
   readonly memory: Settings['memory'];
   readonly bot: Settings['bot'];
+  readonly tools: Settings['tools'];
 }
 
 export interface MergedSettings {

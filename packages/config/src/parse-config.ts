@@ -4,6 +4,7 @@ import { checkConfigRules } from './cross-field-rules.js';
 import { deepFreeze } from './deep-freeze.js';
 import { type EbbConfig, toEbbConfig } from './ebb-config.js';
 import { checkSchema } from './schema-issues.js';
+import { checkToolRules } from './tool-rules.js';
 
 /**
  * Parses and validates the text of a `config.toml`. `file` names the file in error messages and is
@@ -40,7 +41,10 @@ export function parseConfigText(text: string, source: { file: string | null; lab
 
   const { issues, data, tainted } = checkSchema(raw, label);
   const config = data === undefined ? undefined : toEbbConfig(data, file);
-  const ruleIssues = config === undefined ? [] : checkConfigRules(config, label, tainted);
+  const ruleIssues =
+    config === undefined
+      ? []
+      : [...checkConfigRules(config, label, tainted), ...checkToolRules(config, label)];
   if (issues.length > 0 || ruleIssues.length > 0) throw new ConfigError([...issues, ...ruleIssues]);
   if (config === undefined)
     throw new ConfigError([{ file: label, path: '', rule: 'cannot be read', found: raw }]);

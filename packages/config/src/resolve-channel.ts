@@ -19,6 +19,12 @@ export interface ResolvedChannelConfig {
   readonly compaction: CompactionPolicy & { readonly summarizerModel: string };
   readonly memory: { readonly scope: 'channel' | 'workspace'; readonly recallMaxTokens: number };
   readonly bot: { readonly systemPrompt: string; readonly respondTo: 'mentions' | 'all' };
+  /** What the model may call here (`[tools]`): allow patterns, model calls per turn, bound on one call. */
+  readonly tools: {
+    readonly allow: readonly string[];
+    readonly maxSteps: number;
+    readonly callTimeoutMs: number;
+  };
   /** `[prices."<summarizer model>"]`, if the file prices that model. */
   readonly price: { readonly inputPerMtok: number; readonly outputPerMtok: number } | undefined;
   /** For every TOML leaf (`compaction.background_threshold`), where its value came from: `default`, `[compaction]`, `[slack]`, `[channels."slack:*"]`. */
@@ -32,7 +38,7 @@ export interface ResolvedChannelConfig {
 export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedChannelConfig {
   const layers = layersForKey(config, channelKey);
   const { settings, origin } = mergeSettings(layers.map((layer) => layer.settings));
-  const { llm, compaction, memory, bot } = settings;
+  const { llm, compaction, memory, bot, tools } = settings;
   const price = config.prices[compaction.summarizer_model];
   const sources = Object.fromEntries(
     LEAF_KEYS.map((leaf) => [leaf, layerLabel(layers[origin[leaf]]?.source, splitLeaf(leaf)[0])]),
@@ -66,6 +72,11 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
     },
     memory: { scope: memory.scope, recallMaxTokens: memory.recall_max_tokens },
     bot: { systemPrompt: bot.system_prompt, respondTo: bot.respond_to },
+    tools: {
+      allow: tools.allow,
+      maxSteps: tools.max_steps,
+      callTimeoutMs: Math.round(tools.call_timeout_seconds * 1000),
+    },
     price:
       price === undefined
         ? undefined
