@@ -114,13 +114,23 @@ function parseQuery(text: string): Clause[] {
   return clauses;
 }
 
-/** 0 when the message does not match; otherwise how often the query's words occur in it. */
+/**
+ * 0 when the message does not match; otherwise roughly as `ts_rank` (normalization 1) scores it: each
+ * query word adds 1 + 1/4 + 1/9 … for its occurrences (a repeat counts less than the first), averaged
+ * over the query's words, divided by 1 + log of the message's length in words.
+ */
 function scoreOf(clauses: readonly Clause[], words: readonly string[]): number {
-  let score = 0;
+  let sum = 0;
+  let queried = 0;
   for (const clause of clauses) {
-    const hits = words.filter((w) => clause.any.includes(w)).length;
-    if (clause.negated ? hits > 0 : hits === 0) return 0;
-    score += hits;
+    let found = 0;
+    for (const word of clause.any) {
+      const count = words.filter((w) => w === word).length;
+      found += count;
+      for (let k = 1; k <= count; k++) sum += 1 / (k * k);
+    }
+    if (clause.negated ? found > 0 : found === 0) return 0;
+    if (!clause.negated) queried += clause.any.length;
   }
-  return score;
+  return sum / queried / (1 + Math.log(words.length));
 }

@@ -5,6 +5,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { ArchiveSearch } from '@ebb/core';
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -13,6 +14,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { PgArchiveSearch } from './pg-archive-search.js';
 import { dbCall } from './pg-errors.js';
 
 /** What the stores are written against: either driver. */
@@ -24,12 +26,15 @@ export type Database =
       readonly db: NodePgDatabase & { $client: pg.Pool };
       /** The schema the tables live in, when not the connection's default. */
       readonly schema?: string;
+      /** `search_history` and `read_history` over this database's archive. */
+      readonly archiveSearch: ArchiveSearch;
       close(): Promise<void>;
     }
   | {
       readonly kind: 'pglite';
       readonly db: PgliteDatabase & { $client: PGlite };
       readonly schema?: string;
+      readonly archiveSearch: ArchiveSearch;
       close(): Promise<void>;
     };
 
@@ -79,7 +84,13 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
     pool.on('connect', (client) => client.on('error', onError));
     const db = drizzlePg({ client: pool });
     db.transaction = releasingTransaction(pool) as typeof db.transaction;
-    return { kind: 'postgres', db, ...withSchema, close: () => pool.end() };
+    return {
+      kind: 'postgres',
+      db,
+      ...withSchema,
+      archiveSearch: new PgArchiveSearch({ db }),
+      close: () => pool.end(),
+    };
   }
 
   const dataDir = options.dataDir ?? DEFAULT_DB_OPTIONS.dataDir;
@@ -88,7 +99,13 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
   if (schema !== undefined)
     await client.exec(`create schema if not exists ${schema}; set search_path to ${schema}`);
   const db = drizzlePglite({ client });
-  return { kind: 'pglite', db, ...withSchema, close: () => client.close() };
+  return {
+    kind: 'pglite',
+    db,
+    ...withSchema,
+    archiveSearch: new PgArchiveSearch({ db }),
+    close: () => client.close(),
+  };
 }
 
 /** An arbitrary constant: the advisory lock that keeps two processes from migrating at once. */

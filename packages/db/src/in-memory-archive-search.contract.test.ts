@@ -1,0 +1,7 @@
+import { InMemoryArchiveSearch, InMemoryChannelStore } from '@ebb/core';
+import { describeArchiveSearchContract } from '../test/contract/archive-search.js';
+
+describeArchiveSearchContract('in-memory', async () => {
+  const channels = new InMemoryChannelStore();
+  return { channels, archive: new InMemoryArchiveSearch(channels), close: async () => {} };
+});
