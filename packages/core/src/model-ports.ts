@@ -1,6 +1,8 @@
 /** The models the pipeline is written against: the summarizer and the chat model, and the calls they record. */
+import type { ToolCall } from './model.js';
 import type { NewMemory, StoredMessage } from './ports.js';
 import type { ChatMessage } from './render-context.js';
+import type { ToolSpec } from './tool-ports.js';
 
 /** One call to a model, recorded per pass (and later per reply) for runs, logs and metrics. */
 export interface LlmCall {
@@ -73,11 +75,20 @@ export interface Summarizer {
 export interface ChatModel {
   /** `label` names it in logs and startup lines (`gpt-4o-mini`, `offline responder`). */
   readonly label: string;
-  reply(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<ChatReply>;
+  reply(messages: readonly ChatMessage[], options?: ChatReplyOptions): Promise<ChatReply>;
+}
+
+export interface ChatReplyOptions {
+  readonly signal?: AbortSignal;
+  /** Tools the model may call in this reply (none: it answers in words). */
+  readonly tools?: readonly ToolSpec[];
 }
 
 export interface ChatReply {
+  /** The answer; may be empty when the model calls tools instead. */
   readonly text: string;
+  /** The tools the model wants called, in order, named as in `ToolSpec.name`; absent or empty: none. */
+  readonly toolCalls?: readonly ToolCall[];
   /** The provider's count of the prompt (for calibration); absent offline. */
   readonly promptTokens?: number;
   readonly completionTokens?: number;

@@ -35,6 +35,38 @@ export function readContent(completion: unknown): string {
   return message.content;
 }
 
+/**
+ * The text and the tool calls of a completion (function calls only; their names as the wire has
+ * them). With tool calls the text may be empty; without, it is `readContent`'s.
+ */
+export function readReply(completion: unknown): { text: string; toolCalls: ToolCallOnWire[] } {
+  const message =
+    isCompletion(completion) && Array.isArray(completion.choices)
+      ? completion.choices[0]?.message
+      : undefined;
+  const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : [];
+  const toolCalls = calls.flatMap((call) =>
+    call.type === 'function' && typeof call.function?.name === 'string'
+      ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }]
+      : [],
+  );
+  if (toolCalls.length === 0) return { text: readContent(completion), toolCalls };
+  const choice = isCompletion(completion) ? completion.choices?.[0] : undefined;
+  if (choice?.finish_reason === 'length') {
+    throw new LlmError('the tool call was cut off at max_tokens', {
+      code: 'llm_malformed_output',
+      retryable: true,
+    });
+  }
+  return { text: typeof message?.content === 'string' ? message.content : '', toolCalls };
+}
+
+export interface ToolCallOnWire {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: string;
+}
+
 /** The client returns a body that is not JSON as a string; a JSON body may still be any shape. */
 function isCompletion(value: unknown): value is Partial<OpenAI.ChatCompletion> {
   return typeof value === 'object' && value !== null && 'choices' in value;

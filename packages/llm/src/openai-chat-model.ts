@@ -2,11 +2,14 @@
  * The model that answers in channels, through any OpenAI-compatible server. Retries transient
  * failures (rate limits honouring Retry-After, 5xx, timeouts) a few times; a context overflow is
  * not retried here but thrown as `llm_context_overflow`, so the bot can truncate and try again.
+ * Tools are offered as functions under their wire names (`tool-wire-names.ts`), and the calls the
+ * model makes come back under Ebb's names.
  */
-import type { ChatMessage, ChatModel, ChatReply } from '@ebb/core';
+import type { ChatMessage, ChatModel, ChatReply, ChatReplyOptions, ToolSpec } from '@ebb/core';
 import type OpenAI from 'openai';
-import { readContent, readUsage } from './completion.js';
+import { readReply, readUsage } from './completion.js';
 import { DEFAULT_RETRY, type RetryOptions, withRetries } from './retry.js';
+import { toWireName, wireNames } from './tool-wire-names.js';
 
 export interface OpenAiChatModelOptions {
   /** Built with `maxRetries: 0`: `retry` is the one retry policy. */
@@ -35,21 +38,34 @@ export class OpenAiChatModel implements ChatModel {
     this.label = options.model;
   }
 
-  async reply(messages: readonly ChatMessage[], signal?: AbortSignal): Promise<ChatReply> {
+  async reply(messages: readonly ChatMessage[], options: ChatReplyOptions = {}): Promise<ChatReply> {
     const { client, model, maxOutputTokens } = this.#options;
+    const { signal } = options;
+    const specs = options.tools ?? [];
+    const wire = wireNames(specs.map((spec) => spec.name));
+    const fromWire = new Map([...wire].map(([name, onWire]) => [onWire, name]));
+    const request: OpenAI.ChatCompletionCreateParamsNonStreaming = {
+      model,
+      messages: onTheWire(messages, wire),
+      max_tokens: maxOutputTokens,
+      ...(specs.length === 0 ? {} : { tools: specs.map((spec) => functionTool(spec, wire)) }),
+    };
     const result = await withRetries(
       async () => {
-        const completion: unknown = await client.chat.completions.create(
-          { model, messages: messages as OpenAI.ChatCompletionMessageParam[], max_tokens: maxOutputTokens },
-          {
-            timeout: this.#options.timeoutMs ?? DEFAULT_CHAT_TIMEOUT_MS,
-            maxRetries: 0,
-            ...(signal ? { signal } : {}),
-          },
-        );
+        const completion: unknown = await client.chat.completions.create(request, {
+          timeout: this.#options.timeoutMs ?? DEFAULT_CHAT_TIMEOUT_MS,
+          maxRetries: 0,
+          ...(signal ? { signal } : {}),
+        });
         const usage = readUsage(completion);
+        const { text, toolCalls } = readReply(completion);
         return {
-          text: readContent(completion),
+          text,
+          ...(toolCalls.length === 0
+            ? {}
+            : {
+                toolCalls: toolCalls.map((call) => ({ ...call, name: fromWire.get(call.name) ?? call.name })),
+              }),
           promptTokens: usage.prompt,
           completionTokens: usage.completion,
         };
@@ -60,4 +76,37 @@ export class OpenAiChatModel implements ChatModel {
     if (!result.ok) throw result.error;
     return result.value;
   }
+}
+
+function functionTool(spec: ToolSpec, wire: ReadonlyMap<string, string>): OpenAI.ChatCompletionFunctionTool {
+  return {
+    type: 'function',
+    function: {
+      name: wire.get(spec.name) ?? toWireName(spec.name),
+      description: spec.description,
+      parameters: spec.parameters as OpenAI.FunctionParameters,
+    },
+  };
+}
+
+/** The messages with the tool names of earlier calls as the wire has them. */
+function onTheWire(
+  messages: readonly ChatMessage[],
+  wire: ReadonlyMap<string, string>,
+): OpenAI.ChatCompletionMessageParam[] {
+  return messages.map((m): OpenAI.ChatCompletionMessageParam => {
+    if (m.role !== 'assistant' || m.tool_calls === undefined) return m as OpenAI.ChatCompletionMessageParam;
+    return {
+      role: 'assistant',
+      content: m.content,
+      tool_calls: m.tool_calls.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: {
+          name: wire.get(c.function.name) ?? toWireName(c.function.name),
+          arguments: c.function.arguments,
+        },
+      })),
+    };
+  });
 }

@@ -39,11 +39,11 @@ export function meteredChatModel(
 ): ChatModel {
   return {
     label: model.label,
-    async reply(messages, signal) {
+    async reply(messages, options) {
       const started = now();
       const call = { purpose: 'reply', model: model.label, attempts: 1 } as const;
       try {
-        const reply = await model.reply(messages, signal);
+        const reply = await model.reply(messages, options);
         onCalls([
           {
             ...call,
