@@ -2,7 +2,8 @@
  * The bot: one turn per inbound message, in the channel's actor.
  *
  *   append (idempotent on the platform id) → answer? (respond_to, DMs, never bots) → recall memories
- *   → render the prompt → model (with a typing indicator) → post → append the reply → monitor
+ *   → render the prompt → model (with a typing indicator) ⇄ tool calls (archived, monitored, up to
+ *   `[tools] max_steps` model calls) → post the final text → append the reply → monitor
  *
  * Each channel's working context is cached in memory and kept current incrementally; a splice by a
  * worker arrives as a context-changed notification and marks the cache stale, and the generation
@@ -33,12 +34,13 @@ import type {
   TurnResult,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
+import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
 import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
 import { type ChannelState, ChannelStates } from './channel-states.js';
-import { ModelReplier } from './model-reply.js';
+import { ModelReplier, type ToolCallSample } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 import { SpoolReplay } from './spool-replay.js';
 
@@ -62,6 +64,10 @@ export interface BotOptions {
   readonly spool?: InboundSpool;
   /** How often channels with spooled messages are replayed into the archive (default 2 s). */
   readonly spoolReplayMs?: number;
+  /** The tools channels may be allowed (built-in and MCP); without it the model is offered none. */
+  readonly toolbox?: Toolbox;
+  /** After every tool call: for metrics. */
+  readonly onToolCall?: (sample: ToolCallSample) => void;
   /** After every turn: for metrics. */
   readonly onTurn?: (turn: {
     platform: Platform;
@@ -70,6 +76,9 @@ export interface BotOptions {
     durationMs: number;
   }) => void;
 }
+
+/** Messages read past a redelivered one to find its reply: room for a turn's tool steps. */
+const ORIGINAL_LOOKAHEAD = 200;
 
 export const APOLOGY =
   "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
@@ -115,6 +124,10 @@ export class Bot {
       memories,
       chatModel: options.chatModel,
       compaction,
+      states,
+      botName: this.#botName,
+      ...(options.toolbox === undefined ? {} : { toolbox: options.toolbox }),
+      ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }),
     });
     this.#commands = new BotCommands({ config, runs, memories, states, compaction });
     this.#spool =
@@ -241,7 +254,7 @@ export class Bot {
         try {
           const adapter = this.#adapter(message.platform);
           const typing = () => void adapter.typing(key);
-          text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing);
+          text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log);
         } catch (err) {
           // The model failed for good (retries done): say so, and keep the turn going. A sender
           // told of failures (the web API) gets that in the answer's code, not as a reply.
@@ -296,12 +309,22 @@ export class Bot {
     }
   }
 
-  /** A redelivered message as the archive holds it, and the reply archived right after it (if any). */
+  /**
+   * A redelivered message as the archive holds it, and the reply archived after it (if any): the
+   * first assistant message that calls no tools, past the tool steps of its turn.
+   */
   async #original(key: string, seq: number): Promise<TurnResult['original']> {
     try {
-      const [message, next] = await this.#options.channels.readArchive(key, seq, seq + 1);
+      const [message, ...after] = await this.#options.channels.readArchive(
+        key,
+        seq,
+        seq + ORIGINAL_LOOKAHEAD,
+      );
       if (!message) return undefined;
-      return { text: message.text, reply: next?.role === 'assistant' ? next.text : null };
+      const end = after.findIndex((m) => m.role === 'user');
+      const turn = end < 0 ? after : after.slice(0, end);
+      const reply = turn.find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) === 0);
+      return { text: message.text, reply: reply?.text ?? null };
     } catch (err) {
       this.#options.logger.warn({ err, channel: key, seq }, 'could not read a redelivered message back');
       return undefined;

@@ -11,6 +11,7 @@ import {
   contextEntryOf,
   LruMap,
   type Tokenizer,
+  type ToolCall,
   toNewMessage,
   UNCALIBRATED,
   WorkingContext,
@@ -25,13 +26,25 @@ export interface ChannelState {
   stale: boolean;
 }
 
-/** A message on its way into the archive (a user's, or the bot's reply). */
+/**
+ * A message on its way into the archive: a user's, the bot's reply, or a step of the tool loop (the
+ * bot's tool calls, then one result per call).
+ */
 export interface AppendedMessage {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'tool';
   author: string;
   text: string;
   ts: string;
-  platformMessageId: string;
+  /**
+   * The platform's id, unique per channel: a redelivery with the same id is not stored twice. Absent
+   * for what was never posted (tool calls and their results); the unique index lets any number of
+   * those through, and they are never redelivered.
+   */
+  platformMessageId?: string;
+  /** The bot's message that calls tools. */
+  toolCalls?: readonly ToolCall[];
+  /** A tool result: the id of the call it answers. */
+  toolCallId?: string;
 }
 
 export interface ChannelStatesOptions {

@@ -3,30 +3,55 @@
  * budget, the prompt rendered from the working context (with a typing indicator), the calibration
  * learned from the provider's prompt count, and a provider context overflow answered by truncating
  * and asking again.
+ *
+ * The tool loop: the model is offered the tools the channel's `[tools] allow` lets it use. When it
+ * answers with tool calls, they run (at once, each bounded by `call_timeout_seconds`; a failure is
+ * a result the model reads), then the bot's message with the calls and one `tool` message per call
+ * are archived in order, and only then the compaction monitor runs (never between a call and its
+ * results), so a huge result is stubbed or compacted before the model is asked again. The
+ * `max_steps`-th call of a turn offers no tools, so the turn ends in words; only those are posted.
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import {
   type ChannelStore,
   type ChatModel,
+  type ChatReply,
   calibrate,
   chatMessageTokens,
+  type Logger,
   type Memory,
   type MemoryStore,
   memoryScope,
   renderContext,
   renderMemories,
   type Tokenizer,
+  type ToolCall,
+  type ToolSpec,
   WorkingContext,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
+import type { ChannelTools, Toolbox, ToolCallReport, ToolCallStatus } from '@ebb/tools';
 import type { BotCompaction } from './bot-compaction.js';
-import type { ChannelState } from './channel-states.js';
+import type { AppendedMessage, ChannelState, ChannelStates } from './channel-states.js';
 
 /** Provider overflows in a row that the bot answers by truncating again before it gives up. */
 const MAX_OVERFLOW_RETRIES = 2;
 const RECALL_CANDIDATES = 20;
 /** Calibration is kept in memory and saved to the channel row every this many replies. */
 const CALIBRATION_SAVE_EVERY = 10;
+/** Said when the model still asks for tools on the call that offers none (a provider that ignores that). */
+export const STEP_LIMIT_REPLY =
+  'I looked things up but ran out of steps before I could finish; ask me again to continue where I stopped.';
+/** The longest tool name a log line or metric label takes (the model may send anything). */
+const MAX_LOGGED_NAME = 64;
+
+/** One tool call, for metrics (`ebb_tool_calls_total`, the duration histogram). */
+export interface ToolCallSample {
+  /** The tool's name; `unknown` for a name the channel has no tool for. */
+  readonly tool: string;
+  readonly status: ToolCallStatus;
+  readonly durationMs: number;
+}
 
 export interface ModelReplierOptions {
   readonly channels: ChannelStore;
@@ -34,6 +59,13 @@ export interface ModelReplierOptions {
   /** The model that answers in a channel (channels may use different models). */
   readonly chatModel: (channelKey: string) => ChatModel;
   readonly compaction: BotCompaction;
+  /** Where the tool loop archives the calls and their results, as every other message. */
+  readonly states: ChannelStates;
+  /** The tools channels may be allowed; without it the model is offered none. */
+  readonly toolbox?: Toolbox;
+  /** Names the bot's messages in the archive. */
+  readonly botName: string;
+  readonly onToolCall?: (sample: ToolCallSample) => void;
 }
 
 export class ModelReplier {
@@ -44,8 +76,9 @@ export class ModelReplier {
   }
 
   /**
-   * The model's reply to `text`; `state` gets the calibration learned and any truncation made.
-   * `typing` shows the channel's typing indicator, before each model call.
+   * The model's reply to `text`, after any tool calls it made; `state` gets the calibration learned,
+   * any truncation made and the tool steps archived. `typing` shows the channel's typing indicator,
+   * before each model call and each step's tool calls. `log` is the turn's, bound to its channel.
    */
   async reply(
     key: string,
@@ -54,9 +87,53 @@ export class ModelReplier {
     settings: ResolvedChannelConfig,
     text: string,
     typing: () => void,
+    log: Logger,
   ): Promise<string> {
-    const { compaction } = this.#options;
     const recalled = await this.#recall(key, settings, tokenizer, text);
+    const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
+    const offered = tools?.specs ?? [];
+    for (let step = 1; ; step++) {
+      const last = tools === undefined || offered.length === 0 || step >= settings.tools.maxSteps;
+      const reply = await this.#ask(key, state, tokenizer, settings, recalled, typing, last ? [] : offered);
+      const calls = reply.toolCalls ?? [];
+      if (calls.length === 0 || last || tools === undefined)
+        return reply.text === '' ? STEP_LIMIT_REPLY : reply.text;
+      typing();
+      const reports = await Promise.all(
+        calls.map((call) => tools.call(call, { timeoutMs: settings.tools.callTimeoutMs })),
+      );
+      reports.forEach((report, i) => this.#report(calls[i] as ToolCall, report, tools, log));
+      // The calls and all their results go in together, in order; only then may the monitor cut.
+      const ts = new Date().toISOString();
+      const archived: AppendedMessage[] = [
+        { role: 'assistant', author: this.#options.botName, text: reply.text, ts, toolCalls: calls },
+        ...calls.map(
+          (call, i): AppendedMessage => ({
+            role: 'tool',
+            author: call.name.slice(0, MAX_LOGGED_NAME),
+            text: reports[i]?.outcome.text ?? '',
+            ts,
+            toolCallId: call.id,
+          }),
+        ),
+      ];
+      for (const message of archived)
+        await this.#options.states.append(key, state, tokenizer, settings, message);
+      await this.#options.compaction.monitor(key, state, settings, tokenizer);
+    }
+  }
+
+  /** One model call, with the calibration it teaches and a provider overflow answered by truncating. */
+  async #ask(
+    key: string,
+    state: ChannelState,
+    tokenizer: Tokenizer,
+    settings: ResolvedChannelConfig,
+    recalled: { memories: Memory[]; tokens: number },
+    typing: () => void,
+    tools: readonly ToolSpec[],
+  ): Promise<ChatReply> {
+    const { compaction } = this.#options;
     for (let attempt = 0; ; attempt++) {
       const messages = renderContext({
         systemPrompt: settings.bot.systemPrompt,
@@ -65,20 +142,22 @@ export class ModelReplier {
       });
       typing();
       try {
-        const reply = await this.#options.chatModel(key).reply(messages);
+        const reply = await this.#options.chatModel(key).reply(messages, tools.length === 0 ? {} : { tools });
         if (reply.promptTokens) {
           // Against what was actually rendered (recalled memories rarely fill their budget), from
-          // counts already made: the context's running total, the system prompt, the memories.
+          // counts already made: the context's running total, the system prompt, the memories, and
+          // the tool definitions (sent as JSON; the provider's own framing of them is learned here).
           const estimated =
             state.context.tokens +
             compaction.promptTokens(tokenizer, settings.bot.systemPrompt) +
-            recalled.tokens;
+            recalled.tokens +
+            (tools.length === 0 ? 0 : tokenizer.count(JSON.stringify(tools)));
           state.calibration = calibrate(state.calibration, estimated, reply.promptTokens);
           if (state.calibration.samples % CALIBRATION_SAVE_EVERY === 0) {
             void this.#options.channels.setCalibration(key, state.calibration).catch(() => {});
           }
         }
-        return reply.text;
+        return reply;
       } catch (err) {
         if (!isLlmError(err, 'llm_context_overflow') || attempt >= MAX_OVERFLOW_RETRIES) throw err;
         // The provider counts more than we do: cut now, calibrate up, and try again.
@@ -96,6 +175,28 @@ export class ModelReplier {
         state.context = new WorkingContext(after);
       }
     }
+  }
+
+  /** `tool.called` (never the arguments or the result, except at debug) and the metric sample. */
+  #report(call: ToolCall, report: ToolCallReport, tools: ChannelTools, log: Logger): void {
+    const known = tools.specs.some((spec) => spec.name === call.name);
+    const tool = known ? call.name : 'unknown';
+    const durationMs = Math.round(report.durationMs);
+    log.info(
+      {
+        event: 'tool.called',
+        tool: call.name.slice(0, MAX_LOGGED_NAME),
+        status: report.status,
+        isError: report.outcome.isError,
+        durationMs,
+      },
+      `tool ${call.name.slice(0, MAX_LOGGED_NAME)}: ${report.status} in ${durationMs} ms`,
+    );
+    log.debug(
+      { event: 'tool.result', tool, arguments: call.arguments, result: report.outcome.text },
+      'tool result',
+    );
+    this.#options.onToolCall?.({ tool, status: report.status, durationMs: report.durationMs });
   }
 
   /** Memories of this channel's scope only, ranked by the store, within the recall budget; and their tokens. */
