@@ -32,6 +32,7 @@ describe('healthCheck against the real stores', () => {
       },
       fallbacks: { database: false, queue: false, llm: true },
       degraded: {},
+      mcp: {},
     });
   });
 
@@ -102,7 +103,13 @@ describe('healthCheck', () => {
   });
 
   it('is healthy with no checks', async () => {
-    expect(await healthCheck({ checks: {} })).toEqual({ ok: true, checks: {}, fallbacks: {}, degraded: {} });
+    expect(await healthCheck({ checks: {} })).toEqual({
+      ok: true,
+      checks: {},
+      fallbacks: {},
+      degraded: {},
+      mcp: {},
+    });
     // A platform that is not connected yet is reported, and does not make the process unhealthy.
     expect(await healthCheck({ checks: {}, degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' } })).toEqual(
       {
@@ -110,7 +117,13 @@ describe('healthCheck', () => {
         checks: {},
         fallbacks: {},
         degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' },
+        mcp: {},
       },
     );
+    // So is an MCP server that is down: the model loses its tools, the process stays healthy.
+    const mcp = {
+      github: { status: 'failed', transport: 'http', tools: 0, restarts: 3, lastError: 'fetch failed' },
+    } as const;
+    expect(await healthCheck({ checks: {}, mcp })).toMatchObject({ ok: true, mcp });
   });
 });

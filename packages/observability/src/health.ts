@@ -2,7 +2,9 @@
  * `/healthz`: named checks (Postgres, Redis) run at once, each bounded by a timeout so a dead
  * dependency answers "down" in time instead of hanging the probe, and the embedded fallbacks in
  * use (embedded database, in-process queue, offline model), which are reported but do not make the
- * process unhealthy: they are how Ebb runs on a bare machine.
+ * process unhealthy: they are how Ebb runs on a bare machine. MCP servers are reported the same
+ * way: a tool server that is down costs the model some tools, not the process its health (Ebb
+ * restarts it; restarting Ebb would not mend it).
  */
 
 import { withTimeout } from '@ebb/core';
@@ -20,13 +22,25 @@ export interface HealthOptions {
    * serves the rest and retries them itself; restarting it would not mend a DNS or network failure.
    */
   readonly degraded?: Readonly<Record<string, string>>;
+  /** Each MCP server's state (`McpServers.states()` of `@ebb/tools`), by name. Reported, not unhealthy. */
+  readonly mcp?: Readonly<Record<string, McpServerReport>>;
   /** Bound on each check. */
   readonly timeoutMs?: number;
+}
+
+/** An MCP server as `/healthz` shows it. */
+export interface McpServerReport {
+  readonly status: 'starting' | 'ready' | 'restarting' | 'failed';
+  readonly transport: 'stdio' | 'http';
+  readonly tools: number;
+  readonly restarts: number;
+  readonly lastError?: string;
 }
 
 export const DEFAULT_HEALTH_OPTIONS = {
   fallbacks: {},
   degraded: {},
+  mcp: {},
   timeoutMs: 2_000,
 } as const satisfies Required<Omit<HealthOptions, 'checks'>>;
 
@@ -44,6 +58,7 @@ export interface HealthReport {
   readonly checks: Record<string, CheckResult>;
   readonly fallbacks: Record<string, boolean>;
   readonly degraded: Record<string, string>;
+  readonly mcp: Record<string, McpServerReport>;
 }
 
 export async function healthCheck(options: HealthOptions): Promise<HealthReport> {
@@ -66,6 +81,7 @@ export async function healthCheck(options: HealthOptions): Promise<HealthReport>
     checks,
     fallbacks: { ...(options.fallbacks ?? DEFAULT_HEALTH_OPTIONS.fallbacks) },
     degraded: { ...options.degraded },
+    mcp: { ...options.mcp },
   };
 }
 

@@ -5,7 +5,8 @@
  *   pass duration histogram, tokens saved, emergency truncations, summarizer fallbacks, memories
  *   the model proposed that were rejected or repaired (`compaction.memories_invalid`);
  * - `onLlmCalls`: the `LlmCall`s of a pass or a reply → calls, tokens and errors by purpose;
- * - `onTurn`: one sample per bot turn → turns, turn duration, context usage after the turn.
+ * - `onTurn`: one sample per bot turn → turns, turn duration, context usage after the turn;
+ * - `onToolCall`: one sample per tool call of the model → calls by tool and outcome, call duration.
  *
  * The queue gauges are read on scrape from a `QueueStats` source (`observeQueue`), labelled with the
  * queue's name (`compaction`) so that a scrape that cannot read them leaves them out rather than
@@ -60,6 +61,14 @@ export interface TurnSample {
   readonly durationMs: number;
 }
 
+export interface ToolCallSample {
+  /** The tool's name (`search_history`, `github.search_issues`); `unknown` for one the model made up. */
+  readonly tool: string;
+  /** `ok`, `error` (the tool or its server failed), `timeout`, `unknown_tool`, `bad_arguments`. */
+  readonly status: string;
+  readonly durationMs: number;
+}
+
 export interface EbbMetrics {
   readonly registry: Registry;
   /** The exposition format's content type, for the `/metrics` response. */
@@ -67,6 +76,7 @@ export interface EbbMetrics {
   onCompactionEvent(event: CompactionLogEvent): void;
   onLlmCalls(calls: readonly LlmCall[]): void;
   onTurn(turn: TurnSample): void;
+  onToolCall(call: ToolCallSample): void;
   /** Reads the queue gauges from `stats` from the next scrape on (undefined: no queue gauges). */
   observeQueue(stats: QueueStats | undefined): void;
   metricsText(): Promise<string>;
@@ -83,6 +93,15 @@ const TIERS = ['background', 'aggressive', 'emergency'] as const satisfies reado
 const PURPOSES = ['reply', 'summary', 'merge'] as const satisfies readonly LlmPurpose[];
 const REJECT_REASONS: ReadonlySet<string> = new Set(MEMORY_REJECT_REASONS);
 const REPAIR_REASONS: ReadonlySet<string> = new Set(MEMORY_REPAIR_REASONS);
+/** A tool call is a local lookup or a remote server's work: milliseconds to the 600 s bound. */
+export const TOOL_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 600] as const;
+const TOOL_OUTCOMES: ReadonlySet<string> = new Set([
+  'ok',
+  'error',
+  'timeout',
+  'unknown_tool',
+  'bad_arguments',
+]);
 /** A code that can safely be a label value; anything else is counted as `other`. */
 const ERROR_CODE = /^[A-Za-z0-9_.-]{1,48}$/;
 
@@ -209,6 +228,21 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     registers,
   });
 
+  // Tools. The tool label is bounded by the configured servers' tools (a made-up name is `unknown`).
+  const toolCalls = new Counter({
+    name: 'ebb_tool_calls_total',
+    help: 'Tool calls of the model, by tool and outcome (ok, error, timeout, unknown_tool, bad_arguments).',
+    labelNames: ['tool', 'outcome'] as const,
+    registers,
+  });
+  const toolDuration = new Histogram({
+    name: 'ebb_tool_call_duration_seconds',
+    help: 'Duration of tool calls, from the call to its outcome (a timeout counts its full bound).',
+    labelNames: ['tool'] as const,
+    buckets: [...TOOL_DURATION_BUCKETS],
+    registers,
+  });
+
   // Queue, read once per scrape: the three collectors below share one reading.
   let reading: Promise<QueueReading | undefined> | undefined;
   const readQueue = (): Promise<QueueReading | undefined> => {
@@ -312,6 +346,12 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
       turns.inc({ platform: turn.platform, answered: String(turn.answered) });
       if (Number.isFinite(turn.usage) && turn.usage >= 0) usage.observe(turn.usage);
       turnDuration.observe(seconds(turn.durationMs));
+    },
+
+    onToolCall(call) {
+      const tool = ERROR_CODE.test(call.tool) ? call.tool : 'other';
+      toolCalls.inc({ tool, outcome: TOOL_OUTCOMES.has(call.status) ? call.status : 'error' });
+      toolDuration.observe({ tool }, seconds(call.durationMs));
     },
 
     observeQueue(stats) {

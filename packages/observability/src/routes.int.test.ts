@@ -48,6 +48,7 @@ describe('/metrics and /healthz', () => {
       checks: { postgres: { ok: true, ms: expect.any(Number) }, redis: { ok: true, ms: expect.any(Number) } },
       fallbacks: { database: false, queue: false },
       degraded: {},
+      mcp: {},
     });
   });
 
