@@ -6,7 +6,8 @@
  * - no DATABASE_URL: embedded PGlite under EBB_DATA_DIR;
  * - no reachable Redis (or an embedded database with no worker in this process): the in-process queue;
  * - no OPENAI_API_KEY and no `[llm] base_url`: the labelled offline responder and extractive summaries;
- * - no Slack or Discord token: only the web channel.
+ * - no Slack or Discord token: only the web channel;
+ * - an MCP server that cannot start: its tools are missing until it does (retried in the background).
  */
 import { join } from 'node:path';
 
@@ -18,7 +19,6 @@ import {
 } from '@ebb/compaction';
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import {
-  type ChatModel,
   type CompactionQueue,
   type ContextNotifier,
   type InboundSpool,
@@ -27,15 +27,13 @@ import {
 } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { DiscordAdapter } from '@ebb/discord';
-import { CHAT_RETRY, OFFLINE_LABEL, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
+import { OFFLINE_LABEL, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
   bullmqQueueStats,
   createMetrics,
-  type EbbMetrics,
   type HealthCheck,
   healthCheck,
-  meteredChatModel,
   meteredSummarizer,
   mountObservability,
   postgresCheck,
@@ -51,14 +49,15 @@ import {
   waitForReady,
 } from '@ebb/queue';
 import { SlackAdapter } from '@ebb/slack';
+import type { McpBackoff } from '@ebb/tools';
 import { type BoardQueue, exposure, mountDashboard, WebAdapter } from '@ebb/web';
-import OpenAI from 'openai';
 import { Bot } from './bot/bot.js';
 import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool.js';
+import { chatModels } from './chat-models.js';
 import { dashboardChannels } from './dashboard-channels.js';
-import { BotError } from './errors.js';
 import { openDatabase } from './open-database.js';
 import { describeStartFailure, StartRefusedError } from './start-failure.js';
+import { startTools } from './start-tools.js';
 
 export interface StartOptions {
   readonly config: () => EbbConfig;
@@ -82,6 +81,8 @@ export interface StartOptions {
     readonly slackPort?: number;
     readonly discordRestApi?: string;
   };
+  /** How a crashed or failed MCP server is retried (tests shorten it). */
+  readonly mcpBackoff?: Partial<McpBackoff>;
 }
 
 export interface RunningEbb {
@@ -216,6 +217,15 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       notifier = pipeline.notifier;
     }
 
+    // Tools: the built-in history tools and the MCP servers', per channel as [tools] allow says.
+    const { mcp, toolbox } = await startTools({
+      config: options.config,
+      database,
+      logger,
+      ...(options.mcpBackoff === undefined ? {} : { mcpBackoff: options.mcpBackoff }),
+    });
+    onClose(() => mcp.close());
+
     // Platforms.
     let degraded = (): Record<string, string> => ({});
     mountObservability(web.app, {
@@ -225,6 +235,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           checks,
           fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline },
           degraded: degraded(),
+          mcp: mcp.states(),
         }),
     });
     // One set of stores for the bot and the dashboard.
@@ -285,6 +296,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       logger,
       onEvent,
       onTurn: metrics.onTurn,
+      toolbox,
+      onToolCall: metrics.onToolCall,
       spool,
     });
     // A platform that cannot connect for now (DNS, network, the platform down) runs degraded and is
@@ -349,44 +362,4 @@ function webAdapter(options: StartOptions): WebAdapter {
     maxBodyBytes: settings.max_body_kb * 1024,
     rateLimit: { perMinute: settings.rate_limit_per_minute, burst: settings.rate_limit_burst },
   });
-}
-
-/** One chat model per server, model and reply budget. */
-function chatModels(
-  options: StartOptions,
-  offline: boolean,
-  metrics: EbbMetrics,
-): (channelKey: string) => ChatModel {
-  if (offline) {
-    const responder = new OfflineResponder();
-    return () => responder;
-  }
-  const models = new Map<string, ChatModel>();
-  return (channelKey) => {
-    const { llm } = resolveChannel(options.config(), channelKey);
-    const key = `${llm.baseUrl ?? 'openai'} ${llm.model} ${llm.maxOutputTokens}`;
-    let model = models.get(key);
-    if (!model) {
-      if (options.env.OPENAI_API_KEY === undefined && llm.baseUrl === undefined) {
-        throw new BotError(`channel ${channelKey} has no model: set OPENAI_API_KEY or [llm] base_url`, {
-          code: 'no_model',
-        });
-      }
-      model = meteredChatModel(
-        new OpenAiChatModel({
-          client: new OpenAI({
-            apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
-            ...(llm.baseUrl === undefined ? {} : { baseURL: llm.baseUrl }),
-            maxRetries: 0,
-          }),
-          model: llm.model,
-          maxOutputTokens: llm.maxOutputTokens,
-          retry: options.llmRetry ?? CHAT_RETRY,
-        }),
-        metrics.onLlmCalls,
-      );
-      models.set(key, model);
-    }
-    return model;
-  };
 }

@@ -1,0 +1,51 @@
+/**
+ * The chat model of each channel: the offline responder when no model is configured, otherwise one
+ * metered `OpenAiChatModel` per server, model and reply budget, shared by the channels that use it.
+ */
+import { resolveChannel } from '@ebb/config';
+import type { ChatModel } from '@ebb/core';
+import { CHAT_RETRY, OfflineResponder, OpenAiChatModel } from '@ebb/llm';
+import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
+import OpenAI from 'openai';
+import { BotError } from './errors.js';
+import type { StartOptions } from './start-ebb.js';
+
+/** One chat model per server, model and reply budget. */
+export function chatModels(
+  options: StartOptions,
+  offline: boolean,
+  metrics: EbbMetrics,
+): (channelKey: string) => ChatModel {
+  if (offline) {
+    const responder = new OfflineResponder();
+    return () => responder;
+  }
+  const models = new Map<string, ChatModel>();
+  return (channelKey) => {
+    const { llm } = resolveChannel(options.config(), channelKey);
+    const key = `${llm.baseUrl ?? 'openai'} ${llm.model} ${llm.maxOutputTokens}`;
+    let model = models.get(key);
+    if (!model) {
+      if (options.env.OPENAI_API_KEY === undefined && llm.baseUrl === undefined) {
+        throw new BotError(`channel ${channelKey} has no model: set OPENAI_API_KEY or [llm] base_url`, {
+          code: 'no_model',
+        });
+      }
+      model = meteredChatModel(
+        new OpenAiChatModel({
+          client: new OpenAI({
+            apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
+            ...(llm.baseUrl === undefined ? {} : { baseURL: llm.baseUrl }),
+            maxRetries: 0,
+          }),
+          model: llm.model,
+          maxOutputTokens: llm.maxOutputTokens,
+          retry: options.llmRetry ?? CHAT_RETRY,
+        }),
+        metrics.onLlmCalls,
+      );
+      models.set(key, model);
+    }
+    return model;
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The tools of a running Ebb: the MCP servers of `config.toml` (started once per process; a change
+ * to `[mcp.servers]` takes a restart, a change to `[tools] allow` applies at the next turn) and the
+ * built-in history tools over the archive, in one `Toolbox` the bot asks per channel.
+ */
+import { type EbbConfig, mcpServerSpecs, resolveChannel } from '@ebb/config';
+import { HISTORY_TOOLS, historyTools, settleWithin } from '@ebb/core';
+import type { Database } from '@ebb/db';
+import { loadTokenizer } from '@ebb/llm';
+import type { Logger } from '@ebb/logger';
+import { type McpBackoff, McpServers, Toolbox } from '@ebb/tools';
+
+/**
+ * How long the start waits for the MCP servers' first try, so the first turns have their tools; a
+ * slower or failing server comes up in the background (`mcp.server_failed`, retried).
+ */
+const MCP_START_WAIT_MS = 5_000;
+/** Bound on one history tool result: at most a clipped message of the default channel, and 4,000. */
+const HISTORY_RESULT_MAX_TOKENS = 4_000;
+
+export interface StartToolsOptions {
+  readonly config: () => EbbConfig;
+  readonly database: Database;
+  readonly logger: Logger;
+  readonly mcpBackoff?: Partial<McpBackoff>;
+}
+
+export async function startTools(options: StartToolsOptions): Promise<{ mcp: McpServers; toolbox: Toolbox }> {
+  const { config } = options;
+  const mcp = new McpServers({
+    servers: mcpServerSpecs(config()),
+    logger: options.logger,
+    ...(options.mcpBackoff === undefined ? {} : { backoff: options.mcpBackoff }),
+  });
+  await settleWithin(mcp.start(), MCP_START_WAIT_MS);
+  const defaults = resolveChannel(config(), 'defaults');
+  const toolbox = new Toolbox({
+    builtIns: historyTools(options.database.archiveSearch, {
+      tokenizerFor: (key) => loadTokenizer(resolveChannel(config(), key).llm.encoding),
+      maxResultTokens: Math.max(
+        HISTORY_TOOLS.minResultTokens,
+        Math.min(HISTORY_RESULT_MAX_TOKENS, defaults.compaction.messageMaxTokens),
+      ),
+    }),
+    mcp,
+  });
+  return { mcp, toolbox };
+}
