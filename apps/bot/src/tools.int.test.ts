@@ -68,7 +68,7 @@ function lastToolResult(request: RecordedRequest): string {
 }
 
 /** One tool call, then an answer that quotes the result the model was given. */
-function callThenAnswer(name: string, args: object = {}): FakeReplySource[] {
+function callThenAnswer(name: string, args: Readonly<Record<string, unknown>> = {}): FakeReplySource[] {
   return [
     { toolCalls: [{ name, arguments: args }] },
     (request) => ({ content: `Found: ${lastToolResult(request)}` }),
