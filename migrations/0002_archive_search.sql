@@ -1,2 +1,3 @@
 ALTER TABLE "messages" ADD COLUMN "search" "tsvector" GENERATED ALWAYS AS (to_tsvector('english'::regconfig, left(content, 100000)) || jsonb_to_tsvector('english'::regconfig, coalesce(tool_calls, '[]'::jsonb), '["string"]'::jsonb)) STORED;--> statement-breakpoint
-CREATE INDEX "messages_search_idx" ON "messages" USING gin ("search");
+CREATE INDEX "messages_search_idx" ON "messages" USING gin ("search");--> statement-breakpoint
+CREATE INDEX "messages_author_idx" ON "messages" USING btree ("channel_key",lower("author"),"seq");

@@ -90,6 +90,9 @@ export const messages = pgTable(
     primaryKey({ columns: [t.channelKey, t.seq] }),
     uniqueIndex('messages_platform_message_id_idx').on(t.channelKey, t.platformMessageId),
     index('messages_search_idx').using('gin', t.search),
+    // search_history's author filter (case-insensitive): without it, a common word by one author
+    // reads every message holding the word (200 ms on a million); with it, only that author's.
+    index('messages_author_idx').on(t.channelKey, sql`lower(${t.author})`, t.seq),
     check('messages_role_check', sql`${t.role} in ('user', 'assistant', 'tool')`),
   ],
 );
