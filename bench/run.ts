@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
+import { searchHistoryBench } from './search-history.bench.js';
 import { simulateBench } from './simulate.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
 import { turnBench } from './turn.bench.js';
@@ -20,6 +21,7 @@ const benches: [string, () => Promise<string>][] = [
   ['pipeline', pipelineBench],
   ['turn', turnBench],
   ['web-guard', webGuardBench],
+  ['search-history', searchHistoryBench],
 ];
 
 console.log(
