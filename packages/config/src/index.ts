@@ -72,3 +72,4 @@ export {
   resolveChannel,
 } from './resolve-channel.js';
 export { formatTomlPath, formatTomlValue } from './toml-path.js';
+export { allowPatternsOf } from './tool-rules.js';

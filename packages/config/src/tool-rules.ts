@@ -13,6 +13,14 @@ import { formatTomlPath } from './toml-path.js';
 
 export function checkToolRules(config: EbbConfig, file: string): ConfigIssue[] {
   const servers = Object.keys(config.mcp.servers);
+  return allowPatternsOf(config).flatMap(({ path, pattern }) => {
+    const rule = patternProblem(pattern, servers);
+    return rule === undefined ? [] : [{ file, path, rule, found: pattern }];
+  });
+}
+
+/** Every `[tools] allow` pattern written in the file, with its TOML path (`web.tools.allow[1]`). */
+export function allowPatternsOf(config: EbbConfig): { readonly path: string; readonly pattern: string }[] {
   const places: { readonly at: readonly string[]; readonly allow: readonly string[] | undefined }[] = [
     { at: [], allow: config.sections.tools?.allow },
     ...PLATFORMS.map((platform) => ({
@@ -21,16 +29,12 @@ export function checkToolRules(config: EbbConfig, file: string): ConfigIssue[] {
     })),
     ...config.channels.map((block) => ({ at: ['channels', block.pattern], allow: block.tools?.allow })),
   ];
-  const issues: ConfigIssue[] = [];
-  for (const { at, allow } of places) {
-    allow?.forEach((pattern, index) => {
-      const rule = patternProblem(pattern, servers);
-      if (rule !== undefined) {
-        issues.push({ file, path: formatTomlPath([...at, 'tools', 'allow', index]), rule, found: pattern });
-      }
-    });
-  }
-  return issues;
+  return places.flatMap(({ at, allow }) =>
+    (allow ?? []).map((pattern, index) => ({
+      path: formatTomlPath([...at, 'tools', 'allow', index]),
+      pattern,
+    })),
+  );
 }
 
 function patternProblem(pattern: string, servers: readonly string[]): string | undefined {

@@ -40,7 +40,7 @@ describe('ebb config check', () => {
     expect(out[2]).toBe('layers:  default < [compaction] < [channels."slack:T1:*"]');
     const table = out.slice(4);
     expect(table[0]).toMatch(/^setting\s+value\s+source$/);
-    expect(table).toHaveLength(22);
+    expect(table).toHaveLength(29);
     const row = (key: string) => table.find((line) => line.startsWith(`${key} `))?.split(/\s{2,}/);
     expect(row('compaction.background_threshold')).toEqual([
       'compaction.background_threshold',

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import {
+  allowPatternsOf,
   ConfigError,
   checkChannel,
   DEFAULTS_CHANNEL_KEY,
@@ -8,7 +9,11 @@ import {
   formatConfigIssue,
   formatTomlValue,
   loadConfig,
+  mcpServerSpecs,
+  type ResolvedMcpServer,
 } from '@ebb/config';
+import { SILENT_LOGGER } from '@ebb/core';
+import { McpServers, patternMatchesTool, patternServer } from '@ebb/tools';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {
@@ -24,11 +29,21 @@ export interface ConfigCheckEnv {
 }
 
 const MAX_VALUE_WIDTH = 60;
+/**
+ * Whether an allow pattern matches any tool can only be known from the running server, so the check
+ * starts each configured server once, bounded by this, and stops it again.
+ */
+const MCP_CHECK_TIMEOUT_MS = 5_000;
 
 /**
  * `ebb config check [--config PATH] [--channel KEY]`: loads and validates the config, then prints what
  * the channel resolves to, one row per setting with its TOML key, value and source. Returns the exit
  * code: 0 when valid, 1 with every problem on `err` when not. Each `io` call is one line.
+ *
+ * With `[mcp.servers]`, each server is started once (up to 5 s) and listed with its state; a server
+ * that cannot start, and an allow pattern that matches no tool of its server, are warnings (exit 0:
+ * a server may need what only production has). A pattern naming an unknown server is an error of the
+ * file itself, reported with the others.
  */
 export async function configCheck(
   args: ConfigCheckArgs,
@@ -76,7 +91,65 @@ export async function configCheck(
     ]),
   ];
   for (const line of alignColumns(rows)) io.out(line);
+  await checkMcpServers(config, io, options.env ?? process.env);
   return 0;
+}
+
+/** Starts each MCP server briefly: its state, and warnings for allow patterns that match none of its tools. */
+async function checkMcpServers(
+  config: Awaited<ReturnType<typeof loadConfig>>,
+  io: CommandIo,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const specs = mcpServerSpecs(config, env);
+  if (specs.length === 0) return;
+  const servers = new McpServers({
+    servers: specs,
+    logger: SILENT_LOGGER,
+    startTimeoutMs: MCP_CHECK_TIMEOUT_MS,
+  });
+  try {
+    await servers.start();
+    const states = servers.states();
+    const tools = servers.tools().map((tool) => tool.spec.name);
+    io.out('');
+    io.out(`MCP servers (started for this check, up to ${MCP_CHECK_TIMEOUT_MS / 1000} s each):`);
+    const rows = specs.map((spec) => {
+      const state = states[spec.name];
+      const status =
+        state?.status === 'ready'
+          ? `ready, ${state.tools} tools`
+          : `${state?.status ?? 'unknown'}: ${state?.lastError ?? ''}`;
+      return [`  ${spec.name}`, spec.transport, describeTarget(spec), status];
+    });
+    for (const line of alignColumns(rows)) io.out(line);
+    for (const spec of specs) {
+      if (states[spec.name]?.status !== 'ready') {
+        io.out(
+          `warning: MCP server ${spec.name} could not start, so its tools are not checked (${states[spec.name]?.lastError ?? 'no answer'})`,
+        );
+      }
+    }
+    for (const { path: at, pattern } of allowPatternsOf(config)) {
+      const server = patternServer(pattern);
+      if (server === undefined || server.includes('*') || states[server]?.status !== 'ready') continue;
+      if (!tools.some((tool) => patternMatchesTool(pattern, tool))) {
+        const own = tools.filter((tool) => tool.startsWith(`${server}.`));
+        io.out(
+          `warning: ${at}: ${JSON.stringify(pattern)} matches no tool of ${server} (it has ${own.join(', ') || 'none'})`,
+        );
+      }
+    }
+  } finally {
+    await servers.close();
+  }
+}
+
+/** The command line of a stdio server, or the URL of an HTTP one without credentials (never a resolved secret). */
+function describeTarget(spec: ResolvedMcpServer): string {
+  if (spec.transport === 'stdio') return clip([spec.command, ...spec.args].join(' '));
+  const url = new URL(spec.url);
+  return clip(`${url.origin}${url.pathname}`);
 }
 
 /** `default` alone says little for a derived default, so say how it was derived. */
