@@ -118,6 +118,16 @@ describe('search_history', () => {
     expect(outcome.text).toMatch(/\[\d+ more matches did not fit/);
   });
 
+  it('keeps within the budget with the longest query and author it accepts quoted in its first line', async () => {
+    const author = `${'n'.repeat(199)}x`;
+    for (let i = 1; i <= 30; i++) await append(say(author, `needle ${i} ${'q'.repeat(80)}`));
+    const query = `needle ${'-zz'.repeat(164)}`;
+    expect(query.length).toBeLessThanOrEqual(500);
+    const wide = await search({ query, author, from: 1, to: 2_000_000_000 });
+    expect(seqsShown(wide).length).toBeGreaterThan(0);
+    expectWithinBudget(wide);
+  });
+
   it('clips a match larger than its share of the budget, saying how to read it whole', async () => {
     const huge = `deadlock ${'stack frame '.repeat(500)}`;
     await append(say('tool', huge), say('ana', 'another deadlock'));
@@ -226,9 +236,7 @@ describe('read_history', () => {
       if (/its end\./.test(outcome.text)) break;
       expect(part).toBeLessThan(20);
     }
-    const body = parts
-      .map((p) => p.replace(/^#2 tool: /, '').replace(/\n\[Part .*\]$/, ''))
-      .join('');
+    const body = parts.map((p) => p.replace(/^#2 tool: /, '').replace(/\n\[Part .*\]$/, '')).join('');
     expect(body).toBe(text);
     expect(await read({ from_seq: 2, to_seq: 2, part: parts.length + 1 })).toMatchObject({
       isError: true,

@@ -43,7 +43,7 @@ export const HISTORY_TOOLS = {
   /** The widest seq range one read_history call accepts. */
   maxReadSpan: 100_000,
   maxAuthorChars: 200,
-  /** Tokens kept for a result's first and last lines. */
+  /** Tokens kept for read_history's first and last lines (search measures its own). */
   frameTokens: 64,
   /** The smallest budget a result can be useful in. */
   minResultTokens: 200,
@@ -261,9 +261,10 @@ class Budget {
   readonly #tokenizer: Tokenizer;
   #left: number;
 
-  constructor(tokenizer: Tokenizer, total: number) {
+  /** `available`: the result's tokens less those its first and last lines take. */
+  constructor(tokenizer: Tokenizer, available: number) {
     this.#tokenizer = tokenizer;
-    this.#left = total - HISTORY_TOOLS.frameTokens;
+    this.#left = available;
   }
 
   get left(): number {
@@ -299,7 +300,17 @@ function renderSearch(
       isError: false,
     };
   }
-  const budget = new Budget(tokenizer, maxTokens);
+  const headOf = (shown: number) =>
+    `${loosened ? 'No message has all the words of' : 'Best matches for'} ${what}` +
+    `${loosened ? '; these have some of them' : ''}: ${shown} message${shown === 1 ? '' : 's'}, ` +
+    'in seq order. Lines after a message’s first are indented.';
+  const tailOf = (left: number) =>
+    left > 0
+      ? `\n[${left} more match${left === 1 ? '' : 'es'} did not fit; narrow the search with more words, author or from/to.]`
+      : '';
+  // The query and filters are quoted in the first line, so its length is measured, not assumed.
+  const frame = tokenizer.count(headOf(found.length)) + tokenizer.count(tailOf(found.length)) + 2;
+  const budget = new Budget(tokenizer, maxTokens - frame);
   const matchCap = Math.floor(budget.left * HISTORY_TOOLS.searchMatchShare);
   const shown: { seq: number; block: string }[] = [];
   // Best first: the best matches take the budget, then any smaller ones that still fit.
@@ -307,15 +318,8 @@ function renderSearch(
     const block = clippedBlock(message, tokenizer, matchCap, readWholeHint(message.seq));
     if (budget.take(block)) shown.push({ seq: message.seq, block });
   }
-  const left = found.length - shown.length;
-  const head =
-    `${loosened ? 'No message has all the words of' : 'Best matches for'} ${what}` +
-    `${loosened ? '; these have some of them' : ''}: ${shown.length} message${shown.length === 1 ? '' : 's'}, ` +
-    'in seq order. Lines after a message’s first are indented.';
-  const tail =
-    left > 0
-      ? `\n[${left} more match${left === 1 ? '' : 'es'} did not fit; narrow the search with more words, author or from/to.]`
-      : '';
+  const head = headOf(shown.length);
+  const tail = tailOf(found.length - shown.length);
   // In seq order: the model reads them as the conversation went, and neighbours are one read away.
   const blocks = shown.sort((a, b) => a.seq - b.seq).map((s) => s.block);
   return { text: `${head}\n${blocks.join('\n')}${tail}`, isError: false };
@@ -344,7 +348,7 @@ async function readRange(
     if (!message) return { text: `No archived message #${fromSeq} in this channel.`, isError: false };
     return partOf(message, args.part, tokenizer, maxTokens);
   }
-  const budget = new Budget(tokenizer, maxTokens);
+  const budget = new Budget(tokenizer, maxTokens - HISTORY_TOOLS.frameTokens);
   const blocks: string[] = [];
   let next = fromSeq;
   let stop: string | undefined;
@@ -378,7 +382,7 @@ function partOf(
   maxTokens: number,
   rangeEnd?: number,
 ): ToolOutcome {
-  const budget = new Budget(tokenizer, maxTokens);
+  const budget = new Budget(tokenizer, maxTokens - HISTORY_TOOLS.frameTokens);
   const whole = messageBlock(message);
   if (part === 1 && budget.cost(whole) <= budget.left) {
     return { text: `Archived message #${message.seq}, whole.\n${whole}`, isError: false };
