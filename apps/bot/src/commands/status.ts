@@ -39,6 +39,11 @@
  *         "createdAt": string | null, "finishedAt": string | null  // ISO 8601
  *       }],
  *       "settings": [{ "key": string, "value": unknown, "source": string }] | null  // with --channel only
+ *     }],
+ *     "mcp": [{                            // each of [mcp.servers]; [] when none
+ *       "name": string, "transport": "stdio" | "http",
+ *       "state": { "status": "starting" | "ready" | "restarting" | "failed", "tools": number,
+ *                  "restarts": number, "lastError": string | null } | null  // null: Ebb not reachable
  *     }]
  *   }
  */
@@ -52,6 +57,7 @@ import {
   type SettingStatus,
 } from '../channel-status.js';
 import type { CommandIo } from './io.js';
+import { formatMcpStatus, type McpServerStatusRow, mcpServerStatus } from './mcp-status.js';
 import { readConfig, type StoreCommandDeps, withStores } from './store-session.js';
 
 export interface StatusArgs {
@@ -88,6 +94,7 @@ const STATUS_SETTINGS = [
 export interface StatusReport {
   readonly config: string | null;
   readonly channels: readonly ChannelStatus[];
+  readonly mcp: readonly McpServerStatusRow[];
 }
 
 const EMBEDDED_HINT = 'In a channel, /context shows the same for that channel.';
@@ -122,9 +129,9 @@ export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommand
         }),
       );
     }
-    const report: StatusReport = { config: config.file, channels };
+    const report: StatusReport = { config: config.file, channels, mcp: await mcpServerStatus(config) };
     if (args.json) io.out(JSON.stringify(report, null, 2));
-    else for (const line of formatStatus(report)) io.out(line);
+    else for (const line of [...formatStatus(report), ...formatMcpStatus(report.mcp)]) io.out(line);
     return 0;
   });
 }
