@@ -128,7 +128,16 @@ describe.each([
     await vi.waitFor(() => expect(platform.botPosts()).toEqual(['Found: Ana runs the deploys']), {
       timeout: 15_000,
     });
-    const archive = await new PgChannelStore({ db: fresh.db }).readArchive(platform.key, 1, 10);
+    // The answer is archived right after it is posted: wait for its row.
+    const store = new PgChannelStore({ db: fresh.db });
+    const archive = await vi.waitFor(
+      async () => {
+        const rows = await store.readArchive(platform.key, 1, 10);
+        expect(rows).toHaveLength(4);
+        return rows;
+      },
+      { timeout: 10_000 },
+    );
     expect(archive.map((m) => [m.role, m.toolCalls?.[0]?.name ?? m.toolCallId ?? null])).toEqual([
       ['user', null],
       ['assistant', 'dir.lookup'],
