@@ -17,6 +17,7 @@ import {
   type Span,
   systemPromptTokens,
   type Tier,
+  type Tokenizer,
   usageOf,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -158,10 +159,12 @@ function memoized<V>(cache: Map<string, V>, key: string, make: () => V): V {
  */
 export function compactorSettingsOf(
   settings: ResolvedChannelConfig,
+  tokenizer: Tokenizer,
   systemTokens: number,
 ): CompactorSettings {
   return {
     policy: settings.compaction,
+    tokenizer,
     contextWindow: settings.llm.contextWindow,
     maxOutputTokens: settings.llm.maxOutputTokens,
     reservedTokens: systemTokens + settings.memory.recallMaxTokens,
@@ -178,10 +181,11 @@ export async function loadCompactorSettings(
 ): Promise<CompactorSettings> {
   const { encoding } = settings.llm;
   const prompt = settings.bot.systemPrompt;
+  const tokenizer = await loadTokenizer(encoding);
   const tokens = memoized(systemTokens, JSON.stringify([encoding, prompt]), async () =>
-    systemPromptTokens(await loadTokenizer(encoding), prompt),
+    systemPromptTokens(tokenizer, prompt),
   );
-  return compactorSettingsOf(settings, await tokens);
+  return compactorSettingsOf(settings, tokenizer, await tokens);
 }
 
 export interface DescribeChannelInput<Count extends number | null = number> {

@@ -85,6 +85,7 @@ it('logs one JSON line per compaction step and reload, with the documented field
   const channel = resolveChannel(config, 'web:logs');
   const settings = {
     policy: channel.compaction,
+    tokenizer,
     contextWindow: 4000,
     maxOutputTokens: 300,
     reservedTokens: chatMessageTokens(tokenizer, channel.bot.systemPrompt) + 150,

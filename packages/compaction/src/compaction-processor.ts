@@ -43,6 +43,7 @@ import {
   type Summarizer,
   type SummaryOutput,
   spanTokens,
+  summarizedMessage,
   TERMINAL_RUN_STATUSES,
   type Tokenizer,
   validateMemories,
@@ -346,7 +347,11 @@ async function snapshotRange(
   const messages: StoredMessage[] = [];
   for (const part of plan.parts) {
     if (part.kind === 'summary') earlierSummaries.push(part.text);
-    else messages.push(...(await channels.readArchive(job.channelKey, part.fromSeq, part.toSeq)));
+    else {
+      // A stubbed tool result is summarized as its stub: microcompaction already judged it.
+      const archived = await channels.readArchive(job.channelKey, part.fromSeq, part.toSeq);
+      for (const message of archived) messages.push(summarizedMessage(message));
+    }
   }
   return { kind: 'ok', earlierSummaries, messages };
 }

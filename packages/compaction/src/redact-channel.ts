@@ -25,6 +25,7 @@ import {
   type SeqRange,
   spansToResummarize,
   spanTokens,
+  summarizedMessage,
   tombstone,
 } from '@ebb/core';
 import type { ChannelPassSettings } from './compaction-processor.js';
@@ -104,7 +105,9 @@ export async function redactChannel(
     left = todo.map(rangeOf);
     if (todo.length === 0 || round === MAX_REDACTION_ROUNDS) break;
     for (const span of todo) {
-      const archive = await channels.readArchive(channelKey, span.fromSeq, span.toSeq);
+      const archive = (await channels.readArchive(channelKey, span.fromSeq, span.toSeq)).map(
+        summarizedMessage,
+      );
       const output = await settings.summarizer.summarize({
         channelKey,
         fromSeq: span.fromSeq,

@@ -47,10 +47,17 @@ const policy: CompactionPolicy = {
   cooldownMs: 10_000,
   maxIneffectivePasses: 3,
   messageMaxTokens: 1_500,
+  microcompaction: true,
+  microcompactThreshold: 0.6,
+  keepToolResults: 2,
+  microcompactMinTokens: 150,
 };
-const settings = { policy, contextWindow: 6_000, maxOutputTokens: 500, reservedTokens: 120 };
+const settings = { policy, tokenizer, contextWindow: 6_000, maxOutputTokens: 500, reservedTokens: 120 };
 
-/** Quiet chatter, steady chatter, fast bursts and the odd long paste, timestamped: every branch of the decision gets used. */
+/**
+ * Quiet chatter, steady chatter, fast bursts, the odd long paste and tool turns with results of all
+ * sizes, timestamped: every branch of the decision gets used.
+ */
 function transcript(n: number): TranscriptMessage[] {
   let seed = 7;
   const random = () => {
@@ -82,6 +89,27 @@ function transcript(n: number): TranscriptMessage[] {
       ][phase] ?? 0;
     const length = i % 97 === 41 ? 900 : 6 + Math.floor(random() * 40);
     const text = Array.from({ length }, () => words[Math.floor(random() * words.length)]).join(' ');
+    if (i % 13 === 7) {
+      // A tool turn: the bot's call, then a result of 50 to 400 words (small ones are never stubbed).
+      const id = `call-${i}`;
+      const ts = new Date(t).toISOString();
+      out.push({
+        role: 'assistant',
+        author: 'ebb',
+        text: '',
+        ts,
+        toolCalls: [{ id, name: 'ci.log', arguments: '{}' }],
+      });
+      const words = 50 + Math.floor(random() * 350);
+      out.push({
+        role: 'tool',
+        author: 'ci.log',
+        text: `build ${i}: ${text.repeat(Math.ceil(words / length))}`,
+        ts,
+        toolCallId: id,
+      });
+      continue;
+    }
     out.push({
       role: i % 6 === 5 ? 'assistant' : 'user',
       author: `p${i % 5}`,
@@ -236,7 +264,9 @@ async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
     if (result.context) context = result.context;
     await settle();
   }
+  // The passes still in flight land, as the simulation's `finish` lands them.
   for (const s of sleepers) s.wake();
+  for (const p of summarizer.pending.splice(0).sort((a, b) => a.fromSeq - b.fromSeq)) p.release();
   await queue.close();
   return { seen };
 }
@@ -249,7 +279,13 @@ describe('ebb simulate and the bot', () => {
     // Every branch was taken, so the comparison covers them.
     const reasons = new Set(sim.seen.map((s) => `${s.row[0]}:${s.row[4]}`));
     expect([...reasons].sort()).toEqual(
-      expect.arrayContaining(['enqueued:escalated', 'enqueued:follows', 'emergency:null', 'completed:null']),
+      expect.arrayContaining([
+        'enqueued:escalated',
+        'enqueued:follows',
+        'emergency:null',
+        'completed:null',
+        'microcompacted:null',
+      ]),
     );
     expect(sim.summary.delayed).toBeGreaterThan(0);
     expect(bot.seen).toEqual(sim.seen);

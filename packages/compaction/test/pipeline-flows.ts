@@ -53,6 +53,7 @@ export function compactorSettingsFor(
 ): CompactorSettings {
   return {
     policy: channel.compaction,
+    tokenizer,
     contextWindow: channel.llm.contextWindow,
     maxOutputTokens: channel.llm.maxOutputTokens,
     reservedTokens: systemPromptTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,
@@ -112,6 +113,7 @@ export function describePipelineFlows(
       const t = await tokenizer;
       settings = {
         policy: channel.compaction,
+        tokenizer: t,
         contextWindow: channel.llm.contextWindow,
         maxOutputTokens: channel.llm.maxOutputTokens,
         reservedTokens: systemPromptTokens(t, channel.bot.systemPrompt) + channel.memory.recallMaxTokens,

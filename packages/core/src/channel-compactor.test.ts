@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { CharTokenizer } from '../test/char-tokenizer.js';
 import { testPolicy } from '../test/policy.js';
 import { ChannelCompactor } from './channel-compactor.js';
+import type { CompactionLogEvent } from './compaction-events.js';
 import { InMemoryChannelStore } from './in-memory-channel-store.js';
 import { InMemoryRunStore } from './in-memory-run-store.js';
 import type { CompactionJob, CompactionQueue, EnqueueOutcome } from './ports.js';
@@ -28,6 +30,7 @@ const settings = {
   contextWindow: 1_100,
   maxOutputTokens: 100,
   reservedTokens: 0,
+  tokenizer: new CharTokenizer(),
 };
 
 async function channelWith(messages: number) {
@@ -93,5 +96,97 @@ describe('ChannelCompactor emergencies', () => {
     await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
     expect(escalating.jobs).toMatchObject([{ tier: 'aggressive' }]);
     expect(await runs.get('waiting')).toMatchObject({ status: 'skipped', error: 'escalated' });
+  });
+});
+
+/** `calls` tool turns (a call, then its 200-token result) after `before` 20-token messages. */
+async function channelWithToolResults(before: number, calls: number) {
+  const channels = await channelWith(before);
+  for (let i = 0; i < calls; i++) {
+    const id = `call-${i}`;
+    await channels.append(KEY, {
+      role: 'assistant',
+      author: 'ebb',
+      text: '',
+      toolCalls: [{ id, name: 'ci.build_log', arguments: '{}' }],
+      tokens: 10,
+      contextTokens: 10,
+    });
+    const text = `build ${i} failed\n${'x'.repeat(780)}`;
+    await channels.append(KEY, {
+      role: 'tool',
+      author: 'ci',
+      text,
+      toolCallId: id,
+      tokens: 200,
+      contextTokens: 200,
+    });
+  }
+  return channels;
+}
+
+describe('ChannelCompactor microcompaction', () => {
+  it('stubs the tool results older than the newest three, in the store too, and queues nothing', async () => {
+    // 5 × (10 + 200) = 1,050 tokens of a 1,000-token budget is past every threshold; two stubs alone
+    // bring it under the background threshold, so neither a pass nor a truncation follows.
+    const channels = await channelWithToolResults(0, 5);
+    const queue = new RecordingQueue();
+    const events: CompactionLogEvent[] = [];
+    const compactor = new ChannelCompactor({
+      channels,
+      runs: new InMemoryRunStore(),
+      queue,
+      markerTokens: 10,
+      onEvent: (e) => events.push(e),
+    });
+    const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
+    const stubbed = result.context?.raw.filter((m) => m.stubbed).map((m) => m.seq);
+    expect(stubbed).toEqual([2, 4]);
+    expect(result.context?.raw.find((m) => m.seq === 2)?.text).toMatch(
+      /^\[tool result of ci\.build_log, 200 tokens, archived as #2: build 0 failed\]/,
+    );
+    expect(result.action).toEqual({ kind: 'none' });
+    expect(queue.jobs).toEqual([]);
+    expect(result.usage).toBeLessThan(0.8);
+    // The store holds the same context, and the archive the whole result with its stub beside it.
+    expect(await channels.loadContext(KEY)).toEqual(result.context);
+    const [archived] = await channels.readArchive(KEY, 2, 2);
+    expect(archived?.text).toMatch(/^build 0 failed\nxxx/);
+    expect(archived?.stub?.text).toBe(result.context?.raw.find((m) => m.seq === 2)?.text);
+    expect(events).toMatchObject([
+      {
+        event: 'compaction.microcompacted',
+        tier: 'microcompact',
+        fromSeq: 2,
+        toSeq: 4,
+        messagesCompacted: 2,
+      },
+    ]);
+  });
+
+  it('truncates after stubbing when the stubs are not enough', async () => {
+    const channels = await channelWithToolResults(45, 4); // 900 + 840: stubbing one result leaves 1,5xx
+    const compactor = new ChannelCompactor({
+      channels,
+      runs: new InMemoryRunStore(),
+      queue: new RecordingQueue(),
+      markerTokens: 10,
+    });
+    const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
+    expect(result.action).toEqual({ kind: 'emergency' });
+    expect(result.context?.spans.map((s) => s.kind)).toEqual(['truncated']);
+  });
+
+  it('stubs nothing when microcompaction is off', async () => {
+    const channels = await channelWithToolResults(0, 5);
+    const compactor = new ChannelCompactor({
+      channels,
+      runs: new InMemoryRunStore(),
+      queue: new RecordingQueue(),
+      markerTokens: 10,
+    });
+    const off = { ...settings, policy: testPolicy({ protectRecent: 2, microcompaction: false }) };
+    const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), off, UNCALIBRATED);
+    expect(result.context?.raw.some((m) => m.stubbed) ?? false).toBe(false);
   });
 });

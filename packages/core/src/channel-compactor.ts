@@ -17,13 +17,17 @@ import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 import { LruMap } from './lru-map.js';
 import type { ContextView } from './model.js';
 import { planCompaction } from './plan-compaction.js';
+import { stubToolResults } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
 import type { ChannelStore, CompactionQueue, RunStore, TruncationOutcome } from './ports.js';
 import { roundUsage } from './round-usage.js';
-import { type Calibration, usageOf } from './tokens.js';
+import { type Calibration, type Tokenizer, usageOf } from './tokens.js';
+import { WorkingContext } from './working-context.js';
 
 export interface CompactorSettings {
   readonly policy: CompactionPolicy;
+  /** The channel's tokenizer: microcompaction counts the stubs it writes. */
+  readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
   /** Tokens of the system prompt and the memory recall budget. */
@@ -93,11 +97,21 @@ export class ChannelCompactor {
     settings: CompactorSettings,
     calibration: Calibration,
   ): Promise<AfterTurnResult> {
-    const { monitor } = this.#record(channelKey);
     const turn = this.#turn(context, settings, calibration);
-    monitor.observe(turn);
+    this.#record(channelKey).monitor.observe(turn);
+    return this.#decide(channelKey, context, settings, calibration, turn);
+  }
+
+  /** Asks the queue only when the decision can depend on it, then acts. */
+  async #decide(
+    channelKey: string,
+    context: ContextView,
+    settings: CompactorSettings,
+    calibration: Calibration,
+    turn: MonitorTurn,
+  ): Promise<AfterTurnResult> {
     let inFlight: readonly PassInFlight[] = [];
-    if (monitor.needsQueue(settings.policy, turn)) {
+    if (this.#record(channelKey).monitor.needsQueue(settings.policy, turn)) {
       const asked = await this.#inFlight(channelKey);
       if (asked === undefined) return this.#queueDown(channelKey, context, settings, calibration, turn);
       inFlight = asked;
@@ -228,6 +242,23 @@ export class ChannelCompactor {
         });
         return { usage, action, ...(enqueued && !enqueued.deduplicated ? { jobId: enqueued.jobId } : {}) };
       }
+      case 'microcompact': {
+        const stubbed = await this.#microcompact(channelKey, context, settings, calibration, action.seqs);
+        // The channel moved on under the plan: the next turn plans again on what is stored.
+        if (stubbed === undefined) {
+          const current = await this.#options.channels.loadContext(channelKey);
+          return { usage: this.usage(current, settings, calibration), action, context: current };
+        }
+        // Decide again on the smaller context: a pass or a truncation may no longer be due.
+        const after = await this.#decide(
+          channelKey,
+          stubbed,
+          settings,
+          calibration,
+          this.#turn(stubbed, settings, calibration),
+        );
+        return { ...after, context: after.context ?? stubbed };
+      }
       case 'emergency': {
         const cut = await this.#emergency(
           channelKey,
@@ -240,6 +271,41 @@ export class ChannelCompactor {
         return { usage, action, ...cut };
       }
     }
+  }
+
+  /**
+   * Puts stubs in place of the old tool results `seqs` through the store (under its channel lock);
+   * returns the context after it, or undefined when the channel moved on meanwhile (nothing stubbed).
+   */
+  async #microcompact(
+    channelKey: string,
+    context: ContextView,
+    settings: CompactorSettings,
+    calibration: Calibration,
+    seqs: readonly number[],
+  ): Promise<ContextView | undefined> {
+    const stubs = stubToolResults(context.raw, seqs, settings.tokenizer);
+    const outcome = await this.#options.channels.stubToolResults(channelKey, {
+      expectedGeneration: context.generation,
+      stubs,
+    });
+    const next = new WorkingContext(context);
+    next.replaceRaw(stubs);
+    if (outcome.kind === 'stale' || outcome.generation !== next.generation) return undefined;
+    const prompt = (contextTokens: number) =>
+      Math.round((contextTokens + settings.reservedTokens) * calibration.factor);
+    this.#emit({
+      event: 'compaction.microcompacted',
+      channel: channelKey,
+      tier: 'microcompact',
+      usage: this.usage(next.view(), settings, calibration),
+      fromSeq: seqs[0] ?? 0,
+      toSeq: seqs.at(-1) ?? 0,
+      tokensBefore: prompt(outcome.tokensBefore),
+      tokensAfter: prompt(outcome.tokensAfter),
+      messagesCompacted: outcome.stubbed,
+    });
+    return next.view();
   }
 
   /** Redis is down: an emergency still truncates (it needs no queue); nothing is enqueued. */

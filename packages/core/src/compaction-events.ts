@@ -15,16 +15,20 @@ export const COMPACTION_EVENTS = [
   'compaction.failed',
   'compaction.stale',
   'compaction.emergency',
+  'compaction.microcompacted',
   'compaction.reconciled',
   'compaction.memories_invalid',
 ] as const;
 
 export type CompactionEventName = (typeof COMPACTION_EVENTS)[number];
 
+/** The tiers events report: a pass's or truncation's, or `microcompact` for stubbed tool results. */
+export type EventTier = Tier | 'microcompact';
+
 export interface CompactionLogEvent {
   readonly event: CompactionEventName;
   readonly channel: string;
-  readonly tier: Tier;
+  readonly tier: EventTier;
   readonly usage?: number;
   /** Usage when a pass started now would land, at the channel's pace (see `decideAfterTurn`). */
   readonly projectedUsage?: number;

@@ -16,6 +16,7 @@ import {
   type SkipReason,
 } from './decide-after-turn.js';
 import type { ContextView, Tier } from './model.js';
+import { planMicrocompaction } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
 
 /** Assumed seconds from enqueue to splice until a pass of the channel has landed. */
@@ -104,6 +105,8 @@ export class CompactionMonitor {
    * decide with an empty list and never ask the queue, so a quiet channel's turn does no I/O.
    */
   needsQueue(policy: AfterTurnPolicy, turn: MonitorTurn): boolean {
+    // Microcompaction comes first and needs no queue; the decision after it asks again.
+    if (planMicrocompaction(turn.context.raw, turn.usage, policy).length > 0) return false;
     if (turn.usage >= policy.emergencyThreshold) return true;
     if (turn.context.spans.some((s) => s.kind === 'truncated')) return true;
     return passDue(turn.usage, projectedUsage(turn.usage, this.pace(turn.now)), policy);

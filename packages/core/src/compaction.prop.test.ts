@@ -1,8 +1,8 @@
 /**
  * Properties of the compaction core over random interleavings of appends, plans, follow-up plans
  * over the next disjoint range, job starts and finishes in any order (so passes over disjoint ranges
- * live at the same time and land in either order), emergency truncations, heals, and duplicated
- * (retried) results.
+ * live at the same time and land in either order), emergency truncations, heals, microcompaction
+ * (stubs for old tool results), and duplicated (retried) results.
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
@@ -11,6 +11,7 @@ import { contextProblems } from '../test/check-context.js';
 import type { ArchivedMessage, ContextMessage, Tier } from './model.js';
 import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planMicrocompaction, stubToolResults } from './plan-microcompaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import { WorkingContext } from './working-context.js';
 
@@ -21,6 +22,7 @@ const op = fc.oneof(
       kind: fc.constant('append' as const),
       tokens: fc.integer({ min: 1, max: 400 }),
       tools: fc.integer({ min: 0, max: 2 }),
+      resultTokens: fc.integer({ min: 7, max: 600 }),
     }),
   },
   {
@@ -57,6 +59,14 @@ const op = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('heal' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('microcompact' as const),
+      keep: fc.integer({ min: 0, max: 4 }),
+      minTokens: fc.integer({ min: 1, max: 300 }),
+    }),
+  },
 );
 
 interface Job {
@@ -86,8 +96,18 @@ type Outcomes = {
   gap: number;
   truncate: number;
   followUpSplice: number;
+  microcompact: number;
 };
-const noOutcomes = (): Outcomes => ({ splice: 0, stale: 0, noop: 0, gap: 0, truncate: 0, followUpSplice: 0 });
+const noOutcomes = (): Outcomes => ({
+  splice: 0,
+  stale: 0,
+  noop: 0,
+  gap: 0,
+  truncate: 0,
+  followUpSplice: 0,
+  microcompact: 0,
+});
+const tokenizer = new CharTokenizer();
 
 function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes()): Outcomes {
   const ctx = new WorkingContext();
@@ -119,7 +139,8 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
           tokens: o.tokens,
           toolCalls: ids.map((id) => ({ id, name: 'f', arguments: '{}' })),
         });
-        for (const id of ids) append({ role: 'tool', author: 'f', text: 'ok', tokens: 7, toolCallId: id });
+        for (const id of ids)
+          append({ role: 'tool', author: 'f', text: 'ok', tokens: o.resultTokens, toolCallId: id });
         break;
       }
       case 'plan': {
@@ -224,6 +245,37 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
         expect(again.kind).not.toBe('splice');
         break;
       }
+      case 'microcompact': {
+        const policy = {
+          microcompaction: true,
+          microcompactThreshold: 0.6,
+          backgroundThreshold: 0.8,
+          keepToolResults: o.keep,
+          microcompactMinTokens: o.minTokens,
+        };
+        const seqs = planMicrocompaction(ctx.view().raw, 1, policy);
+        if (seqs.length === 0) break;
+        const raw = ctx.view().raw;
+        const results = raw.filter((m) => m.role === 'tool');
+        // The newest `keep` results are never stubbed, and neither is a result under the minimum.
+        for (const m of results.slice(Math.max(0, results.length - o.keep)))
+          expect(seqs).not.toContain(m.seq);
+        const stubs = stubToolResults(raw, seqs, tokenizer);
+        expect(stubs.map((m) => m.seq)).toEqual(seqs);
+        for (const stub of stubs) {
+          const was = raw.find((m) => m.seq === stub.seq);
+          expect(was?.tokens).toBeGreaterThanOrEqual(o.minTokens);
+          expect(stub).toMatchObject({ role: 'tool', toolCallId: was?.toolCallId, stubbed: true });
+          expect(stub.text).toContain(`archived as #${stub.seq}`);
+        }
+        const before = ctx.generation;
+        ctx.replaceRaw(stubs);
+        seen.microcompact++;
+        expect(ctx.generation).toBe(before + 1);
+        // Stubbing is stable: the same context plans nothing more.
+        expect(planMicrocompaction(ctx.view().raw, 1, policy)).toEqual([]);
+        break;
+      }
       case 'emergency': {
         const before = ctx.tokens;
         const plan = planEmergencyTruncation({
@@ -276,6 +328,7 @@ describe('compaction core under random interleavings', () => {
     expect(seen.truncate).toBeGreaterThan(100);
     expect(seen.gap).toBeGreaterThan(10);
     expect(seen.followUpSplice).toBeGreaterThan(10);
+    expect(seen.microcompact).toBeGreaterThan(50);
   });
 
   test.prop([

@@ -5,6 +5,10 @@
  *
  * The rules, in order:
  *
+ * 0. **Microcompaction.** Usage at or above `microcompact_threshold` and old tool results to stub
+ *    (`planMicrocompaction`): stub them now, in the turn, then decide again on the smaller context.
+ *    It comes before every other rule because it loses nothing and needs no LLM: a context that
+ *    stubs its way under a threshold never needs the pass (or the truncation) that threshold starts.
  * 1. **Emergency.** Usage at or above `emergency_threshold`: truncate now, in the turn. Nothing holds
  *    it back: not a pass in flight, not the cooldown, not passes that did not help.
  * 2. **Is a pass due?** Yes when usage is at or above `background_threshold`, or when the channel's
@@ -34,6 +38,7 @@
  */
 import type { ContextView, Tier } from './model.js';
 import { type CompactionPlan, planCompaction, planHeal, tokensInRange } from './plan-compaction.js';
+import { type MicrocompactPolicy, planMicrocompaction } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
 
 /** Passes of one channel waiting or running at once: a head pass and one follow-up. */
@@ -68,7 +73,8 @@ export type AfterTurnPolicy = Pick<
   | 'summaryMaxTokens'
   | 'cooldownMs'
   | 'maxIneffectivePasses'
->;
+> &
+  MicrocompactPolicy;
 
 export interface AfterTurnInput {
   readonly context: ContextView;
@@ -91,6 +97,8 @@ export type SkipReason = 'in_flight' | 'ineffective' | 'empty' | 'all_protected'
 
 export type AfterTurnAction =
   | { readonly kind: 'none' }
+  /** Stub these raw tool results (seqs, oldest first), then decide again. */
+  | { readonly kind: 'microcompact'; readonly seqs: readonly number[] }
   | { readonly kind: 'emergency' }
   | {
       readonly kind: 'enqueue';
@@ -136,6 +144,8 @@ export function passDue(usage: number, projected: number, policy: AfterTurnPolic
 
 export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   const { usage, policy, context, inFlight } = input;
+  const stubs = planMicrocompaction(context.raw, usage, policy);
+  if (stubs.length > 0) return { kind: 'microcompact', seqs: stubs };
   if (usage >= policy.emergencyThreshold) return { kind: 'emergency' };
   const projected = projectedUsage(usage, input.pace);
 

@@ -18,6 +18,8 @@ import type {
   ReplaceSummaryOutcome,
   SpliceOutcome,
   StoredMessage,
+  StubOutcome,
+  StubRequest,
   SummaryReplacement,
   TruncationOutcome,
   TruncationRequest,
@@ -127,6 +129,35 @@ export class InMemoryChannelStore implements ChannelStore {
     if (plan.kind === 'nothing') return plan;
     const { tokensBefore, tokensAfter } = context.applyTruncation(plan);
     return { kind: 'truncate', plan, generation: context.generation, tokensBefore, tokensAfter };
+  }
+
+  async stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome> {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return { kind: 'stale', reason: 'no such channel' };
+    const { context } = channel;
+    if (request.expectedGeneration !== context.generation) {
+      return { kind: 'stale', reason: `the channel is at generation ${context.generation}` };
+    }
+    const raw = new Map(context.view().raw.map((m) => [m.seq, m]));
+    const unfit = request.stubs.find((stub) => {
+      const current = raw.get(stub.seq);
+      return current?.role !== 'tool' || current.stubbed === true || stub.stubbed !== true;
+    });
+    if (unfit) return { kind: 'stale', reason: `seq ${unfit.seq} is not a raw tool result to stub` };
+    const tokensBefore = context.tokens;
+    context.replaceRaw(request.stubs);
+    for (const stub of request.stubs) {
+      const stored = channel.archive[stub.seq - 1];
+      if (stored)
+        channel.archive[stub.seq - 1] = { ...stored, stub: { text: stub.text, tokens: stub.tokens } };
+    }
+    return {
+      kind: 'stubbed',
+      generation: context.generation,
+      tokensBefore,
+      tokensAfter: context.tokens,
+      stubbed: request.stubs.length,
+    };
   }
 
   async findAuthored(author: string): Promise<AuthoredSeqs[]> {

@@ -23,6 +23,7 @@ export * from './model.js';
 export * from './plan-compaction.js';
 export * from './plan-emergency-truncation.js';
 export * from './plan-memory-upsert.js';
+export * from './plan-microcompaction.js';
 export * from './plan-reconcile.js';
 export * from './plan-redaction.js';
 export * from './plan-snapshot.js';

@@ -35,6 +35,11 @@ export interface ContextMessage extends ArchivedMessage {
   readonly tokens: number;
   /** Set when the text was clipped: how many tokens of the original were left out. */
   readonly omittedTokens?: number;
+  /**
+   * Set when microcompaction put a stub in place of this tool result (`plan-microcompaction.ts`):
+   * `text` is the stub, `tokens` its count; the archive keeps the result whole.
+   */
+  readonly stubbed?: true;
 }
 
 export type Tier = 'background' | 'aggressive' | 'emergency';

@@ -25,6 +25,14 @@ export interface CompactionPolicy {
   readonly maxIneffectivePasses: number;
   /** One message above this many tokens enters the context clipped to head + tail. */
   readonly messageMaxTokens: number;
+  /** Whether old tool results are stubbed (microcompaction, the tier below background). */
+  readonly microcompaction: boolean;
+  /** Usage at which old tool results are stubbed (or `backgroundThreshold`, when that is lower). */
+  readonly microcompactThreshold: number;
+  /** The newest tool results of the context that are never stubbed. */
+  readonly keepToolResults: number;
+  /** Tool results below this many tokens are never stubbed. */
+  readonly microcompactMinTokens: number;
 }
 
 /** The model-side numbers the budget is computed from. */

@@ -1,5 +1,5 @@
 import type { Memory, MemoryType } from './memory.js';
-import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
+import type { ArchivedMessage, ContextMessage, ContextView, Span, Tier } from './model.js';
 import type { SummaryOutput } from './model-ports.js';
 import type { TruncationPlan } from './plan-emergency-truncation.js';
 import type { SeqRange } from './plan-redaction.js';
@@ -31,9 +31,14 @@ export interface AppendResult {
   readonly contextTokens: number;
 }
 
-/** Archived messages as the summarizer reads them: whole, with their full token counts. */
+/** Archived messages as the archive holds them: whole, with their full token counts. */
 export interface StoredMessage extends ArchivedMessage {
   readonly tokens: number;
+  /**
+   * Microcompaction stubbed this tool result: the stub the context holds in its place, and its
+   * tokens. A pass summarizes the stub, not the whole result (see `summarizedMessage`).
+   */
+  readonly stub?: { readonly text: string; readonly tokens: number };
 }
 
 export type SpliceOutcome =
@@ -67,6 +72,25 @@ export interface TruncationRequest {
   /** The generation the decision was made on; when the channel has moved on, nothing is cut. */
   readonly expectedGeneration?: number;
 }
+
+/** Microcompaction's stubs for raw tool results (`stubToolResults` in `plan-microcompaction.ts`). */
+export interface StubRequest {
+  /** The generation the stubs were planned on; when the channel has moved on, nothing changes. */
+  readonly expectedGeneration: number;
+  /** The context copies to store: same seq, the stub as text, its tokens, `stubbed` set. */
+  readonly stubs: readonly ContextMessage[];
+}
+
+export type StubOutcome =
+  | {
+      readonly kind: 'stubbed';
+      readonly generation: number;
+      /** Context tokens (spans and raw) before and after. */
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+      readonly stubbed: number;
+    }
+  | { readonly kind: 'stale'; readonly reason: string };
 
 /** A channel as `ChannelStore.listChannels` gives it: its counters, without spans or messages. */
 export interface ChannelSummary {
@@ -138,6 +162,13 @@ export interface ChannelStore {
   splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome>;
   /** Emergency truncation under the channel lock, planned on the state it finds there. */
   truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome>;
+  /**
+   * Microcompaction: puts stubs in place of raw tool results' context copies under the channel lock,
+   * if the channel is still at `expectedGeneration` and every stubbed seq is still a raw tool result
+   * not stubbed yet (else `stale`, nothing changed). The raw token total moves by the difference and
+   * the generation is bumped. The archive keeps the results whole; a pass over them reads the stubs.
+   */
+  stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome>;
   /** Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order). */
   findAuthored(author: string): Promise<AuthoredSeqs[]>;
   /**

@@ -1,13 +1,18 @@
 /** What `ebb simulate` is given (a transcript, options) and what it reports (its events). */
-import type { Tier } from './model.js';
+import type { EventTier } from './compaction-events.js';
+import type { Tier, ToolCall } from './model.js';
 import type { CompactionPolicy } from './policy.js';
 import type { Tokenizer } from './tokens.js';
 
 export interface TranscriptMessage {
-  readonly role: 'user' | 'assistant';
+  readonly role: 'user' | 'assistant' | 'tool';
   readonly author: string;
   readonly text: string;
   readonly ts?: string;
+  /** An assistant message that calls tools; its results are the `tool` messages right after it. */
+  readonly toolCalls?: readonly ToolCall[];
+  /** A tool result: the id of the call it answers. */
+  readonly toolCallId?: string;
 }
 
 export interface SimulationOptions {
@@ -32,6 +37,7 @@ export type SimulationEventName =
   | 'completed'
   | 'stale'
   | 'emergency'
+  | 'microcompacted'
   | 'failed';
 
 export interface MessageEvent {
@@ -46,7 +52,7 @@ export interface MessageEvent {
 export interface CompactionEvent {
   readonly type: 'compaction';
   readonly event: SimulationEventName;
-  readonly tier: Tier;
+  readonly tier: EventTier;
   /** The turn (seq of the newest message) it happened on. */
   readonly seq: number;
   readonly fromSeq: number | null;
@@ -84,6 +90,9 @@ export interface SummaryEvent {
   readonly ineffective: number;
   readonly summarizerInputTokens: number;
   readonly summarizerOutputTokens: number;
+  /** Turns on which microcompaction stubbed tool results, and how many results it stubbed. */
+  readonly microcompactions: number;
+  readonly stubbedResults: number;
 }
 
 export type SimulationEvent = MessageEvent | CompactionEvent | SummaryEvent;

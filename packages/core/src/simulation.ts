@@ -8,12 +8,14 @@
  * ahead of it). Pure and synchronous: the CLI reads the transcript and prints the events.
  */
 import { admitPass } from './admit-pass.js';
+import type { EventTier } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { AfterTurnAction, EnqueueMode, PassInFlight } from './decide-after-turn.js';
 import { measureMessage } from './measure-message.js';
 import type { ArchivedMessage, ContextView, Tier } from './model.js';
 import type { CompactionPlan } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { stubToolResults } from './plan-microcompaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import { TRUNCATION_MARKER } from './render-context.js';
 import { roundUsage } from './round-usage.js';
@@ -46,6 +48,8 @@ export class Simulation {
   /** Tokens of each archived message, whole (the context may hold a clipped copy). */
   readonly #archiveTokens: number[] = [];
   readonly #markerTokens: number;
+  /** Stubs microcompaction put in place of tool results, by seq: what a later pass summarizes. */
+  readonly #stubs = new Map<number, { readonly text: string; readonly tokens: number }>();
   /** Passes waiting or running, oldest range first. */
   #jobs: SimJob[] = [];
   #jobCount = 0;
@@ -63,6 +67,8 @@ export class Simulation {
     ineffective: 0,
     summarizerInputTokens: 0,
     summarizerOutputTokens: 0,
+    microcompactions: 0,
+    stubbedResults: 0,
   };
 
   constructor(options: SimulationOptions) {
@@ -147,6 +153,27 @@ export class Simulation {
             projectedUsage: roundUsage(action.projectedUsage),
           });
         return;
+      case 'microcompact': {
+        const stubs = stubToolResults(this.#context.view().raw, action.seqs, this.#options.tokenizer);
+        const tokensBefore = this.#contextTokens();
+        this.#context.replaceRaw(stubs);
+        for (const stub of stubs) this.#stubs.set(stub.seq, { text: stub.text, tokens: stub.tokens });
+        this.#totals.microcompactions++;
+        this.#totals.stubbedResults += stubs.length;
+        this.#event('microcompacted', 'microcompact', {
+          fromSeq: action.seqs[0] ?? 0,
+          toSeq: action.seqs.at(-1) ?? 0,
+          tokensBefore,
+          tokensAfter: this.#contextTokens(),
+        });
+        // Decide again on the smaller context, as the bot does.
+        const { action: next, report: again } = this.#monitor.decide(this.#options.policy, {
+          ...this.#monitorTurn(),
+          inFlight: this.#inFlight(),
+        });
+        this.#carryOut(next, again);
+        return;
+      }
       case 'emergency':
         this.#event('triggered', 'emergency');
         if (this.#truncate()) {
@@ -243,6 +270,7 @@ export class Simulation {
       context: this.#context.view(),
       archive: this.#archive,
       archiveTokens: this.#archiveTokens,
+      stubs: this.#stubs,
       tokenizer: this.#options.tokenizer,
       maxTokens: this.#options.policy.summaryMaxTokens,
     });
@@ -327,7 +355,7 @@ export class Simulation {
 
   #event(
     event: SimulationEventName,
-    tier: Tier,
+    tier: EventTier,
     fields: Partial<
       Pick<
         CompactionEvent,

@@ -20,6 +20,8 @@ export interface ArchiveSummaryInput {
   readonly archive: readonly ArchivedMessage[];
   /** Tokens of each archived message, whole (the context may hold a clipped copy). */
   readonly archiveTokens: readonly number[];
+  /** Stubs of microcompacted tool results by seq: a pass reads these in place of the results. */
+  readonly stubs?: ReadonlyMap<number, { readonly text: string; readonly tokens: number }>;
   readonly tokenizer: Tokenizer;
   readonly maxTokens: number;
 }
@@ -68,6 +70,7 @@ export function summarizeFromArchive(input: ArchiveSummaryInput): ArchiveSummary
 function takeArchived(input: ArchiveSummaryInput, seq: number, into: ArchivedMessage[]): number {
   const message = input.archive[seq - 1];
   if (!message) throw new InvariantError(`seq ${seq} is not archived`);
-  into.push(message);
-  return input.archiveTokens[seq - 1] ?? 0;
+  const stub = input.stubs?.get(seq);
+  into.push(stub === undefined ? message : { ...message, text: stub.text });
+  return stub?.tokens ?? input.archiveTokens[seq - 1] ?? 0;
 }

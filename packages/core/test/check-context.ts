@@ -14,6 +14,10 @@ export function contextProblems(view: ContextView, archive: readonly ArchivedMes
   }
   for (const m of view.raw) {
     if (m.seq !== next) problems.push(`raw message ${m.seq} should be ${next}`);
+    // A context copy (clipped, or a stub) is the same message: its role and pairing are the archive's.
+    const archived = archive[m.seq - 1];
+    if (archived && (archived.role !== m.role || archived.toolCallId !== m.toolCallId))
+      problems.push(`raw message ${m.seq} is not the archive's ${archived.role} message`);
     next = m.seq + 1;
   }
   if (next - 1 !== view.headSeq) problems.push(`context ends at ${next - 1}, head is ${view.headSeq}`);

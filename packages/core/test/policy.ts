@@ -14,6 +14,10 @@ export function testPolicy(overrides: Partial<CompactionPolicy> = {}): Compactio
     cooldownMs: 10_000,
     maxIneffectivePasses: 3,
     messageMaxTokens: 32_000,
+    microcompaction: true,
+    microcompactThreshold: 0.6,
+    keepToolResults: 3,
+    microcompactMinTokens: 200,
     ...overrides,
   };
 }

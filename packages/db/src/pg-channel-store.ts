@@ -23,6 +23,8 @@ import {
   type Span,
   type SpliceOutcome,
   type StoredMessage,
+  type StubOutcome,
+  type StubRequest,
   type SummaryReplacement,
   type SummaryResult,
   type TruncationOutcome,
@@ -33,6 +35,7 @@ import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
 import { dbCall } from './pg-errors.js';
+import { stubToolResults } from './pg-microcompaction.js';
 import {
   redactArchive,
   redactRetiredSpans,
@@ -135,6 +138,8 @@ export class PgChannelStore implements ChannelStore {
               text: sql<string>`coalesce(${messages.contextContent}, ${messages.content})`,
               tokens: messages.contextTokens,
               omittedTokens: messages.omittedTokens,
+              // Absent (null) unless stubbed, as the core's optional `stubbed: true`.
+              stubbed: sql<true | null>`case when ${messages.stubbed} then true end`,
               ts: messages.ts,
               toolCalls: messages.toolCalls,
               toolCallId: messages.toolCallId,
@@ -194,11 +199,19 @@ export class PgChannelStore implements ChannelStore {
           ts: messages.ts,
           toolCalls: messages.toolCalls,
           toolCallId: messages.toolCallId,
+          stubbed: messages.stubbed,
+          stubText: messages.contextContent,
+          stubTokens: messages.contextTokens,
         })
         .from(messages)
         .where(and(eq(messages.channelKey, channelKey), between(messages.seq, fromSeq, toSeq)))
         .orderBy(asc(messages.seq));
-      return rows.map((r): StoredMessage => withoutNulls(r));
+      return rows.map(({ stubbed, stubText, stubTokens, ...r }): StoredMessage => {
+        const message = withoutNulls(r);
+        return stubbed && stubText !== null
+          ? { ...message, stub: { text: stubText, tokens: stubTokens } }
+          : message;
+      });
     });
   }
 
@@ -322,6 +335,10 @@ export class PgChannelStore implements ChannelStore {
         return { kind: 'truncate', plan, generation, tokensBefore, tokensAfter: spanTokens + rawTokens };
       }),
     );
+  }
+
+  stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome> {
+    return dbCall('stubToolResults', () => stubToolResults(this.#db, channelKey, request));
   }
 
   findAuthored(author: string): Promise<AuthoredSeqs[]> {

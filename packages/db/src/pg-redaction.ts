@@ -119,6 +119,7 @@ export function redactArchive(
           tokens: t.tokens,
           contextTokens: t.tokens,
           omittedTokens: null,
+          stubbed: false,
           toolCalls: t.toolCalls === undefined ? null : [...t.toolCalls],
         })
         .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));

@@ -62,13 +62,18 @@ export const messages = pgTable(
     author: text('author').notNull(),
     /** The whole text, forever. */
     content: text('content').notNull(),
-    /** The clipped copy the context holds when the message is above the per-message cap. */
+    /**
+     * The copy the context holds: the clipped text of a message above the per-message cap, or the
+     * stub microcompaction put in place of a tool result (`stubbed`).
+     */
     contextContent: text('context_content'),
     /** Tokens of the whole message. */
     tokens: integer('tokens').notNull(),
     /** Tokens of the message as it enters the context. */
     contextTokens: integer('context_tokens').notNull(),
     omittedTokens: integer('omitted_tokens'),
+    /** Microcompaction stubbed this tool result: `context_content` is the stub, and a pass reads it. */
+    stubbed: boolean('stubbed').notNull().default(false),
     platformMessageId: text('platform_message_id'),
     toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
     toolCallId: text('tool_call_id'),

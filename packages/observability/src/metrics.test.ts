@@ -203,6 +203,25 @@ describe('createMetrics', () => {
     expect(value(text, 'ebb_compaction_reconciled_total', { action: 'requeued' })).toBe(1);
   });
 
+  it('counts stubbed tool results and the tokens the stubs saved, never as a pass', async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    metrics.onCompactionEvent({
+      event: 'compaction.microcompacted',
+      channel: 'web:a',
+      tier: 'microcompact',
+      fromSeq: 4,
+      toSeq: 9,
+      tokensBefore: 90_000,
+      tokensAfter: 71_000,
+      messagesCompacted: 3,
+    });
+    const text = await metrics.metricsText();
+    expect(value(text, 'ebb_microcompacted_results_total')).toBe(3);
+    expect(value(text, 'ebb_compaction_tokens_saved_total', { tier: 'microcompact' })).toBe(19_000);
+    const passes = samples(text, 'ebb_compaction_passes_total').reduce((n, s) => n + s.value, 0);
+    expect(passes).toBe(0);
+  });
+
   it('times completed passes only, per tier', async () => {
     const text = await fedMetrics().metricsText();
     const background = { tier: 'background' };

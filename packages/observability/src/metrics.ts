@@ -126,6 +126,7 @@ export function passOutcome(event: CompactionEventName): PassOutcome | undefined
     case 'compaction.started':
     case 'compaction.reconciled':
     case 'compaction.memories_invalid':
+    case 'compaction.microcompacted':
       return undefined;
   }
 }
@@ -154,8 +155,13 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   });
   const tokensSaved = new Counter({
     name: 'ebb_compaction_tokens_saved_total',
-    help: 'Context tokens removed by passes and emergency truncations (tokens before minus tokens after).',
+    help: 'Context tokens removed by passes, emergency truncations and microcompaction stubs (tokens before minus tokens after).',
     labelNames: ['tier'] as const,
+    registers,
+  });
+  const microcompacted = new Counter({
+    name: 'ebb_microcompacted_results_total',
+    help: 'Tool results microcompaction put a stub in place of (no LLM call; the archive keeps them whole).',
     registers,
   });
   const emergencies = new Counter({
@@ -290,6 +296,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     tokensSaved.inc({ tier }, 0);
     passDuration.zero({ tier });
   }
+  tokensSaved.inc({ tier: 'microcompact' }, 0);
   passes.inc({ tier: 'emergency', outcome: 'emergency' }, 0);
   for (const reason of MEMORY_REJECT_REASONS) memoriesRejected.inc({ reason }, 0);
   for (const reason of MEMORY_REPAIR_REASONS) memoriesRepaired.inc({ reason }, 0);
@@ -313,8 +320,14 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
         if (REJECT_REASONS.has(reason)) memoriesRejected.inc({ reason }, count(n ?? 0));
       for (const [reason, n] of Object.entries(event.memoriesRepaired ?? {}))
         if (REPAIR_REASONS.has(reason)) memoriesRepaired.inc({ reason }, count(n ?? 0));
+      if (event.event === 'compaction.microcompacted') {
+        microcompacted.inc(count(event.messagesCompacted ?? 0));
+        if (event.tokensBefore !== undefined && event.tokensAfter !== undefined)
+          tokensSaved.inc({ tier: 'microcompact' }, count(event.tokensBefore - event.tokensAfter));
+        return;
+      }
       const outcome = passOutcome(event.event);
-      if (outcome === undefined) return;
+      if (outcome === undefined || event.tier === 'microcompact') return;
       const { tier } = event;
       passes.inc({ tier, outcome });
       if (outcome === 'completed' && event.durationMs !== undefined)

@@ -115,7 +115,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     }
   }
 
-  const OUTCOMES = { 'compaction.started': 'running', 'compaction.completed': 'completed', 'compaction.failed': 'failed', 'compaction.stale': 'stale', 'compaction.skipped': 'skipped', 'compaction.emergency': 'emergency' };
+  const OUTCOMES = { 'compaction.started': 'running', 'compaction.completed': 'completed', 'compaction.failed': 'failed', 'compaction.stale': 'stale', 'compaction.skipped': 'skipped', 'compaction.emergency': 'emergency', 'compaction.microcompacted': 'microcompacted' };
   let timer;
   const soon = () => { clearTimeout(timer); timer = setTimeout(refresh, 150); };
 

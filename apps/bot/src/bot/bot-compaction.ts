@@ -60,7 +60,7 @@ export class BotCompaction {
   }
 
   settingsOf(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
-    return compactorSettingsOf(settings, this.promptTokens(tokenizer, settings.bot.systemPrompt));
+    return compactorSettingsOf(settings, tokenizer, this.promptTokens(tokenizer, settings.bot.systemPrompt));
   }
 
   /** Runs the monitor; returns the usage after it acted. */

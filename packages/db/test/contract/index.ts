@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import { channelBasicsCases } from './channel-basics.js';
 import { forgettingCases } from './forgetting.js';
 import { memoriesCases } from './memories.js';
+import { microcompactionCases } from './microcompaction.js';
 import { runsCases } from './runs.js';
 import { spliceCases } from './splice.js';
 import type { ContractContext, ContractStores } from './support.js';
@@ -28,6 +29,7 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
     channelBasicsCases(current);
     spliceCases(current);
     truncateCases(current);
+    microcompactionCases(current);
     forgettingCases(current);
     memoriesCases(current);
     runsCases(current);

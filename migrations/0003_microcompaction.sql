@@ -1,0 +1,1 @@
+ALTER TABLE "messages" ADD COLUMN "stubbed" boolean DEFAULT false NOT NULL;

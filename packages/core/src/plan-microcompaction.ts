@@ -1,0 +1,99 @@
+/**
+ * Microcompaction, the first tier: once usage reaches `microcompact_threshold` (or the background
+ * threshold, when a channel set that lower), tool results older
+ * than the newest `keep_tool_results` and at least `microcompact_min_tokens` large are replaced in
+ * the working context by a stub that names the tool, its size and the seq the archive keeps it
+ * under. No LLM call, synchronous, and cheap: a build log that took a quarter of the window becomes
+ * one line long before a summary is needed, and `read_history` brings back the exact text.
+ *
+ * A stub is the message's context copy, like a clipped message's head + tail: the message keeps its
+ * seq, role and `toolCallId` in the raw tail, so a call is never separated from its result (the
+ * stub answers the call) and the spans' tiling of the prefix is untouched. A pass that later covers
+ * the message summarizes the stub, not the whole result; the archive keeps the result whole.
+ */
+import type { ContextMessage } from './model.js';
+import type { CompactionPolicy } from './policy.js';
+import type { StoredMessage } from './ports.js';
+import { messageTokens, type Tokenizer } from './tokens.js';
+import { plainText } from './untrusted-text.js';
+
+export type MicrocompactPolicy = Pick<
+  CompactionPolicy,
+  | 'microcompaction'
+  | 'microcompactThreshold'
+  | 'keepToolResults'
+  | 'microcompactMinTokens'
+  | 'backgroundThreshold'
+>;
+
+/** Characters of a result's first line the stub shows. */
+const FIRST_LINE_CHARS = 80;
+
+/**
+ * The seqs of the raw tool results to stub now, oldest first; empty when none qualifies or
+ * microcompaction is off. Stubs count among the newest kept results, so stubbing is stable: the
+ * same context plans nothing twice.
+ */
+export function planMicrocompaction(
+  raw: readonly ContextMessage[],
+  usage: number,
+  policy: MicrocompactPolicy,
+): number[] {
+  // The first tier also where a channel lowered background_threshold below microcompact_threshold.
+  const from = Math.min(policy.microcompactThreshold, policy.backgroundThreshold);
+  if (!policy.microcompaction || usage < from) return [];
+  const seqs: number[] = [];
+  let newer = 0;
+  for (let i = raw.length - 1; i >= 0; i--) {
+    const m = raw[i];
+    if (m?.role !== 'tool') continue;
+    newer++;
+    if (newer <= policy.keepToolResults || m.stubbed) continue;
+    if (m.tokens >= policy.microcompactMinTokens) seqs.push(m.seq);
+  }
+  return seqs.reverse();
+}
+
+/** The stub the model reads in place of a tool result. */
+export function renderStub(toolName: string, resultTokens: number, seq: number, text: string): string {
+  const first = plainText(text)
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '');
+  const line =
+    first === undefined
+      ? ''
+      : `: ${first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first}`;
+  return `[tool result of ${toolName}, ${resultTokens.toLocaleString('en-US')} tokens, archived as #${seq}${line}] Call read_history with from_seq ${seq} and to_seq ${seq} for the whole result.`;
+}
+
+/**
+ * The stubs for `seqs` of `raw` as context entries. The tool's name comes from the call the result
+ * answers (just before it in the raw tail); its size is the whole result's, a clipped copy included.
+ */
+export function stubToolResults(
+  raw: readonly ContextMessage[],
+  seqs: readonly number[],
+  tokenizer: Tokenizer,
+): ContextMessage[] {
+  const wanted = new Set(seqs);
+  const names = new Map<string, string>();
+  const stubs: ContextMessage[] = [];
+  for (const m of raw) {
+    for (const call of m.toolCalls ?? []) names.set(call.id, call.name);
+    if (!wanted.has(m.seq) || m.role !== 'tool') continue;
+    const name = (m.toolCallId && names.get(m.toolCallId)) || 'a tool';
+    const resultTokens = m.tokens + (m.omittedTokens ?? 0);
+    const { omittedTokens: _clipped, ...rest } = m;
+    const text = renderStub(name, resultTokens, m.seq, m.text);
+    stubs.push({ ...rest, text, tokens: messageTokens(tokenizer, { ...rest, text }), stubbed: true });
+  }
+  return stubs;
+}
+
+/** A stored message as a pass reads it: the stub in place of a stubbed tool result, else whole. */
+export function summarizedMessage(message: StoredMessage): StoredMessage {
+  if (message.stub === undefined) return message;
+  const { stub, ...rest } = message;
+  return { ...rest, text: stub.text, tokens: stub.tokens };
+}
