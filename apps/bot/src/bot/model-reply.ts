@@ -102,7 +102,9 @@ export class ModelReplier {
       const reports = await Promise.all(
         calls.map((call) => tools.call(call, { timeoutMs: settings.tools.callTimeoutMs })),
       );
-      reports.forEach((report, i) => this.#report(calls[i] as ToolCall, report, tools, log));
+      reports.forEach((report, i) => {
+        this.#report(calls[i] as ToolCall, report, tools, log);
+      });
       // The calls and all their results go in together, in order; only then may the monitor cut.
       const ts = new Date().toISOString();
       const archived: AppendedMessage[] = [
