@@ -99,7 +99,7 @@ describe('ChannelCompactor emergencies', () => {
   });
 });
 
-/** `calls` tool turns (a call, then its 200-token result) after `before` 20-token messages. */
+/** `calls` tool turns (a call, then its 170-token result) after `before` 20-token messages. */
 async function channelWithToolResults(before: number, calls: number) {
   const channels = await channelWith(before);
   for (let i = 0; i < calls; i++) {
@@ -118,8 +118,8 @@ async function channelWithToolResults(before: number, calls: number) {
       author: 'ci',
       text,
       toolCallId: id,
-      tokens: 200,
-      contextTokens: 200,
+      tokens: 170,
+      contextTokens: 170,
     });
   }
   return channels;
@@ -127,8 +127,8 @@ async function channelWithToolResults(before: number, calls: number) {
 
 describe('ChannelCompactor microcompaction', () => {
   it('stubs the tool results older than the newest three, in the store too, and queues nothing', async () => {
-    // 5 × (10 + 200) = 1,050 tokens of a 1,000-token budget is past every threshold; two stubs alone
-    // bring it under the background threshold, so neither a pass nor a truncation follows.
+    // 5 × (10 + 170) = 900 tokens of a 1,000-token budget is past the aggressive threshold; two stubs
+    // alone bring it under the background threshold, so no pass follows.
     const channels = await channelWithToolResults(0, 5);
     const queue = new RecordingQueue();
     const events: CompactionLogEvent[] = [];
@@ -139,11 +139,20 @@ describe('ChannelCompactor microcompaction', () => {
       markerTokens: 10,
       onEvent: (e) => events.push(e),
     });
-    const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
+    const smallResults = {
+      ...settings,
+      policy: testPolicy({ protectRecent: 2, microcompactMinTokens: 100 }),
+    };
+    const result = await compactor.afterTurn(
+      KEY,
+      await channels.loadContext(KEY),
+      smallResults,
+      UNCALIBRATED,
+    );
     const stubbed = result.context?.raw.filter((m) => m.stubbed).map((m) => m.seq);
     expect(stubbed).toEqual([2, 4]);
     expect(result.context?.raw.find((m) => m.seq === 2)?.text).toMatch(
-      /^\[tool result of ci\.build_log, 200 tokens, archived as #2: build 0 failed\]/,
+      /^\[tool result of ci\.build_log, 170 tokens, archived as #2: build 0 failed\]/,
     );
     expect(result.action).toEqual({ kind: 'none' });
     expect(queue.jobs).toEqual([]);
@@ -185,7 +194,10 @@ describe('ChannelCompactor microcompaction', () => {
       queue: new RecordingQueue(),
       markerTokens: 10,
     });
-    const off = { ...settings, policy: testPolicy({ protectRecent: 2, microcompaction: false }) };
+    const off = {
+      ...settings,
+      policy: testPolicy({ protectRecent: 2, microcompactMinTokens: 100, microcompaction: false }),
+    };
     const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), off, UNCALIBRATED);
     expect(result.context?.raw.some((m) => m.stubbed) ?? false).toBe(false);
   });

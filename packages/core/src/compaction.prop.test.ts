@@ -250,6 +250,7 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
           microcompaction: true,
           microcompactThreshold: 0.6,
           backgroundThreshold: 0.8,
+          emergencyThreshold: 1.1,
           keepToolResults: o.keep,
           microcompactMinTokens: o.minTokens,
         };

@@ -29,6 +29,14 @@ describe('planMicrocompaction', () => {
     ]);
   });
 
+  it('keeps only the newest result whole at the emergency threshold', () => {
+    expect(planMicrocompaction(toolTurns(), 0.949, policy)).toEqual([2, 4]);
+    expect(planMicrocompaction(toolTurns(), 0.95, policy)).toEqual([2, 4, 6, 8]);
+    expect(planMicrocompaction(toolTurns(), 0.97, testPolicy({ keepToolResults: 0 }))).toEqual([
+      2, 4, 6, 8, 10,
+    ]);
+  });
+
   it('waits for the threshold, and does nothing when switched off', () => {
     expect(planMicrocompaction(toolTurns(), 0.59, policy)).toEqual([]);
     // A channel that lowered the background threshold below it still stubs before its passes.
@@ -96,7 +104,7 @@ describe('microcompaction in the after-turn decision', () => {
   });
 
   it('comes before an emergency: stubbing loses nothing, a truncation sets messages aside', () => {
-    expect(decideAfterTurn(input(0.97))).toEqual({ kind: 'microcompact', seqs: [2, 4] });
+    expect(decideAfterTurn(input(0.97))).toEqual({ kind: 'microcompact', seqs: [2, 4, 6, 8] });
   });
 
   it('comes before a background pass, and not below its threshold', () => {

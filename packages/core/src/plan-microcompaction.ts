@@ -24,6 +24,7 @@ export type MicrocompactPolicy = Pick<
   | 'keepToolResults'
   | 'microcompactMinTokens'
   | 'backgroundThreshold'
+  | 'emergencyThreshold'
 >;
 
 /** Characters of a result's first line the stub shows. */
@@ -33,6 +34,10 @@ const FIRST_LINE_CHARS = 80;
  * The seqs of the raw tool results to stub now, oldest first; empty when none qualifies or
  * microcompaction is off. Stubs count among the newest kept results, so stubbing is stable: the
  * same context plans nothing twice.
+ *
+ * At the emergency threshold only the newest result is kept whole (the one the model is most
+ * likely working on): stubbing the others loses nothing the archive does not keep, while the
+ * truncation they would otherwise meet sets half the context aside.
  */
 export function planMicrocompaction(
   raw: readonly ContextMessage[],
@@ -42,13 +47,15 @@ export function planMicrocompaction(
   // The first tier also where a channel lowered background_threshold below microcompact_threshold.
   const from = Math.min(policy.microcompactThreshold, policy.backgroundThreshold);
   if (!policy.microcompaction || usage < from) return [];
+  const keep =
+    usage >= policy.emergencyThreshold ? Math.min(policy.keepToolResults, 1) : policy.keepToolResults;
   const seqs: number[] = [];
   let newer = 0;
   for (let i = raw.length - 1; i >= 0; i--) {
     const m = raw[i];
     if (m?.role !== 'tool') continue;
     newer++;
-    if (newer <= policy.keepToolResults || m.stubbed) continue;
+    if (newer <= keep || m.stubbed) continue;
     if (m.tokens >= policy.microcompactMinTokens) seqs.push(m.seq);
   }
   return seqs.reverse();
