@@ -1,7 +1,8 @@
 /**
  * Transcripts for `ebb simulate`: JSON Lines, one message a line,
- * `{"role":"user"|"assistant","author":"…","text":"…","ts":"…"}`. Read as a stream so a
- * 100,000-message file never sits in memory as one string.
+ * `{"role":"user"|"assistant"|"tool","author":"…","text":"…","ts":"…"}`, with `toolCalls`
+ * (`[{"id","name","arguments"}]`) on an assistant message that calls tools and `toolCallId` on each
+ * result. Read as a stream so a 100,000-message file never sits in memory as one string.
  */
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -9,12 +10,27 @@ import type { TranscriptMessage } from '@ebb/core';
 import { z } from 'zod';
 import { BotError } from './errors.js';
 
-const TranscriptLine = z.strictObject({
-  role: z.enum(['user', 'assistant']),
-  author: z.string().min(1),
-  text: z.string(),
-  ts: z.string().optional(),
-});
+const TranscriptLine = z
+  .strictObject({
+    role: z.enum(['user', 'assistant', 'tool']),
+    author: z.string().min(1),
+    text: z.string(),
+    ts: z.string().optional(),
+    /** An assistant message's tool calls; their results are the `tool` lines right after it. */
+    toolCalls: z
+      .array(z.strictObject({ id: z.string().min(1), name: z.string().min(1), arguments: z.string() }))
+      .optional(),
+    /** A tool result: the id of the call it answers. */
+    toolCallId: z.string().min(1).optional(),
+  })
+  .refine((m) => m.toolCalls === undefined || m.role === 'assistant', {
+    message: 'only an assistant message makes tool calls',
+    path: ['toolCalls'],
+  })
+  .refine((m) => (m.role === 'tool') === (m.toolCallId !== undefined), {
+    message: 'a tool message, and only a tool message, answers a call (toolCallId)',
+    path: ['toolCallId'],
+  });
 
 export class TranscriptError extends BotError {
   constructor(
@@ -39,8 +55,7 @@ export function parseTranscriptLine(text: string, file: string, line: number): T
     const problems = parsed.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`);
     throw new TranscriptError(file, line, problems.join('; '));
   }
-  const { ts, ...rest } = parsed.data;
-  return ts === undefined ? rest : { ...rest, ts };
+  return withoutUndefined(parsed.data);
 }
 
 /** The messages of a transcript file in order; blank lines are skipped. */
@@ -55,4 +70,15 @@ export async function* readTranscript(file: string): AsyncGenerator<TranscriptMe
     if (text.trim() === '') continue;
     yield parseTranscriptLine(text, file, n);
   }
+}
+
+/** The message without the optional fields the line left out (the core's optional fields are absent, not undefined). */
+function withoutUndefined(line: z.output<typeof TranscriptLine>): TranscriptMessage {
+  const { ts, toolCalls, toolCallId, ...rest } = line;
+  return {
+    ...rest,
+    ...(ts === undefined ? {} : { ts }),
+    ...(toolCalls === undefined ? {} : { toolCalls }),
+    ...(toolCallId === undefined ? {} : { toolCallId }),
+  };
 }

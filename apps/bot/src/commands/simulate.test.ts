@@ -120,6 +120,44 @@ describe('ebb simulate errors', () => {
     expect(io2.stderr()).toMatch(/broken\.jsonl:2: not valid JSON/);
   });
 
+  it('names a missing or invalid config file and its rule, not a stack', async () => {
+    const io = capture();
+    expect(await main(['simulate', transcriptFile, '--config', join(dir, 'nope.toml')], io)).toBe(1);
+    expect(io.stderr()).toMatch(/nope\.toml: config file not found/);
+    const invalid = join(dir, 'invalid.toml');
+    writeFileSync(invalid, '[compaction]\nkeep_tool_results = -1\n');
+    const io2 = capture();
+    expect(await main(['simulate', transcriptFile, '--config', invalid], io2)).toBe(1);
+    expect(io2.stderr()).toMatch(/invalid\.toml: compaction\.keep_tool_results: must be an integer >= 0/);
+    expect(io2.stderr()).not.toMatch(/\n\s+at /);
+  });
+
+  it('refuses tool lines that do not pair: a result without its call id, a call on a user line', async () => {
+    const bad = join(dir, 'bad-tools.jsonl');
+    writeFileSync(
+      bad,
+      [
+        '{"role":"assistant","author":"ebb","text":"","toolCalls":[{"id":"c1","name":"ci.log","arguments":"{}"}]}',
+        '{"role":"tool","author":"ci.log","text":"ok"}',
+      ].join('\n'),
+    );
+    const io = capture();
+    expect(await main(['simulate', bad, '--json'], io)).toBe(1);
+    expect(io.stderr()).toMatch(
+      /bad-tools\.jsonl:2: toolCallId: a tool message, and only a tool message, answers a call/,
+    );
+    const onUser = join(dir, 'user-calls.jsonl');
+    writeFileSync(
+      onUser,
+      '{"role":"user","author":"a","text":"","toolCalls":[{"id":"c","name":"n","arguments":""}]}\n',
+    );
+    const io2 = capture();
+    expect(await main(['simulate', onUser, '--json'], io2)).toBe(1);
+    expect(io2.stderr()).toMatch(
+      /user-calls\.jsonl:1: toolCalls: only an assistant message makes tool calls/,
+    );
+  });
+
   it('names a missing transcript, and rejects bad arguments with usage', async () => {
     const io = capture();
     expect(await main(['simulate', join(dir, 'missing.jsonl')], io)).toBe(1);
@@ -130,5 +168,69 @@ describe('ebb simulate errors', () => {
     const io3 = capture();
     expect(await main(['simulate', transcriptFile, '--frobnicate'], io3)).toBe(2);
     expect(io3.stderr()).toContain("Unknown option '--frobnicate'");
+  });
+});
+
+describe('ebb simulate on a tool-heavy transcript', () => {
+  const tools = join(dir, 'tools.jsonl');
+  const on = join(dir, 'microcompaction-on.toml');
+  const off = join(dir, 'microcompaction-off.toml');
+
+  beforeAll(async () => {
+    const io = capture();
+    expect(await main(['transcript', '--tools', '--messages', '1500', '--seed', '3'], io)).toBe(0);
+    writeFileSync(tools, `${io.stdout()}\n`);
+    writeFileSync(on, `${readConfig()}\n`);
+    writeFileSync(off, `${readConfig()}\nmicrocompaction = false\n`);
+  });
+
+  /** The small-window config of this file, its [compaction] section last so a key can be added. */
+  const readConfig = () =>
+    '[llm]\ncontext_window = 16000\nmax_output_tokens = 1000\n[memory]\nrecall_max_tokens = 200\n[compaction]\nsummary_max_tokens = 800';
+
+  const summaryOf = async (config: string) => {
+    const io = capture();
+    expect(await main(['simulate', tools, '--config', config, '--json'], io)).toBe(0);
+    const lines = io
+      .stdout()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    return { summary: lines.at(-1), events: lines.filter((l) => l.type === 'compaction') };
+  };
+
+  it('prints tool turns: calls with their results right after them', async () => {
+    const io = capture();
+    await main(['transcript', '--tools', '--messages', '400', '--seed', '3'], io);
+    const messages = io
+      .stdout()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(messages).toHaveLength(400);
+    const calls = messages.flatMap((m, i) =>
+      (m.toolCalls ?? []).map((c: { id: string }) => ({ id: c.id, i })),
+    );
+    expect(calls.length).toBeGreaterThan(5);
+    for (const { id, i } of calls) {
+      const results = messages.slice(i + 1).findIndex((m) => m.role !== 'tool');
+      const answered = messages.slice(i + 1, i + 1 + results).map((m) => m.toolCallId);
+      expect(answered).toContain(id);
+    }
+  });
+
+  it('stubs old tool results and needs fewer passes and summarizer tokens than without', async () => {
+    const onRun = await summaryOf(on);
+    const offRun = await summaryOf(off);
+    expect(onRun.summary.stubbedResults).toBeGreaterThan(10);
+    expect(
+      onRun.events.some(
+        (e: { event: string; tier: string }) => e.event === 'microcompacted' && e.tier === 'microcompact',
+      ),
+    ).toBe(true);
+    expect(offRun.summary.stubbedResults).toBe(0);
+    expect(onRun.summary.archived).toBe(1500);
+    const passes = (s: { tiers: Record<'background' | 'aggressive' | 'emergency', number>; heals: number }) =>
+      s.tiers.background + s.tiers.aggressive + s.tiers.emergency + s.heals;
+    expect(passes(onRun.summary)).toBeLessThan(passes(offRun.summary));
+    expect(onRun.summary.summarizerInputTokens).toBeLessThan(offRun.summary.summarizerInputTokens);
   });
 });

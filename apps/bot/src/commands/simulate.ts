@@ -4,7 +4,13 @@
  * with `--json` only JSON Lines (one per message, one per compaction event, a summary last).
  */
 
-import { loadConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import {
+  ConfigError,
+  type EbbConfig,
+  loadConfig,
+  type ResolvedChannelConfig,
+  resolveChannel,
+} from '@ebb/config';
 import {
   type CompactionEvent,
   EbbError,
@@ -68,7 +74,15 @@ export async function replay(
   args: Omit<SimulateArgs, 'transcript'>,
   io: CommandIo,
 ): Promise<number> {
-  const config = await loadConfig(args.config === undefined ? {} : { path: args.config });
+  let config: EbbConfig;
+  try {
+    config = await loadConfig(args.config === undefined ? {} : { path: args.config });
+  } catch (err) {
+    // A missing or invalid file is the operator's to fix: the file, key and rule, not a stack.
+    if (!(err instanceof ConfigError)) throw err;
+    for (const line of err.message.split('\n')) io.err(line);
+    return 1;
+  }
   const channel = resolveChannel(config, args.channel ?? 'defaults');
   const tokenizer = await loadTokenizer(channel.llm.encoding);
   const reservedTokens =
@@ -145,7 +159,7 @@ function textPrinter(io: CommandIo, channel: ResolvedChannelConfig): Printer {
         `Channel ${channel.channelKey}: window ${channel.llm.contextWindow}, reply reserve ${channel.llm.maxOutputTokens}, encoding ${channel.llm.encoding}`,
       );
       io.out(
-        `Thresholds: background ${c.backgroundThreshold}, aggressive ${c.aggressiveThreshold}, emergency ${c.emergencyThreshold}\n`,
+        `Thresholds: ${c.microcompaction ? `microcompact ${Math.min(c.microcompactThreshold, c.backgroundThreshold)}, ` : ''}background ${c.backgroundThreshold}, aggressive ${c.aggressiveThreshold}, emergency ${c.emergencyThreshold}\n`,
       );
       io.out('Timeline');
       io.out(timeline.length > 0 ? timeline.join('\n') : '  (no compaction events)');
@@ -175,6 +189,7 @@ function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
     `  messages ${s.messages}, archived ${s.archived}, context now ${s.contextTokens} tokens, peak usage ${s.peakUsage.toFixed(3)} (${s.peakUsageBeforeMonitor.toFixed(3)} before the monitor acted)`,
     `  passes: background ${s.tiers.background}, aggressive ${s.tiers.aggressive}, emergency truncations ${s.tiers.emergency}, heals ${s.heals}`,
     `  follow-ups ${s.followUps}, escalations ${s.escalations}, delayed by the cooldown ${s.delayed}, stale results ${s.stale}, turns with passes that freed little ${s.ineffective}`,
+    `  microcompaction: ${s.stubbedResults} tool results stubbed on ${s.microcompactions} turns`,
     `  summarizer tokens: ${s.summarizerInputTokens} in, ${s.summarizerOutputTokens} out`,
   ];
   if (channel.price) {
