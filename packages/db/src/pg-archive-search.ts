@@ -18,10 +18,10 @@
  * divided by 1 + log of the message's length, so a long tool output that repeats a word does not
  * outrank the short message that said it), ties newest first. Ranking every match is unbounded: a
  * common word matches tens of thousands of messages in a million, and reading them all took
- * 175–210 ms. The candidates come from windows of seqs, newest first (`SEARCH_WINDOWS`), in one
- * statement whose `limit` stops at the first window that fills it: a common word is found among the
- * newest few thousand messages, a rare one costs what its few index entries cost, and each window's
- * plan is bounded whichever way the planner picks (walking the window's seqs, or the GIN index).
+ * 175–210 ms. The candidates are found newest first, each step bounded (BENCHMARKS.md,
+ * search-history): a walk down the newest 4,000 messages testing each row (a common word is done
+ * there); a longer walk when how often those matched says the rest is near; otherwise the GIN index,
+ * window by window, which is what a rare word costs anyway.
  */
 import {
   ARCHIVE_SEARCH,
@@ -46,6 +46,13 @@ import { messages } from './schema.js';
  */
 export const SEARCH_WINDOWS = [4_000, 40_000, 400_000] as const;
 
+/**
+ * Walking the newest messages, testing each row's stored tsvector: `first` messages always (a few
+ * milliseconds whatever the word), then up to `more` when how often those matched says the rest of
+ * the candidates lie within reach; beyond that, the GIN index.
+ */
+export const SEARCH_WALK = { first: 4_000, more: 20_000 } as const;
+
 const storedColumns = {
   seq: messages.seq,
   role: messages.role,
@@ -56,6 +63,12 @@ const storedColumns = {
   toolCalls: messages.toolCalls,
   toolCallId: messages.toolCallId,
 };
+
+/** What every statement of one search shares: the channel and filters, and the parsed query. */
+interface SearchScope {
+  readonly where: SQL;
+  readonly tsquery: SQL;
+}
 
 interface SearchRow {
   seq: number;
@@ -91,7 +104,6 @@ export class PgArchiveSearch implements ArchiveSearch {
       const tsquery = sql`websearch_to_tsquery('english'::regconfig, ${text})`;
       const filters: SQL[] = [
         sql`channel_key = ${channelKey}`,
-        sql`search @@ ${tsquery}`,
         // A query with nothing to look up in the index (only stop words, only -word) finds nothing.
         sql`querytree(${tsquery}) not in ('', 'T')`,
         sql`not (role = 'tool' and author in (${sql.join(
@@ -100,21 +112,66 @@ export class PgArchiveSearch implements ArchiveSearch {
         )}))`,
       ];
       if (query.author !== undefined) filters.push(sql`lower(author) = lower(${query.author})`);
-      const where = sql.join(filters, sql` and `);
-      const windows = seqWindows(lo, hi).map(
-        ([from, to]) => sql`(select seq from ${messages}
-          where ${where} and seq between ${from} and ${to} order by seq desc)`,
-      );
-      // Append runs its branches in order and the limit stops it: older windows are read only when
-      // the newer ones held fewer than `candidates` matches.
+      const scope = { where: sql.join(filters, sql` and `), tsquery };
+
+      const want = ARCHIVE_SEARCH.candidates;
+      const firstLo = Math.max(lo, hi - SEARCH_WALK.first + 1);
+      const seqs = await this.#walk(scope, firstLo, hi, want);
+      let next = firstLo - 1;
+      if (seqs.length < want && next >= lo && seqs.length > 0) {
+        // How often the newest messages matched says how far on the rest is likely to be.
+        const expected = Math.ceil(((want - seqs.length) * (hi - firstLo + 1)) / seqs.length);
+        if (expected <= SEARCH_WALK.more / 2) {
+          const walkLo = Math.max(lo, next - 2 * expected + 1);
+          seqs.push(...(await this.#walk(scope, walkLo, next, want - seqs.length)));
+          next = walkLo - 1;
+        }
+      }
+      if (seqs.length < want && next >= lo) {
+        seqs.push(...(await this.#indexed(scope, lo, next, want - seqs.length)));
+      }
+      if (seqs.length === 0) return [];
+
       const result = await this.#db.execute(sql`
-        select m.seq, m.role, m.author, m.content as text, m.tokens, m.ts, m.tool_calls, m.tool_call_id
-        from (select seq from (${sql.join(windows, sql` union all `)}) w limit ${ARCHIVE_SEARCH.candidates}) c
-        join ${messages} m on m.channel_key = ${channelKey} and m.seq = c.seq
-        order by ts_rank(m.search, ${tsquery}, 1) desc, m.seq desc
+        select seq, role, author, content as text, tokens, ts, tool_calls, tool_call_id
+        from ${messages}
+        where channel_key = ${channelKey} and seq = any(${`{${seqs.join(',')}}`}::int[])
+        order by ts_rank(search, ${tsquery}, 1) desc, seq desc
         limit ${query.limit}`);
       return rowsOf<SearchRow>(result).map(toStored);
     });
+  }
+
+  /**
+   * The newest matches in from..to by walking the messages down from `to`, testing each. The
+   * function form of `@@` (`ts_match_vq`) is no indexable operator, so the planner cannot swap the
+   * walk for the GIN index, whose whole posting list it would read (8 ms for a word in 2.4% of a
+   * million messages) to find what a walk of a few thousand rows finds (~0.6 µs a row).
+   */
+  async #walk(scope: SearchScope, from: number, to: number, limit: number): Promise<number[]> {
+    const result = await this.#db.execute(sql`
+      select seq from ${messages}
+      where ${scope.where} and ts_match_vq(search, ${scope.tsquery}) and seq between ${from} and ${to}
+      order by seq desc limit ${limit}`);
+    return rowsOf<{ seq: number }>(result).map((r) => Number(r.seq));
+  }
+
+  /**
+   * The newest matches in from..to through the GIN index, for words too rare to walk for: window by
+   * window (`SEARCH_WINDOWS`), in one statement whose limit stops at the first window that fills it.
+   * Each window's plan is bounded whichever way the planner picks (its seqs, the index, or both).
+   */
+  async #indexed(scope: SearchScope, from: number, to: number, limit: number): Promise<number[]> {
+    const windows = seqWindows(from, to).map(
+      ([lo, hi]) => sql`(select seq from ${messages}
+        where ${scope.where} and search @@ ${scope.tsquery} and seq between ${lo} and ${hi}
+        order by seq desc)`,
+    );
+    // Append runs its branches in order and the limit stops it.
+    const result = await this.#db.execute(
+      sql`select seq from (${sql.join(windows, sql` union all `)}) w limit ${limit}`,
+    );
+    return rowsOf<{ seq: number }>(result).map((r) => Number(r.seq));
   }
 
   read(channelKey: string, fromSeq: number, toSeq: number, limit: number): Promise<StoredMessage[]> {
