@@ -80,4 +80,32 @@ describe('renderContext', () => {
       expect(systemPromptTokens(tokenizer, systemPrompt)).toBe(tokenizer.count(system?.content ?? '') + 4);
     }
   });
+
+  it('never sends a call without its result, nor a result without its call', () => {
+    // The store failed after archiving the call of seq 2 (no result), and a call of seq 4 has one
+    // answered call of two.
+    const ctx = new WorkingContext({
+      raw: [
+        msg(1, 5, { author: 'ana', text: 'build?' }),
+        { ...toolCall(2, 5, ['lost']), text: '' },
+        msg(3, 5, { author: 'ana', text: 'again?' }),
+        { ...toolCall(4, 5, ['ok', 'missing']), text: 'checking' },
+        toolResult(5, 5, 'ok'),
+        toolResult(6, 5, 'stray'),
+        msg(7, 5, { role: 'assistant', author: 'ebb', text: 'Green.' }),
+      ],
+    });
+    const out = renderContext({ systemPrompt: '', memories: [], context: ctx.view() });
+    expect(out.slice(1)).toEqual([
+      { role: 'user', content: 'ana: build?' },
+      { role: 'user', content: 'ana: again?' },
+      {
+        role: 'assistant',
+        content: 'checking',
+        tool_calls: [{ id: 'ok', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+      },
+      { role: 'tool', content: 'message 5', tool_call_id: 'ok' },
+      { role: 'assistant', content: 'Green.' },
+    ]);
+  });
 });

@@ -11,7 +11,7 @@
  * memories block (`renderMemories`).
  */
 import { MEMORY_TYPES, type Memory } from './memory.js';
-import type { ContextView, SummarySpan, TruncatedSpan } from './model.js';
+import type { ContextMessage, ContextView, SummarySpan, ToolCall, TruncatedSpan } from './model.js';
 import { chatMessageTokens, messageContent, type Tokenizer } from './tokens.js';
 import { quotedLabel, quotedLine, quotedText } from './untrusted-text.js';
 
@@ -104,34 +104,60 @@ export interface RenderInput {
   readonly context: ContextView;
 }
 
+/**
+ * The working context as chat messages. A provider refuses a tool call without its result and a
+ * result without its call; compaction never separates them, but a store that failed between
+ * archiving a call and its results leaves a call unanswered. Such a call is sent as the plain text
+ * it came with (dropped when it has none), and a result whose call is not there is left out.
+ */
 export function renderContext(input: RenderInput): ChatMessage[] {
   const out: ChatMessage[] = [{ role: 'system', content: renderSystemPrompt(input.systemPrompt) }];
   if (input.memories.length > 0) out.push({ role: 'user', content: renderMemories(input.memories) });
   for (const span of input.context.spans) out.push({ role: 'user', content: renderSpan(span) });
-  for (const m of input.context.raw) {
+  const { raw } = input.context;
+  /** Ids of the calls of the assistant message just rendered, that its results may answer. */
+  let open = new Set<string>();
+  raw.forEach((m, i) => {
     switch (m.role) {
       case 'user':
+        open = new Set();
         out.push({ role: 'user', content: messageContent(m) });
         break;
-      case 'assistant':
-        out.push(
-          m.toolCalls && m.toolCalls.length > 0
-            ? {
-                role: 'assistant',
-                content: m.text,
-                tool_calls: m.toolCalls.map((c) => ({
-                  id: c.id,
-                  type: 'function' as const,
-                  function: { name: c.name, arguments: c.arguments },
-                })),
-              }
-            : { role: 'assistant', content: m.text },
-        );
+      case 'assistant': {
+        const answered = answeredCalls(raw, i);
+        open = new Set(answered.map((c) => c.id));
+        if (answered.length > 0) {
+          out.push({
+            role: 'assistant',
+            content: m.text,
+            tool_calls: answered.map((c) => ({
+              id: c.id,
+              type: 'function' as const,
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          });
+        } else if (m.text !== '' || !m.toolCalls?.length) {
+          out.push({ role: 'assistant', content: m.text });
+        }
         break;
+      }
       case 'tool':
-        out.push({ role: 'tool', content: m.text, tool_call_id: m.toolCallId ?? '' });
+        if (m.toolCallId !== undefined && open.has(m.toolCallId))
+          out.push({ role: 'tool', content: m.text, tool_call_id: m.toolCallId });
         break;
     }
-  }
+  });
   return out;
+}
+
+/** The calls of the assistant message at `index` whose results follow it. */
+function answeredCalls(raw: readonly ContextMessage[], index: number): readonly ToolCall[] {
+  const calls = raw[index]?.toolCalls ?? [];
+  if (calls.length === 0) return calls;
+  const results = new Set<string>();
+  for (let j = index + 1; raw[j]?.role === 'tool'; j++) {
+    const id = raw[j]?.toolCallId;
+    if (id !== undefined) results.add(id);
+  }
+  return calls.filter((c) => results.has(c.id));
 }
