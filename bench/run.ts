@@ -3,6 +3,7 @@
  * a shared, noisy machine; compare the ratios, which are taken within one run.
  */
 import { cpus } from 'node:os';
+import { microcompactionBench } from './microcompaction.bench.js';
 import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
@@ -22,6 +23,7 @@ const benches: [string, () => Promise<string>][] = [
   ['turn', turnBench],
   ['web-guard', webGuardBench],
   ['search-history', searchHistoryBench],
+  ['microcompaction', microcompactionBench],
 ];
 
 console.log(

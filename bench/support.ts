@@ -25,10 +25,11 @@ export function chatMessages(): { source: string; messages: TranscriptMessage[] 
   return { source: 'ebb transcript (synthetic)', messages: syntheticMessages(72_000) };
 }
 
-export function syntheticMessages(n: number, seed = 1): TranscriptMessage[] {
+/** `ebb transcript`'s messages; `flags` such as `--tools` choose another transcript. */
+export function syntheticMessages(n: number, seed = 1, flags: readonly string[] = []): TranscriptMessage[] {
   const out = execFileSync(
     process.execPath,
-    [EBB_BIN, 'transcript', '--messages', String(n), '--seed', String(seed)],
+    [EBB_BIN, 'transcript', '--messages', String(n), '--seed', String(seed), ...flags],
     {
       maxBuffer: 1 << 30,
       encoding: 'utf8',

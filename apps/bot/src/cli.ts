@@ -30,9 +30,10 @@ Commands:
       chart and totals. Passes take N turns (default ${DEFAULT_JOB_LATENCY}) or S seconds of the
       transcript's clock; --rate re-times the transcript to R messages a second; --limit stops
       after N messages.
-  transcript [--messages N] [--seed S] [--tools]
+  transcript [--messages N] [--seed S] [--tools [--log-pastes]]
       Print a synthetic team-chat transcript (prose, code, JSON tool output, log pastes); --tools
-      adds the bot's tool turns (calls, then JSON results, build logs and runbooks).
+      adds the bot's tool turns (calls, then JSON results, build logs and runbooks) and leaves the
+      users' long log pastes out unless --log-pastes.
   demo [--config PATH] [--messages N]
       Generate a transcript and simulate it: the compaction cycle at a glance.
   status [--channel KEY] [--json] [--config PATH] [--embedded]
@@ -136,13 +137,22 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
       case 'transcript': {
         const { values } = parseArgs({
           args: rest,
-          options: { messages: { type: 'string' }, seed: { type: 'string' }, tools: { type: 'boolean' } },
+          options: {
+            messages: { type: 'string' },
+            seed: { type: 'string' },
+            tools: { type: 'boolean' },
+            'log-pastes': { type: 'boolean' },
+          },
           strict: true,
         });
         const messages = wholeNumber(values.messages ?? '20000');
         const seed = wholeNumber(values.seed ?? '1');
         if (messages === null || seed === null) return usage(io, '--messages and --seed take whole numbers');
-        return transcript({ messages, seed, tools: values.tools ?? false }, io);
+        const logPastes = values['log-pastes'];
+        return transcript(
+          { messages, seed, tools: values.tools ?? false, ...(logPastes === undefined ? {} : { logPastes }) },
+          io,
+        );
       }
       case 'demo': {
         const { values } = parseArgs({

@@ -6,10 +6,20 @@ import { syntheticTranscript } from '../demo/synthetic-transcript.js';
 import { toolTranscript } from '../demo/tool-transcript.js';
 import type { CommandIo } from './io.js';
 
-export function transcript(args: { messages: number; seed: number; tools?: boolean }, io: CommandIo): number {
+export interface TranscriptArgs {
+  readonly messages: number;
+  readonly seed: number;
+  /** The tool-heavy transcript. */
+  readonly tools?: boolean;
+  /** Users' long log pastes: on in the plain transcript, off in the tool one unless asked for. */
+  readonly logPastes?: boolean;
+}
+
+export function transcript(args: TranscriptArgs, io: CommandIo): number {
   let batch: string[] = [];
   const source = args.tools ? toolTranscript : syntheticTranscript;
-  for (const message of source(args.messages, args.seed)) {
+  const options = args.logPastes === undefined ? {} : { logPastes: args.logPastes };
+  for (const message of source(args.messages, args.seed, options)) {
     batch.push(JSON.stringify(message));
     if (batch.length === 1000) {
       io.out(batch.join('\n'));

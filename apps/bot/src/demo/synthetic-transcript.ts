@@ -38,7 +38,20 @@ export function random(seed: number): () => number {
   };
 }
 
-export function* syntheticTranscript(messages: number, seed = 1): Generator<TranscriptMessage> {
+export interface SyntheticOptions {
+  /**
+   * The odd user paste of a long log (1 message in 1,000, up to a quarter of a 128k window). On by
+   * default; the tool transcript leaves it out, since there logs arrive as tool results.
+   */
+  readonly logPastes?: boolean;
+}
+
+export function* syntheticTranscript(
+  messages: number,
+  seed = 1,
+  options: SyntheticOptions = {},
+): Generator<TranscriptMessage> {
+  const logPastes = options.logPastes ?? true;
   const rnd = random(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
@@ -50,7 +63,10 @@ export function* syntheticTranscript(messages: number, seed = 1): Generator<Tran
     const r = rnd();
     const who = pick(PEOPLE);
     if (r < 0.001) {
-      yield { role: 'user', author: who, text: logPaste(int(300, 1500), pick, int), ts };
+      const text = logPaste(int(300, 1500), pick, int);
+      yield logPastes
+        ? { role: 'user', author: who, text, ts }
+        : { role: 'user', author: who, text: prose(pick, int, rnd), ts };
     } else if (r < 0.06) {
       yield { role: 'assistant', author: 'ebb', text: toolOutput(int(2, 20), pick, int), ts };
     } else if (r < 0.15) {

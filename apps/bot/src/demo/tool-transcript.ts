@@ -4,9 +4,13 @@
  * way a channel with MCP servers fills its window. Each tool turn is the bot's call (an assistant
  * message with `toolCalls`), one result per call right after it (JSON search results, build logs of
  * 1,500 to 10,000 tokens, runbook pages), and the bot's short answer. Seeded like the other one.
+ *
+ * Logs arrive here as tool results, so the users' long log pastes of the plain transcript are left
+ * out unless `logPastes` asks for them (`--log-pastes`): a quarter of the window in one message meets
+ * the emergency threshold from 0.70 whatever the tiers do, which is a different test.
  */
 import type { TranscriptMessage } from '@ebb/core';
-import { random, syntheticTranscript } from './synthetic-transcript.js';
+import { random, type SyntheticOptions, syntheticTranscript } from './synthetic-transcript.js';
 
 const SERVICES = ['billing-api', 'auth-gateway', 'search-indexer', 'notifier', 'ledger', 'web-frontend'];
 const PEOPLE = ['ana', 'bongani', 'chen', 'dmitri', 'esi', 'farah', 'gus', 'hana', 'ines', 'jun'];
@@ -14,14 +18,20 @@ const PEOPLE = ['ana', 'bongani', 'chen', 'dmitri', 'esi', 'farah', 'gus', 'hana
 /** Share of the transcript's messages that start a tool turn. */
 const TOOL_TURN_SHARE = 0.06;
 
-export function* toolTranscript(messages: number, seed = 1): Generator<TranscriptMessage> {
+export function* toolTranscript(
+  messages: number,
+  seed = 1,
+  options: SyntheticOptions = {},
+): Generator<TranscriptMessage> {
   const rnd = random(seed ^ 0x5eed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   let calls = 0;
   let n = 0;
   // The chat goes on as long as it takes to print `messages` messages, tool turns included.
-  for (const message of syntheticTranscript(Number.MAX_SAFE_INTEGER, seed)) {
+  for (const message of syntheticTranscript(Number.MAX_SAFE_INTEGER, seed, {
+    logPastes: options.logPastes ?? false,
+  })) {
     if (n >= messages) return;
     yield message;
     n++;
@@ -112,7 +122,7 @@ const TOOLS: readonly FakeTool[] = [
     arguments: (service) => ({ pipeline: service, run: 'latest' }),
     result: (service, pick, int) => {
       const lines = [`build #${int(1000, 99999)} of ${service}: FAILED`];
-      for (let i = int(120, 900); i > 0; i--) {
+      for (let i = int(60, 400); i > 0; i--) {
         lines.push(
           `[${String(int(0, 59)).padStart(2, '0')}:${String(int(0, 59)).padStart(2, '0')}.${int(100, 999)}] ${pick(['INFO', 'INFO', 'WARN', 'ERROR'])} ${pick(['npm ci', 'tsc -b', 'vitest run', 'docker build', 'eslint'])}: ${pick(['resolving dependencies', 'compiled 412 files', 'retrying after ECONNRESET', 'test suite timed out after 5000 ms', 'layer cached', 'exit code 1'])} (${int(1, 9000)} ms)`,
         );
