@@ -106,7 +106,7 @@ export class CompactionMonitor {
    */
   needsQueue(policy: AfterTurnPolicy, turn: MonitorTurn): boolean {
     // Microcompaction comes first and needs no queue; the decision after it asks again.
-    if (planMicrocompaction(turn.context.raw, turn.usage, policy).length > 0) return false;
+    if (planMicrocompaction(turn.context, turn.usage, policy).length > 0) return false;
     if (turn.usage >= policy.emergencyThreshold) return true;
     if (turn.context.spans.some((s) => s.kind === 'truncated')) return true;
     return passDue(turn.usage, projectedUsage(turn.usage, this.pace(turn.now)), policy);

@@ -254,7 +254,15 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
           keepToolResults: o.keep,
           microcompactMinTokens: o.minTokens,
         };
-        const seqs = planMicrocompaction(ctx.view().raw, 1, policy);
+        const seqs = planMicrocompaction(ctx.view(), 1, policy);
+        // The context's index of tool results, kept through every change, agrees with a scan.
+        expect(planMicrocompaction({ raw: ctx.view().raw }, 1, policy)).toEqual(seqs);
+        expect(ctx.view().toolResultSeqs).toEqual(
+          ctx
+            .view()
+            .raw.filter((m) => m.role === 'tool')
+            .map((m) => m.seq),
+        );
         if (seqs.length === 0) break;
         const raw = ctx.view().raw;
         const results = raw.filter((m) => m.role === 'tool');
@@ -274,7 +282,7 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
         seen.microcompact++;
         expect(ctx.generation).toBe(before + 1);
         // Stubbing is stable: the same context plans nothing more.
-        expect(planMicrocompaction(ctx.view().raw, 1, policy)).toEqual([]);
+        expect(planMicrocompaction(ctx.view(), 1, policy)).toEqual([]);
         break;
       }
       case 'emergency': {

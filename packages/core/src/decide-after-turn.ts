@@ -144,7 +144,7 @@ export function passDue(usage: number, projected: number, policy: AfterTurnPolic
 
 export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   const { usage, policy, context, inFlight } = input;
-  const stubs = planMicrocompaction(context.raw, usage, policy);
+  const stubs = planMicrocompaction(context, usage, policy);
   if (stubs.length > 0) return { kind: 'microcompact', seqs: stubs };
   if (usage >= policy.emergencyThreshold) return { kind: 'emergency' };
   const projected = projectedUsage(usage, input.pace);

@@ -79,6 +79,11 @@ export interface ContextView {
   readonly raw: readonly ContextMessage[];
   /** Tokens of spans and raw messages (without system prompt and recalled memories). */
   readonly tokens: number;
+  /**
+   * The seqs of the raw tool results, oldest first, when the holder keeps them (`WorkingContext`
+   * does): microcompaction's per-turn check then reads those instead of scanning the raw messages.
+   */
+  readonly toolResultSeqs?: readonly number[];
 }
 
 /** Seq of the last message covered by spans (0 when there are none). */

@@ -23,38 +23,40 @@ function toolTurns(results = 5): ContextMessage[] {
 
 describe('planMicrocompaction', () => {
   it('picks the results older than the newest keep_tool_results, oldest first', () => {
-    expect(planMicrocompaction(toolTurns(), 0.6, policy)).toEqual([2, 4]);
-    expect(planMicrocompaction(toolTurns(), 0.6, testPolicy({ keepToolResults: 0 }))).toEqual([
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.6, policy)).toEqual([2, 4]);
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.6, testPolicy({ keepToolResults: 0 }))).toEqual([
       2, 4, 6, 8, 10,
     ]);
   });
 
   it('keeps only the newest result whole at the emergency threshold', () => {
-    expect(planMicrocompaction(toolTurns(), 0.949, policy)).toEqual([2, 4]);
-    expect(planMicrocompaction(toolTurns(), 0.95, policy)).toEqual([2, 4, 6, 8]);
-    expect(planMicrocompaction(toolTurns(), 0.97, testPolicy({ keepToolResults: 0 }))).toEqual([
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.949, policy)).toEqual([2, 4]);
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.95, policy)).toEqual([2, 4, 6, 8]);
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.97, testPolicy({ keepToolResults: 0 }))).toEqual([
       2, 4, 6, 8, 10,
     ]);
   });
 
   it('waits for the threshold, and does nothing when switched off', () => {
-    expect(planMicrocompaction(toolTurns(), 0.59, policy)).toEqual([]);
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.59, policy)).toEqual([]);
     // A channel that lowered the background threshold below it still stubs before its passes.
     const early = testPolicy({ backgroundThreshold: 0.5, aggressiveThreshold: 0.6 });
-    expect(planMicrocompaction(toolTurns(), 0.5, early)).toEqual([2, 4]);
-    expect(planMicrocompaction(toolTurns(), 0.99, testPolicy({ microcompaction: false }))).toEqual([]);
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.5, early)).toEqual([2, 4]);
+    expect(planMicrocompaction({ raw: toolTurns() }, 0.99, testPolicy({ microcompaction: false }))).toEqual(
+      [],
+    );
   });
 
   it('leaves results under microcompact_min_tokens, and results already stubbed, alone', () => {
     const raw = toolTurns().map((m) => (m.seq === 2 ? { ...m, tokens: 199 } : m));
-    expect(planMicrocompaction(raw, 0.7, policy)).toEqual([4]);
+    expect(planMicrocompaction({ raw: raw }, 0.7, policy)).toEqual([4]);
     const stubbed = raw.map((m) => (m.seq === 4 ? { ...m, stubbed: true as const } : m));
-    expect(planMicrocompaction(stubbed, 0.7, policy)).toEqual([]);
+    expect(planMicrocompaction({ raw: stubbed }, 0.7, policy)).toEqual([]);
   });
 
   it('counts only tool results among the newest kept, not the messages around them', () => {
     const raw = [...toolTurns(4), ...Array.from({ length: 50 }, (_, i) => msg(9 + i, 10))];
-    expect(planMicrocompaction(raw, 0.7, policy)).toEqual([2]);
+    expect(planMicrocompaction({ raw: raw }, 0.7, policy)).toEqual([2]);
   });
 });
 

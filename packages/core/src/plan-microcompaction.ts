@@ -11,7 +11,7 @@
  * stub answers the call) and the spans' tiling of the prefix is untouched. A pass that later covers
  * the message summarizes the stub, not the whole result; the archive keeps the result whole.
  */
-import type { ContextMessage } from './model.js';
+import type { ContextMessage, ContextView } from './model.js';
 import type { CompactionPolicy } from './policy.js';
 import type { StoredMessage } from './ports.js';
 import { messageTokens, type Tokenizer } from './tokens.js';
@@ -40,7 +40,7 @@ const FIRST_LINE_CHARS = 80;
  * truncation they would otherwise meet sets half the context aside.
  */
 export function planMicrocompaction(
-  raw: readonly ContextMessage[],
+  context: Pick<ContextView, 'raw' | 'toolResultSeqs'>,
   usage: number,
   policy: MicrocompactPolicy,
 ): number[] {
@@ -49,13 +49,15 @@ export function planMicrocompaction(
   if (!policy.microcompaction || usage < from) return [];
   const keep =
     usage >= policy.emergencyThreshold ? Math.min(policy.keepToolResults, 1) : policy.keepToolResults;
+  const { raw } = context;
+  const first = raw[0]?.seq ?? 0;
+  const results = context.toolResultSeqs ?? raw.filter((m) => m.role === 'tool').map((m) => m.seq);
   const seqs: number[] = [];
-  let newer = 0;
-  for (let i = raw.length - 1; i >= 0; i--) {
-    const m = raw[i];
-    if (m?.role !== 'tool') continue;
-    newer++;
-    if (newer <= keep || m.stubbed) continue;
+  for (let i = results.length - 1 - keep; i >= 0; i--) {
+    // Raw seqs are consecutive, so a result's index is its seq less the first raw seq.
+    const m = raw[(results[i] ?? 0) - first];
+    // Stubbing takes every result past the kept ones at once, so past a stub all is settled.
+    if (m === undefined || m.stubbed) break;
     if (m.tokens >= policy.microcompactMinTokens) seqs.push(m.seq);
   }
   return seqs.reverse();

@@ -23,6 +23,8 @@ export class WorkingContext {
   #raw: ContextMessage[];
   #spanTokens: number;
   #rawTokens: number;
+  /** Seqs of the raw tool results, oldest first (see `ContextView.toolResultSeqs`). */
+  #toolSeqs: number[];
 
   constructor(initial?: Partial<Pick<ContextView, 'generation' | 'headSeq' | 'spans' | 'raw'>>) {
     this.#generation = initial?.generation ?? 0;
@@ -31,6 +33,7 @@ export class WorkingContext {
     this.#headSeq = initial?.headSeq ?? this.#raw.at(-1)?.seq ?? prefixEnd(this.#spans);
     this.#spanTokens = sumTokens(this.#spans);
     this.#rawTokens = sumTokens(this.#raw);
+    this.#toolSeqs = toolSeqsOf(this.#raw);
   }
 
   get generation(): number {
@@ -54,6 +57,7 @@ export class WorkingContext {
       spans: this.#spans,
       raw: this.#raw,
       tokens: this.tokens,
+      toolResultSeqs: this.#toolSeqs,
     };
   }
 
@@ -63,6 +67,7 @@ export class WorkingContext {
     }
     this.#raw.push(message);
     this.#rawTokens += message.tokens;
+    if (message.role === 'tool') this.#toolSeqs.push(message.seq);
     this.#headSeq = message.seq;
   }
 
@@ -127,7 +132,10 @@ export class WorkingContext {
       replaced++;
       return next;
     });
-    if (replaced > 0) this.#generation++;
+    if (replaced > 0) {
+      this.#generation++;
+      this.#toolSeqs = toolSeqsOf(this.#raw);
+    }
     return replaced;
   }
 
@@ -138,6 +146,10 @@ export class WorkingContext {
       n++;
     }
     if (n > 0) this.#raw.splice(0, n);
+    let tools = 0;
+    while (tools < this.#toolSeqs.length && (this.#toolSeqs[tools] ?? Number.POSITIVE_INFINITY) <= seq)
+      tools++;
+    if (tools > 0) this.#toolSeqs.splice(0, tools);
     return n;
   }
 
@@ -152,4 +164,10 @@ function sumTokens(items: readonly { readonly tokens: number }[]): number {
   let sum = 0;
   for (const item of items) sum += item.tokens;
   return sum;
+}
+
+function toolSeqsOf(raw: readonly ContextMessage[]): number[] {
+  const seqs: number[] = [];
+  for (const m of raw) if (m.role === 'tool') seqs.push(m.seq);
+  return seqs;
 }
