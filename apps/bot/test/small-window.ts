@@ -2,8 +2,10 @@
  * The config the end-to-end tests run with: a 4,000-token window, so a few hundred messages go
  * through every compaction tier, and the fake OpenAI server as the model.
  */
+import { Writable } from 'node:stream';
 import { parseConfig } from '@ebb/config';
 import { loadTokenizer } from '@ebb/llm';
+import { createLogger } from '@ebb/logger';
 import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/testing/openai';
 
 /**
@@ -76,4 +78,30 @@ export function passReply(
   if (!isPassRequest(request)) return undefined;
   const format = (request.body as { response_format?: { json_schema?: { name?: string } } }).response_format;
   return { json: format?.json_schema?.name === 'merged_summary' ? { summary: reply.summary } : reply };
+}
+
+/**
+ * The real (pino) logger writing its JSON lines into memory, for the end-to-end tests that wait for
+ * a log line: `events('compaction.microcompacted')` gives each line with that `event`, parsed.
+ */
+export function jsonLinesLogger(): {
+  readonly logger: ReturnType<typeof createLogger>;
+  events(name: string): Record<string, unknown>[];
+} {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(
+        ...String(chunk)
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
+      done();
+    },
+  });
+  return {
+    logger: createLogger({ level: 'info', destination }),
+    events: (name) =>
+      lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === name),
+  };
 }
