@@ -8,7 +8,7 @@
  * | ----------- | ---------------------------------------------------------------------------- |
  * | `echo`      | `{ text }` back as the result                                                |
  * | `lookup`    | `{ key }`: the scripted text for it (`FakeMcpOptions.lookup`), else an error |
- * | `build_log` | a build log of about 10,000 tokens (`buildLogLines` lines)                   |
+ * | `build_log` | a build log of about 14,000 tokens (`buildLogLines` lines)                   |
  * | `fail`      | an `isError` result: the build failed                                        |
  * | `throw`     | a JSON-RPC error (the call itself fails, no result)                          |
  * | `hang`      | nothing, until the client cancels the request                                |
@@ -28,7 +28,7 @@ export interface FakeMcpOptions {
   readonly name?: string;
   /** `lookup`'s answers by key. */
   readonly lookup?: Readonly<Record<string, string>>;
-  /** Lines of `build_log`'s result; 400 lines are about 10,000 tokens. */
+  /** Lines of `build_log`'s result; 400 (the default) are 13,999 tokens in o200k_base, 286 are 10,009. */
   readonly buildLogLines?: number;
   /** Only these tools are listed and callable (default all). */
   readonly tools?: readonly FakeMcpToolName[];
@@ -111,7 +111,7 @@ function text(value: string): CallToolResult {
   return { content: [{ type: 'text', text: value }] };
 }
 
-/** A CI log: one line per step, about 25 tokens each. */
+/** A CI log: one line per step, about 35 tokens each. */
 export function buildLog(lines: number): string {
   const out: string[] = [];
   for (let i = 1; i <= lines; i++) {
