@@ -75,6 +75,8 @@ export interface ChannelStatus<Count extends number | null = number> {
     readonly truncations: number;
     readonly summaryTokens: number;
   };
+  /** Tool results microcompaction has stubbed, ever, and the context tokens that saved (when the store was read). */
+  readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
   readonly generation: number;
   readonly memories: { readonly scope: string; readonly count: Count };
   readonly passes: readonly PassStatus[];
@@ -236,6 +238,7 @@ export function describeChannel<Count extends number | null>(
       truncations: input.spans.length - summaries.length,
       summaryTokens: summaries.reduce((n, s) => n + s.tokens, 0),
     },
+    ...(summary.microcompaction === undefined ? {} : { microcompaction: summary.microcompaction }),
     generation: summary.generation,
     memories: input.memories,
     passes: input.runs.map((run) => describePass(run, input.prices)),

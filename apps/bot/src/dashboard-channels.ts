@@ -35,6 +35,7 @@ export async function dashboardChannels(stores: DashboardStores): Promise<Dashbo
         thresholds: status.thresholds,
         tokens: status.tokens,
         spans: status.spans,
+        ...(status.microcompaction === undefined ? {} : { microcompaction: status.microcompaction }),
         passes: status.passes.map((p) => ({
           jobId: p.jobId,
           tier: p.tier,

@@ -33,6 +33,8 @@ interface ChannelState {
   readonly archive: StoredMessage[];
   readonly platformIds: Map<string, number>;
   calibration: Calibration;
+  /** Microcompaction's counters (`ChannelSummary.microcompaction`). */
+  readonly microcompaction: { stubbed: number; tokensSaved: number };
   /** Summary spans a splice or a forget replaced, as Postgres keeps them (retired, not deleted). */
   readonly retired: { readonly fromSeq: number; readonly toSeq: number; redacted: boolean }[];
 }
@@ -146,6 +148,8 @@ export class InMemoryChannelStore implements ChannelStore {
     if (unfit) return { kind: 'stale', reason: `seq ${unfit.seq} is not a raw tool result to stub` };
     const tokensBefore = context.tokens;
     context.replaceRaw(request.stubs);
+    channel.microcompaction.stubbed += request.stubs.length;
+    channel.microcompaction.tokensSaved += tokensBefore - context.tokens;
     for (const stub of request.stubs) {
       const stored = channel.archive[stub.seq - 1];
       if (stored)
@@ -240,8 +244,10 @@ export class InMemoryChannelStore implements ChannelStore {
     return [...this.#channels.keys()]
       .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
       .map((key) => {
-        const { generation, headSeq, tokens } = this.#channels.get(key)?.context.view() ?? EMPTY_VIEW;
-        return { key, headSeq, generation, tokens };
+        const channel = this.#channels.get(key);
+        const { generation, headSeq, tokens } = channel?.context.view() ?? EMPTY_VIEW;
+        const microcompaction = { stubbed: 0, tokensSaved: 0, ...channel?.microcompaction };
+        return { key, headSeq, generation, tokens, microcompaction };
       });
   }
 
@@ -252,6 +258,7 @@ export class InMemoryChannelStore implements ChannelStore {
         context: new WorkingContext(),
         archive: [],
         retired: [],
+        microcompaction: { stubbed: 0, tokensSaved: 0 },
         platformIds: new Map(),
         calibration: UNCALIBRATED,
       };

@@ -99,6 +99,11 @@ export interface ChannelSummary {
   readonly generation: number;
   /** Tokens of the active spans and the raw messages (`ContextView.tokens`). */
   readonly tokens: number;
+  /**
+   * Tool results microcompaction has stubbed in the channel, ever, and the context tokens that saved,
+   * as the store counts them; absent where only a live context is at hand (`/context`).
+   */
+  readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
 }
 
 export interface AuthoredSeqs {

@@ -389,10 +389,18 @@ export class PgChannelStore implements ChannelStore {
           headSeq: channels.headSeq,
           generation: channels.generation,
           tokens: sql<number>`${channels.spanTokens} + ${channels.rawTokens}`.mapWith(Number),
+          stubbed: channels.stubbedResults,
+          tokensSaved: channels.stubbedTokensSaved,
         })
         .from(channels)
         // Byte order, as the in-memory store sorts, whatever the database's collation.
-        .orderBy(sql`${channels.key} collate "C"`),
+        .orderBy(sql`${channels.key} collate "C"`)
+        .then((rows) =>
+          rows.map(({ stubbed, tokensSaved, ...row }) => ({
+            ...row,
+            microcompaction: { stubbed, tokensSaved },
+          })),
+        ),
     );
   }
 }

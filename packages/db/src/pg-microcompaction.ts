@@ -50,7 +50,13 @@ export function stubToolResults(
     const rawTokens = channel.rawTokens + delta;
     await tx
       .update(channels)
-      .set({ generation, rawTokens, updatedAt: sql`now()` })
+      .set({
+        generation,
+        rawTokens,
+        stubbedResults: sql`${channels.stubbedResults} + ${request.stubs.length}`,
+        stubbedTokensSaved: sql`${channels.stubbedTokensSaved} + ${-delta}`,
+        updatedAt: sql`now()`,
+      })
       .where(eq(channels.key, channelKey));
     return {
       kind: 'stubbed',

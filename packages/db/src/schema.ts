@@ -47,6 +47,9 @@ export const channels = pgTable('channels', {
   spanTokens: integer('span_tokens').notNull().default(0),
   /** Context tokens of the raw messages prefix_end+1..head. */
   rawTokens: integer('raw_tokens').notNull().default(0),
+  /** Tool results microcompaction has stubbed in this channel, ever, and the context tokens that saved. */
+  stubbedResults: integer('stubbed_results').notNull().default(0),
+  stubbedTokensSaved: bigint('stubbed_tokens_saved', { mode: 'number' }).notNull().default(0),
   calibrationFactor: doublePrecision('calibration_factor').notNull().default(1),
   calibrationSamples: integer('calibration_samples').notNull().default(0),
   createdAt: createdAt(),

@@ -97,7 +97,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     }
     marks.textContent = 'marks: ' + Object.entries(t).map(([name, at]) => name + ' ' + Math.round(at * 100) + '%').join(' · ');
     $('usage').textContent = 'usage ' + pct(ch.usage) + ': ' + (ch.tokens.context + ch.tokens.reserved) + ' of ' + ch.tokens.budget + ' tokens';
-    $('spans').textContent = ch.spans.summaries + ' summary span' + (ch.spans.summaries === 1 ? '' : 's') + ' (' + ch.spans.summaryTokens + ' tokens), ' + ch.spans.truncations + ' truncations';
+    $('spans').textContent = ch.spans.summaries + ' summary span' + (ch.spans.summaries === 1 ? '' : 's') + ' (' + ch.spans.summaryTokens + ' tokens), ' + ch.spans.truncations + ' truncations' + (ch.microcompaction ? ', ' + ch.microcompaction.stubbed + ' tool results stubbed (' + ch.microcompaction.tokensSaved + ' tokens saved)' : '');
     const memories = $('memories'); memories.replaceChildren();
     for (const m of ch.memories ?? []) memories.append(el('li', '(' + m.type + (m.speaker ? ', ' + m.speaker : '') + ') ' + m.text));
     if (memories.children.length === 0) memories.append(el('li', 'none yet', 'note'));

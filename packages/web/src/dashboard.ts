@@ -45,6 +45,8 @@ export interface DashboardChannel {
     readonly truncations: number;
     readonly summaryTokens: number;
   };
+  /** Tool results microcompaction has stubbed, ever, and the tokens that saved. */
+  readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
   /** Newest first. */
   readonly passes: readonly DashboardPass[];
   /** The channel's most important memories (those recall draws from). */

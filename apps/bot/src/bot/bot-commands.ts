@@ -5,6 +5,7 @@
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   type CommandInvocation,
+  type ContextView,
   focusProblem,
   type MemoryStore,
   memoryScope,
@@ -64,6 +65,7 @@ export class BotCommands {
             prices: config.prices,
             settingRows: null,
           }),
+          { stubbedInContext: stubbedResults(view) },
         );
       }
       case 'compact': {
@@ -89,4 +91,11 @@ export class BotCommands {
       }
     }
   }
+}
+
+/** Raw tool results of the context that microcompaction stubbed (from its index of tool results). */
+function stubbedResults(view: ContextView): number {
+  const first = view.raw[0]?.seq ?? 0;
+  const seqs = view.toolResultSeqs ?? [];
+  return seqs.filter((seq) => view.raw[seq - first]?.stubbed === true).length;
 }

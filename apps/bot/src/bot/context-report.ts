@@ -15,12 +15,12 @@ export function usageBar(usage: number, marks: readonly number[]): string {
 }
 
 /** The text of `/context` for a channel's status (see `channel-status.ts`), as the bot sees it now. */
-export function contextReport(status: ChannelStatus): string {
+export function contextReport(status: ChannelStatus, live: { readonly stubbedInContext: number }): string {
   const t = status.thresholds;
   const lines = [
     `Context of ${status.key}: ${usageBar(status.usage, [t.background, t.aggressive, t.emergency])} ${(status.usage * 100).toFixed(1)}%`,
     `thresholds: background ${pct(t.background)}, aggressive ${pct(t.aggressive)}, emergency ${pct(t.emergency)}`,
-    `tokens: ${status.tokens.context + status.tokens.reserved} of ${status.tokens.budget} (${status.messages.inContext} recent messages, ${status.spans.summaries} summaries, ${status.spans.truncations} pending cuts; ${status.messages.archived} messages archived)`,
+    `tokens: ${status.tokens.context + status.tokens.reserved} of ${status.tokens.budget} (${status.messages.inContext} recent messages, ${live.stubbedInContext} of them stubbed tool results, ${status.spans.summaries} summaries, ${status.spans.truncations} pending cuts; ${status.messages.archived} messages archived)`,
     `memories in scope: ${status.memories.count}`,
   ];
   if (status.passes.length === 0) lines.push('no compaction passes yet');

@@ -168,11 +168,13 @@ describe('ebb status', () => {
       'tokens',
       'messages',
       'spans',
+      'microcompaction',
       'generation',
       'memories',
       'passes',
       'settings',
     ]);
+    expect(channel.microcompaction).toEqual({ stubbed: 0, tokensSaved: 0 });
     expect(channel.key).toBe(SLACK);
     expect(channel.usage).toBeCloseTo(expectedUsage, 10);
     expect(channel.reached).toBe('background');

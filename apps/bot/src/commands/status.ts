@@ -25,6 +25,7 @@
  *       },
  *       "messages": { "archived": number, "inContext": number },
  *       "spans": { "summaries": number, "truncations": number, "summaryTokens": number },
+ *       "microcompaction": { "stubbed": number, "tokensSaved": number },  // tool results stubbed, ever
  *       "generation": number,              // bumped by every splice and truncation
  *       "memories": { "scope": string, "count": number },
  *       "passes": [{                       // newest first, at most RECENT_PASSES
@@ -177,6 +178,7 @@ function formatChannel(c: ChannelStatus): string[] {
     `  messages  ${num(c.messages.archived)} archived, ${num(c.messages.inContext)} in the context; generation ${c.generation}`,
     `  spans     ${plural(c.spans.summaries, 'summary', 'summaries')} (${num(c.spans.summaryTokens)} tokens), ` +
       `${plural(c.spans.truncations, 'pending truncation', 'pending truncations')}`,
+    `  stubs     ${plural(c.microcompaction?.stubbed ?? 0, 'tool result', 'tool results')} microcompacted, ${num(c.microcompaction?.tokensSaved ?? 0)} tokens saved`,
     `  memories  ${num(c.memories.count)} in scope ${c.memories.scope}`,
   ];
   const refusal = refusalOf(c.passes[0]);

@@ -136,6 +136,7 @@ export function channelBasicsCases(current: () => ContractContext): void {
     it('lists every channel by key with its head, generation and context tokens', async () => {
       // Other tests may share the store: look only at this test's keys.
       const ours = async () => (await stores.channels.listChannels()).filter((c) => c.key.startsWith(key));
+      const none = { stubbed: 0, tokensSaved: 0 };
       expect(await ours()).toEqual([]);
       await appendMany(stores.channels, `${key}:b`, 10);
       await stores.channels.splice(`${key}:b`, {
@@ -147,8 +148,8 @@ export function channelBasicsCases(current: () => ContractContext): void {
       });
       await appendMany(stores.channels, `${key}:a`, 2);
       expect(await ours()).toEqual([
-        { key: `${key}:a`, headSeq: 2, generation: 0, tokens: 20 },
-        { key: `${key}:b`, headSeq: 10, generation: 1, tokens: 67 },
+        { key: `${key}:a`, headSeq: 2, generation: 0, tokens: 20, microcompaction: none },
+        { key: `${key}:b`, headSeq: 10, generation: 1, tokens: 67, microcompaction: none },
       ]);
     });
   });

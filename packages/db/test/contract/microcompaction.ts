@@ -70,6 +70,9 @@ export function microcompactionCases(current: () => ContractContext): void {
         stubbed: true,
       });
       expect(view.raw.find((m) => m.seq === 6)?.stubbed).toBeUndefined();
+      // The channel counts what microcompaction did, for `ebb status` and the dashboard.
+      const [listed] = (await stores.channels.listChannels()).filter((c) => c.key === key);
+      expect(listed?.microcompaction).toEqual({ stubbed: 2, tokensSaved: 2 * (200 - 12) });
       const archive = await stores.channels.readArchive(key, 2, 6);
       expect(archive.map((m) => [m.seq, m.text, m.tokens, m.stub])).toEqual([
         [2, 'log 0', 200, { text: '[stub of #2]', tokens: 12 }],
