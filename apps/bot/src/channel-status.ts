@@ -157,19 +157,22 @@ function memoized<V>(cache: Map<string, V>, key: string, make: () => V): V {
 
 /**
  * What a channel's compactor runs with: its policy, its window, and the tokens every prompt reserves
- * (the system message, `systemTokens`, and the recall budget). The bot and every status use this.
+ * (the system message, `systemTokens`, the recall budget, and in the bot the tool definitions the
+ * channel is offered). The bot and every status use this.
  */
 export function compactorSettingsOf(
   settings: ResolvedChannelConfig,
   tokenizer: Tokenizer,
   systemTokens: number,
+  /** Tokens of the tool definitions the channel is offered (`toolSpecsTokens`): only the bot knows them. */
+  toolTokens = 0,
 ): CompactorSettings {
   return {
     policy: settings.compaction,
     tokenizer,
     contextWindow: settings.llm.contextWindow,
     maxOutputTokens: settings.llm.maxOutputTokens,
-    reservedTokens: systemTokens + settings.memory.recallMaxTokens,
+    reservedTokens: systemTokens + settings.memory.recallMaxTokens + toolTokens,
   };
 }
 

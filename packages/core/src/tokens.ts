@@ -3,6 +3,7 @@
  * the context; totals are kept incrementally so the per-turn check never walks the history.
  */
 import type { ArchivedMessage } from './model.js';
+import type { ToolSpec } from './tool-ports.js';
 import { quotedLabel } from './untrusted-text.js';
 
 /** A model's tokenizer (implemented with gpt-tokenizer in `@ebb/llm`). */
@@ -30,6 +31,14 @@ export function messageContent(message: Pick<ArchivedMessage, 'role' | 'author' 
 /** Tokens of one chat message whose content is `content`. */
 export function chatMessageTokens(tokenizer: Tokenizer, content: string): number {
   return tokenizer.count(content) + MESSAGE_OVERHEAD_TOKENS;
+}
+
+/**
+ * Tokens the tool definitions offered with a prompt take (sent as JSON beside the messages; the
+ * provider's own framing of them is left to calibration). 0 when none are offered.
+ */
+export function toolSpecsTokens(tokenizer: Tokenizer, specs: readonly ToolSpec[]): number {
+  return specs.length === 0 ? 0 : tokenizer.count(JSON.stringify(specs));
 }
 
 /** Tokens of an archived message as a chat message: content, tool calls and overhead. */

@@ -1,6 +1,7 @@
 /**
  * The bot's hold on its `ChannelCompactor`: made when the bot starts, asked with the channel's
- * compactor settings (the system prompt's tokens counted once per prompt and encoding), run as the
+ * compactor settings (the system prompt's and the offered tools' tokens counted once per prompt,
+ * tools and encoding), run as the
  * monitor after a turn, and told when a worker's splice changed a channel's context.
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
@@ -16,7 +17,9 @@ import {
   type RunStore,
   systemPromptTokens,
   type Tokenizer,
+  type ToolSpec,
   TRUNCATION_MARKER,
+  toolSpecsTokens,
   WorkingContext,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -30,11 +33,17 @@ export interface BotCompactionOptions {
   readonly runs: RunStore;
   readonly queue: CompactionQueue;
   readonly onEvent?: CompactionEventSink;
+  /**
+   * The tool definitions a channel is offered now (its allowed tools): every prompt carries them, so
+   * usage sets their tokens aside like the system prompt's. None without tools.
+   */
+  readonly toolSpecs?: (settings: ResolvedChannelConfig) => readonly ToolSpec[];
 }
 
 export class BotCompaction {
   readonly #options: BotCompactionOptions;
   readonly #promptTokenCache = new LruMap<string, number>(64);
+  readonly #toolTokenCache = new LruMap<string, number>(64);
   #compactor: ChannelCompactor | undefined;
 
   constructor(options: BotCompactionOptions) {
@@ -60,7 +69,19 @@ export class BotCompaction {
   }
 
   settingsOf(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
-    return compactorSettingsOf(settings, tokenizer, this.promptTokens(tokenizer, settings.bot.systemPrompt));
+    return compactorSettingsOf(
+      settings,
+      tokenizer,
+      this.promptTokens(tokenizer, settings.bot.systemPrompt),
+      this.toolTokens(tokenizer, this.#options.toolSpecs?.(settings) ?? []),
+    );
+  }
+
+  /** Tokens of tool definitions, counted once per encoding and set of tools (they are read several times a turn). */
+  toolTokens(tokenizer: Tokenizer, specs: readonly ToolSpec[]): number {
+    if (specs.length === 0) return 0;
+    const key = `${tokenizer.encoding}\u0000${specs.map((s) => s.name).join('\u0000')}`;
+    return this.#toolTokenCache.getOrSet(key, () => toolSpecsTokens(tokenizer, specs));
   }
 
   /** Runs the monitor; returns the usage after it acted. */

@@ -111,6 +111,12 @@ export class Bot {
       runs,
       queue: options.queue,
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+      ...(options.toolbox === undefined
+        ? {}
+        : {
+            toolSpecs: (settings: ResolvedChannelConfig) =>
+              options.toolbox?.forChannel(settings.channelKey, settings.tools.allow).specs ?? [],
+          }),
     });
     const states = new ChannelStates({
       channels,

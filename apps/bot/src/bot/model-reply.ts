@@ -153,7 +153,7 @@ export class ModelReplier {
             state.context.tokens +
             compaction.promptTokens(tokenizer, settings.bot.systemPrompt) +
             recalled.tokens +
-            (tools.length === 0 ? 0 : tokenizer.count(JSON.stringify(tools)));
+            compaction.toolTokens(tokenizer, tools);
           state.calibration = calibrate(state.calibration, estimated, reply.promptTokens);
           if (state.calibration.samples % CALIBRATION_SAVE_EVERY === 0) {
             void this.#options.channels.setCalibration(key, state.calibration).catch(() => {});
