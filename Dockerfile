@@ -19,6 +19,7 @@ COPY packages/observability/package.json packages/observability/
 COPY packages/queue/package.json packages/queue/
 COPY packages/slack/package.json packages/slack/
 COPY packages/testing/package.json packages/testing/
+COPY packages/tools/package.json packages/tools/
 COPY packages/web/package.json packages/web/
 COPY workers/compaction/package.json workers/compaction/
 RUN npm ci --omit=dev --no-audit --no-fund
