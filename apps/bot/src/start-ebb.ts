@@ -256,6 +256,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const adapters: PlatformAdapter[] = [web];
     const config = options.config();
     const overrides = options.platforms ?? {};
+    const slackApiUrl = overrides.slackApiUrl ?? config.slack.api_url;
     if (env.SLACK_BOT_TOKEN !== undefined) {
       adapters.push(
         new SlackAdapter({
@@ -269,7 +270,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           maxBodyBytes: config.web.max_body_kb * 1024,
           botName: 'ebb',
           logger,
-          ...(overrides.slackApiUrl === undefined ? {} : { slackApiUrl: overrides.slackApiUrl }),
+          ...(slackApiUrl === undefined ? {} : { slackApiUrl }),
         }),
       );
     }

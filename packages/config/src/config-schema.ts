@@ -196,7 +196,13 @@ export const priceSchema = z.strictObject(
 export type Price = z.output<typeof priceSchema>;
 
 export const slackSchema = z.strictObject(
-  { mode: enumOf(['socket', 'http']).default('socket'), admins: admins(), ...layerShape },
+  {
+    mode: enumOf(['socket', 'http']).default('socket'),
+    admins: admins(),
+    /** The Web API base (an Enterprise proxy, a test fake); unset means https://slack.com/api/. */
+    api_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    ...layerShape,
+  },
   TABLE,
 );
 export const discordSchema = z.strictObject({ admins: admins(), ...layerShape }, TABLE);
