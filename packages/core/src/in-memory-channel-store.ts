@@ -247,7 +247,8 @@ export class InMemoryChannelStore implements ChannelStore {
         const channel = this.#channels.get(key);
         const { generation, headSeq, tokens } = channel?.context.view() ?? EMPTY_VIEW;
         const microcompaction = { stubbed: 0, tokensSaved: 0, ...channel?.microcompaction };
-        return { key, headSeq, generation, tokens, microcompaction };
+        const calibration = channel?.calibration ?? UNCALIBRATED;
+        return { key, headSeq, generation, tokens, microcompaction, calibration };
       });
   }
 

@@ -104,6 +104,10 @@ export interface ChannelSummary {
    * as the store counts them; absent where only a live context is at hand (`/context`).
    */
   readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
+  /** When the channel last changed (a message, a splice, a truncation), epoch ms, where the store keeps it. */
+  readonly lastActiveAt?: number;
+  /** The channel's calibration, where the store reads it with the list (saves a query per channel). */
+  readonly calibration?: Calibration;
 }
 
 export interface AuthoredSeqs {

@@ -391,14 +391,19 @@ export class PgChannelStore implements ChannelStore {
           tokens: sql<number>`${channels.spanTokens} + ${channels.rawTokens}`.mapWith(Number),
           stubbed: channels.stubbedResults,
           tokensSaved: channels.stubbedTokensSaved,
+          updatedAt: channels.updatedAt,
+          factor: channels.calibrationFactor,
+          samples: channels.calibrationSamples,
         })
         .from(channels)
         // Byte order, as the in-memory store sorts, whatever the database's collation.
         .orderBy(sql`${channels.key} collate "C"`)
         .then((rows) =>
-          rows.map(({ stubbed, tokensSaved, ...row }) => ({
+          rows.map(({ stubbed, tokensSaved, updatedAt, factor, samples, ...row }) => ({
             ...row,
             microcompaction: { stubbed, tokensSaved },
+            lastActiveAt: updatedAt.getTime(),
+            calibration: { factor, samples },
           })),
         ),
     );

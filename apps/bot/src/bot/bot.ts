@@ -71,6 +71,8 @@ export interface BotOptions {
   /** After every turn: for metrics. */
   readonly onTurn?: (turn: {
     platform: Platform;
+    /** The channel's key: the dashboard's usage series is per channel. */
+    channel: string;
     answered: boolean;
     usage: number;
     durationMs: number;
@@ -290,6 +292,7 @@ export class Bot {
       const usage = await this.#compaction.monitor(key, state, settings, tokenizer);
       this.#options.onTurn?.({
         platform: message.platform,
+        channel: key,
         answered: reply !== null,
         usage,
         durationMs: performance.now() - started,
