@@ -120,7 +120,10 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       await migrate(database);
     }
     const embeddedDatabase = database.kind === 'pglite';
-    const metrics = createMetrics({ processMetrics: options.processMetrics ?? true });
+    const metrics = createMetrics({
+      processMetrics: options.processMetrics ?? true,
+      prices: () => options.config().prices,
+    });
     const checks: Record<string, HealthCheck> = { database: postgresCheck(database.db) };
     if (embeddedDatabase) {
       logger.info(

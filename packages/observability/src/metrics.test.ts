@@ -252,6 +252,62 @@ describe('createMetrics', () => {
     ]);
   });
 
+  it('prices calls at [prices], per model and read at each call, and counts the unpriced ones', async () => {
+    let prices: Record<string, { input_per_mtok: number; output_per_mtok: number }> = {
+      'gpt-4o-mini': { input_per_mtok: 0.15, output_per_mtok: 0.6 },
+    };
+    const metrics = createMetrics({ processMetrics: false, prices: () => prices });
+    metrics.onLlmCalls(CALLS);
+    // A model the file does not price, then a reload that prices it.
+    const local: LlmCall = {
+      purpose: 'reply',
+      model: 'llama3.1:8b',
+      inputTokens: 40_000,
+      outputTokens: 900,
+      durationMs: 2_000,
+      attempts: 1,
+    };
+    metrics.onLlmCalls([local, { ...local, model: 'constructor' }]);
+    prices = { ...prices, 'llama3.1:8b': { input_per_mtok: 1, output_per_mtok: 2 } };
+    metrics.onLlmCalls([local]);
+    const text = await metrics.metricsText();
+    const cost = (purpose: string) => value(text, 'ebb_llm_cost_usd_total', { purpose });
+    // 78,000 in and 1,750 out at 0.15 and 0.60 per million; the failed calls cost nothing.
+    expect(cost('summary')).toBeCloseTo((78_000 * 0.15 + 1_750 * 0.6) / 1e6, 12);
+    expect(cost('merge')).toBeCloseTo((1_800 * 0.15 + 700 * 0.6) / 1e6, 12);
+    expect(cost('reply')).toBeCloseTo((5_000 * 0.15 + 120 * 0.6 + 40_000 * 1 + 900 * 2) / 1e6, 12);
+    expect(value(text, 'ebb_llm_unpriced_calls_total', { purpose: 'reply' })).toBe(2);
+    expect(value(text, 'ebb_llm_unpriced_calls_total', { purpose: 'summary' })).toBe(0);
+  });
+
+  it('without prices, counts every call as unpriced and no cost', async () => {
+    const text = await fedMetrics().metricsText();
+    expect(value(text, 'ebb_llm_cost_usd_total', { purpose: 'summary' })).toBe(0);
+    expect(value(text, 'ebb_llm_unpriced_calls_total', { purpose: 'summary' })).toBe(4);
+  });
+
+  it("counts passes a channel's open circuit breaker skipped, apart from other skips", async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    // As the compaction processor emits it when the channel's last passes failed.
+    metrics.onCompactionEvent({
+      event: 'compaction.skipped',
+      channel: SLACK,
+      tier: 'aggressive',
+      jobId: 'j1',
+      reason: 'circuit_open',
+    });
+    metrics.onCompactionEvent({
+      event: 'compaction.skipped',
+      channel: SLACK,
+      tier: 'aggressive',
+      reason: 'in_flight',
+    });
+    const text = await metrics.metricsText();
+    expect(value(text, 'ebb_compaction_breaker_skips_total', { tier: 'aggressive' })).toBe(1);
+    expect(value(text, 'ebb_compaction_breaker_skips_total', { tier: 'background' })).toBe(0);
+    expect(value(text, 'ebb_compaction_passes_total', { tier: 'aggressive', outcome: 'skipped' })).toBe(2);
+  });
+
   it('records turns, their duration and the context usage after them', async () => {
     const text = await fedMetrics().metricsText();
     expect(value(text, 'ebb_turns_total', { platform: 'slack', answered: 'true' })).toBe(1);

@@ -3,8 +3,11 @@
  *
  * - `onCompactionEvent`: the compaction event stream (`compaction-events.ts`) → pass counters, the
  *   pass duration histogram, tokens saved, emergency truncations, summarizer fallbacks, memories
- *   the model proposed that were rejected or repaired (`compaction.memories_invalid`);
- * - `onLlmCalls`: the `LlmCall`s of a pass or a reply → calls, tokens and errors by purpose;
+ *   the model proposed that were rejected or repaired (`compaction.memories_invalid`), passes a
+ *   channel's circuit breaker refused (`compaction.skipped` with reason `circuit_open`);
+ * - `onLlmCalls`: the `LlmCall`s of a pass or a reply → calls, tokens and errors by purpose, and
+ *   their cost at the `[prices]` of config.toml (the `prices` option, read at each call so a reload
+ *   applies);
  * - `onTurn`: one sample per bot turn → turns, turn duration, context usage after the turn;
  * - `onToolCall`: one sample per tool call of the model → calls by tool and outcome, call duration.
  *
@@ -40,7 +43,17 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
   /** Bound on reading the queue stats during a scrape; past it the queue gauges are left out. */
   readonly queueStatsTimeoutMs?: number;
+  /**
+   * `[prices."<model>"]` of config.toml (USD per million tokens), read at each call so a reloaded
+   * config applies; calls of a model it does not price count in `ebb_llm_unpriced_calls_total`.
+   */
+  readonly prices?: () => PriceTable;
 }
+
+/** USD per million tokens by model name: the shape of config.toml's `[prices]`. */
+export type PriceTable = Readonly<
+  Record<string, { readonly input_per_mtok: number; readonly output_per_mtok: number }>
+>;
 
 export const DEFAULT_METRICS_OPTIONS = {
   processMetrics: true,
@@ -102,6 +115,8 @@ const TOOL_OUTCOMES: ReadonlySet<string> = new Set([
   'unknown_tool',
   'bad_arguments',
 ]);
+/** The skip reason of the compaction processor when a channel's circuit breaker is open. */
+const CIRCUIT_OPEN = 'circuit_open';
 /** A code that can safely be a label value; anything else is counted as `other`. */
 const ERROR_CODE = /^[A-Za-z0-9_.-]{1,48}$/;
 
@@ -135,6 +150,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   const registry = options.registry ?? new Registry();
   const registers = [registry];
   const statsTimeoutMs = options.queueStatsTimeoutMs ?? DEFAULT_METRICS_OPTIONS.queueStatsTimeoutMs;
+  const prices = options.prices ?? ((): PriceTable => ({}));
   let queue = options.queue;
   if (options.processMetrics ?? DEFAULT_METRICS_OPTIONS.processMetrics)
     collectDefaultMetrics({ register: registry });
@@ -175,6 +191,12 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     labelNames: ['action'] as const,
     registers,
   });
+  const breakerSkips = new Counter({
+    name: 'ebb_compaction_breaker_skips_total',
+    help: "Passes skipped because the channel's circuit breaker was open (its last passes failed, LLM fallbacks included); it closes by itself after a pause.",
+    labelNames: ['tier'] as const,
+    registers,
+  });
   const fallbacks = new Counter({
     name: 'ebb_compaction_fallbacks_total',
     help: 'Passes whose summary the extractive summarizer wrote because the LLM failed for good.',
@@ -205,6 +227,18 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     name: 'ebb_llm_tokens_total',
     help: 'Tokens of model calls by purpose and direction (input: the prompt, output: the completion).',
     labelNames: ['purpose', 'direction'] as const,
+    registers,
+  });
+  const llmCost = new Counter({
+    name: 'ebb_llm_cost_usd_total',
+    help: 'Cost of model calls in USD at the [prices] of config.toml, by purpose (calls of an unpriced model add nothing).',
+    labelNames: ['purpose'] as const,
+    registers,
+  });
+  const llmUnpriced = new Counter({
+    name: 'ebb_llm_unpriced_calls_total',
+    help: 'Model calls of a model config.toml has no [prices."<model>"] for, by purpose: their cost is missing from ebb_llm_cost_usd_total.',
+    labelNames: ['purpose'] as const,
     registers,
   });
   const llmErrors = new Counter({
@@ -294,6 +328,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     for (const outcome of ['completed', 'stale', 'failed', 'skipped'] as const)
       passes.inc({ tier, outcome }, 0);
     tokensSaved.inc({ tier }, 0);
+    breakerSkips.inc({ tier }, 0);
     passDuration.zero({ tier });
   }
   tokensSaved.inc({ tier: 'microcompact' }, 0);
@@ -303,6 +338,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   for (const purpose of PURPOSES) {
     for (const outcome of ['ok', 'error'] as const) llmCalls.inc({ purpose, outcome }, 0);
     for (const direction of ['input', 'output'] as const) llmTokens.inc({ purpose, direction }, 0);
+    llmCost.inc({ purpose }, 0);
+    llmUnpriced.inc({ purpose }, 0);
   }
   for (const platform of PLATFORMS) {
     for (const answered of ['true', 'false'] as const) turns.inc({ platform, answered }, 0);
@@ -340,15 +377,21 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
         tokensSaved.inc({ tier }, count(event.tokensBefore - event.tokensAfter));
       }
       if (outcome === 'emergency') emergencies.inc();
+      if (outcome === 'skipped' && event.reason === CIRCUIT_OPEN) breakerSkips.inc({ tier });
       if (event.fallback === true) fallbacks.inc();
     },
 
     onLlmCalls(calls) {
+      const table = prices();
       for (const call of calls) {
         const { purpose } = call;
         llmCalls.inc({ purpose, outcome: call.error === undefined ? 'ok' : 'error' });
         llmTokens.inc({ purpose, direction: 'input' }, count(call.inputTokens));
         llmTokens.inc({ purpose, direction: 'output' }, count(call.outputTokens));
+        // Own keys only: a model named `constructor` is unpriced, not Object's.
+        const price = Object.hasOwn(table, call.model) ? table[call.model] : undefined;
+        if (price === undefined) llmUnpriced.inc({ purpose });
+        else llmCost.inc({ purpose }, costUsd(call, price));
         // Calls that do not report their tries (the chat model) count their final error.
         const failed = call.failedTries ?? (call.error === undefined ? [] : [call.error]);
         for (const code of failed) llmErrors.inc({ purpose, code: ERROR_CODE.test(code) ? code : 'other' });
@@ -399,6 +442,14 @@ async function readQueueStats(
     ...(age.status === 'fulfilled' ? { ageSeconds: (age.value ?? 0) / 1000 } : {}),
     failed: counts.status === 'rejected' || age.status === 'rejected',
   };
+}
+
+/** What `[prices]` says a call cost, as `ebb status` prices a pass (channel-status.ts). */
+function costUsd(call: LlmCall, price: PriceTable[string]): number {
+  return count(
+    (count(call.inputTokens) * price.input_per_mtok + count(call.outputTokens) * price.output_per_mtok) /
+      1_000_000,
+  );
 }
 
 /** A non-negative finite count (a counter refuses a negative increment). */

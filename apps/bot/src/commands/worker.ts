@@ -41,7 +41,8 @@ export async function worker(
     logger.fatal(describeStartFailure(err), 'Ebb worker could not start');
     return 1;
   }
-  const metrics = createMetrics();
+  // Read at each call, so a reloaded [prices] applies (reloading starts below).
+  const metrics = createMetrics({ prices: () => reloading.current().prices });
   const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
   const routes = {
