@@ -125,6 +125,54 @@ describe('FakeSlack Web API', () => {
     expect(await call('users.info', { user: 'U0NOBODY' })).toEqual({ ok: false, error: 'user_not_found' });
   });
 
+  it('shows an assistant thread status until the app replies in the thread', async () => {
+    const thread = { channel_id: FAKE_SLACK.channels.aliceDm, thread_ts: '1700000000.000100' };
+
+    expect(await call('assistant.threads.setStatus', { ...thread, status: 'is thinking…' })).toEqual({
+      ok: true,
+    });
+    expect(slack.assistantStatus(thread.channel_id, thread.thread_ts)).toBe('is thinking…');
+    await call('chat.postMessage', {
+      channel: thread.channel_id,
+      thread_ts: thread.thread_ts,
+      text: 'answer',
+    });
+
+    expect(slack.assistantStatus(thread.channel_id, thread.thread_ts)).toBeUndefined();
+    expect(slack.assistantStatuses.map((s) => [s.status, s.byReply])).toEqual([
+      ['is thinking…', false],
+      ['', true],
+    ]);
+    expect(await call('assistant.threads.setStatus', { ...thread, channel_id: 'D0NOWHERE' })).toEqual({
+      ok: false,
+      error: 'channel_not_found',
+    });
+    expect(await call('assistant.threads.setStatus', { channel_id: thread.channel_id, status: 'x' })).toEqual(
+      {
+        ok: false,
+        error: 'invalid_thread_ts',
+      },
+    );
+  });
+
+  it('records suggested prompts sent JSON-encoded in a form body, refusing malformed ones', async () => {
+    const thread = { channel_id: FAKE_SLACK.channels.aliceDm, thread_ts: '1700000000.000100' };
+    const prompts = [{ title: 'Summarize', message: 'Summarize this.' }];
+
+    expect(
+      await call('assistant.threads.setSuggestedPrompts', { ...thread, prompts: JSON.stringify(prompts) }),
+    ).toEqual({ ok: true });
+    expect(
+      await call('assistant.threads.setSuggestedPrompts', {
+        ...thread,
+        prompts: JSON.stringify([{ title: 'x' }]),
+      }),
+    ).toEqual({ ok: false, error: 'invalid_arguments' });
+    expect(slack.suggestedPrompts).toEqual([
+      { channel: thread.channel_id, threadTs: thread.thread_ts, prompts },
+    ]);
+  });
+
   it('adds and removes reactions, refusing duplicates', async () => {
     const args = { channel: FAKE_SLACK.channels.general, timestamp: '1.000001', name: 'eyes' };
 

@@ -3,7 +3,8 @@
  *
  * - the Web API at `apiUrl` (`clientOptions.slackApiUrl`): `auth.test`, `chat.postMessage`,
  *   `chat.postEphemeral`, `apps.connections.open`, `users.info`, `conversations.info`,
- *   `reactions.add`/`remove`; other methods answer `unknown_method`. Every call is recorded, tokens
+ *   `reactions.add`/`remove`, `assistant.threads.setStatus`/`setSuggestedPrompts` (the AI-app
+ *   surface; a reply in the thread clears its status); other methods answer `unknown_method`. Every call is recorded, tokens
  *   redacted. `fail` scripts `{ ok: false, error }` answers and `rateLimit` HTTP 429s (`faults.ts`).
  * - a Socket Mode endpoint (the URL `apps.connections.open` returns; `ws://`, not `wss://`): says
  *   `hello`, delivers `events_api` and `slash_commands` envelopes, records acks, and can drop the
@@ -35,6 +36,7 @@ import {
 import { signSlackRequest } from './signing.js';
 import { callWebApi, type TokenKind, tokenKind, type WebApiArgs, type WebApiBody } from './web-api.js';
 import {
+  type AssistantStatusChange,
   DEFAULT_CHANNELS,
   DEFAULT_IDENTITY,
   DEFAULT_USERS,
@@ -44,6 +46,7 @@ import {
   type FakeSlackUser,
   FakeWorkspace,
   type PostedMessage,
+  type SuggestedPrompts,
 } from './workspace.js';
 
 export interface FakeSlackOptions {
@@ -218,6 +221,21 @@ export class FakeSlack {
 
   get ephemerals(): readonly EphemeralMessage[] {
     return this.#workspace.ephemerals;
+  }
+
+  /** Every `assistant.threads.setStatus` (and each status a reply cleared), oldest first. */
+  get assistantStatuses(): readonly AssistantStatusChange[] {
+    return this.#workspace.assistantStatuses;
+  }
+
+  /** The status line shown under an assistant thread now, if any. */
+  assistantStatus(channel: string, threadTs: string): string | undefined {
+    return this.#workspace.assistantStatus(channel, threadTs);
+  }
+
+  /** Every `assistant.threads.setSuggestedPrompts`, oldest first. */
+  get suggestedPrompts(): readonly SuggestedPrompts[] {
+    return this.#workspace.suggestedPrompts;
   }
 
   /** The bot's reactions currently on a message. */

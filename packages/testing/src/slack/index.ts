@@ -3,6 +3,7 @@ export * from './payloads.js';
 export * from './signing.js';
 export type { TokenKind, WebApiArgs, WebApiBody } from './web-api.js';
 export {
+  type AssistantStatusChange,
   type EphemeralMessage,
   FAKE_SLACK,
   type FakeChannelType,
@@ -10,4 +11,5 @@ export {
   type FakeSlackIdentity,
   type FakeSlackUser,
   type PostedMessage,
+  type SuggestedPrompts,
 } from './workspace.js';

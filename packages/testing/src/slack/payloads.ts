@@ -95,6 +95,33 @@ export class SlackPayloads {
     return this.#userMessage(input, FAKE_SLACK.channels.aliceDm);
   }
 
+  /**
+   * `assistant_thread_started`: a person opened a new thread with the app in Slack's AI-app surface
+   * (a DM, alice's by default); their messages then arrive as `directMessage({ threadTs })`.
+   */
+  assistantThreadStarted(input: {
+    readonly threadTs: string;
+    readonly channel?: string;
+    readonly user?: string;
+  }): SlackEventPayload {
+    const channel = input.channel ?? FAKE_SLACK.channels.aliceDm;
+    const eventTs = this.#workspace.nextTs();
+    return {
+      type: 'assistant_thread_started',
+      assistant_thread: {
+        user_id: input.user ?? FAKE_SLACK.users.alice,
+        context: {
+          channel_id: FAKE_SLACK.channels.general,
+          team_id: this.#workspace.identity.teamId,
+          enterprise_id: null,
+        },
+        channel_id: channel,
+        thread_ts: input.threadTs,
+      },
+      event_ts: eventTs,
+    };
+  }
+
   /** The `app_mention` event; Slack sends it besides the `message` event for the same message. */
   appMention(input: MessageInput): SlackEventPayload {
     const ts = input.ts ?? this.#workspace.nextTs();

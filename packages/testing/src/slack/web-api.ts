@@ -52,6 +52,8 @@ const METHODS: Readonly<Record<string, Method>> = {
     const threadTs = str(args.thread_ts);
     const ts = workspace.nextTs();
     workspace.messages.push({ channel, ts, text, ...(threadTs ? { threadTs } : {}) });
+    // A reply clears the thread's assistant status, as on Slack.
+    if (threadTs) workspace.setAssistantStatus(channel, threadTs, '', true);
     const id = workspace.identity;
     return {
       ok: true,
@@ -67,6 +69,36 @@ const METHODS: Readonly<Record<string, Method>> = {
         ...(threadTs ? { thread_ts: threadTs } : {}),
       },
     };
+  },
+
+  // The AI-app surface: a status line ("is thinking…") under an assistant thread until the app
+  // replies in it (or two minutes pass), and prompts offered when a thread starts.
+  'assistant.threads.setStatus': (args, { workspace }) => {
+    const target = assistantThread(args, workspace);
+    if (typeof target === 'string') return fail(target);
+    if (typeof args.status !== 'string') return fail('invalid_arguments');
+    workspace.setAssistantStatus(target.channel, target.threadTs, args.status);
+    return { ok: true };
+  },
+
+  'assistant.threads.setSuggestedPrompts': (args, { workspace }) => {
+    const target = assistantThread(args, workspace);
+    if (typeof target === 'string') return fail(target);
+    const prompts = parseJsonArg(args.prompts);
+    const valid =
+      Array.isArray(prompts) &&
+      prompts.length >= 1 &&
+      prompts.length <= 4 &&
+      prompts.every((p) => isRecord(p) && str(p.title) !== undefined && str(p.message) !== undefined);
+    if (!valid) return fail('invalid_arguments');
+    const title = str(args.title);
+    workspace.suggestedPrompts.push({
+      channel: target.channel,
+      threadTs: target.threadTs,
+      prompts: prompts.map((p) => ({ title: String(p.title), message: String(p.message) })),
+      ...(title ? { title } : {}),
+    });
+    return { ok: true };
   },
 
   'chat.postEphemeral': (args, { workspace }) => {
@@ -141,6 +173,31 @@ function reactionTarget(
   if (!timestamp) return 'no_item_specified';
   if (!name) return 'invalid_name';
   return { key: `${channel}:${timestamp}`, name };
+}
+
+function assistantThread(
+  args: WebApiArgs,
+  workspace: FakeWorkspace,
+): { readonly channel: string; readonly threadTs: string } | string {
+  const channel = str(args.channel_id);
+  const threadTs = str(args.thread_ts);
+  if (!channel || !workspace.channels.has(channel)) return 'channel_not_found';
+  if (!threadTs || !/^\d+\.\d+$/.test(threadTs)) return 'invalid_thread_ts';
+  return { channel, threadTs };
+}
+
+/** Arrays and objects arrive JSON-encoded in a form body (the WebClient's default), as is in JSON. */
+function parseJsonArg(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function userBody(user: FakeSlackUser, teamId: string): WebApiBody {

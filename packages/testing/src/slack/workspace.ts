@@ -88,6 +88,23 @@ export interface EphemeralMessage {
   readonly messageTs: string;
 }
 
+/** What `assistant.threads.setStatus` set, in order (an empty status clears it). */
+export interface AssistantStatusChange {
+  readonly channel: string;
+  readonly threadTs: string;
+  readonly status: string;
+  /** Set by a reply in the thread rather than by `setStatus`. */
+  readonly byReply: boolean;
+}
+
+/** Prompts offered with `assistant.threads.setSuggestedPrompts`. */
+export interface SuggestedPrompts {
+  readonly channel: string;
+  readonly threadTs: string;
+  readonly prompts: readonly { readonly title: string; readonly message: string }[];
+  readonly title?: string;
+}
+
 export class FakeWorkspace {
   readonly identity: FakeSlackIdentity;
   readonly users = new Map<string, FakeSlackUser>();
@@ -96,6 +113,10 @@ export class FakeWorkspace {
   readonly ephemerals: EphemeralMessage[] = [];
   /** `channel:ts` → reaction names currently on that message (the bot's own reactions). */
   readonly reactions = new Map<string, Set<string>>();
+  readonly assistantStatuses: AssistantStatusChange[] = [];
+  readonly suggestedPrompts: SuggestedPrompts[] = [];
+  /** `channel:thread_ts` → the status shown now. */
+  readonly #statusNow = new Map<string, string>();
   #tsSeconds = Math.floor(Date.now() / 1000);
   #tsMicros = 0;
 
@@ -128,6 +149,19 @@ export class FakeWorkspace {
   /** `channel_type` as Slack puts it on a message event. */
   channelType(channelId: string): FakeChannelType {
     return this.channels.get(channelId)?.type ?? 'channel';
+  }
+
+  /** Sets (or, with `''`, clears) a thread's status; a reply clearing no status records nothing. */
+  setAssistantStatus(channel: string, threadTs: string, status: string, byReply = false): void {
+    const key = `${channel}:${threadTs}`;
+    if (byReply && !this.#statusNow.get(key)) return;
+    if (status === '') this.#statusNow.delete(key);
+    else this.#statusNow.set(key, status);
+    this.assistantStatuses.push({ channel, threadTs, status, byReply });
+  }
+
+  assistantStatus(channel: string, threadTs: string): string | undefined {
+    return this.#statusNow.get(`${channel}:${threadTs}`);
   }
 
   reactionsOn(channel: string, ts: string): readonly string[] {
