@@ -1,56 +1,256 @@
 /**
- * The dashboard's channel list, from the stores: each channel's status as `ebb status` shows it
- * (`loadChannelStatus`), and its most important memories.
+ * The dashboard's data (`DashboardSource` of `@ebb/web`), read from the bot's stores:
+ *
+ * - the list: one `listChannels` query for every channel of every platform (its tokens, last
+ *   activity and calibration come with it), usage computed as `ebb status` does, no query per channel;
+ * - a channel: its status (`loadChannelStatus`: spans, the last passes) and its top memories;
+ * - history: the archive's messages of a seq range (`readArchive`) placed against the prefix
+ *   (`loadPrefix`), see `dashboard-history.ts`;
+ * - usage over time: the in-memory `UsageSeries` the bot feeds from turns, microcompactions and
+ *   truncations, and, before it starts (a restart) or for passes run by a worker elsewhere, the run
+ *   store: each pass's usage at trigger and, from its tokens after, the usage it left;
+ * - live events: those of the bot's `DashboardFeed`.
+ *
+ * The usage of the list is the stores' view: like `ebb status` it does not count the MCP tool
+ * definitions only the running bot knows, which the turn points of the series do.
  */
 import type { EbbConfig } from '@ebb/config';
-import type { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
-import type { DashboardChannel } from '@ebb/web';
-import { loadChannelStatus } from './channel-status.js';
+import { resolveChannel } from '@ebb/config';
+import {
+  type ChannelStore,
+  type ChannelSummary,
+  type CompactorSettings,
+  type MemoryStore,
+  memoryScope,
+  type RunStore,
+  UNCALIBRATED,
+  usageOf,
+} from '@ebb/core';
+import {
+  DASHBOARD_LIMITS,
+  type DashboardChannelDetail,
+  type DashboardChannelRow,
+  type DashboardEvent,
+  type DashboardSource,
+  type DashboardThresholds,
+  type DashboardUsage,
+  type DashboardUsageMark,
+  type DashboardUsagePoint,
+  type HistoryPage,
+} from '@ebb/web';
+import { loadChannelStatus, loadCompactorSettings } from './channel-status.js';
+import type { DashboardFeed } from './dashboard-feed.js';
+import { describeHistory, historyRange } from './dashboard-history.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;
-  readonly channels: PgChannelStore;
-  readonly runs: PgRunStore;
-  readonly memories: PgMemoryStore;
+  readonly channels: Pick<ChannelStore, 'listChannels' | 'loadPrefix' | 'readArchive' | 'calibration'>;
+  readonly runs: Pick<RunStore, 'recent'>;
+  readonly memories: Pick<MemoryStore, 'list' | 'count'>;
+  /** The bot's live feed: the usage series and the events. */
+  readonly feed: DashboardFeed;
 }
 
-/** Memories shown per channel: the most important first. */
-const MEMORIES_SHOWN = 10;
+/** Passes read for a channel's usage chart. */
+const CHART_RUNS = 50;
+/** How long one `listChannels` answer serves the page's requests made together. */
+const LIST_TTL_MS = 500;
 
-export async function dashboardChannels(stores: DashboardStores): Promise<DashboardChannel[]> {
-  const config = stores.config();
-  const summaries = await stores.channels.listChannels();
-  // The dashboard never shows the memory count; the system prompt's tokens are shared by channels.
-  const systemTokens = new Map<string, Promise<number>>();
-  return Promise.all(
-    summaries.map(async (summary) => {
-      const status = await loadChannelStatus(stores, config, summary, { memoryCounts: false, systemTokens });
-      const memories = await stores.memories.list(
-        { scope: status.memories.scope },
-        { order: 'importance', limit: MEMORIES_SHOWN },
-      );
-      return {
-        key: status.key,
-        usage: status.usage,
-        thresholds: status.thresholds,
-        tokens: status.tokens,
-        spans: status.spans,
-        ...(status.microcompaction === undefined ? {} : { microcompaction: status.microcompaction }),
-        passes: status.passes.map((p) => ({
-          jobId: p.jobId,
-          tier: p.tier,
-          status: p.status,
-          tokensBefore: p.tokensBefore,
-          tokensAfter: p.tokensAfter,
-          durationMs: p.durationMs,
-          createdAt: p.createdAt,
-        })),
-        memories: memories.map((m) => ({
-          type: m.type,
-          text: m.text,
-          ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
-        })),
-      };
-    }),
-  );
+export class StoreDashboardSource implements DashboardSource {
+  readonly #stores: DashboardStores;
+  readonly #now: () => number;
+  #list: { readonly at: number; readonly summaries: Promise<ChannelSummary[]> } | undefined;
+
+  constructor(stores: DashboardStores) {
+    this.#stores = stores;
+    this.#now = stores.feed.now;
+  }
+
+  subscribe(listener: (event: DashboardEvent) => void): () => void {
+    return this.#stores.feed.subscribe(listener);
+  }
+
+  // Reads.
+
+  async channels(): Promise<DashboardChannelRow[]> {
+    const config = this.#stores.config();
+    const systemTokens = new Map<string, Promise<number>>();
+    const summaries = await this.#summaries();
+    return Promise.all(
+      summaries.map(async (summary) => {
+        const compactor = await loadCompactorSettings(resolveChannel(config, summary.key), systemTokens);
+        return row(summary, compactor);
+      }),
+    );
+  }
+
+  async channel(key: string): Promise<DashboardChannelDetail | undefined> {
+    const summary = await this.#summary(key);
+    if (summary === undefined) return undefined;
+    const config = this.#stores.config();
+    const settings = resolveChannel(config, key);
+    const [status, compactor] = await Promise.all([
+      loadChannelStatus(this.#stores, config, summary),
+      loadCompactorSettings(settings),
+    ]);
+    const memories = await this.#stores.memories.list(
+      { scope: memoryScope(key, settings.memory.scope) },
+      { order: 'importance', limit: DASHBOARD_LIMITS.memories },
+    );
+    return {
+      ...row(summary, compactor),
+      // The status' usage reads the calibration afresh.
+      usage: status.usage,
+      reached: status.reached,
+      spans: status.spans,
+      inContext: status.messages.inContext,
+      ...(status.microcompaction === undefined ? {} : { microcompaction: status.microcompaction }),
+      passes: status.passes.map((p) => ({
+        jobId: p.jobId,
+        tier: p.tier,
+        status: p.status,
+        usage: p.usage,
+        fromSeq: p.fromSeq,
+        toSeq: p.toSeq,
+        tokensBefore: p.tokensBefore,
+        tokensAfter: p.tokensAfter,
+        summaryTokens: p.summaryTokens,
+        memoriesAdded: p.memoriesAdded,
+        fallback: p.fallback,
+        model: p.model,
+        durationMs: p.durationMs,
+        error: p.error,
+        createdAt: p.createdAt,
+        finishedAt: p.finishedAt,
+      })),
+      memories: memories.map((m) => ({
+        type: m.type,
+        text: m.text,
+        importance: Math.round(m.importance * 100) / 100,
+        ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
+      })),
+      memoryCount: status.memories.count,
+    };
+  }
+
+  async history(key: string, page: HistoryPage) {
+    const prefix = await this.#stores.channels.loadPrefix(key);
+    if (prefix.headSeq === 0 && (await this.#summary(key)) === undefined) return undefined;
+    const { fromSeq, toSeq } = historyRange(page, prefix.headSeq);
+    const messages = toSeq >= fromSeq ? await this.#stores.channels.readArchive(key, fromSeq, toSeq) : [];
+    return describeHistory({ key, headSeq: prefix.headSeq, fromSeq, toSeq, spans: prefix.spans, messages });
+  }
+
+  async usage(key: string): Promise<DashboardUsage | undefined> {
+    const summary = await this.#summary(key);
+    if (summary === undefined) return undefined;
+    const [compactor, runs] = await Promise.all([
+      loadCompactorSettings(resolveChannel(this.#stores.config(), key)),
+      this.#stores.runs.recent(key, CHART_RUNS),
+    ]);
+    const calibration = summary.calibration ?? UNCALIBRATED;
+    const usageAt = (contextTokens: number) =>
+      usageOf({
+        contextTokens,
+        reservedTokens: compactor.reservedTokens,
+        contextWindow: compactor.contextWindow,
+        maxOutputTokens: compactor.maxOutputTokens,
+        calibration,
+      });
+    const live = this.#stores.feed.series.read(key);
+    const liveFrom = live.points[0]?.at ?? Number.POSITIVE_INFINITY;
+    // Passes, oldest first: each rose to its usage at trigger and, done, fell to what its tokens after give.
+    const fromRuns: DashboardUsagePoint[] = [];
+    const marks: DashboardUsageMark[] = [];
+    for (const run of [...runs].reverse()) {
+      if (run.createdAt === undefined) continue;
+      const usage = Number.isFinite(run.usage)
+        ? run.usage
+        : run.tokensBefore === undefined
+          ? undefined
+          : usageAt(run.tokensBefore);
+      if (usage === undefined) continue;
+      marks.push({ at: run.createdAt, usage, tier: run.tier, status: run.status, jobId: run.jobId });
+      if (run.createdAt >= liveFrom) continue;
+      fromRuns.push({ at: run.createdAt, usage });
+      if (run.status === 'completed' && run.tokensAfter !== undefined && run.finishedAt !== undefined)
+        fromRuns.push({ at: Math.min(run.finishedAt, liveFrom), usage: usageAt(run.tokensAfter) });
+    }
+    for (const m of live.marks)
+      marks.push({
+        at: m.at,
+        usage: m.usage,
+        tier: m.kind === 'microcompact' ? 'microcompact' : 'emergency',
+        status: m.kind === 'microcompact' ? 'microcompacted' : 'truncated',
+      });
+    marks.sort((a, b) => a.at - b.at);
+    const now = { at: this.#now(), usage: usageAt(summary.tokens) };
+    return {
+      key,
+      thresholds: thresholdsOf(compactor),
+      points: [...fromRuns, ...live.points, now],
+      marks,
+    };
+  }
+
+  async #summaries(): Promise<ChannelSummary[]> {
+    const now = this.#now();
+    if (this.#list === undefined || now - this.#list.at > LIST_TTL_MS) {
+      const summaries = this.#stores.channels.listChannels();
+      this.#list = { at: now, summaries };
+      // A failed read is not kept.
+      summaries.catch(() => {
+        if (this.#list?.summaries === summaries) this.#list = undefined;
+      });
+    }
+    return this.#list.summaries;
+  }
+
+  async #summary(key: string): Promise<ChannelSummary | undefined> {
+    return (await this.#summaries()).find((s) => s.key === key);
+  }
+}
+
+function thresholdsOf(compactor: CompactorSettings): DashboardThresholds {
+  const policy = compactor.policy;
+  return {
+    ...(policy.microcompaction
+      ? { microcompact: Math.min(policy.microcompactThreshold, policy.backgroundThreshold) }
+      : {}),
+    background: policy.backgroundThreshold,
+    aggressive: policy.aggressiveThreshold,
+    emergency: policy.emergencyThreshold,
+  };
+}
+
+function row(summary: ChannelSummary, compactor: CompactorSettings): DashboardChannelRow {
+  const usage = usageOf({
+    contextTokens: summary.tokens,
+    reservedTokens: compactor.reservedTokens,
+    contextWindow: compactor.contextWindow,
+    maxOutputTokens: compactor.maxOutputTokens,
+    calibration: summary.calibration ?? UNCALIBRATED,
+  });
+  const thresholds = thresholdsOf(compactor);
+  return {
+    key: summary.key,
+    platform: summary.key.slice(0, summary.key.indexOf(':')),
+    usage,
+    reached:
+      usage >= thresholds.emergency
+        ? 'emergency'
+        : usage >= thresholds.aggressive
+          ? 'aggressive'
+          : usage >= thresholds.background
+            ? 'background'
+            : 'none',
+    thresholds,
+    tokens: {
+      context: summary.tokens,
+      reserved: compactor.reservedTokens,
+      budget: compactor.contextWindow - compactor.maxOutputTokens,
+    },
+    messages: summary.headSeq,
+    lastActiveAt: summary.lastActiveAt === undefined ? null : new Date(summary.lastActiveAt).toISOString(),
+  };
 }

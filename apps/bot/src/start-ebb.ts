@@ -54,7 +54,8 @@ import { type BoardQueue, exposure, mountDashboard, WebAdapter } from '@ebb/web'
 import { Bot } from './bot/bot.js';
 import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool.js';
 import { chatModels } from './chat-models.js';
-import { dashboardChannels } from './dashboard-channels.js';
+import { StoreDashboardSource } from './dashboard-channels.js';
+import { DashboardFeed } from './dashboard-feed.js';
 import { openDatabase } from './open-database.js';
 import { describeStartFailure, StartRefusedError } from './start-failure.js';
 import { startTools } from './start-tools.js';
@@ -157,10 +158,13 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     let spool: InboundSpool = localSpool;
     let worker: RunningWorker | undefined;
     let boardQueue: BoardQueue | undefined;
+    // What the dashboard sees live: usage after each turn, compaction events, context changes.
+    const feed = new DashboardFeed();
     const onEvent = (e: Parameters<typeof logCompactionEvent>[1]) => {
       logCompactionEvent(logger, e);
       metrics.onCompactionEvent(e);
       web.publish(e.channel, { type: 'compaction', ...e });
+      feed.onCompactionEvent(e);
     };
     if (useRedis) {
       const producer = createRedis(redisUrl, { role: 'producer', logger });
@@ -250,12 +254,12 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     mountDashboard(web.app, {
       tokenRequired: env.EBB_ADMIN_TOKEN !== undefined,
       queue: boardQueue,
-      channels: () =>
-        dashboardChannels({
-          config: options.config,
-          ...stores,
-        }),
+      source: new StoreDashboardSource({ config: options.config, ...stores, feed }),
+      closing: web.stopping,
     });
+    // Passes a worker in another process splices reach the bot (and the dashboard) only this way.
+    const unsubscribe = await notifier.subscribe((change) => feed.onContextChanged(change));
+    onClose(unsubscribe);
     const adapters: PlatformAdapter[] = [web];
     const config = options.config();
     const overrides = options.platforms ?? {};
@@ -299,7 +303,10 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       chatModel,
       logger,
       onEvent,
-      onTurn: metrics.onTurn,
+      onTurn: (turn) => {
+        metrics.onTurn(turn);
+        feed.onTurn(turn);
+      },
       toolbox,
       onToolCall: metrics.onToolCall,
       spool,

@@ -12,8 +12,10 @@
  * | `bad_command`       | 400    | `"name"` is not a command                                        |
  * | `bad_user`          | 400    | `"user"` is empty, too long, or has control/bidi characters      |
  * | `nul_character`     | 400    | a NUL in `"author"`, `"text"` or `"id"` (Postgres cannot store it) |
+ * | `bad_query`         | 400    | a dashboard query parameter is not what the route takes          |
  * | `unauthorized`      | 401    | no token, or the wrong one                                       |
  * | `forbidden`         | 403    | the route answers only on loopback                               |
+ * | `unknown_channel`   | 404    | the dashboard has no channel with that key                       |
  * | `id_conflict`       | 409    | the `"id"` was already used for another text                     |
  * | `body_too_large`    | 413    | the body is larger than `maxBodyBytes`                           |
  * | `rate_limited`      | 429    | too many requests from this client (`Retry-After`)               |
@@ -34,8 +36,10 @@ export const WEB_ERROR_CODES = [
   'bad_command',
   'bad_user',
   'nul_character',
+  'bad_query',
   'unauthorized',
   'forbidden',
+  'unknown_channel',
   'id_conflict',
   'body_too_large',
   'rate_limited',

@@ -79,6 +79,11 @@ export class WebAdapter implements PlatformAdapter {
     this.#routes();
   }
 
+  /** Aborted when the server begins to stop: the dashboard's event streams end with the channel's. */
+  get stopping(): AbortSignal {
+    return this.#stopping.signal;
+  }
+
   /** The bound address, once started. */
   get url(): string {
     if (!this.#url) throw new Error('the web channel is not started');

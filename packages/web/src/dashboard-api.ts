@@ -1,0 +1,188 @@
+/**
+ * What the dashboard's API returns, and the port the bot implements to answer it
+ * (`DashboardSource`). Everything here is JSON: numbers, strings, ISO times, no message text in
+ * events (the page reads text through `history`, behind the same admin rule).
+ *
+ *   GET /api/dashboard/channels                    DashboardChannelRow[] (every channel, every platform)
+ *   GET /api/dashboard/channels/:key               DashboardChannelDetail (passes, top memories)
+ *   GET /api/dashboard/channels/:key/history       DashboardHistory (?before=seq | ?after=seq, &limit=)
+ *   GET /api/dashboard/channels/:key/usage         DashboardUsage (points and pass marks over time)
+ *   GET /api/dashboard/events                      text/event-stream of DashboardEvent, every channel
+ */
+
+export type DashboardTier = 'background' | 'aggressive' | 'emergency';
+
+export interface DashboardThresholds {
+  /** Absent when the channel has microcompaction off. */
+  readonly microcompact?: number;
+  readonly background: number;
+  readonly aggressive: number;
+  readonly emergency: number;
+}
+
+/** A channel as the list shows it: cheap to compute for 1,000 channels (no query per channel). */
+export interface DashboardChannelRow {
+  readonly key: string;
+  /** `slack`, `discord`, `web`: the key's first part. */
+  readonly platform: string;
+  /** Share of the prompt budget in use (1 = full), calibrated. */
+  readonly usage: number;
+  readonly reached: 'none' | DashboardTier;
+  readonly thresholds: DashboardThresholds;
+  readonly tokens: { readonly context: number; readonly reserved: number; readonly budget: number };
+  /** Archived messages (the head seq). */
+  readonly messages: number;
+  /** When the channel last changed (a message, a pass), ISO; null when the store does not say. */
+  readonly lastActiveAt: string | null;
+}
+
+/** A pass as the dashboard lists it (a subset of `ebb status --json`'s passes). */
+export interface DashboardPass {
+  readonly jobId: string;
+  readonly tier: string;
+  readonly status: string;
+  /** Usage when the pass was triggered (null when a worker recorded the run first). */
+  readonly usage: number | null;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly tokensBefore: number | null;
+  readonly tokensAfter: number | null;
+  readonly summaryTokens: number | null;
+  readonly memoriesAdded: number | null;
+  readonly fallback: boolean | null;
+  readonly model: string | null;
+  readonly durationMs: number | null;
+  readonly error: string | null;
+  readonly createdAt: string | null;
+  readonly finishedAt: string | null;
+}
+
+export interface DashboardMemory {
+  readonly type: string;
+  readonly text: string;
+  readonly importance: number;
+  readonly speaker?: string;
+}
+
+export interface DashboardChannelDetail extends DashboardChannelRow {
+  readonly spans: {
+    readonly summaries: number;
+    readonly truncations: number;
+    readonly summaryTokens: number;
+  };
+  /** Archived messages in the context (not covered by a span). */
+  readonly inContext: number;
+  /** Tool results microcompaction has stubbed, ever, and the tokens that saved. */
+  readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
+  /** Newest first. */
+  readonly passes: readonly DashboardPass[];
+  /** The most important memories in the channel's scope, at most `memoryLimit`, most important first. */
+  readonly memories: readonly DashboardMemory[];
+  /** Memories in the channel's scope in all (the list holds at most `DASHBOARD_LIMITS.memories`). */
+  readonly memoryCount: number;
+}
+
+/** A span of the context prefix as the history shows it. */
+export type DashboardSpan =
+  | {
+      readonly kind: 'summary';
+      readonly fromSeq: number;
+      readonly toSeq: number;
+      readonly tokens: number;
+      readonly text: string;
+      readonly jobId: string;
+    }
+  | { readonly kind: 'truncated'; readonly fromSeq: number; readonly toSeq: number; readonly tokens: number };
+
+export interface DashboardMessage {
+  readonly seq: number;
+  readonly role: 'user' | 'assistant' | 'tool';
+  readonly author: string;
+  /** The archived text, cut at `DASHBOARD_TEXT_CHARS` (the whole length in `chars`). */
+  readonly text: string;
+  readonly chars: number;
+  readonly ts: string | null;
+  /** Where it sits: raw in the context, or covered by the span starting at `spanFrom`. */
+  readonly place: 'context' | 'summarized' | 'truncated';
+  readonly spanFrom?: number;
+  /** Microcompaction put this stub in the context in place of the tool result. */
+  readonly stub?: { readonly text: string; readonly tokens: number };
+  /** Tools an assistant message called. */
+  readonly toolCalls?: readonly string[];
+}
+
+export interface DashboardHistory {
+  readonly key: string;
+  readonly headSeq: number;
+  /** Seq of the last message covered by spans (0 when none). */
+  readonly prefixEnd: number;
+  /** The seqs this page holds, inclusive (to < from when empty). */
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly messages: readonly DashboardMessage[];
+  /** The active spans that cover any seq up to `toSeq` (in order), so older spans show above the page. */
+  readonly spans: readonly DashboardSpan[];
+}
+
+export interface DashboardUsagePoint {
+  /** Epoch ms. */
+  readonly at: number;
+  readonly usage: number;
+}
+
+/** Something that moved usage down: a pass (from the run store), a truncation or microcompaction. */
+export interface DashboardUsageMark {
+  readonly at: number;
+  /** Usage when it was triggered. */
+  readonly usage: number;
+  readonly tier: DashboardTier | 'microcompact';
+  readonly status: string;
+  readonly jobId?: string;
+}
+
+export interface DashboardUsage {
+  readonly key: string;
+  readonly thresholds: DashboardThresholds;
+  readonly points: readonly DashboardUsagePoint[];
+  readonly marks: readonly DashboardUsageMark[];
+}
+
+/** The dashboard's live feed: numbers and ids only; the page fetches what changed. */
+export type DashboardEvent =
+  | { readonly type: 'turn'; readonly channel: string; readonly usage: number; readonly at: number }
+  | {
+      readonly type: 'compaction';
+      readonly channel: string;
+      readonly event: string;
+      readonly tier: string;
+      readonly usage?: number;
+      readonly jobId?: string;
+      readonly at: number;
+    }
+  /** A context changed elsewhere (a worker in another process spliced it). */
+  | { readonly type: 'context'; readonly channel: string; readonly generation: number; readonly at: number };
+
+/** Where the dashboard's data comes from: the bot implements it on its stores. */
+export interface DashboardSource {
+  channels(): Promise<readonly DashboardChannelRow[]>;
+  channel(key: string): Promise<DashboardChannelDetail | undefined>;
+  history(key: string, page: HistoryPage): Promise<DashboardHistory | undefined>;
+  usage(key: string): Promise<DashboardUsage | undefined>;
+  /** Subscribes to live events; returns the unsubscribe. */
+  subscribe(listener: (event: DashboardEvent) => void): () => void;
+}
+
+export type HistoryPage =
+  | { readonly kind: 'latest'; readonly limit: number }
+  | { readonly kind: 'before'; readonly seq: number; readonly limit: number }
+  | { readonly kind: 'after'; readonly seq: number; readonly limit: number };
+
+export const DASHBOARD_LIMITS = {
+  /** Messages per history page, by default and at most. */
+  historyPage: 50,
+  historyPageMax: 200,
+  /** Characters of a message's text the history sends (a paste can be 40,000). */
+  textChars: 2_000,
+  /** Memories listed per channel. */
+  memories: 20,
+} as const;

@@ -1,0 +1,424 @@
+/**
+ * The dashboard page's script (see `dashboard-page.ts`): plain browser JS in a string, no build
+ * step. Written without template literals or backslashes, so it can live in this template string as is.
+ *
+ * State: every channel row (from `/api/dashboard/channels`, refreshed every 15 s and on events),
+ * the selected key, and the selected channel's detail, usage and loaded history. Text from the
+ * server only ever goes into the DOM as text (`textContent`), never as HTML.
+ */
+export const DASHBOARD_SCRIPT = `
+(() => {
+  'use strict';
+  const PAGE = 50;
+  const TEXT_SHOWN = 400;
+  const MEMORY_SHOWN = 160;
+  const MAX_LOADED = 1000;
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, attrs, ...children) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v; else if (k === 'text') e.textContent = v; else e.setAttribute(k, v === true ? '' : v);
+    }
+    for (const c of children) if (c !== undefined && c !== null) e.append(c);
+    return e;
+  };
+  const pct = (x) => (x * 100).toFixed(1) + '%';
+  const num = (n) => n === null || n === undefined ? '—' : Number(n).toLocaleString('en');
+  const platformOf = (key) => key.slice(0, key.indexOf(':'));
+  const reachedOf = (u, t) => u >= t.emergency ? 'emergency' : u >= t.aggressive ? 'aggressive' : u >= t.background ? 'background' : 'none';
+  const ago = (iso) => {
+    if (!iso) return '—';
+    const s = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
+    if (s < 60) return Math.round(s) + ' s ago';
+    if (s < 3600) return Math.round(s / 60) + ' min ago';
+    if (s < 86400) return Math.round(s / 3600) + ' h ago';
+    return Math.round(s / 86400) + ' d ago';
+  };
+  const clock = (ms) => new Date(ms).toLocaleTimeString('en-GB');
+  const api = async (path) => {
+    const res = await fetch(path, { credentials: 'same-origin' });
+    if (res.status === 404) return undefined;
+    if (!res.ok) throw new Error(path + ': ' + res.status);
+    return res.json();
+  };
+  const enc = encodeURIComponent;
+  const announce = (text) => { const a = $('announcer'); a.append(el('p', { text })); while (a.children.length > 5) a.firstChild.remove(); };
+
+  const state = {
+    rows: [], loaded: false, sort: 'usage', dir: -1, filter: '', platform: '', page: 0,
+    key: null, detail: null, usage: null, messages: [], spans: new Map(), history: null, generation: 0,
+  };
+
+  // ---- the channel list ----
+  function visibleRows() {
+    const f = state.filter.toLowerCase();
+    const rows = state.rows.filter((r) => (!f || r.key.toLowerCase().includes(f)) && (!state.platform || r.platform === state.platform));
+    const k = state.sort, d = state.dir;
+    rows.sort((a, b) => {
+      const x = a[k] ?? '', y = b[k] ?? '';
+      return (x < y ? -1 : x > y ? 1 : 0) * d || (a.key < b.key ? -1 : 1);
+    });
+    return rows;
+  }
+
+  function drawList() {
+    const body = $('channels');
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : undefined;
+    body.replaceChildren();
+    body.removeAttribute('aria-busy');
+    const rows = visibleRows();
+    const pages = Math.max(1, Math.ceil(rows.length / PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    const shown = rows.slice(state.page * PAGE, state.page * PAGE + PAGE);
+    for (const r of shown) {
+      const link = el('a', { href: '?channel=' + enc(r.key), 'data-key': r.key, title: r.key }, el('span', { class: 'plat ' + r.platform, text: r.platform }), r.key.slice(r.platform.length + 1));
+      link.onclick = (e) => { if (e.metaKey || e.ctrlKey || e.shiftKey) return; e.preventDefault(); select(r.key, { push: true, focus: true }); };
+      const bar = el('div', { class: 'bar ' + r.reached, role: 'img', 'aria-label': 'usage ' + pct(r.usage) + (r.reached === 'none' ? '' : ', past ' + r.reached) },
+        el('i', { style: 'width:' + Math.min(100, r.usage * 100).toFixed(1) + '%' }), el('span', { text: pct(r.usage) }));
+      body.append(el('tr', { 'aria-current': r.key === state.key ? 'true' : undefined, 'data-row': r.key },
+        el('td', {}, link), el('td', {}, bar), el('td', { class: 'num', text: num(r.messages) }), el('td', { text: ago(r.lastActiveAt), title: r.lastActiveAt || '' })));
+    }
+    if (focused) { const again = body.querySelector('a[data-key="' + CSS.escape(focused) + '"]'); if (again) again.focus(); }
+    const total = state.rows.length;
+    $('channel-count').textContent = total ? '(' + num(total) + ')' : '';
+    $('list-status').textContent = !total
+      ? 'No channels yet. A channel appears here with its first message on Slack, Discord or the web channel.'
+      : rows.length === 0 ? 'No channel matches the filter.'
+      : 'Showing ' + num(state.page * PAGE + 1) + '–' + num(state.page * PAGE + shown.length) + ' of ' + num(rows.length) + (rows.length < total ? ' (filtered from ' + num(total) + ')' : '') + ', sorted by ' + state.sort + (state.dir < 0 ? ' (descending)' : ' (ascending)') + '.';
+    $('page-info').textContent = rows.length ? 'page ' + (state.page + 1) + ' of ' + pages : '';
+    $('prev').disabled = state.page === 0;
+    $('next').disabled = state.page >= pages - 1;
+    for (const th of document.querySelectorAll('th[data-sort]'))
+      th.setAttribute('aria-sort', th.dataset.sort === state.sort ? (state.dir < 0 ? 'descending' : 'ascending') : 'none');
+  }
+
+  async function loadList() {
+    try {
+      const { channels } = await api('/api/dashboard/channels');
+      state.rows = channels;
+      state.loaded = true;
+      drawList();
+    } catch (err) {
+      $('list-status').textContent = 'Could not load the channels (' + err.message + '); retrying.';
+    }
+  }
+
+  let listTimer;
+  const listSoon = () => { if (!listTimer) listTimer = setTimeout(() => { listTimer = undefined; drawList(); }, 1000); };
+
+  // ---- the selected channel ----
+  function showEmptyChannel(title, text) {
+    $('channel-title').textContent = title;
+    $('channel-panel').setAttribute('aria-busy', 'false');
+    $('channel-body').hidden = true;
+    const box = $('empty-channel');
+    box.hidden = false;
+    box.replaceChildren(el('strong', { text: title }), el('span', { text }));
+  }
+
+  function resetChannel(key) {
+    state.key = key; state.detail = null; state.usage = null; state.messages = []; state.spans = new Map(); state.history = null;
+    $('channel-panel').setAttribute('aria-busy', 'true');
+    $('empty-channel').hidden = true;
+    $('channel-body').hidden = false;
+    $('channel-title').textContent = key;
+    $('usage').textContent = 'usage —'; $('tokens').textContent = 'tokens —'; $('spans').textContent = 'spans —';
+    $('gauge-fill').style.width = '0'; $('gauge').removeAttribute('aria-valuenow');
+    $('chart').replaceChildren(el('p', { class: 'note', text: 'Loading usage…' }));
+    $('passes').replaceChildren(el('p', { class: 'note', text: 'Loading passes…' }));
+    $('memories').replaceChildren(el('p', { class: 'note', text: 'Loading memories…' }));
+    $('history').replaceChildren(el('li', { class: 'note', text: 'Loading history…' }));
+    $('history').setAttribute('aria-busy', 'true');
+    $('history-note').textContent = '';
+    $('older').hidden = true;
+    $('chat').hidden = !key.startsWith('web:');
+  }
+
+  async function select(key, opts) {
+    opts = opts || {};
+    resetChannel(key);
+    if (opts.push) history.pushState(null, '', '?channel=' + enc(key));
+    else history.replaceState(null, '', '?channel=' + enc(key));
+    for (const tr of document.querySelectorAll('#channels tr')) tr.setAttribute('aria-current', tr.dataset.row === key ? 'true' : 'false');
+    if (opts.focus) $('channel-title').focus();
+    await Promise.all([loadDetail(), loadUsage(), loadHistory({ latest: true })]);
+  }
+
+  async function loadDetail() {
+    const key = state.key;
+    let d;
+    try { d = await api('/api/dashboard/channels/' + enc(key)); } catch (err) { $('spans').textContent = 'Could not load ' + key + ': ' + err.message; return; }
+    if (key !== state.key) return;
+    if (!d) {
+      showEmptyChannel(key, key.startsWith('web:')
+        ? 'No messages yet: send the first one below.'
+        : 'Ebb has no channel with this key.');
+      if (key.startsWith('web:')) { $('channel-body').hidden = false; $('chat').hidden = false; for (const id of ['passes', 'memories']) $(id).replaceChildren(el('p', { class: 'note', text: 'Nothing yet.' })); $('chart').replaceChildren(el('p', { class: 'note', text: 'No usage yet.' })); $('history').replaceChildren(el('li', { class: 'note', text: 'No messages yet.' })); $('history').removeAttribute('aria-busy'); }
+      return;
+    }
+    state.detail = d;
+    $('channel-panel').setAttribute('aria-busy', 'false');
+    drawOverview();
+    drawPasses();
+    drawMemories();
+  }
+
+  function drawOverview() {
+    const d = state.detail; if (!d) return;
+    const t = d.thresholds;
+    $('channel-title').textContent = d.key;
+    const fill = $('gauge-fill');
+    fill.style.width = Math.min(100, d.usage * 100) + '%';
+    fill.className = 'fill ' + reachedOf(d.usage, t);
+    $('gauge').setAttribute('aria-valuenow', (d.usage * 100).toFixed(1));
+    $('gauge').setAttribute('aria-valuetext', pct(d.usage) + ' of the prompt budget');
+    const gauge = $('gauge');
+    gauge.querySelectorAll('.mark').forEach((m) => m.remove());
+    for (const [name, at] of Object.entries(t)) gauge.append(el('div', { class: 'mark', style: 'left:' + at * 100 + '%', title: name + ' ' + Math.round(at * 100) + '%' }));
+    $('usage').textContent = 'usage ' + pct(d.usage) + (d.reached === 'none' ? '' : ' (past ' + d.reached + ')');
+    $('tokens').textContent = num(d.tokens.context + d.tokens.reserved) + ' of ' + num(d.tokens.budget) + ' tokens (' + num(d.tokens.reserved) + ' reserved) · ' + num(d.messages) + ' messages archived, ' + num(d.inContext) + ' raw in the context · thresholds ' + Object.entries(t).map(([n, a]) => n + ' ' + Math.round(a * 100) + '%').join(', ');
+    const s = d.spans;
+    $('spans').textContent = s.summaries + ' summary span' + (s.summaries === 1 ? '' : 's') + ' (' + num(s.summaryTokens) + ' tokens), ' + s.truncations + ' truncation' + (s.truncations === 1 ? '' : 's') + (d.microcompaction ? ', ' + d.microcompaction.stubbed + ' tool results stubbed (' + num(d.microcompaction.tokensSaved) + ' tokens saved)' : '');
+  }
+
+  function drawPasses() {
+    const d = state.detail; const box = $('passes');
+    if (!d.passes.length) { box.replaceChildren(el('p', { class: 'note', text: 'No passes yet: the first runs when usage passes background (' + Math.round(d.thresholds.background * 100) + '%).' })); return; }
+    const head = el('tr', {}, ...['When', 'Tier', 'At', 'Tokens before → after', 'Took', 'Fallback', 'Memories', 'Outcome'].map((h) => el('th', { scope: 'col', text: h })));
+    const rows = d.passes.map((p) => el('tr', {},
+      el('td', { text: p.createdAt ? clock(Date.parse(p.createdAt)) : '—', title: p.createdAt || '' }),
+      el('td', {}, el('span', { class: 'tier ' + p.tier, text: p.tier })),
+      el('td', { text: p.usage === null ? '—' : pct(p.usage) }),
+      el('td', { text: p.tokensBefore !== null && p.tokensAfter !== null ? num(p.tokensBefore) + ' → ' + num(p.tokensAfter) : '—' }),
+      el('td', { text: p.durationMs !== null ? (p.durationMs / 1000).toFixed(2) + ' s' : '—' }),
+      el('td', { text: p.fallback === null ? '—' : p.fallback ? 'yes' : 'no' }),
+      el('td', { class: 'num', text: num(p.memoriesAdded) }),
+      el('td', { class: p.status, text: p.status, title: p.error || '' })));
+    box.replaceChildren(el('table', { class: 'passes' }, el('caption', { class: 'sr-only', text: 'The last passes, newest first' }), el('thead', {}, head), el('tbody', {}, ...rows)));
+  }
+
+  function drawMemories() {
+    const d = state.detail; const box = $('memories');
+    if (!d.memories.length) { box.replaceChildren(el('p', { class: 'note', text: 'No memories yet: passes extract them from what they summarize.' })); return; }
+    const items = d.memories.map((m) => {
+      const who = m.speaker ? ' — ' + m.speaker : '';
+      const body = m.text.length > MEMORY_SHOWN
+        ? el('details', {}, el('summary', { text: m.text.slice(0, MEMORY_SHOWN) + '…' + who }), el('p', { class: 'span-text', text: m.text }))
+        : el('span', { text: m.text + who });
+      return el('li', {}, el('span', { class: 'mtype ' + m.type, text: m.type }), el('span', { class: 'imp', text: 'importance ' + m.importance.toFixed(2) }), body);
+    });
+    box.replaceChildren(el('p', { class: 'note', text: 'Top ' + d.memories.length + ' of ' + num(d.memoryCount) + ' by importance' }), el('ol', { class: 'memories' }, ...items));
+  }
+
+  // ---- usage over time ----
+  async function loadUsage() {
+    const key = state.key;
+    let u;
+    try { u = await api('/api/dashboard/channels/' + enc(key) + '/usage'); } catch (err) { $('chart').replaceChildren(el('p', { class: 'note', text: 'Could not load usage: ' + err.message })); return; }
+    if (key !== state.key || !u) return;
+    state.usage = u;
+    drawChart();
+  }
+
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  const svg = (tag, attrs, text) => { const e = document.createElementNS(SVGNS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (text !== undefined) e.textContent = text; return e; };
+  const TIER_COLOUR = { microcompact: '#7c3aed', background: '#ca8a04', aggressive: '#ea580c', emergency: '#dc2626' };
+
+  function drawChart() {
+    const u = state.usage; const box = $('chart');
+    if (!u) return;
+    const pts = u.points;
+    if (pts.length <= 1 && u.marks.length === 0) { box.replaceChildren(el('p', { class: 'note', text: 'No history of usage yet: every turn from now on adds a point.' })); return; }
+    const W = 560, H = 230, L = 34, R = 96, T = 10, B = 24;
+    const times = pts.map((p) => p.at).concat(u.marks.map((m) => m.at));
+    let t0 = Math.min(...times), t1 = Math.max(...times);
+    if (!(t1 > t0)) { t0 -= 30000; t1 += 30000; }
+    const top = Math.max(1, ...pts.map((p) => p.usage), ...u.marks.map((m) => m.usage));
+    const x = (t) => L + ((t - t0) / (t1 - t0)) * (W - L - R);
+    const y = (v) => T + (1 - v / top) * (H - T - B);
+    const max = pts.reduce((m, p) => Math.max(m, p.usage), 0);
+    const passes = u.marks.filter((m) => m.jobId);
+    const other = u.marks.length - passes.length;
+    const root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-labelledby': 'chart-t chart-d' });
+    root.append(svg('title', { id: 'chart-t' }, 'Usage of ' + u.key + ' over time'));
+    root.append(svg('desc', { id: 'chart-d' }, pts.length + ' points from ' + clock(t0) + ' to ' + clock(t1) + ', peak ' + pct(max) + ', now ' + pct(pts.length ? pts[pts.length - 1].usage : 0) + '; ' + passes.length + ' passes' + (passes.length ? ' (' + Object.entries(passes.reduce((c, m) => { c[m.tier] = (c[m.tier] || 0) + 1; return c; }, {})).map(([k, v]) => v + ' ' + k).join(', ') + ')' : '') + (other ? ', ' + other + ' microcompactions or truncations' : '') + '.'));
+    root.append(svg('rect', { x: L, y: T, width: W - L - R, height: H - T - B, fill: '#fbfcfd', stroke: '#e5e7eb' }));
+    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+      if (v > top) continue;
+      root.append(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#eef0f4' }));
+      root.append(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#566074' }, Math.round(v * 100) + '%'));
+    }
+    const labels = [];
+    for (const [name, at] of Object.entries(u.thresholds)) {
+      root.append(svg('line', { x1: L, x2: W - R, y1: y(at), y2: y(at), stroke: TIER_COLOUR[name], 'stroke-dasharray': '5 3', 'stroke-width': 1.5, 'data-threshold': name }));
+      labels.push([name, at]);
+    }
+    // Labels right of the plot, nudged apart when thresholds are close.
+    labels.sort((a, b) => b[1] - a[1]);
+    let lastY = -Infinity;
+    for (const [name, at] of labels) {
+      const ly = Math.max(y(at) + 4, lastY + 11); lastY = ly;
+      root.append(svg('text', { x: W - R + 4, y: ly, 'font-size': 10, fill: TIER_COLOUR[name] }, name + ' ' + Math.round(at * 100) + '%'));
+    }
+    if (pts.length) {
+      const d = pts.map((p, i) => (i ? 'L' : 'M') + x(p.at).toFixed(1) + ' ' + y(p.usage).toFixed(1)).join(' ');
+      root.append(svg('path', { d, fill: 'none', stroke: '#2563eb', 'stroke-width': 1.8, 'stroke-linejoin': 'round', class: 'usage-line' }));
+    }
+    for (const m of u.marks) {
+      const c = svg('circle', { cx: x(m.at), cy: y(m.usage), r: 5, fill: m.status === 'failed' || m.status === 'stale' || m.status === 'skipped' ? '#fff' : TIER_COLOUR[m.tier], stroke: TIER_COLOUR[m.tier], 'stroke-width': 2, class: 'pass-mark', 'data-tier': m.tier });
+      c.append(svg('title', {}, m.tier + ' ' + m.status + ' at ' + pct(m.usage) + ', ' + clock(m.at)));
+      root.append(c);
+    }
+    root.append(svg('text', { x: L, y: H - 6, 'font-size': 10, fill: '#566074' }, clock(t0)));
+    root.append(svg('text', { x: W - R, y: H - 6, 'font-size': 10, fill: '#566074', 'text-anchor': 'end' }, clock(t1)));
+    box.replaceChildren(root);
+  }
+
+  // ---- history ----
+  async function loadHistory(how) {
+    const key = state.key;
+    const q = how.latest ? '?limit=' + Math.min(200, Math.max(50, state.messages.length)) : how.before ? '?before=' + how.before : '?after=' + how.after + '&limit=200';
+    let h;
+    try { h = await api('/api/dashboard/channels/' + enc(key) + '/history' + q); } catch (err) { $('history-note').textContent = 'Could not load the history: ' + err.message; return; }
+    if (key !== state.key || !h) return;
+    if (how.latest) { state.messages = []; state.spans = new Map(); }
+    const known = new Set(state.messages.map((m) => m.seq));
+    const added = h.messages.filter((m) => !known.has(m.seq));
+    state.messages = state.messages.concat(added).sort((a, b) => a.seq - b.seq).slice(-MAX_LOADED);
+    for (const s of h.spans) state.spans.set(s.fromSeq, s);
+    state.history = { headSeq: h.headSeq, prefixEnd: h.prefixEnd };
+    drawHistory(how.after !== undefined);
+    if (how.after !== undefined && added.length) announce(added.length + ' new message' + (added.length === 1 ? '' : 's') + ' in ' + key);
+  }
+
+  function messageItem(m) {
+    const cls = 'msg ' + m.role + (m.place === 'context' ? '' : ' covered ' + m.place);
+    const meta = el('div', { class: 'meta' }, el('span', { text: '#' + m.seq + ' ' }), el('b', { text: m.author }),
+      m.ts ? el('span', { text: ' · ' + m.ts.replace('T', ' ').slice(0, 19) }) : null,
+      m.place === 'summarized' ? el('span', { class: 'badge', text: 'summarized' }) : null,
+      m.place === 'truncated' ? el('span', { class: 'badge', text: 'set aside' }) : null,
+      m.stub ? el('span', { class: 'badge stub', text: 'stubbed' }) : null,
+      m.toolCalls ? el('span', { class: 'badge', text: 'calls ' + m.toolCalls.join(', ') }) : null);
+    const more = m.chars > m.text.length ? ' … (' + num(m.chars) + ' characters in all)' : '';
+    let body;
+    if (m.stub) {
+      body = el('div', { class: 'stubbox' }, el('div', { class: 'note', text: 'In the context (' + num(m.stub.tokens) + ' tokens):' }), el('div', { class: 'text', text: m.stub.text }),
+        el('details', {}, el('summary', { text: 'The archived result (' + num(m.chars) + ' characters)' }), el('div', { class: 'text', text: m.text + more })));
+    } else if (m.text.length > TEXT_SHOWN) {
+      body = el('details', {}, el('summary', { class: 'text', text: m.text.slice(0, TEXT_SHOWN) + '…' }), el('div', { class: 'text', text: m.text + more }));
+    } else body = el('div', { class: 'text', text: m.text + more });
+    return el('li', { class: cls, 'data-seq': m.seq }, meta, body);
+  }
+
+  function spanItem(s) {
+    if (s.kind === 'summary')
+      return el('li', { class: 'span summary', 'data-span': s.fromSeq }, el('details', {},
+        el('summary', { text: 'Summary of #' + s.fromSeq + '–#' + s.toSeq + ' · ' + num(s.toSeq - s.fromSeq + 1) + ' messages in ' + num(s.tokens) + ' tokens' }),
+        el('div', { class: 'span-text', text: s.text })));
+    return el('li', { class: 'span truncated', 'data-span': s.fromSeq }, el('details', {},
+      el('summary', { text: 'Truncation marker: #' + s.fromSeq + '–#' + s.toSeq + ' set aside · ' + num(s.tokens) + ' tokens' }),
+      el('p', { class: 'span-text', text: 'An emergency truncation put a marker in place of these messages; the archive keeps them, and a later pass replaces the marker with a summary.' })));
+  }
+
+  function drawHistory(stick) {
+    const list = $('history');
+    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    list.replaceChildren();
+    list.removeAttribute('aria-busy');
+    const h = state.history;
+    const spans = [...state.spans.values()].sort((a, b) => a.fromSeq - b.fromSeq);
+    if (!state.messages.length) {
+      list.append(el('li', { class: 'note', text: 'No messages archived yet.' }));
+      $('older').hidden = true; return;
+    }
+    const first = state.messages[0].seq;
+    for (const s of spans) if (s.toSeq < first) list.append(spanItem(s));
+    let open = null, rawShown = false;
+    for (const m of state.messages) {
+      if (m.spanFrom !== undefined && m.spanFrom !== open) { open = m.spanFrom; const s = state.spans.get(m.spanFrom); if (s) list.append(spanItem(s)); }
+      if (m.place === 'context' && !rawShown && h.prefixEnd > 0) { rawShown = true; list.append(el('li', { class: 'divider', text: 'the context holds the messages from #' + (h.prefixEnd + 1) + ' on as they are' })); }
+      list.append(messageItem(m));
+    }
+    $('older').hidden = first <= 1;
+    $('history-note').textContent = num(state.messages.length) + ' of ' + num(h.headSeq) + ' messages shown' + (spans.length ? ' · the context starts with ' + spans.length + ' span' + (spans.length === 1 ? '' : 's') + ' up to #' + h.prefixEnd : '') + '.';
+    if (!stick || atBottom) list.scrollTop = list.scrollHeight;
+  }
+
+  // ---- live updates ----
+  let refreshTimer;
+  function refreshSelected(all) {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(() => {
+      loadDetail(); loadUsage();
+      if (all) loadHistory({ latest: true });
+      else if (state.history) loadHistory({ after: state.messages.length ? state.messages[state.messages.length - 1].seq : 0 });
+      else loadHistory({ latest: true });
+    }, 100);
+  }
+
+  const PASS_WORDS = { 'compaction.completed': 'completed', 'compaction.failed': 'failed', 'compaction.emergency': 'truncated the context', 'compaction.microcompacted': 'stubbed old tool results', 'compaction.started': 'started' };
+  function connect() {
+    const stream = new EventSource('/api/dashboard/events');
+    stream.addEventListener('ready', () => { $('stream-state').textContent = 'live'; $('stream-state').className = 'stream live'; });
+    stream.onerror = () => { $('stream-state').textContent = 'reconnecting…'; $('stream-state').className = 'stream'; };
+    stream.addEventListener('turn', (e) => {
+      const ev = JSON.parse(e.data);
+      const row = state.rows.find((r) => r.key === ev.channel);
+      if (row) { row.usage = ev.usage; row.reached = reachedOf(ev.usage, row.thresholds); row.lastActiveAt = new Date(ev.at).toISOString(); listSoon(); }
+      else loadList();
+      if (ev.channel === state.key) refreshSelected(false);
+    });
+    stream.addEventListener('compaction', (e) => {
+      const ev = JSON.parse(e.data);
+      if (ev.channel !== state.key) return;
+      const words = PASS_WORDS[ev.event];
+      if (words) announce(ev.tier + ' ' + (ev.event === 'compaction.completed' || ev.event === 'compaction.failed' || ev.event === 'compaction.started' ? 'pass ' : '') + words + ' in ' + ev.channel);
+      refreshSelected(ev.event !== 'compaction.started' && ev.event !== 'compaction.triggered' && ev.event !== 'compaction.enqueued');
+    });
+    stream.addEventListener('context', (e) => { const ev = JSON.parse(e.data); if (ev.channel === state.key) refreshSelected(true); });
+  }
+
+  // ---- controls ----
+  $('filter').oninput = (e) => { state.filter = e.target.value; state.page = 0; drawList(); };
+  $('platform').onchange = (e) => { state.platform = e.target.value; state.page = 0; drawList(); };
+  for (const th of document.querySelectorAll('th[data-sort]'))
+    th.querySelector('button').onclick = () => {
+      const k = th.dataset.sort;
+      if (state.sort === k) state.dir = -state.dir; else { state.sort = k; state.dir = k === 'key' ? 1 : -1; }
+      state.page = 0; drawList();
+    };
+  $('prev').onclick = () => { state.page--; drawList(); };
+  $('next').onclick = () => { state.page++; drawList(); };
+  $('older').onclick = () => { if (state.messages.length) loadHistory({ before: state.messages[0].seq }); };
+  $('open-web').onsubmit = (e) => { e.preventDefault(); select('web:' + e.target.elements.channel.value, { push: true, focus: true }); };
+  $('chat').onsubmit = async (e) => {
+    e.preventDefault();
+    const form = e.target, text = form.text.value;
+    if (!text.trim() || !state.key.startsWith('web:')) return;
+    form.text.value = '';
+    const res = await fetch('/api/channels/' + enc(state.key.slice(4)) + '/messages', {
+      method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ author: form.author.value || 'operator', text }),
+    });
+    if (!res.ok) announce('The message was not sent: ' + res.status);
+    if (!state.detail) { await loadList(); select(state.key); } else refreshSelected(false);
+  };
+  window.onpopstate = () => { const k = new URLSearchParams(location.search).get('channel'); if (k) select(k.includes(':') ? k : 'web:' + k); };
+
+  // ---- start: the list, then the asked-for channel or the most recently active one ----
+  (async () => {
+    connect();
+    await loadList();
+    setInterval(loadList, 15000);
+    const asked = new URLSearchParams(location.search).get('channel');
+    if (asked) return select(asked.includes(':') ? asked : 'web:' + asked);
+    if (!state.rows.length) {
+      showEmptyChannel('No channels yet', 'Talk to Ebb on Slack or Discord, or open a web channel on the left: its context, passes and memories show here.');
+      return;
+    }
+    const recent = [...state.rows].sort((a, b) => (b.lastActiveAt || '').localeCompare(a.lastActiveAt || '') || b.usage - a.usage)[0];
+    select(recent.key);
+  })();
+})();
+`;
