@@ -34,6 +34,30 @@ describe('splitMessage', () => {
     expect(chunks.at(-1)?.endsWith('Done.')).toBe(true);
   });
 
+  it('cuts at a paragraph boundary before a line break, and between list items', () => {
+    const text = `${'a'.repeat(12)}\n\n${'b'.repeat(5)}\n${'c'.repeat(10)}`;
+    expect(splitMessage(text, 29)).toEqual(['a'.repeat(12), `${'b'.repeat(5)}\n${'c'.repeat(10)}`]);
+    const items = Array.from({ length: 6 }, (_, i) => `- item ${i} with words`);
+    for (const chunk of splitMessage(items.join('\n'), 50)) {
+      for (const line of chunk.split('\n')) expect(items).toContain(line);
+    }
+  });
+
+  it('cuts after a code block rather than inside it', () => {
+    const text = `intro\n\`\`\`ts\n${'code;\n'.repeat(5)}\`\`\`\n${'after '.repeat(10)}`;
+    expect(splitMessage(text, 60)[0]).toBe(`intro\n\`\`\`ts\n${'code;\n'.repeat(5)}\`\`\``);
+  });
+
+  it('never cuts inside a link or a mention', () => {
+    const text = `${'word '.repeat(6)}[the docs page](https://example.com/docs) <@123456789> ${'tail '.repeat(6)}`;
+    for (let limit = 50; limit <= 90; limit++) {
+      for (const chunk of splitMessage(text, limit)) {
+        expect(chunk.split('[').length).toBe(chunk.split(')').length);
+        expect(chunk.split('<').length).toBe(chunk.split('>').length);
+      }
+    }
+  });
+
   it('refuses a limit too small to make progress', () => {
     expect(() => splitMessage('text', 5)).toThrow(RangeError);
   });

@@ -1,9 +1,11 @@
 /**
  * Splits a reply into Discord messages of at most `limit` characters (UTF-16 units, which never
- * undercount Discord's own count). Cuts at the last line break in the second half of the window, else
- * at the last space there, else hard (never inside a surrogate pair); the break or space cut at is
- * dropped. A code block left open at a cut is closed with ``` and reopened, with its language, at the
- * start of the next message, so each message renders on its own.
+ * undercount Discord's own count). In the second half of each window it cuts, by preference: at a
+ * paragraph boundary (a blank line) outside a code block; at a line break outside one (between list
+ * items, after a block); at a line break inside one; at a space not inside a link (`[label](url)`) or
+ * mention (`<@123>`); else hard, never inside a surrogate pair. The break or space cut at is dropped.
+ * A code block left open at a cut is closed with ``` and reopened, with its language, at the start
+ * of the next message, so each message renders on its own.
  */
 
 export const DISCORD_MESSAGE_LIMIT = 2000;
@@ -30,27 +32,70 @@ export function splitMessage(text: string, limit: number = DISCORD_MESSAGE_LIMIT
       chunks.push(prefix + rest);
       break;
     }
-    const cut = cutPoint(rest, limit - prefix.length - FENCE_CLOSE.length);
+    const cut = cutPoint(rest, limit - prefix.length - FENCE_CLOSE.length, fence !== undefined);
     const piece = rest.slice(0, cut.end);
     rest = rest.slice(cut.next);
     const open = openFenceAfter(piece, fence);
     chunks.push(open === undefined ? prefix + piece : prefix + piece + FENCE_CLOSE);
     // A long opener (```some-very-long-info-string) is reopened bare so it cannot eat the budget.
     fence = open === undefined ? undefined : open.length > limit / 4 ? FENCE : open;
+    // The block's own closing fence comes next: the close just added stands for it.
+    if (fence !== undefined && /^```[ \t]*(?:\n|$)/.test(rest)) {
+      const newline = rest.indexOf('\n');
+      rest = newline === -1 ? '' : rest.slice(newline + 1);
+      fence = undefined;
+    }
   }
   return chunks.filter((chunk) => chunk.trim() !== '');
 }
 
-function cutPoint(text: string, budget: number): { end: number; next: number } {
-  const window = text.slice(0, budget + 1);
+/** Spans a space or hard cut must not fall inside: `<@123>`, `<#1>`, `<:emoji:1>`, `[label](url)`. */
+const UNBREAKABLE = /<[^<>\n]*>|\[[^\]\n]*\]\([^)\s]*\)/g;
+
+function cutPoint(text: string, budget: number, openAtStart: boolean): { end: number; next: number } {
   const half = Math.floor(budget / 2);
-  const newline = window.lastIndexOf('\n');
-  if (newline >= half) return { end: newline, next: newline + 1 };
-  const space = window.lastIndexOf(' ');
-  if (space >= half) return { end: space, next: space + 1 };
-  const code = text.charCodeAt(budget - 1);
-  const end = code >= 0xd800 && code <= 0xdbff ? budget - 1 : budget;
+  const breaks = lineBreaks(text, budget, openAtStart);
+  const last = (accept: (b: LineBreak) => boolean): LineBreak | undefined =>
+    breaks.findLast((b) => b.at >= half && accept(b));
+  const paragraph = last((b) => !b.inCode && text[b.at + 1] === '\n');
+  if (paragraph) return { end: paragraph.at, next: paragraph.at + 2 };
+  const line = last((b) => !b.inCode) ?? last((b) => !b.afterOpeningFence);
+  if (line) return { end: line.at, next: line.at + 1 };
+
+  const unbreakable = [...text.matchAll(UNBREAKABLE)].map((m) => [m.index, m.index + m[0].length] as const);
+  const breakable = (index: number): boolean => !unbreakable.some(([from, to]) => from < index && index < to);
+  const window = text.slice(0, budget + 1);
+  for (let space = window.lastIndexOf(' '); space >= half; space = window.lastIndexOf(' ', space - 1)) {
+    if (breakable(space)) return { end: space, next: space + 1 };
+  }
+  const inside = unbreakable.find(([from, to]) => from < budget && budget < to);
+  let end = inside && inside[0] > 1 ? inside[0] : budget;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
   return { end, next: end };
+}
+
+interface LineBreak {
+  /** Index of the `\n`. */
+  readonly at: number;
+  /** Whether a code block is open after the line this break ends. */
+  readonly inCode: boolean;
+  /** The line it ends opened that block (a cut there would leave an empty block). */
+  readonly afterOpeningFence: boolean;
+}
+
+/** The line breaks within the first `budget + 1` characters, with the code state at each. */
+function lineBreaks(text: string, budget: number, openAtStart: boolean): LineBreak[] {
+  const breaks: LineBreak[] = [];
+  let inCode = openAtStart;
+  let start = 0;
+  for (let at = text.indexOf('\n'); at !== -1 && at <= budget; at = text.indexOf('\n', start)) {
+    const isFence = text.slice(start, at).trim().startsWith(FENCE);
+    if (isFence) inCode = !inCode;
+    breaks.push({ at, inCode, afterOpeningFence: isFence && inCode });
+    start = at + 1;
+  }
+  return breaks;
 }
 
 /** The opening line of the code block still open at the end of `piece`, if any. */
