@@ -14,16 +14,23 @@ afterEach(async () => {
   await rm(cwd, { recursive: true, force: true });
 });
 
-async function run(args: { config?: string; channel?: string }) {
+async function run(args: { config?: string; channel?: string }, env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
   const err: string[] = [];
   const code = await configCheck(
     args,
     { out: (line) => out.push(line), err: (line) => err.push(line) },
-    { cwd, env: {} },
+    { cwd, env },
   );
   return { code, out, err };
 }
+
+/** The header: the lines before the settings table. */
+function header(out: readonly string[]): readonly string[] {
+  return out.slice(0, out.indexOf(''));
+}
+
+const ADMIN_TOKEN = 'c0ffee-s3cret-admin-token-4242';
 
 describe('ebb config check', () => {
   it('prints the file, the channel and every resolved setting with its source, and exits 0', async () => {
@@ -38,7 +45,7 @@ describe('ebb config check', () => {
     expect(out[0]).toBe('config:  ebb.toml');
     expect(out[1]).toBe('channel: slack:T1:C1');
     expect(out[2]).toBe('layers:  default < [compaction] < [channels."slack:T1:*"]');
-    const table = out.slice(4);
+    const table = out.slice(out.indexOf('') + 1);
     expect(table[0]).toMatch(/^setting\s+value\s+source$/);
     expect(table).toHaveLength(29);
     const row = (key: string) => table.find((line) => line.startsWith(`${key} `))?.split(/\s{2,}/);
@@ -57,6 +64,49 @@ describe('ebb config check', () => {
     expect(row('llm.base_url')?.[1]).toBe('(unset)');
     const sourceColumn = table[0]?.indexOf('source') ?? -1;
     for (const line of table) expect(line.slice(sourceColumn - 2, sourceColumn + 1)).toMatch(/^ {2}\S$/);
+  });
+
+  it('prints where the web server listens and that EBB_ADMIN_TOKEN is unset', async () => {
+    const { code, out } = await run({});
+    expect(code).toBe(0);
+    expect(header(out).slice(3)).toEqual([
+      'web:     http://127.0.0.1:3000 (dashboard, API, /metrics, /healthz)',
+      'admin:   EBB_ADMIN_TOKEN is not set: only clients on this machine are answered',
+    ]);
+  });
+
+  it('says EBB_ADMIN_TOKEN is set without ever printing it', async () => {
+    await writeFile(path.join(cwd, 'config.toml'), '[web]\nhost = "0.0.0.0"\nport = 8080\n');
+    const { code, out, err } = await run({}, { EBB_ADMIN_TOKEN: ADMIN_TOKEN });
+    expect(code).toBe(0);
+    expect(header(out).slice(3)).toEqual([
+      'web:     http://0.0.0.0:8080 on every interface (dashboard, API, /metrics, /healthz)',
+      'admin:   EBB_ADMIN_TOKEN is set: every route but /healthz needs it',
+    ]);
+    expect([...out, ...err].join('\n')).not.toContain(ADMIN_TOKEN.slice(0, 8));
+  });
+
+  it('warns, as ebb start would refuse, of a host beyond loopback without the token (exit 0)', async () => {
+    await writeFile(path.join(cwd, 'config.toml'), '[web]\nhost = "0.0.0.0"\n');
+    // An empty variable is unset, as for the start.
+    const { code, out } = await run({}, { EBB_ADMIN_TOKEN: '' });
+    expect(code).toBe(0);
+    expect(header(out).slice(4)).toEqual([
+      'admin:   EBB_ADMIN_TOKEN is not set: only clients on this machine are answered',
+      expect.stringMatching(
+        /^warning: ebb start would refuse to start here: \[web\] host = "0\.0\.0\.0" listens beyond this machine, but EBB_ADMIN_TOKEN is not set; set EBB_ADMIN_TOKEN/,
+      ),
+    ]);
+  });
+
+  it('warns of [web] public_api and brackets an IPv6 host', async () => {
+    await writeFile(path.join(cwd, 'config.toml'), '[web]\nhost = "::1"\npublic_api = true\n');
+    const { code, out } = await run({});
+    expect(code).toBe(0);
+    expect(header(out)[3]).toBe('web:     http://[::1]:3000 (dashboard, API, /metrics, /healthz)');
+    expect(header(out)[5]).toMatch(
+      /^warning: \[web\] public_api = true: anyone who reaches ::1:3000 can post messages/,
+    );
   });
 
   it('says so when it runs on built-in defaults', async () => {

@@ -14,6 +14,7 @@ import {
 } from '@ebb/config';
 import { SILENT_LOGGER } from '@ebb/core';
 import { McpServers, patternMatchesTool, patternServer } from '@ebb/tools';
+import { exposure } from '@ebb/web';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {
@@ -39,6 +40,11 @@ const MCP_CHECK_TIMEOUT_MS = 5_000;
  * `ebb config check [--config PATH] [--channel KEY]`: loads and validates the config, then prints what
  * the channel resolves to, one row per setting with its TOML key, value and source. Returns the exit
  * code: 0 when valid, 1 with every problem on `err` when not. Each `io` call is one line.
+ *
+ * It also prints where the bot's HTTP server listens (`[web] host` and `port`) and whether
+ * EBB_ADMIN_TOKEN is set, never its value; settings `ebb start` would refuse or warn about (a host
+ * beyond loopback without the token, `[web] public_api`) are warnings, decided by the same `exposure`
+ * the start uses: the token may be set only where Ebb runs.
  *
  * With `[mcp.servers]`, each server is started once (up to 5 s) and listed with its state; a server
  * that cannot start, and an allow pattern that matches no tool of its server, are warnings (exit 0:
@@ -81,6 +87,8 @@ export async function configCheck(
     `channel: ${channelKey}${channelKey === DEFAULTS_CHANNEL_KEY ? ' (top-level sections only, no platform or channel pattern)' : ''}`,
   );
   io.out(`layers:  ${explanation.layers.join(' < ')}`);
+  const env = options.env ?? process.env;
+  printWeb(config, env, io);
   io.out('');
   const rows = [
     ['setting', 'value', 'source'],
@@ -91,8 +99,42 @@ export async function configCheck(
     ]),
   ];
   for (const line of alignColumns(rows)) io.out(line);
-  await checkMcpServers(config, io, options.env ?? process.env);
+  await checkMcpServers(config, io, env);
   return 0;
+}
+
+/** What the HTTP server listens on and who it answers, with a warning when `ebb start` would refuse or warn. */
+function printWeb(
+  config: Awaited<ReturnType<typeof loadConfig>>,
+  env: NodeJS.ProcessEnv,
+  io: CommandIo,
+): void {
+  const { host, port, public_api: publicApi } = config.web;
+  // Empty means unset, as `loadEnv` reads it.
+  const adminToken = env.EBB_ADMIN_TOKEN === '' ? undefined : env.EBB_ADMIN_TOKEN;
+  io.out(`web:     ${webUrl(host, port)} (dashboard, API, /metrics, /healthz)`);
+  io.out(
+    adminToken === undefined
+      ? 'admin:   EBB_ADMIN_TOKEN is not set: only clients on this machine are answered'
+      : 'admin:   EBB_ADMIN_TOKEN is set: every route but /healthz needs it',
+  );
+  const exposed = exposure({ host, port, adminToken, publicApi });
+  switch (exposed.kind) {
+    case 'private':
+      return;
+    case 'open_api':
+      io.out(`warning: ${exposed.warning}`);
+      return;
+    case 'refused':
+      io.out(`warning: ebb start would refuse to start here: ${exposed.reason}; ${exposed.hint}`);
+      return;
+  }
+}
+
+/** The server's address as a URL (an IPv6 host in brackets); a wildcard host is said to be one. */
+function webUrl(host: string, port: number): string {
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return ['0.0.0.0', '::'].includes(host) ? `${url} on every interface` : url;
 }
 
 /** Starts each MCP server briefly: its state, and warnings for allow patterns that match none of its tools. */
