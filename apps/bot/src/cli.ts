@@ -3,17 +3,21 @@
  * returns an exit code; this file only routes and parses.
  */
 import { parseArgs } from 'node:util';
-import { compact } from './commands/compact.js';
-import { configCheck } from './commands/config-check.js';
-import { demo } from './commands/demo.js';
 import { type CommandIo, processIo } from './commands/io.js';
-import { memoriesForget, memoriesList } from './commands/memories.js';
-import { migrate } from './commands/migrate.js';
-import { run } from './commands/run.js';
-import { DEFAULT_JOB_LATENCY, simulate } from './commands/simulate.js';
-import { status } from './commands/status.js';
-import { transcript } from './commands/transcript.js';
-import { worker } from './commands/worker.js';
+import {
+  compact,
+  configCheck,
+  DEFAULT_JOB_LATENCY,
+  demo,
+  memoriesForget,
+  memoriesList,
+  migrate,
+  run,
+  simulate,
+  status,
+  transcript,
+  worker,
+} from './commands/lazy.js';
 
 const USAGE = `Usage: ebb <command> [options]
 

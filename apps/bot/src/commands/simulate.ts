@@ -24,6 +24,7 @@ import { loadTokenizer } from '@ebb/llm';
 import { readTranscript } from '../transcript-file.js';
 import { usageChart } from '../usage-chart.js';
 import type { CommandIo } from './io.js';
+import { DEFAULT_JOB_LATENCY } from './simulate-defaults.js';
 
 export interface SimulateArgs {
   readonly transcript: string;
@@ -38,8 +39,6 @@ export interface SimulateArgs {
   readonly limit?: number;
   readonly json?: boolean;
 }
-
-export const DEFAULT_JOB_LATENCY = 2;
 
 export async function simulate(args: SimulateArgs, io: CommandIo): Promise<number> {
   return replay(retimed(readTranscript(args.transcript), args), args, io);
