@@ -3,6 +3,8 @@
  * cannot work before anything connects (every problem at once, never a token's secret part).
  */
 import type { Logger } from '@ebb/core';
+import type { SuggestedPrompt } from './assistant-threads.js';
+import { SLACK_MESSAGE_LIMIT } from './split-mrkdwn.js';
 
 export interface SlackAdapterOptions {
   /** `socket`: Socket Mode (needs `appToken`); `http`: the Events API (needs `signingSecret`). */
@@ -26,6 +28,16 @@ export interface SlackAdapterOptions {
   readonly logger?: Logger;
   /** The reaction `typing` puts on the message being answered; `false` turns the indicator off. */
   readonly typingReaction?: string | false;
+  /**
+   * In an assistant thread (Slack's AI-app surface), `typing` shows this status line instead of the
+   * reaction; `false` leaves the surface to Bolt's defaults off (assistant threads are then ordinary
+   * DM threads, with the reaction).
+   */
+  readonly assistantStatus?: string | false;
+  /** Offered when an assistant thread starts (at most 4 are shown); empty: none. */
+  readonly suggestedPrompts?: readonly SuggestedPrompt[];
+  /** The longest message posted; a longer reply is split (see `split-mrkdwn.ts` for the default). */
+  readonly messageLimit?: number;
   /** How long a slash command may take before it is acked empty and answered via `response_url`. */
   readonly commandReplyTimeoutMs?: number;
   /** Socket Mode: how long to wait for a pong, and the base delay before a reconnect (one Bolt setting). */
@@ -39,6 +51,12 @@ export const DEFAULT_SLACK_ADAPTER = {
   host: '0.0.0.0',
   slackApiUrl: 'https://slack.com/api/',
   typingReaction: 'hourglass_flowing_sand',
+  assistantStatus: 'is thinking…',
+  suggestedPrompts: [
+    { title: 'What can you do?', message: 'What can you help me with?' },
+    { title: 'Sum up', message: 'Sum up what we have talked about so far.' },
+  ],
+  messageLimit: SLACK_MESSAGE_LIMIT,
   commandReplyTimeoutMs: 2_500,
   socketPingTimeoutMs: 5_000,
   dedupeCapacity: 2_000,
@@ -50,6 +68,9 @@ export const DEFAULT_SLACK_ADAPTER = {
     | 'host'
     | 'slackApiUrl'
     | 'typingReaction'
+    | 'assistantStatus'
+    | 'suggestedPrompts'
+    | 'messageLimit'
     | 'commandReplyTimeoutMs'
     | 'socketPingTimeoutMs'
     | 'maxBodyBytes'

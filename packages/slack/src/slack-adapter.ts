@@ -8,14 +8,23 @@
  *   the name and DM lookups in `slack-lookups.ts`.
  * - Slash commands `/context` and `/compact [focus]`, answered in the ack or through `response_url`:
  *   `slack-commands.ts`.
- * - Typing as a reaction on the message being answered, removed by `send`: `typing-reaction.ts`.
+ * - Replies: the model's Markdown as Slack's mrkdwn (`markdown-to-mrkdwn.ts`), split into messages
+ *   under Slack's recommended 4,000 characters (`split-mrkdwn.ts`), in the thread the question was
+ *   asked in (a thread key names it). A top-level message is answered in the channel, not in a new
+ *   thread: the question was archived under the channel's key, and a thread is its own conversation
+ *   (`slack:<team>:<channel>:<thread_ts>`) that would not hold it.
+ * - Typing: in an assistant thread (Slack's AI-app surface, `assistant-threads.ts`) the status line
+ *   "is thinking…"; elsewhere a reaction on the message being answered, removed by `send`
+ *   (`typing-reaction.ts`).
  * - The receivers for both modes, and the HTTP body limit: `slack-receivers.ts`.
  */
 
 import { type Logger, type PlatformAdapter, type PlatformHandlers, SILENT_LOGGER } from '@ebb/core';
 import { App, webApi } from '@slack/bolt';
+import { AssistantThreads } from './assistant-threads.js';
 import { boltLogger } from './bolt-logger.js';
 import { parseSlackChannelKey } from './channel-key.js';
+import { markdownToMrkdwn } from './markdown-to-mrkdwn.js';
 import {
   DEFAULT_SLACK_ADAPTER,
   type SlackAdapterOptions,
@@ -31,7 +40,7 @@ import {
   startSlackReceiver,
   stopSlackReceiver,
 } from './slack-receivers.js';
-import { escapeSlackText } from './slack-text.js';
+import { splitMrkdwn } from './split-mrkdwn.js';
 import { TypingReaction } from './typing-reaction.js';
 
 export { DEFAULT_SLACK_ADAPTER, type SlackAdapterOptions } from './slack-adapter-options.js';
@@ -48,6 +57,8 @@ export class SlackAdapter implements PlatformAdapter {
   readonly #log: Logger;
   readonly #typing: TypingReaction;
   readonly #events: SlackMessageEvents;
+  /** Undefined when `assistantStatus` is false. */
+  readonly #assistant: AssistantThreads | undefined;
   #running: Running | undefined;
   #starting = false;
   #eventsUrl: string | undefined;
@@ -65,6 +76,15 @@ export class SlackAdapter implements PlatformAdapter {
       options.typingReaction ?? DEFAULT_SLACK_ADAPTER.typingReaction,
       this.#log,
     );
+    const assistantStatus = options.assistantStatus ?? DEFAULT_SLACK_ADAPTER.assistantStatus;
+    this.#assistant =
+      assistantStatus === false
+        ? undefined
+        : new AssistantThreads({
+            status: assistantStatus,
+            suggestedPrompts: options.suggestedPrompts ?? DEFAULT_SLACK_ADAPTER.suggestedPrompts,
+            log: this.#log,
+          });
     this.#events = new SlackMessageEvents({
       dedupeCapacity: options.dedupeCapacity ?? DEFAULT_SLACK_ADAPTER.dedupeCapacity,
       log: this.#log,
@@ -146,6 +166,14 @@ export class SlackAdapter implements PlatformAdapter {
       log: this.#log,
       replyTimeoutMs: options.commandReplyTimeoutMs ?? DEFAULT_SLACK_ADAPTER.commandReplyTimeoutMs,
     };
+    if (this.#assistant) {
+      app.assistant(
+        this.#assistant.middleware({
+          teamId: self.teamId,
+          handle: (event, retryNum) => this.#events.handle(running, event, retryNum),
+        }),
+      );
+    }
     app.event('message', async ({ event, context }) => this.#events.handle(running, event, context.retryNum));
     app.event('app_mention', async ({ event, context }) =>
       this.#events.handle(running, event, context.retryNum),
@@ -176,25 +204,36 @@ export class SlackAdapter implements PlatformAdapter {
     }
     const running = this.#running;
     if (!running) throw new SlackError('The Slack adapter is not started.', { code: 'not_started' });
-    let ts: string | undefined;
-    try {
-      const result = await running.client.chat.postMessage({
-        channel: conversation.channelId,
-        text: escapeSlackText(text),
-        ...(conversation.threadTs ? { thread_ts: conversation.threadTs } : {}),
-      });
-      ts = result.ts;
-    } catch (err) {
-      throw toEbbError(err, { doing: 'chat.postMessage', code: 'slack_send_failed' });
+    const limit = this.#options.messageLimit ?? DEFAULT_SLACK_ADAPTER.messageLimit;
+    const [first, ...more] = splitMrkdwn(markdownToMrkdwn(text), limit);
+    if (first === undefined) {
+      throw new SlackError(`Cannot post an empty message to ${channelKey}.`, { code: 'slack_send_failed' });
     }
-    if (!ts) throw new SlackError('Slack chat.postMessage returned no ts.', { code: 'slack_send_failed' });
+    const post = async (chunk: string): Promise<string> => {
+      let ts: string | undefined;
+      try {
+        const result = await running.client.chat.postMessage({
+          channel: conversation.channelId,
+          text: chunk,
+          ...(conversation.threadTs ? { thread_ts: conversation.threadTs } : {}),
+        });
+        ts = result.ts;
+      } catch (err) {
+        throw toEbbError(err, { doing: 'chat.postMessage', code: 'slack_send_failed' });
+      }
+      if (!ts) throw new SlackError('Slack chat.postMessage returned no ts.', { code: 'slack_send_failed' });
+      return ts;
+    };
+    const platformMessageId = await post(first);
+    for (const chunk of more) await post(chunk);
     await this.#typing.clear(running.client, channelKey);
-    return { platformMessageId: ts };
+    return { platformMessageId };
   }
 
   async typing(channelKey: string): Promise<void> {
     const running = this.#running;
     if (!running) return;
+    if (await this.#assistant?.showStatus(running.client, channelKey)) return;
     await this.#typing.show(running.client, channelKey);
   }
 
