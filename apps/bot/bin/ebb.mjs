@@ -1,7 +1,18 @@
 #!/usr/bin/env node
-// The `ebb` command. Node 20 cannot run TypeScript itself, so tsx compiles the sources on load.
-import { register } from 'tsx/esm/api';
+// The `ebb` command. It runs the compiled CLI in apps/bot/dist (`npm run build`; `npm install` builds).
+// Under the `source` export condition (`node --conditions=source`, which the tests set through
+// NODE_OPTIONS) `@ebb/bot/cli` and every package resolve to their TypeScript sources instead, and
+// tsx (a dev dependency) compiles them on load: tests never run a stale build.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-register();
-const { main } = await import('../src/cli.ts');
+const cli = import.meta.resolve('@ebb/bot/cli');
+if (cli.endsWith('.ts')) {
+  const { register } = await import('tsx/esm/api');
+  register();
+} else if (!existsSync(fileURLToPath(cli))) {
+  console.error('ebb: the build is missing (apps/bot/dist): run `npm run build` in the repository.');
+  process.exit(1);
+}
+const { main } = await import(cli);
 process.exitCode = await main(process.argv.slice(2));
