@@ -99,6 +99,16 @@ describe('ebb config check', () => {
     ]);
   });
 
+  it('takes any 127.x host for this machine, as the start does', async () => {
+    await writeFile(path.join(cwd, 'config.toml'), '[web]\nhost = "127.0.0.2"\n');
+    const { code, out } = await run({});
+    expect(code).toBe(0);
+    expect(header(out).slice(3)).toEqual([
+      'web:     http://127.0.0.2:3000 (dashboard, API, /metrics, /healthz)',
+      'admin:   EBB_ADMIN_TOKEN is not set: only clients on this machine are answered',
+    ]);
+  });
+
   it('warns of [web] public_api and brackets an IPv6 host', async () => {
     await writeFile(path.join(cwd, 'config.toml'), '[web]\nhost = "::1"\npublic_api = true\n');
     const { code, out } = await run({});

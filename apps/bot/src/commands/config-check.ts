@@ -14,7 +14,6 @@ import {
 } from '@ebb/config';
 import { SILENT_LOGGER } from '@ebb/core';
 import { McpServers, patternMatchesTool, patternServer } from '@ebb/tools';
-import { exposure } from '@ebb/web';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {
@@ -30,6 +29,8 @@ export interface ConfigCheckEnv {
 }
 
 const MAX_VALUE_WIDTH = 60;
+/** Hosts `exposure` (@ebb/web) takes for loopback; it decides every other one. */
+const SURELY_LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '::1']);
 /**
  * Whether an allow pattern matches any tool can only be known from the running server, so the check
  * starts each configured server once, bounded by this, and stops it again.
@@ -88,7 +89,7 @@ export async function configCheck(
   );
   io.out(`layers:  ${explanation.layers.join(' < ')}`);
   const env = options.env ?? process.env;
-  printWeb(config, env, io);
+  await printWeb(config, env, io);
   io.out('');
   const rows = [
     ['setting', 'value', 'source'],
@@ -104,11 +105,11 @@ export async function configCheck(
 }
 
 /** What the HTTP server listens on and who it answers, with a warning when `ebb start` would refuse or warn. */
-function printWeb(
+async function printWeb(
   config: Awaited<ReturnType<typeof loadConfig>>,
   env: NodeJS.ProcessEnv,
   io: CommandIo,
-): void {
+): Promise<void> {
   const { host, port, public_api: publicApi } = config.web;
   // Empty means unset, as `loadEnv` reads it.
   const adminToken = env.EBB_ADMIN_TOKEN === '' ? undefined : env.EBB_ADMIN_TOKEN;
@@ -118,6 +119,9 @@ function printWeb(
       ? 'admin:   EBB_ADMIN_TOKEN is not set: only clients on this machine are answered'
       : 'admin:   EBB_ADMIN_TOKEN is set: every route but /healthz needs it',
   );
+  // `exposure` would say private: skip loading @ebb/web (Hono, Bull Board, BullMQ) for nothing.
+  if (!publicApi && (adminToken !== undefined || SURELY_LOOPBACK_HOSTS.has(host))) return;
+  const { exposure } = await import('@ebb/web');
   const exposed = exposure({ host, port, adminToken, publicApi });
   switch (exposed.kind) {
     case 'private':
