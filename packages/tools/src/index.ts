@@ -16,4 +16,10 @@ export type {
 } from './mcp-server-connection.js';
 export { DEFAULT_MCP_OPTIONS, McpServers, type McpServersOptions } from './mcp-servers.js';
 export { runToolCall, type ToolCallReport, type ToolCallStatus } from './run-tool-call.js';
+export {
+  boundedToolText,
+  loggedToolText,
+  MAX_LOGGED_TOOL_CHARS,
+  MAX_TOOL_RESULT_CHARS,
+} from './tool-text.js';
 export { type ChannelTools, type ChannelToolsCallOptions, Toolbox, type ToolboxOptions } from './toolbox.js';

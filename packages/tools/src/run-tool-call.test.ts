@@ -1,6 +1,7 @@
 import type { Tool } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
 import { runToolCall } from './run-tool-call.js';
+import { MAX_TOOL_RESULT_CHARS } from './tool-text.js';
 
 const options = { channelKey: 'web:a', timeoutMs: 200, available: ['echo'] };
 
@@ -84,5 +85,36 @@ describe('runToolCall', () => {
     const failing = tool(async () => ({ text: 'no such issue', isError: true }));
     const report = await runToolCall(failing, { id: 'c1', name: 'echo', arguments: '{}' }, options);
     expect(report).toMatchObject({ status: 'error', outcome: { text: 'no such issue', isError: true } });
+  });
+
+  it('cuts a giant result to MAX_TOOL_RESULT_CHARS, ending in a note of what was left out', async () => {
+    const giant = tool(async () => ({ text: 'x'.repeat(5_000_000), isError: false }));
+    const { outcome } = await runToolCall(giant, { id: 'c1', name: 'echo', arguments: '{}' }, options);
+    expect(outcome.text.length).toBeLessThanOrEqual(MAX_TOOL_RESULT_CHARS);
+    expect(outcome.text.length).toBeGreaterThan(MAX_TOOL_RESULT_CHARS - 200);
+    const note = /\n\n\[([\d,]+) of 5,000,000 characters left out: the result was too long\]$/.exec(
+      outcome.text,
+    );
+    const [whole = '', left = ''] = note ?? [];
+    const kept = outcome.text.length - whole.length;
+    expect(Number(left.replaceAll(',', ''))).toBe(5_000_000 - kept);
+    expect(outcome.text.slice(0, kept)).toBe('x'.repeat(kept));
+  });
+
+  it('removes hidden characters from every outcome, a tool’s and its own sentences', async () => {
+    const hiding = tool(async () => ({
+      // A bidi override, a zero-width space, tag characters spelling "hi", a CRLF and a NUL.
+      text: 'safe\u202Etxt.exe\u200B \u{E0068}\u{E0069}ok\r\nnext\u0000',
+      isError: false,
+    }));
+    const { outcome } = await runToolCall(hiding, { id: 'c1', name: 'echo', arguments: '{}' }, options);
+    expect(outcome.text).toBe('safetxt.exe ok\nnext');
+    const unknown = await runToolCall(
+      undefined,
+      { id: 'c1', name: `ev\u200Bil${'n'.repeat(200_000)}`, arguments: '{}' },
+      options,
+    );
+    expect(unknown.outcome.text).toMatch(/^There is no tool named evilnnn/);
+    expect(unknown.outcome.text.length).toBeLessThanOrEqual(MAX_TOOL_RESULT_CHARS);
   });
 });

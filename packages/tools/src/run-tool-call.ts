@@ -3,9 +3,14 @@
  * not a JSON object, a name the channel has no tool for, a tool that throws or takes longer than
  * the per-call timeout each become an `isError` outcome in a sentence the model can act on. The
  * status says which, for the `tool.called` log line and `ebb_tool_calls_total`.
+ *
+ * Every outcome's text, whatever gave it, leaves here bounded and visible (`tool-text.ts`): a tool
+ * may answer with megabytes, or with characters a reader cannot see, and the text goes on to the
+ * archive, the model and the tokenizer on the event loop.
  */
 import type { Tool, ToolCall, ToolOutcome } from '@ebb/core';
 import { describe } from './mcp-server-connection.js';
+import { boundedToolText } from './tool-text.js';
 
 export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'unknown_tool' | 'bad_arguments';
 
@@ -31,7 +36,7 @@ export async function runToolCall(
 ): Promise<ToolCallReport> {
   const started = performance.now();
   const report = (status: ToolCallStatus, outcome: ToolOutcome): ToolCallReport => ({
-    outcome,
+    outcome: { text: boundedToolText(outcome.text), isError: outcome.isError },
     status,
     durationMs: performance.now() - started,
   });
