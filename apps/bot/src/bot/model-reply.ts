@@ -30,7 +30,13 @@ import {
   WorkingContext,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
-import type { ChannelTools, Toolbox, ToolCallReport, ToolCallStatus } from '@ebb/tools';
+import {
+  type ChannelTools,
+  loggedToolText,
+  type Toolbox,
+  type ToolCallReport,
+  type ToolCallStatus,
+} from '@ebb/tools';
 import type { BotCompaction } from './bot-compaction.js';
 import type { AppendedMessage, ChannelState, ChannelStates } from './channel-states.js';
 
@@ -194,8 +200,14 @@ export class ModelReplier {
       },
       `tool ${call.name.slice(0, MAX_LOGGED_NAME)}: ${report.status} in ${durationMs} ms`,
     );
+    // Clipped: a debug line shows what happened; the result itself is in the archive.
     log.debug(
-      { event: 'tool.result', tool, arguments: call.arguments, result: report.outcome.text },
+      {
+        event: 'tool.result',
+        tool,
+        arguments: loggedToolText(call.arguments),
+        result: loggedToolText(report.outcome.text),
+      },
       'tool result',
     );
     this.#options.onToolCall?.({ tool, status: report.status, durationMs: report.durationMs });
