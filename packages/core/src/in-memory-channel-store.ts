@@ -3,6 +3,7 @@
  * (one contract suite runs against both), no I/O. Each call runs to completion before the next
  * starts, so the channel lock of the Postgres store has nothing to guard here.
  */
+import { InvariantError } from './errors.js';
 import type { ContextMessage, ContextView } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { overlapsAny, type SeqRange } from './plan-redaction.js';
@@ -45,6 +46,20 @@ export class InMemoryChannelStore implements ChannelStore {
   readonly #channels = new Map<string, ChannelState>();
 
   async append(channelKey: string, message: NewMessage): Promise<AppendResult> {
+    return this.#append(channelKey, message);
+  }
+
+  async appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]> {
+    if (messages.some((m) => m.platformMessageId !== undefined)) {
+      throw new InvariantError(
+        'appendAll takes messages without a platform id (a tool call and its results)',
+      );
+    }
+    // Synchronously, in one go: no other call can run between them.
+    return messages.map((message) => this.#append(channelKey, message));
+  }
+
+  #append(channelKey: string, message: NewMessage): AppendResult {
     const channel = this.#channel(channelKey);
     const { context } = channel;
     const id = message.platformMessageId;

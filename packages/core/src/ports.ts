@@ -148,6 +148,12 @@ export interface RedactArchiveOutcome {
 export interface ChannelStore {
   /** Appends a message at head + 1; idempotent on `platformMessageId`. */
   append(channelKey: string, message: NewMessage): Promise<AppendResult>;
+  /**
+   * Appends messages at consecutive seqs in one write, with nothing from another writer between them:
+   * a tool call and its results, which must stay adjacent. They have no platform id (never posted,
+   * never redelivered).
+   */
+  appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]>;
   /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
   loadContext(channelKey: string): Promise<ContextView>;
   /**

@@ -12,6 +12,7 @@ import {
   type ChannelSummary,
   type ContextMessage,
   type ContextView,
+  InvariantError,
   type NewMessage,
   type PrefixView,
   planEmergencyTruncation,
@@ -33,6 +34,7 @@ import {
 } from '@ebb/core';
 import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
+import { DUPLICATE, insertMessage } from './pg-append.js';
 import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
 import { dbCall } from './pg-errors.js';
 import { stubToolResults } from './pg-microcompaction.js';
@@ -52,9 +54,6 @@ export interface PgStoreOptions {
 
 const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
 
-/** Thrown inside an append's transaction to roll back the head bump of a duplicate delivery. */
-const DUPLICATE = Symbol('duplicate');
-
 export class PgChannelStore implements ChannelStore {
   readonly #db: EbbDatabase;
 
@@ -65,47 +64,28 @@ export class PgChannelStore implements ChannelStore {
   append(channelKey: string, message: NewMessage): Promise<AppendResult> {
     return dbCall('append', async () => {
       try {
-        return await this.#db.transaction(async (tx) => {
-          // The upsert creates the channel or locks its row and bumps the head in one statement; the
-          // message takes the new head as its seq unless its platform id is stored already.
-          const result = await tx.execute(sql`
-            with ch as (
-              insert into ${channels} as c (key, platform, head_seq, raw_tokens)
-              values (${channelKey}, ${platformColumn(channelKey)}, 1, ${message.contextTokens})
-              on conflict (key) do update
-                set head_seq = c.head_seq + 1, raw_tokens = c.raw_tokens + excluded.raw_tokens, updated_at = now()
-              returning c.head_seq, c.generation, c.span_tokens + c.raw_tokens as context_tokens
-            ), m as (
-              insert into ${messages} (channel_key, seq, role, author, content, context_content, tokens,
-                context_tokens, omitted_tokens, platform_message_id, tool_calls, tool_call_id, ts)
-              values (${channelKey}, (select head_seq from ch), ${message.role}, ${message.author},
-                ${message.text}, ${message.contextText ?? null}, ${message.tokens}, ${message.contextTokens},
-                ${message.omittedTokens ?? null}, ${message.platformMessageId ?? null},
-                ${message.toolCalls === undefined ? null : JSON.stringify(message.toolCalls)}::jsonb,
-                ${message.toolCallId ?? null}, ${message.ts ?? null})
-              on conflict (channel_key, platform_message_id) do nothing
-              returning seq
-            )
-            select ch.head_seq, ch.generation, ch.context_tokens, exists (select 1 from m) as inserted from ch`);
-          const row = rowsOf<{
-            head_seq: number;
-            generation: number;
-            context_tokens: number;
-            inserted: boolean;
-          }>(result)[0];
-          if (!row?.inserted) throw DUPLICATE;
-          return {
-            seq: Number(row.head_seq),
-            inserted: true,
-            generation: Number(row.generation),
-            contextTokens: Number(row.context_tokens),
-          };
-        });
+        return await this.#db.transaction((tx) => insertMessage(tx, channelKey, message));
       } catch (err) {
         if (err !== DUPLICATE || message.platformMessageId === undefined) throw err;
         return this.#stored(channelKey, message.platformMessageId);
       }
     });
+  }
+
+  async appendAll(channelKey: string, group: readonly NewMessage[]): Promise<AppendResult[]> {
+    if (group.some((m) => m.platformMessageId !== undefined)) {
+      throw new InvariantError(
+        'appendAll takes messages without a platform id (a tool call and its results)',
+      );
+    }
+    return dbCall('appendAll', () =>
+      // One transaction: the first insert locks the channel row, so no other append lands between.
+      this.#db.transaction(async (tx) => {
+        const results: AppendResult[] = [];
+        for (const message of group) results.push(await insertMessage(tx, channelKey, message));
+        return results;
+      }),
+    );
   }
 
   async #stored(channelKey: string, platformMessageId: string): Promise<AppendResult> {

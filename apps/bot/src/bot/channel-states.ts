@@ -6,10 +6,12 @@
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import {
+  type AppendResult,
   type Calibration,
   type ChannelStore,
   contextEntryOf,
   LruMap,
+  type NewMessage,
   type Tokenizer,
   type ToolCall,
   toNewMessage,
@@ -109,22 +111,61 @@ export class ChannelStates {
     settings: ResolvedChannelConfig,
     message: AppendedMessage,
   ): Promise<{ seq: number; inserted: boolean }> {
-    // The archive keeps the whole text; the context may hold a clipped copy.
-    const appended = toNewMessage(
-      { ...message, author: withoutNul(message.author), text: withoutNul(message.text) },
-      tokenizer,
-      settings.compaction.messageMaxTokens,
-    );
+    const appended = measured(message, tokenizer, settings);
     const result = await this.#options.channels.append(key, appended);
     if (!result.inserted) return { seq: result.seq, inserted: false };
-    // Another process changed the channel since we cached it: reload instead of guessing.
-    if (result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1) {
-      state.context = new WorkingContext(await this.#options.channels.loadContext(key));
-    } else {
-      state.context.append(contextEntryOf(appended, result.seq));
-    }
+    await this.#follow(key, state, [appended], [result]);
     return { seq: result.seq, inserted: true };
   }
+
+  /**
+   * Appends a step of the tool loop (the call, then its results) in one write, so no message of
+   * another replica lands between a call and its results.
+   */
+  async appendAll(
+    key: string,
+    state: ChannelState,
+    tokenizer: Tokenizer,
+    settings: ResolvedChannelConfig,
+    group: readonly AppendedMessage[],
+  ): Promise<void> {
+    const appended = group.map((message) => measured(message, tokenizer, settings));
+    const results = await this.#options.channels.appendAll(key, appended);
+    await this.#follow(key, state, appended, results);
+  }
+
+  /** The cached context after appends: extended, or reloaded when another process changed the channel. */
+  async #follow(
+    key: string,
+    state: ChannelState,
+    appended: readonly NewMessage[],
+    results: readonly AppendResult[],
+  ): Promise<void> {
+    const moved = results.some(
+      (result, i) =>
+        result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1 + i,
+    );
+    if (moved) {
+      state.context = new WorkingContext(await this.#options.channels.loadContext(key));
+      return;
+    }
+    appended.forEach((message, i) => {
+      state.context.append(contextEntryOf(message, results[i]?.seq ?? 0));
+    });
+  }
+}
+
+/** The message as the store takes it: the archive keeps the whole text, the context may hold a clipped copy. */
+function measured(
+  message: AppendedMessage,
+  tokenizer: Tokenizer,
+  settings: ResolvedChannelConfig,
+): NewMessage {
+  return toNewMessage(
+    { ...message, author: withoutNul(message.author), text: withoutNul(message.text) },
+    tokenizer,
+    settings.compaction.messageMaxTokens,
+  );
 }
 
 function withoutNul(text: string): string {

@@ -49,6 +49,37 @@ export function channelBasicsCases(current: () => ContractContext): void {
       expect(view.tokens).toBe(80);
     });
 
+    it('appends a tool call and its results at consecutive seqs, whatever is appended meanwhile', async () => {
+      const ids = Array.from({ length: 12 }, (_, i) => `call${i}`);
+      const call = message(0, {
+        role: 'assistant',
+        author: 'ebb',
+        text: '',
+        toolCalls: ids.map((id) => ({ id, name: 'ci.log', arguments: '{}' })),
+      });
+      const results = ids.map((id) =>
+        message(0, { role: 'tool', author: 'ci.log', text: id, toolCallId: id }),
+      );
+      // Another replica's messages race the group, before and while it is written.
+      const others = Array.from({ length: 4 }, (_, i) =>
+        stores.channels.append(key, message(i, { platformMessageId: `other${i}` })),
+      );
+      const group = stores.channels.appendAll(key, [call, ...results]);
+      others.push(...Array.from({ length: 24 }, (_, i) => stores.channels.append(key, message(i + 4))));
+      const [seqs] = await Promise.all([group.then((rs) => rs.map((r) => r.seq)), Promise.all(others)]);
+      const first = seqs[0] ?? 0;
+      expect(seqs).toEqual(Array.from({ length: 13 }, (_, i) => first + i));
+      const view = await expectIntact(stores.channels, key);
+      expect(view.headSeq).toBe(41);
+      expect(view.raw.slice(first - 1, first + 12).map((m) => m.role)).toEqual([
+        'assistant',
+        ...ids.map(() => 'tool'),
+      ]);
+      await expect(
+        stores.channels.appendAll(key, [message(1, { platformMessageId: 'posted' })]),
+      ).rejects.toThrow(/without a platform id/);
+    });
+
     it('keeps the whole message in the archive and the clipped copy in the context', async () => {
       const whole = 'x'.repeat(2_000);
       await stores.channels.append(

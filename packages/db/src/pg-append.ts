@@ -1,0 +1,54 @@
+/**
+ * Appending one message inside the caller's transaction: the upsert creates the channel or locks its
+ * row and bumps the head in one statement, and the message takes the new head as its seq unless its
+ * platform id is stored already (then `DUPLICATE` is thrown to roll the head bump back). The row lock
+ * is held until the caller's transaction ends, so messages appended in one transaction get
+ * consecutive seqs with nothing between them.
+ */
+import type { AppendResult, NewMessage } from '@ebb/core';
+import { sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import { platformColumn, rowsOf } from './rows.js';
+import { channels, messages } from './schema.js';
+
+/** Thrown inside an append's transaction to roll back the head bump of a duplicate delivery. */
+export const DUPLICATE = Symbol('duplicate');
+
+export async function insertMessage(
+  tx: EbbDatabase,
+  channelKey: string,
+  message: NewMessage,
+): Promise<AppendResult> {
+  const result = await tx.execute(sql`
+    with ch as (
+      insert into ${channels} as c (key, platform, head_seq, raw_tokens)
+      values (${channelKey}, ${platformColumn(channelKey)}, 1, ${message.contextTokens})
+      on conflict (key) do update
+        set head_seq = c.head_seq + 1, raw_tokens = c.raw_tokens + excluded.raw_tokens, updated_at = now()
+      returning c.head_seq, c.generation, c.span_tokens + c.raw_tokens as context_tokens
+    ), m as (
+      insert into ${messages} (channel_key, seq, role, author, content, context_content, tokens,
+        context_tokens, omitted_tokens, platform_message_id, tool_calls, tool_call_id, ts)
+      values (${channelKey}, (select head_seq from ch), ${message.role}, ${message.author},
+        ${message.text}, ${message.contextText ?? null}, ${message.tokens}, ${message.contextTokens},
+        ${message.omittedTokens ?? null}, ${message.platformMessageId ?? null},
+        ${message.toolCalls === undefined ? null : JSON.stringify(message.toolCalls)}::jsonb,
+        ${message.toolCallId ?? null}, ${message.ts ?? null})
+      on conflict (channel_key, platform_message_id) do nothing
+      returning seq
+    )
+    select ch.head_seq, ch.generation, ch.context_tokens, exists (select 1 from m) as inserted from ch`);
+  const row = rowsOf<{
+    head_seq: number;
+    generation: number;
+    context_tokens: number;
+    inserted: boolean;
+  }>(result)[0];
+  if (!row?.inserted) throw DUPLICATE;
+  return {
+    seq: Number(row.head_seq),
+    inserted: true,
+    generation: Number(row.generation),
+    contextTokens: Number(row.context_tokens),
+  };
+}
