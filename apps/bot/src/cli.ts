@@ -3,11 +3,11 @@
  * returns an exit code; this file only routes and parses.
  */
 import { parseArgs } from 'node:util';
+import { commandsNamed, commandUsageText, helpRequest, usageText } from './cli-usage.js';
 import { type CommandIo, processIo } from './commands/io.js';
 import {
   compact,
   configCheck,
-  DEFAULT_JOB_LATENCY,
   demo,
   memoriesForget,
   memoriesList,
@@ -18,48 +18,6 @@ import {
   transcript,
   worker,
 } from './commands/lazy.js';
-
-const USAGE = `Usage: ebb <command> [options]
-
-Commands:
-  dev [--config PATH]
-      Run the bot and a compaction worker in one process (what npm start runs).
-  start [--config PATH]
-      Run the bot; compaction passes run in \`ebb worker\` processes (or in-process when embedded).
-  config check [--config PATH] [--channel KEY]
-      Validate config.toml and print the resolved settings of one channel.
-  simulate TRANSCRIPT [--config PATH] [--channel KEY] [--job-latency N | --job-seconds S]
-           [--rate R] [--limit N] [--json]
-      Replay a JSON Lines transcript through the compaction core and print a timeline, a usage
-      chart and totals. Passes take N turns (default ${DEFAULT_JOB_LATENCY}) or S seconds of the
-      transcript's clock; --rate re-times the transcript to R messages a second; --limit stops
-      after N messages.
-  transcript [--messages N] [--seed S] [--tools [--log-pastes]]
-      Print a synthetic team-chat transcript (prose, code, JSON tool output, log pastes); --tools
-      adds the bot's tool turns (calls, then JSON results, build logs and runbooks) and leaves the
-      users' long log pastes out unless --log-pastes.
-  demo [--config PATH] [--messages N]
-      Generate a transcript and simulate it: the compaction cycle at a glance.
-  status [--channel KEY] [--json] [--config PATH] [--embedded]
-      Per channel: usage against its own thresholds, tokens, spans, recent passes, memories; with
-      --channel also each setting and where it came from. Reads DATABASE_URL (--embedded: the
-      embedded database, only while Ebb is stopped).
-  compact KEY [--focus TEXT] [--config PATH]
-      Queue a manual compaction pass of a channel on Redis (REDIS_URL); a worker runs it.
-  memories list [--channel KEY] [--speaker NAME] [--json] [--embedded]
-      List memories. KEY may be a glob: "slack:T1:C1*" is the channel and its threads.
-  memories forget (--id ID... | [--channel KEY] [--speaker NAME] [--match TEXT] [--archive]) [--yes] [--config PATH] [--embedded]
-      Forget: delete the memories, summarize again the summaries that hold their source messages
-      (or the speaker's messages, or every message holding TEXT, the bot's replies included) with
-      those redacted, and clear them from checkpoints; --archive (with --speaker or --match) also
-      overwrites those archived messages. Without --yes, print what would change and exit 2.
-      \`ebb forget ...\` is the same command.
-  migrate
-      Apply the database migrations to DATABASE_URL (or the embedded database).
-  worker [--config PATH] [--concurrency N]
-      Run compaction passes from the Redis queue against Postgres until SIGTERM.
-  help
-      Show this text.`;
 
 /** `ebb memories forget ...` and its short form `ebb forget ...`. */
 function forget(args: readonly string[], io: CommandIo): Promise<number> {
@@ -82,12 +40,26 @@ function forget(args: readonly string[], io: CommandIo): Promise<number> {
 }
 
 export async function main(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
+  // Help is answered from the words alone, before any command parses, loads or starts anything.
+  const help = helpRequest(argv);
+  switch (help.kind) {
+    case 'all':
+      io.out(usageText());
+      return 0;
+    case 'commands':
+      io.out(commandUsageText(help.usages));
+      return 0;
+    case 'unknown':
+      return usage(io, [], `unknown command: ${help.name}`);
+    case 'none':
+      break;
+  }
   const [command, ...rest] = argv;
   try {
     switch (command) {
       case 'config': {
         const [sub, ...args] = rest;
-        if (sub !== 'check') return usage(io, `unknown command: config ${sub ?? ''}`.trim());
+        if (sub !== 'check') return usage(io, argv, `unknown command: config ${sub ?? ''}`.trim());
         const { values } = parseArgs({
           args,
           options: { config: { type: 'string' }, channel: { type: 'string' } },
@@ -111,19 +83,21 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
           strict: true,
         });
         const [file, ...extra] = positionals;
-        if (file === undefined || extra.length > 0) return usage(io, 'simulate takes one TRANSCRIPT file');
+        if (file === undefined || extra.length > 0)
+          return usage(io, argv, 'simulate takes one TRANSCRIPT file');
         const jobLatency =
           values['job-latency'] === undefined ? undefined : wholeNumber(values['job-latency']);
-        if (jobLatency === null) return usage(io, '--job-latency takes a whole number of turns');
+        if (jobLatency === null) return usage(io, argv, '--job-latency takes a whole number of turns');
         const jobSeconds =
           values['job-seconds'] === undefined ? undefined : positiveNumber(values['job-seconds'], true);
-        if (jobSeconds === null) return usage(io, '--job-seconds takes a number of seconds (0 or more)');
+        if (jobSeconds === null)
+          return usage(io, argv, '--job-seconds takes a number of seconds (0 or more)');
         if (jobSeconds !== undefined && jobLatency !== undefined)
-          return usage(io, 'give --job-latency or --job-seconds, not both');
+          return usage(io, argv, 'give --job-latency or --job-seconds, not both');
         const rate = values.rate === undefined ? undefined : positiveNumber(values.rate, false);
-        if (rate === null) return usage(io, '--rate takes a number of messages a second above 0');
+        if (rate === null) return usage(io, argv, '--rate takes a number of messages a second above 0');
         const limit = values.limit === undefined ? undefined : wholeNumber(values.limit);
-        if (limit === null) return usage(io, '--limit takes a whole number of messages');
+        if (limit === null) return usage(io, argv, '--limit takes a whole number of messages');
         return await simulate(
           {
             transcript: file,
@@ -151,7 +125,8 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
         });
         const messages = wholeNumber(values.messages ?? '20000');
         const seed = wholeNumber(values.seed ?? '1');
-        if (messages === null || seed === null) return usage(io, '--messages and --seed take whole numbers');
+        if (messages === null || seed === null)
+          return usage(io, argv, '--messages and --seed take whole numbers');
         const logPastes = values['log-pastes'];
         return transcript(
           { messages, seed, tools: values.tools ?? false, ...(logPastes === undefined ? {} : { logPastes }) },
@@ -165,7 +140,7 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
           strict: true,
         });
         const messages = wholeNumber(values.messages ?? '20000');
-        if (messages === null) return usage(io, '--messages takes a whole number');
+        if (messages === null) return usage(io, argv, '--messages takes a whole number');
         return await demo(
           { messages, ...(values.config === undefined ? {} : { config: values.config }) },
           io,
@@ -203,7 +178,8 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
           strict: true,
         });
         const [channel, ...extra] = positionals;
-        if (channel === undefined || extra.length > 0) return usage(io, 'compact takes one channel KEY');
+        if (channel === undefined || extra.length > 0)
+          return usage(io, argv, 'compact takes one channel KEY');
         return await compact({ channel, ...values }, io);
       }
       case 'memories': {
@@ -225,7 +201,7 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
           case 'forget':
             return await forget(args, io);
           default:
-            return usage(io, `unknown command: memories ${sub ?? ''}`.trim());
+            return usage(io, argv, `unknown command: memories ${sub ?? ''}`.trim());
         }
       }
       case 'forget':
@@ -241,7 +217,7 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
         });
         const concurrency = values.concurrency === undefined ? undefined : wholeNumber(values.concurrency);
         if (concurrency === null || concurrency === 0)
-          return usage(io, '--concurrency takes a whole number above 0');
+          return usage(io, argv, '--concurrency takes a whole number above 0');
         return await worker(
           {
             ...(values.config === undefined ? {} : { config: values.config }),
@@ -251,25 +227,24 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
         );
       }
       case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        io.out(USAGE);
-        return command === undefined ? 1 : 0;
+        io.out(usageText());
+        return 1;
       default:
-        return usage(io, `unknown command: ${command}`);
+        return usage(io, argv, `unknown command: ${command}`);
     }
   } catch (err) {
     // parseArgs reports unknown options with a readable message.
     if (err instanceof TypeError && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
-      return usage(io, err.message);
+      return usage(io, argv, err.message);
     }
     throw err;
   }
 }
 
-function usage(io: CommandIo, problem: string): number {
-  io.err(`ebb: ${problem}\n\n${USAGE}`);
+/** A command line Ebb cannot run: the problem, then the usage of the command it names (or of all). */
+function usage(io: CommandIo, argv: readonly string[], problem: string): number {
+  const usages = argv.length === 0 ? [] : commandsNamed(argv);
+  io.err(`ebb: ${problem}\n\n${usages.length > 0 ? commandUsageText(usages) : usageText()}`);
   return 2;
 }
 

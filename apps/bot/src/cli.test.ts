@@ -1,0 +1,125 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { captureIo } from '../test/capture-io.js';
+import { main } from './cli.js';
+import { COMMAND_USAGES, commandUsageText, helpRequest, usageText } from './cli-usage.js';
+import { DEFAULT_JOB_LATENCY } from './commands/simulate-defaults.js';
+
+const EBB = fileURLToPath(new URL('../bin/ebb.mjs', import.meta.url));
+
+/** Runs `ebb <argv>` in this process. */
+async function ebb(...argv: string[]) {
+  const io = captureIo();
+  const code = await main(argv, io);
+  return { code, out: io.stdout(), err: io.stderr() };
+}
+
+/** The block `ebb help <name>` prints: its synopsis, a blank line, its description. */
+function blockOf(name: string): string {
+  const usage = COMMAND_USAGES.find((u) => u.name === name);
+  if (!usage) throw new Error(`no command ${name}`);
+  return commandUsageText([usage]);
+}
+
+// Every command rejects an option it does not know (parseArgs, strict) with exit 2, so if help were
+// not answered first these would fail with 2 rather than start anything.
+describe.each(COMMAND_USAGES.map((u) => [u.name, u] as const))('ebb %s', (name, usage) => {
+  const words = name.split(' ');
+  it.each([
+    ['--help', [...words, '--help']],
+    ['-h', [...words, '-h']],
+    ['help', ['help', ...words]],
+  ])('prints its own usage for %s and exits 0', async (_, argv) => {
+    const { code, out, err } = await ebb(...argv);
+    expect(err).toBe('');
+    expect(code).toBe(0);
+    expect(out).toBe(blockOf(name));
+    expect(out.startsWith(`Usage: ebb ${usage.synopsis[0]}\n`)).toBe(true);
+  });
+});
+
+describe('ebb help', () => {
+  it('prints every command, and so do ebb --help and ebb -h (exit 0)', async () => {
+    const all = await ebb('help');
+    expect(all.code).toBe(0);
+    expect(all.out).toBe(usageText());
+    expect(all.out).toMatch(/^Usage: ebb <command> \[options\]\n\nCommands:\n/);
+    for (const usage of COMMAND_USAGES) {
+      for (const line of [...usage.synopsis, ...usage.description]) expect(all.out).toContain(line);
+    }
+    expect(await ebb('--help')).toEqual(all);
+    expect(await ebb('-h')).toEqual(all);
+    // Bare `ebb` prints it too, but did not do what was asked.
+    expect(await ebb()).toEqual({ ...all, code: 1 });
+  });
+
+  it('answers --help among the options and arguments, and for an alias', async () => {
+    expect((await ebb('simulate', 'chat.jsonl', '--json', '--help')).out).toBe(blockOf('simulate'));
+    expect((await ebb('memories', 'forget', '--id', '7', '-h')).out).toBe(blockOf('memories forget'));
+    expect((await ebb('forget', '--help')).out).toBe(blockOf('memories forget'));
+    expect((await ebb('help', 'forget')).out).toBe(blockOf('memories forget'));
+    expect((await ebb('simulate', '--help')).out).toContain(`(default ${DEFAULT_JOB_LATENCY})`);
+  });
+
+  it('prints every subcommand of a group', async () => {
+    const memories = `${blockOf('memories list')}\n\n${blockOf('memories forget')}`;
+    expect(await ebb('help', 'memories')).toEqual({ code: 0, out: memories, err: '' });
+    expect((await ebb('memories', '--help')).out).toBe(memories);
+    expect((await ebb('config', '--help')).out).toBe(blockOf('config check'));
+  });
+
+  it('refuses help for a command that does not exist (exit 2, the whole usage on err)', async () => {
+    const { code, out, err } = await ebb('help', 'frobnicate');
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err).toBe(`ebb: unknown command: frobnicate\n\n${usageText()}`);
+    expect((await ebb('frobnicate', '--help')).code).toBe(2);
+  });
+
+  it("shows the command's own usage under a mistake in its arguments", async () => {
+    const { code, err } = await ebb('compact');
+    expect(code).toBe(2);
+    expect(err).toBe(`ebb: compact takes one channel KEY\n\n${blockOf('compact')}`);
+    expect((await ebb('config', 'chekc')).err).toBe(
+      `ebb: unknown command: config chekc\n\n${blockOf('config check')}`,
+    );
+    expect((await ebb('frobnicate')).err).toBe(`ebb: unknown command: frobnicate\n\n${usageText()}`);
+  });
+});
+
+describe('helpRequest', () => {
+  it('is no help request without a help word, or with one only after --', () => {
+    expect(helpRequest([])).toEqual({ kind: 'none' });
+    expect(helpRequest(['dev'])).toEqual({ kind: 'none' });
+    expect(helpRequest(['simulate', '--', '--help'])).toEqual({ kind: 'none' });
+    expect(helpRequest(['compact', 'web:-h'])).toEqual({ kind: 'none' });
+  });
+});
+
+describe('bin/ebb.mjs', () => {
+  it('prints the usage of ebb dev and exits without starting anything', () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'ebb-help-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
+      for (const name of ['DATABASE_URL', 'REDIS_URL', 'EBB_CONFIG', 'EBB_DATA_DIR'] as const)
+        delete env[name];
+      const done = spawnSync(process.execPath, [EBB, 'dev', '--help'], {
+        cwd,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(done.stderr).toBe('');
+      expect(done.status).toBe(0);
+      expect(done.stdout).toBe(`${blockOf('dev')}\n`);
+      // ebb dev would have made its embedded database here (./.ebb) and kept running.
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+});
