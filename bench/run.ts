@@ -9,6 +9,7 @@ import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
 import { searchHistoryBench } from './search-history.bench.js';
 import { simulateBench } from './simulate.bench.js';
+import { startupBench } from './startup.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
 import { turnBench } from './turn.bench.js';
 import { webGuardBench } from './web-guard.bench.js';
@@ -24,6 +25,7 @@ const benches: [string, () => Promise<string>][] = [
   ['web-guard', webGuardBench],
   ['search-history', searchHistoryBench],
   ['microcompaction', microcompactionBench],
+  ['startup', startupBench],
 ];
 
 console.log(
