@@ -1,13 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests run the TypeScript sources, never a build that may be stale: the packages' `source` export
+// Tests run the TypeScript sources, never a build that may be stale: the packages' `ebb-source` export
 // condition for the modules vitest loads (before Vite's default server conditions) and, through
 // NODE_OPTIONS, for every process a test starts (`bin/ebb.mjs` then runs the sources through tsx).
 export default defineConfig({
-  ssr: { resolve: { conditions: ['source', 'module', 'node', 'development|production'] } },
+  ssr: { resolve: { conditions: ['ebb-source', 'module', 'node', 'development|production'] } },
   test: {
     include: ['{apps,packages,workers}/*/{src,test}/**/*.test.ts'],
-    env: { NODE_OPTIONS: '--conditions=source' },
+    env: { NODE_OPTIONS: '--conditions=ebb-source' },
     // Property tests run many cases; give them room on a 2-core machine.
     testTimeout: 30_000,
   },

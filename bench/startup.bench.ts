@@ -22,8 +22,8 @@ type From = 'build' | 'sources';
 
 /** The environment of a child that runs the build, or the sources (the tests' condition). */
 function envFor(from: From): NodeJS.ProcessEnv {
-  // `npm run bench` sets NODE_OPTIONS=--conditions=source for the benchmarks' own imports.
-  return { ...process.env, NODE_OPTIONS: from === 'sources' ? '--conditions=source' : '' };
+  // `npm run bench` sets NODE_OPTIONS=--conditions=ebb-source for the benchmarks' own imports.
+  return { ...process.env, NODE_OPTIONS: from === 'sources' ? '--conditions=ebb-source' : '' };
 }
 
 /** Median wall milliseconds of RUNS calls of `run` after one warm-up. */

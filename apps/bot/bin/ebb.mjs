@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `ebb` command. It runs the compiled CLI in apps/bot/dist (`npm run build`; `npm install` builds).
-// Under the `source` export condition (`node --conditions=source`, which the tests set through
-// NODE_OPTIONS) `@ebb/bot/cli` and every package resolve to their TypeScript sources instead, and
+// Under the `ebb-source` export condition (`node --conditions=ebb-source`, which the tests set through
+// NODE_OPTIONS; a name of our own, as third-party packages such as eventsource-parser export a `source`
+// condition too) `@ebb/bot/cli` and every package resolve to their TypeScript sources instead, and
 // tsx (a dev dependency) compiles them on load: tests never run a stale build.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
