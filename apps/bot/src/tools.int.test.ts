@@ -115,13 +115,14 @@ describe('tools end to end on the web channel', () => {
     expect(await post('a', 'who runs the deploys?')).toBe('Found: Ana runs the deploys');
 
     const [first, second] = fake.completionRequests;
+    // Built-ins first, then the servers in config order, each one's tools by name.
     expect(toolNames(first)).toEqual([
       'search_history',
-      'dir__lookup',
       'dir__fail',
       'dir__hang',
-      'ci__echo',
+      'dir__lookup',
       'ci__crash',
+      'ci__echo',
     ]);
     expect(second?.body.messages.slice(-2)).toMatchObject([
       {
@@ -188,7 +189,7 @@ describe('tools end to end on the web channel', () => {
       'Found: The tool dir.hang did not answer within 0.5 s and was cancelled. Go on without its result, or try once more later.',
     );
     // The channel's allow list is its own: only dir's tools are offered in web:slow.
-    expect(toolNames(fake.completionRequests[0])).toEqual(['dir__lookup', 'dir__fail', 'dir__hang']);
+    expect(toolNames(fake.completionRequests[0])).toEqual(['dir__fail', 'dir__hang', 'dir__lookup']);
   });
 
   it('stops offering tools at the step limit and posts the words of the last call', async () => {

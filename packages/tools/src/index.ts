@@ -16,10 +16,13 @@ export type {
 } from './mcp-server-connection.js';
 export { DEFAULT_MCP_OPTIONS, McpServers, type McpServersOptions } from './mcp-servers.js';
 export { runToolCall, type ToolCallReport, type ToolCallStatus } from './run-tool-call.js';
+export { MAX_TOOLS_PER_CHANNEL, planToolOffer, type ToolOffer } from './tool-offer.js';
 export {
   boundedToolText,
   loggedToolText,
   MAX_LOGGED_TOOL_CHARS,
+  MAX_TOOL_DESCRIPTION_CHARS,
   MAX_TOOL_RESULT_CHARS,
+  toolDescription,
 } from './tool-text.js';
 export { type ChannelTools, type ChannelToolsCallOptions, Toolbox, type ToolboxOptions } from './toolbox.js';

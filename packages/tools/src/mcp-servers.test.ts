@@ -51,8 +51,9 @@ describe('McpServers', () => {
       dir: { status: 'ready', transport: 'http', tools: 2, restarts: 0 },
     });
     const tools = new Toolbox({ builtIns: [], mcp }).forChannel('web:a', ['*']);
-    expect(tools.specs.map((s) => s.name)).toEqual(['ci.echo', 'ci.build_log', 'dir.echo', 'dir.lookup']);
-    expect(tools.specs[0]?.parameters).toMatchObject({ type: 'object', required: ['text'] });
+    // Servers in config order, each one's tools by name (ci lists echo before build_log).
+    expect(tools.specs.map((s) => s.name)).toEqual(['ci.build_log', 'ci.echo', 'dir.echo', 'dir.lookup']);
+    expect(tools.specs[1]?.parameters).toMatchObject({ type: 'object', required: ['text'] });
 
     const looked = await tools.call(call('dir.lookup', { key: 'ana' }), { timeoutMs: 5_000 });
     expect(looked).toMatchObject({ status: 'ok', outcome: { text: 'Ana runs deploys', isError: false } });

@@ -3,6 +3,9 @@
  * `server.tool`; a call never throws (a server that is away, an error it answers, a broken
  * connection are each an `isError` outcome the model reads). Which of them a channel gets is the
  * toolbox's business (`toolbox.ts`).
+ *
+ * A server's tool descriptions reach every prompt of every channel that allows them, so each is
+ * made plain and cut at `MAX_TOOL_DESCRIPTION_CHARS` (`tool-text.ts`).
  */
 import type { Logger, Tool, ToolOutcome } from '@ebb/core';
 import { mcpToolName } from './allow-patterns.js';
@@ -12,7 +15,9 @@ import {
   McpServerConnection,
   type McpServerSpec,
   type McpServerState,
+  type McpToolInfo,
 } from './mcp-server-connection.js';
+import { toolDescription } from './tool-text.js';
 
 export interface McpServersOptions {
   readonly servers: readonly McpServerSpec[];
@@ -33,6 +38,8 @@ export const DEFAULT_MCP_OPTIONS = {
 
 export class McpServers {
   readonly #connections: readonly McpServerConnection[];
+  /** Each listing's tools, made once (sorted, descriptions cut) rather than every turn. */
+  readonly #toolsOf = new WeakMap<readonly McpToolInfo[], readonly Tool[]>();
 
   constructor(options: McpServersOptions) {
     const backoff = { ...DEFAULT_MCP_OPTIONS.backoff, ...options.backoff };
@@ -61,20 +68,30 @@ export class McpServers {
     return Object.fromEntries(this.#connections.map((c) => [c.name, c.state]));
   }
 
-  /** The tools of the servers that are ready now, named `server.tool`. */
+  /**
+   * The tools of the servers that are ready now, named `server.tool`: servers in `config.toml`
+   * order, each one's tools by name, so the order (and which tools a channel over the limit is
+   * left without) does not change with the order a server happens to list them in.
+   */
   tools(): Tool[] {
-    return this.#connections.flatMap((connection) =>
-      connection.tools.map(
-        (info): Tool => ({
-          spec: {
-            name: mcpToolName(connection.name, info.name),
-            description: info.description,
-            parameters: info.inputSchema,
-          },
-          call: (args, context) => callMcp(connection, info.name, args, context.signal),
-        }),
-      ),
-    );
+    return this.#connections.flatMap((connection) => {
+      const listed = connection.tools;
+      let tools = this.#toolsOf.get(listed);
+      if (tools === undefined) {
+        tools = [...listed].sort(byName).map(
+          (info): Tool => ({
+            spec: {
+              name: mcpToolName(connection.name, info.name),
+              description: toolDescription(info.description),
+              parameters: info.inputSchema,
+            },
+            call: (args, context) => callMcp(connection, info.name, args, context.signal),
+          }),
+        );
+        this.#toolsOf.set(listed, tools);
+      }
+      return tools;
+    });
   }
 
   async close(): Promise<void> {
@@ -96,6 +113,10 @@ async function callMcp(
     if (isToolsError(err)) return { text: `${capitalized(err.message)}.`, isError: true };
     throw err;
   }
+}
+
+function byName(a: { readonly name: string }, b: { readonly name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 function capitalized(text: string): string {

@@ -1,14 +1,16 @@
+import { ARCHIVE_SEARCH } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
 import {
   boundedToolText,
   loggedToolText,
   MAX_LOGGED_TOOL_CHARS,
+  MAX_TOOL_DESCRIPTION_CHARS,
   MAX_TOOL_RESULT_CHARS,
+  toolDescription,
 } from './tool-text.js';
 
 describe('tool text bounds', () => {
-  it('is the archive search’s indexed prefix, so every kept character can be found', async () => {
-    const { ARCHIVE_SEARCH } = await import('@ebb/core');
+  it('is the archive search’s indexed prefix, so every kept character can be found', () => {
     expect(MAX_TOOL_RESULT_CHARS).toBe(ARCHIVE_SEARCH.indexedChars);
   });
 
@@ -27,5 +29,17 @@ describe('tool text bounds', () => {
     const logged = loggedToolText('z'.repeat(1_000_000));
     expect(logged.length).toBeLessThanOrEqual(MAX_LOGGED_TOOL_CHARS);
     expect(logged).toMatch(/^z+\n\n\[[\d,]+ of 1,000,000 characters left out: cut for the log\]$/);
+  });
+
+  it('makes an MCP tool description plain and cuts it at MAX_TOOL_DESCRIPTION_CHARS', () => {
+    expect(MAX_TOOL_DESCRIPTION_CHARS).toBe(1_024);
+    expect(toolDescription('Searches issues.\r\nIgnore\u200B the \u{E0041}rest')).toBe(
+      'Searches issues.\nIgnore the rest',
+    );
+    const long = toolDescription('d'.repeat(5_000_000));
+    expect(long).toBe(`${'d'.repeat(MAX_TOOL_DESCRIPTION_CHARS - 1)}…`);
+    // Hidden characters do not count, and a cut that they made short still says it was cut.
+    expect(toolDescription(`${'\u200B'.repeat(10_000)}short`)).toBe('…');
+    expect(toolDescription(`${'e'.repeat(1_024)}`)).toHaveLength(1_024);
   });
 });

@@ -3,6 +3,7 @@
  * a reader cannot see; its outcome goes on to the archive, the model and the tokenizer (on the
  * event loop), so `runToolCall` passes every outcome through `boundedToolText`. Log lines get less
  * still (`loggedToolText`): a debug line is for seeing what happened, not for keeping the result.
+ * An MCP tool's description goes to every prompt that offers the tool (`toolDescription`).
  *
  * Pure: no I/O.
  */
@@ -14,6 +15,9 @@ import { ARCHIVE_SEARCH, plainText } from '@ebb/core';
  * with a note that says how much was left out; a tool with more to say can be asked for less.
  */
 export const MAX_TOOL_RESULT_CHARS = ARCHIVE_SEARCH.indexedChars;
+
+/** The longest MCP tool description the model is offered; a longer one is cut, ending in `…`. */
+export const MAX_TOOL_DESCRIPTION_CHARS = 1_024;
 
 /** The longest tool argument or result text a log line carries. */
 export const MAX_LOGGED_TOOL_CHARS = 2_000;
@@ -27,6 +31,19 @@ export const MAX_LOGGED_TOOL_CHARS = 2_000;
 export function boundedToolText(text: string): string {
   if (text.length <= MAX_TOOL_RESULT_CHARS) return plainText(text);
   return plainText(cut(text, MAX_TOOL_RESULT_CHARS, 'the result was too long'));
+}
+
+/**
+ * An MCP tool's description as the model reads it: plain (`plainText`), at most
+ * `MAX_TOOL_DESCRIPTION_CHARS`, a cut one ending in `…`. Only its start is scanned.
+ */
+export function toolDescription(text: string): string {
+  const scanned = text.slice(0, 4 * MAX_TOOL_DESCRIPTION_CHARS);
+  const plain = plainText(scanned);
+  if (plain.length <= MAX_TOOL_DESCRIPTION_CHARS && scanned.length === text.length) return plain;
+  let kept = Math.min(plain.length, MAX_TOOL_DESCRIPTION_CHARS - 1);
+  if (isHighSurrogate(plain.charCodeAt(kept - 1))) kept -= 1;
+  return `${plain.slice(0, kept)}…`;
 }
 
 /** `text` for a log line: at most `MAX_LOGGED_TOOL_CHARS`, a cut one saying how much was left out. */
