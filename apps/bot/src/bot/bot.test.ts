@@ -16,6 +16,7 @@ import {
 import { LlmError } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
+import { Toolbox } from '@ebb/tools';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { Bot } from './bot.js';
 
@@ -289,5 +290,45 @@ describe('Bot turns', () => {
     expect(await handlers.onCommand({ ...command, name: 'context', userId: 'U-someone' })).toMatch(
       /^Context of slack:T1:C1: ▕/,
     );
+  });
+});
+
+describe('Bot turns with tools', () => {
+  /** The archive takes the user's message, then fails on the tool step (Postgres gone mid-loop). */
+  class FailingStepStore extends InMemoryChannelStore {
+    override async appendAll(): Promise<never> {
+      throw new Error('connection terminated');
+    }
+  }
+
+  it('reports an archive that fails mid-loop as the turn failing, not as the model', async () => {
+    const platform = new RecordingPlatform();
+    const log = new RecordingLogger();
+    // A built-in's name (config allows built-ins and server.tool names), any behaviour.
+    const echo = {
+      spec: { name: 'read_history', description: 'Says it back.', parameters: { type: 'object' } },
+      call: async () => ({ text: 'echoed', isError: false }),
+    };
+    const bot = new Bot({
+      config: () => parseConfig('[tools]\nallow = ["read_history"]\n', 'bot-tools.toml'),
+      channels: new FailingStepStore(),
+      memories: new InMemoryMemoryStore(),
+      runs: new InMemoryRunStore(),
+      queue: new InlineCompactionQueue({ processor: async () => undefined }),
+      notifier: new InProcessContextNotifier(),
+      chatModel: () => ({
+        label: 'calls echo',
+        reply: async () => ({ text: '', toolCalls: [{ id: 'c1', name: 'read_history', arguments: '{}' }] }),
+      }),
+      toolbox: new Toolbox({ builtIns: [echo] }),
+      logger: log,
+    });
+    await bot.start([platform]);
+    const result = await platform.handlers?.onMessage(inbound({ mentionsBot: true, text: '@ebb echo?' }));
+    expect(result).toMatchObject({ archived: 'stored', failedAfterStore: true });
+    expect(log.entries.map((e) => e.message)).toContain('turn failed');
+    expect(log.entries.map((e) => e.message)).not.toContain('model call failed');
+    expect(platform.sent.map((s) => s.text)).toEqual([expect.stringMatching(/^Sorry/)]);
+    await bot.stop();
   });
 });

@@ -33,7 +33,7 @@ import type {
   Tokenizer,
   TurnResult,
 } from '@ebb/core';
-import { loadTokenizer } from '@ebb/llm';
+import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
 import { BotCommands } from './bot-commands.js';
@@ -264,6 +264,9 @@ export class Bot {
           const typing = () => void adapter.typing(key);
           text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log);
         } catch (err) {
+          // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
+          // handled below like any store failure, not the model's.
+          if (!isLlmError(err)) throw err;
           // The model failed for good (retries done): say so, and keep the turn going. A sender
           // told of failures (the web API) gets that in the answer's code, not as a reply.
           log.error({ err }, 'model call failed');

@@ -125,8 +125,7 @@ export class ModelReplier {
           }),
         ),
       ];
-      for (const message of archived)
-        await this.#options.states.append(key, state, tokenizer, settings, message);
+      await this.#options.states.appendAll(key, state, tokenizer, settings, archived);
       await this.#options.compaction.monitor(key, state, settings, tokenizer);
     }
   }
