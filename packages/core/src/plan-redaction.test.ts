@@ -70,4 +70,18 @@ describe('redactMessages', () => {
     expect(out[2]?.toolCalls).toEqual([{ id: 'c1', name: 'open_vault', arguments: '{}' }]);
     expect(JSON.stringify([out[0], out[2]])).not.toContain('ZEBRA');
   });
+
+  it('drops a microcompaction stub, which quotes the result it stands for', () => {
+    const stub = {
+      text: '[tool result of vault.read, 12 tokens, archived as #4: code 7431-ZEBRA]',
+      tokens: 30,
+    };
+    const [out] = redactMessages(
+      [message(4, { role: 'tool', toolCallId: 'c1', stub })],
+      seqRanges([4]),
+      tokenizer,
+    );
+    expect(out?.stub).toBeUndefined();
+    expect(JSON.stringify(out)).not.toContain('ZEBRA');
+  });
 });

@@ -66,9 +66,12 @@ export function redactMessages(
   );
 }
 
-/** A message as redaction leaves it: same seq, role, author and tool call ids; no text, no arguments. */
+/**
+ * A message as redaction leaves it: same seq, role, author and tool call ids; no text, no arguments,
+ * and no microcompaction stub (which quotes the result's first line).
+ */
 export function tombstone(message: StoredMessage, tokenizer: Tokenizer): StoredMessage {
-  const { toolCalls, ...rest } = message;
+  const { toolCalls, stub: _stub, ...rest } = message;
   const redacted = {
     ...rest,
     text: REDACTED_MESSAGE,
