@@ -2,7 +2,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fakeMcpStdioCommand } from '@ebb/testing/mcp';
+import { FakeMcpHttpServer, fakeMcpStdioCommand } from '@ebb/testing/mcp';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configCheck } from './config-check.js';
 
@@ -58,5 +58,25 @@ describe('ebb config check with MCP servers', () => {
     expect(err[0]).toBe(
       'config.toml: channels."slack:*".tools.allow[0]: must name a server of [mcp.servers]: there is no [mcp.servers.github] (servers: dir, gh); found "github.*"',
     );
+  });
+
+  it('warns about an allow list that lets a channel use more than the 128 tools a request may offer', async () => {
+    // 19 servers of 7 tools each (all one fake) and the 2 built-ins: 135 tools.
+    const http = await FakeMcpHttpServer.start();
+    try {
+      const servers = Array.from({ length: 19 }, (_, i) => `[mcp.servers.s${i + 10}]\nurl = "${http.url}"`);
+      const { code, out } = await check(
+        `${servers.join('\n')}\n[tools]\nallow = ["*"]\n[channels."web:small".tools]\nallow = ["s10.*"]`,
+      );
+      expect(code).toBe(0);
+      const warnings = out.filter((line) => line.startsWith('warning:'));
+      expect(warnings).toEqual([
+        expect.stringMatching(
+          /^warning: tools\.allow: allows 135 tools, more than the 128 a model can be offered; 7 are left out \(s28\.build_log, s28\.crash, /,
+        ),
+      ]);
+    } finally {
+      await http.close();
+    }
   });
 });

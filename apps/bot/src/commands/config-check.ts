@@ -12,8 +12,14 @@ import {
   mcpServerSpecs,
   type ResolvedMcpServer,
 } from '@ebb/config';
-import { SILENT_LOGGER } from '@ebb/core';
-import { McpServers, patternMatchesTool, patternServer } from '@ebb/tools';
+import { HISTORY_TOOL_NAMES, SILENT_LOGGER } from '@ebb/core';
+import {
+  MAX_TOOLS_PER_CHANNEL,
+  McpServers,
+  patternMatchesTool,
+  patternServer,
+  planToolOffer,
+} from '@ebb/tools';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {
@@ -49,7 +55,8 @@ const MCP_CHECK_TIMEOUT_MS = 5_000;
  *
  * With `[mcp.servers]`, each server is started once (up to 5 s) and listed with its state; a server
  * that cannot start, and an allow pattern that matches no tool of its server, are warnings (exit 0:
- * a server may need what only production has). A pattern naming an unknown server is an error of the
+ * a server may need what only production has), and so is an allow list that lets a channel use more
+ * than the 128 tools a request may offer. A pattern naming an unknown server is an error of the
  * file itself, reported with the others.
  */
 export async function configCheck(
@@ -186,8 +193,32 @@ async function checkMcpServers(
         );
       }
     }
+    warnTooManyTools(config, tools, io);
   } finally {
     await servers.close();
+  }
+}
+
+/**
+ * An allow list that lets its channels use more tools than a request may offer (of the servers that
+ * started): the bot offers the first ones and leaves the rest out, decided as here (`planToolOffer`).
+ */
+function warnTooManyTools(
+  config: Awaited<ReturnType<typeof loadConfig>>,
+  mcpTools: readonly string[],
+  io: CommandIo,
+): void {
+  const lists = new Map<string, string[]>();
+  for (const { path: at, pattern } of allowPatternsOf(config)) {
+    const list = at.replace(/\[\d+\]$/, '');
+    lists.set(list, [...(lists.get(list) ?? []), pattern]);
+  }
+  for (const [list, allow] of lists) {
+    const { offered, leftOut } = planToolOffer([...HISTORY_TOOL_NAMES, ...mcpTools], allow);
+    if (leftOut.length === 0) continue;
+    io.out(
+      `warning: ${list}: allows ${offered.length + leftOut.length} tools, more than the ${MAX_TOOLS_PER_CHANNEL} a model can be offered; ${leftOut.length} are left out (${clip(leftOut.join(', '))})`,
+    );
   }
 }
 
