@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
 import type { Span } from './model.js';
-import { REDACTED_MESSAGE, redactMessages, seqRanges, seqsOf, spansToResummarize } from './plan-redaction.js';
+import {
+  historyResultsQuoting,
+  REDACTED_MESSAGE,
+  redactMessages,
+  seqRanges,
+  seqsOf,
+  spansToResummarize,
+} from './plan-redaction.js';
 import type { StoredMessage } from './ports.js';
 import { messageTokens } from './tokens.js';
 
@@ -83,5 +90,31 @@ describe('redactMessages', () => {
     );
     expect(out?.stub).toBeUndefined();
     expect(JSON.stringify(out)).not.toContain('ZEBRA');
+  });
+});
+
+describe('historyResultsQuoting', () => {
+  const result = (seq: number, author: string, text: string): StoredMessage => ({
+    seq,
+    role: 'tool',
+    author,
+    text,
+    tokens: 9,
+    toolCallId: `c${seq}`,
+  });
+
+  it('finds the history tools results that quote a redacted seq, and nothing else', () => {
+    const results = [
+      result(
+        10,
+        'search_history',
+        '#3 mallory (2026-01-01T00:00:00Z): the vault code is 3431-ZEBRA\n#5 ana (…): ok',
+      ),
+      result(11, 'read_history', '#4 ana (2026-01-01T00:00:00Z): hi\n  #3 is quoted inside, not a header'),
+      result(12, 'ci.log', '#3 build step'),
+      result(13, 'read_history', 'Nothing in #1–#9.\n#7 ana (…): later'),
+    ];
+    expect(historyResultsQuoting(results, seqRanges([3]))).toEqual([10]);
+    expect(historyResultsQuoting(results, seqRanges([4, 7]))).toEqual([11, 13]);
   });
 });

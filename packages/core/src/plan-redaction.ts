@@ -7,6 +7,7 @@
  * A summary span over 1..k folds the summaries before it, so a span is rebuilt from the archive
  * over its whole range, never from its own text.
  */
+import { HISTORY_TOOL_NAMES } from './archive-search.js';
 import type { Span, SummarySpan } from './model.js';
 import type { PrefixView, StoredMessage } from './ports.js';
 import { messageTokens, type Tokenizer } from './tokens.js';
@@ -78,4 +79,27 @@ export function tombstone(message: StoredMessage, tokenizer: Tokenizer): StoredM
     ...(toolCalls === undefined ? {} : { toolCalls: toolCalls.map((c) => ({ ...c, arguments: '{}' })) }),
   };
   return { ...redacted, tokens: messageTokens(tokenizer, redacted) };
+}
+
+/** A message block of a `search_history` / `read_history` result starts `#<seq> <author> (`. */
+const QUOTED_HEADER = /^#(\d+) /gm;
+
+/**
+ * The results of the history tools (`search_history`, `read_history`) among `results` that quote a
+ * redacted seq: copies of redacted messages, archived as tool results, which forgetting must redact
+ * too (the speaker of a copy is the tool, so `--speaker` alone would miss them).
+ */
+export function historyResultsQuoting(
+  results: readonly StoredMessage[],
+  redacted: readonly SeqRange[],
+): number[] {
+  return results
+    .filter((m) => m.role === 'tool' && (HISTORY_TOOL_NAMES as readonly string[]).includes(m.author))
+    .filter((m) =>
+      [...m.text.matchAll(QUOTED_HEADER)].some((match) => {
+        const seq = Number(match[1]);
+        return overlapsAny({ fromSeq: seq, toSeq: seq }, redacted);
+      }),
+    )
+    .map((m) => m.seq);
 }

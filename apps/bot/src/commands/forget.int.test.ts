@@ -93,12 +93,33 @@ afterAll(async () => {
 
 const deps = () => ({ database: pg.database, env: { OPENAI_API_KEY: 'test-key' }, cwd: configDir });
 
+/** With `recall`: at seq 7 the bot calls search_history, and seq 8 is its result quoting seq 4 word for word. */
+function recalled(seq: 7 | 8) {
+  const call = { id: 'c7', name: 'search_history', arguments: '{"query":"vault code"}' };
+  const message =
+    seq === 7
+      ? { seq: 0, role: 'assistant' as const, author: 'ebb', text: '', toolCalls: [call] }
+      : {
+          seq: 0,
+          role: 'tool' as const,
+          author: 'search_history',
+          text: `#4 mallory (2026-01-01T00:00:00Z): remember this: the vault code is ${FACT}`,
+          toolCallId: 'c7',
+        };
+  const { entry, archivedTokens } = measureMessage(message, tokenizer, 1_000);
+  return { ...entry, tokens: archivedTokens, contextTokens: entry.tokens };
+}
+
 /**
  * 30 messages; mallory says the vault code at seq 4 and mentions it again at seq 27 (raw, after the
  * passes). With `echo`, the bot's reply at seq 5 repeats it, as a model answering her would.
  */
-async function plant(channelKey: string, options: { echo?: boolean } = {}): Promise<void> {
+async function plant(channelKey: string, options: { echo?: boolean; recall?: boolean } = {}): Promise<void> {
   for (let seq = 1; seq <= 30; seq++) {
+    if (options.recall === true && (seq === 7 || seq === 8)) {
+      await channels.append(channelKey, recalled(seq));
+      continue;
+    }
     const echo = options.echo === true && seq === 5;
     const author = seq === 4 || seq === 27 ? 'mallory' : echo ? 'ebb' : seq % 2 ? 'ana' : 'bo';
     const text =
@@ -249,6 +270,31 @@ describe('ebb memories forget --speaker', () => {
     ]);
     const view = await expectConsistentTokens(key);
     expect(view.raw.find((m) => m.seq === 27)?.text).toBe(REDACTED_MESSAGE);
+  });
+
+  it('with --speaker --archive also overwrites the search_history results that quoted her', async () => {
+    const key = 'web:inj2r';
+    await plant(key, { recall: true });
+    const io = captureIo();
+    expect(
+      await memoriesForget({ speaker: 'mallory', channel: key, archive: true, yes: true }, io, deps()),
+    ).toBe(0);
+    expect(io.stdout()).toContain('3 messages overwritten in the archive');
+    expect(await whereIsTheFact(key)).toEqual({
+      memories: 0,
+      compactionRuns: 0,
+      activeSpans: 0,
+      retiredSpans: 0,
+      messages: 0,
+    });
+    const [result] = await channels.readArchive(key, 8, 8);
+    expect(result).toMatchObject({
+      role: 'tool',
+      author: 'search_history',
+      text: REDACTED_MESSAGE,
+      toolCallId: 'c7',
+    });
+    await expectConsistentTokens(key);
   });
 
   it('refuses --archive without --speaker or --match, as `ebb memories forget` and as `ebb forget`', async () => {

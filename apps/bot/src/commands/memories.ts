@@ -44,8 +44,8 @@ import {
   type RedactionReport,
   redactChannel,
 } from '@ebb/compaction';
-import { patternMatches } from '@ebb/config';
-import { type Memory, type SeqRange, seqRanges, seqsOf } from '@ebb/core';
+import type { Memory, SeqRange } from '@ebb/core';
+import { channelKeys, redactionsFor, type SourcedMemory } from './forget-targets.js';
 import type { CommandIo } from './io.js';
 import { readConfig, type StoreCommandDeps, type StoreSession, withStores } from './store-session.js';
 
@@ -215,16 +215,10 @@ export async function memoriesForget(
     io.out(
       args.archive
         ? 'The archived messages were overwritten with a tombstone (seq and author kept).'
-        : 'The archived messages are kept (with --speaker or --match, --archive overwrites them too).',
+        : 'The archived messages are kept: search_history and read_history (allowed by default) can still read them to the model; with --speaker or --match, --archive overwrites them too.',
     );
     return unresolved > 0 ? 1 : failed;
   });
-}
-
-interface SourcedMemory {
-  readonly memory: Memory;
-  /** The channel it was extracted from. */
-  readonly channelKey: string;
 }
 
 /** The memories the channel and speaker filters select, by id. */
@@ -251,44 +245,6 @@ async function sourced(
     }
   }
   return [...byId.values()].sort((a, b) => compareIds(a.memory.id, b.memory.id));
-}
-
-/** The channel keys `--channel` names: a key, a glob over the stored keys, or (absent) every stored key. */
-async function channelKeys(session: StoreSession, pattern: string | undefined): Promise<string[]> {
-  if (pattern !== undefined && !pattern.includes('*')) return [pattern];
-  const keys = (await session.channels.listChannels()).map((c) => c.key);
-  return pattern === undefined ? keys : keys.filter((key) => patternMatches(pattern, key));
-}
-
-/**
- * What must leave each channel's working context: with `--speaker`, every message the speaker wrote,
- * and with `--match`, every message holding the text (in the `--channel` selection); otherwise the
- * source messages of the forgotten memories.
- */
-async function redactionsFor(
-  session: StoreSession,
-  args: MemoryFilterArgs & { readonly match?: string | undefined },
-  targets: readonly SourcedMemory[],
-): Promise<{ channelKey: string; ranges: SeqRange[] }[]> {
-  const seqs = new Map<string, number[]>();
-  if (args.speaker !== undefined || args.match !== undefined) {
-    const found = [
-      ...(args.speaker === undefined ? [] : await session.channels.findAuthored(args.speaker)),
-      ...(args.match === undefined ? [] : await session.channels.findContaining(args.match)),
-    ];
-    for (const { channelKey, seqs: list } of found) {
-      if (args.channel !== undefined && !patternMatches(args.channel, channelKey)) continue;
-      seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...list]);
-    }
-  } else {
-    for (const { memory, channelKey } of targets) {
-      const range = seqsOf([{ fromSeq: memory.fromSeq, toSeq: memory.toSeq }]);
-      seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...range]);
-    }
-  }
-  return [...seqs]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([channelKey, list]) => ({ channelKey, ranges: seqRanges(list) }));
 }
 
 function describePreview(preview: RedactionPreview, archive: boolean): string {
