@@ -1,4 +1,5 @@
 /** Reading a chat completion as the openai client returns it (which may be any shape from a non-OpenAI server). */
+import { randomUUID } from 'node:crypto';
 import type OpenAI from 'openai';
 import { LlmError } from './errors.js';
 
@@ -37,7 +38,8 @@ export function readContent(completion: unknown): string {
 
 /**
  * The text and the tool calls of a completion (function calls only; their names as the wire has
- * them). With tool calls the text may be empty; without, it is `readContent`'s.
+ * them). With tool calls the text may be empty; without, it is `readContent`'s. Every call has an
+ * id of its own (`uniqueCallIds`): its result is paired with its call by that id.
  */
 export function readReply(completion: unknown): { text: string; toolCalls: ToolCallOnWire[] } {
   const message =
@@ -45,9 +47,10 @@ export function readReply(completion: unknown): { text: string; toolCalls: ToolC
       ? completion.choices[0]?.message
       : undefined;
   const calls = Array.isArray(message?.tool_calls) ? message.tool_calls : [];
-  const toolCalls = calls.flatMap((call) =>
+  const callId = uniqueCallIds();
+  const toolCalls = calls.flatMap((call, index) =>
     call.type === 'function' && typeof call.function?.name === 'string'
-      ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }]
+      ? [{ id: callId(call.id, index), name: call.function.name, arguments: call.function.arguments ?? '' }]
       : [],
   );
   if (toolCalls.length === 0) return { text: readContent(completion), toolCalls };
@@ -59,6 +62,27 @@ export function readReply(completion: unknown): { text: string; toolCalls: ToolC
     });
   }
   return { text: typeof message?.content === 'string' ? message.content : '', toolCalls };
+}
+
+/**
+ * The ids the calls of one reply go by: each as sent when it is a string no earlier call of the
+ * reply has; a missing, empty or repeated one gets `call_<index>_<random>`. Without this a call
+ * with no id would have a result with no `tool_call_id` (the prompt drops such a pair, and the
+ * model asks again until the turn runs out of steps), and two calls with one id would pair both
+ * results with the first.
+ */
+export function uniqueCallIds(): (sent: unknown, index: number) => string {
+  const taken = new Set<string>();
+  return (sent, index) => {
+    let id = typeof sent === 'string' && sent !== '' ? sent : generatedId(index);
+    while (taken.has(id)) id = generatedId(index);
+    taken.add(id);
+    return id;
+  };
+}
+
+function generatedId(index: number): string {
+  return `call_${index}_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 }
 
 export interface ToolCallOnWire {

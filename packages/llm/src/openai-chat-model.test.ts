@@ -74,4 +74,25 @@ describe('OpenAiChatModel with tools', () => {
       tool_calls: [{ id: 'call_a', function: { name: 'github__search_issues' } }],
     });
   });
+
+  it('gives a call sent without an id, or with an id an earlier call of the reply has, an id of its own', async () => {
+    fake.reset();
+    fake.enqueue({
+      toolCalls: [
+        { id: null, name: 'search_history', arguments: { query: 'deploy' } },
+        { id: 'call_a', name: 'search_history', arguments: { query: 'one' } },
+        { id: 'call_a', name: 'search_history', arguments: { query: 'two' } },
+        { id: '', name: 'search_history', arguments: { query: 'three' } },
+      ],
+    });
+    const reply = await model.reply([{ role: 'user', content: 'ana: look it up' }], { tools });
+    const ids = reply.toolCalls?.map((call) => call.id) ?? [];
+    expect(ids).toEqual([
+      expect.stringMatching(/^call_0_[0-9a-f]{12}$/),
+      'call_a',
+      expect.stringMatching(/^call_2_[0-9a-f]{12}$/),
+      expect.stringMatching(/^call_3_[0-9a-f]{12}$/),
+    ]);
+    expect(new Set(ids).size).toBe(4);
+  });
 });

@@ -89,6 +89,17 @@ describe('FakeOpenAiServer replies', () => {
     expect(server.requests[0]?.body.tools).toHaveLength(1);
   });
 
+  it('sends a tool call without an id when its id is null, as some compatible servers do', async () => {
+    server.enqueue({
+      toolCalls: [
+        { id: null, name: 'lookup', arguments: {} },
+        { name: 'lookup', arguments: {} },
+      ],
+    });
+    const calls = (await ask('find it')).choices[0]?.message.tool_calls ?? [];
+    expect(calls.map((call) => 'id' in call)).toEqual([false, true]);
+  });
+
   it('streams content in chunks with usage in the last chunk', async () => {
     const text = 'A streamed answer that is longer than one chunk of sixteen characters.';
     server.enqueue({ content: text });

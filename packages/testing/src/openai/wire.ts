@@ -13,8 +13,8 @@ import type {
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 export interface FakeToolCall {
-  /** Defaults to `call_<n>`. */
-  readonly id?: string;
+  /** Defaults to `call_<n>`; `null` sends the call without an id, as some OpenAI-compatible servers do. */
+  readonly id?: string | null;
   readonly name: string;
   /** A JSON string as the API sends it, or an object to serialize. */
   readonly arguments: string | Readonly<Record<string, unknown>>;
@@ -127,14 +127,16 @@ export function resolveReply(
 ): ResolvedReply {
   const content = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? null);
   const toolCalls = (reply.toolCalls ?? []).map(
-    (call, index): ChatCompletionMessageFunctionToolCall => ({
-      id: call.id ?? ids.toolCallId(index),
-      type: 'function',
-      function: {
-        name: call.name,
-        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
-      },
-    }),
+    (call, index) =>
+      // Without an id when asked: off the client's types, which is the point.
+      ({
+        ...(call.id === null ? {} : { id: call.id ?? ids.toolCallId(index) }),
+        type: 'function',
+        function: {
+          name: call.name,
+          arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+        },
+      }) as ChatCompletionMessageFunctionToolCall,
   );
   const prompt = reply.usage?.promptTokens ?? promptTokens(request, countTokens);
   const completion =
