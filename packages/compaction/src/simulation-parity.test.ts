@@ -220,6 +220,7 @@ async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   };
   let context: ContextView = await channels.loadContext(KEY);
+  const awaited = new Set<string>();
   const usage = (c: ContextView) => bot.usage(c, settings, UNCALIBRATED);
 
   for (const message of messages) {
@@ -260,8 +261,13 @@ async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
       ...(entry.omittedTokens === undefined ? {} : { contextText: entry.text }),
     });
     context = await channels.loadContext(KEY);
-    const result = await bot.afterTurn(KEY, context, settings, UNCALIBRATED);
-    if (result.context) context = result.context;
+    // The bot's tool loop archives a call with its results, then runs the monitor once.
+    for (const call of message.toolCalls ?? []) awaited.add(call.id);
+    if (message.toolCallId !== undefined) awaited.delete(message.toolCallId);
+    if (awaited.size === 0) {
+      const result = await bot.afterTurn(KEY, context, settings, UNCALIBRATED);
+      if (result.context) context = result.context;
+    }
     await settle();
   }
   // The passes still in flight land, as the simulation's `finish` lands them.

@@ -1,4 +1,4 @@
-/** What `ebb simulate` is given (a transcript, options) and what it reports (its events). */
+/** What `ebb simulate` is given (a transcript, options) and what it reports (its events, and how one is made). */
 import type { EventTier } from './compaction-events.js';
 import type { Tier, ToolCall } from './model.js';
 import type { CompactionPolicy } from './policy.js';
@@ -96,3 +96,34 @@ export interface SummaryEvent {
 }
 
 export type SimulationEvent = MessageEvent | CompactionEvent | SummaryEvent;
+
+/** What a step of a simulated pass reports beyond the event's name and tier. */
+export type CompactionEventFields = Partial<
+  Pick<
+    CompactionEvent,
+    'fromSeq' | 'toSeq' | 'tokensBefore' | 'tokensAfter' | 'jobId' | 'reason' | 'projectedUsage'
+  >
+>;
+
+/** A compaction event at the simulation's newest message and usage; `null` where a field does not apply. */
+export function compactionEvent(
+  event: SimulationEventName,
+  tier: EventTier,
+  at: { readonly seq: number; readonly usage: number },
+  fields: CompactionEventFields = {},
+): CompactionEvent {
+  return {
+    type: 'compaction',
+    event,
+    tier,
+    seq: at.seq,
+    fromSeq: fields.fromSeq ?? null,
+    toSeq: fields.toSeq ?? null,
+    usage: at.usage,
+    ...(fields.projectedUsage === undefined ? {} : { projectedUsage: fields.projectedUsage }),
+    tokensBefore: fields.tokensBefore ?? null,
+    tokensAfter: fields.tokensAfter ?? null,
+    ...(fields.jobId === undefined ? {} : { jobId: fields.jobId }),
+    ...(fields.reason === undefined ? {} : { reason: fields.reason }),
+  };
+}

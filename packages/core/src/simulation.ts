@@ -19,12 +19,13 @@ import { stubToolResults } from './plan-microcompaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
 import { TRUNCATION_MARKER } from './render-context.js';
 import { roundUsage } from './round-usage.js';
-import type {
-  CompactionEvent,
-  SimulationEventName,
-  SimulationOptions,
-  SummaryEvent,
-  TranscriptMessage,
+import {
+  type CompactionEventFields,
+  compactionEvent,
+  type SimulationEventName,
+  type SimulationOptions,
+  type SummaryEvent,
+  type TranscriptMessage,
 } from './simulation-events.js';
 import { summarizeFromArchive } from './summarize-from-archive.js';
 import { chatMessageTokens, UNCALIBRATED, usageOf } from './tokens.js';
@@ -48,6 +49,8 @@ export class Simulation {
   /** Tokens of each archived message, whole (the context may hold a clipped copy). */
   readonly #archiveTokens: number[] = [];
   readonly #markerTokens: number;
+  /** Ids of the newest tool calls whose results have not all arrived: the monitor waits for them. */
+  readonly #awaitedResults = new Set<string>();
   /** Stubs microcompaction put in place of tool results, by seq: what a later pass summarizes. */
   readonly #stubs = new Map<number, { readonly text: string; readonly tokens: number }>();
   /** Passes waiting or running, oldest range first. */
@@ -76,7 +79,10 @@ export class Simulation {
     this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
   }
 
-  /** One message of the transcript: due passes start and land, the message is appended, the monitor acts. */
+  /**
+   * One message of the transcript: due passes start and land, the message is appended, the monitor
+   * acts (after a tool call, once all its results are in).
+   */
   turn(message: TranscriptMessage): void {
     this.#turn++;
     this.#advanceClock(message.ts);
@@ -90,9 +96,14 @@ export class Simulation {
     this.#context.append(entry);
     this.#peakBeforeMonitor = Math.max(this.#peakBeforeMonitor, this.#usage());
 
-    const turn = this.#monitorTurn();
-    this.#monitor.observe(turn);
-    this.#act(turn);
+    // The bot archives a tool call with all its results, then runs the monitor once.
+    for (const call of message.toolCalls ?? []) this.#awaitedResults.add(call.id);
+    if (message.toolCallId !== undefined) this.#awaitedResults.delete(message.toolCallId);
+    if (this.#awaitedResults.size === 0) {
+      const turn = this.#monitorTurn();
+      this.#monitor.observe(turn);
+      this.#act(turn);
+    }
     const usage = this.#usage();
     this.#peakUsage = Math.max(this.#peakUsage, usage);
     this.#options.emit({
@@ -353,30 +364,9 @@ export class Simulation {
     };
   }
 
-  #event(
-    event: SimulationEventName,
-    tier: EventTier,
-    fields: Partial<
-      Pick<
-        CompactionEvent,
-        'fromSeq' | 'toSeq' | 'tokensBefore' | 'tokensAfter' | 'jobId' | 'reason' | 'projectedUsage'
-      >
-    > = {},
-  ): void {
-    this.#options.emit({
-      type: 'compaction',
-      event,
-      tier,
-      seq: this.#context.headSeq,
-      fromSeq: fields.fromSeq ?? null,
-      toSeq: fields.toSeq ?? null,
-      usage: roundUsage(this.#usage()),
-      ...(fields.projectedUsage === undefined ? {} : { projectedUsage: fields.projectedUsage }),
-      tokensBefore: fields.tokensBefore ?? null,
-      tokensAfter: fields.tokensAfter ?? null,
-      ...(fields.jobId === undefined ? {} : { jobId: fields.jobId }),
-      ...(fields.reason === undefined ? {} : { reason: fields.reason }),
-    });
+  #event(event: SimulationEventName, tier: EventTier, fields: CompactionEventFields = {}): void {
+    const at = { seq: this.#context.headSeq, usage: roundUsage(this.#usage()) };
+    this.#options.emit(compactionEvent(event, tier, at, fields));
   }
 
   #contextTokens(): number {
