@@ -3,6 +3,7 @@
  * a shared, noisy machine; compare the ratios, which are taken within one run.
  */
 import { cpus } from 'node:os';
+import { dashboardBench } from './dashboard.bench.js';
 import { microcompactionBench } from './microcompaction.bench.js';
 import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
@@ -25,6 +26,7 @@ const benches: [string, () => Promise<string>][] = [
   ['web-guard', webGuardBench],
   ['search-history', searchHistoryBench],
   ['microcompaction', microcompactionBench],
+  ['dashboard', dashboardBench],
   ['startup', startupBench],
 ];
 

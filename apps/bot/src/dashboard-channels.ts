@@ -14,15 +14,17 @@
  * The usage of the list is the stores' view: like `ebb status` it does not count the MCP tool
  * definitions only the running bot knows, which the turn points of the series do.
  */
-import type { EbbConfig } from '@ebb/config';
-import { resolveChannel } from '@ebb/config';
+import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
   type ChannelStore,
   type ChannelSummary,
   type CompactorSettings,
+  LruMap,
   type MemoryStore,
   memoryScope,
   type RunStore,
+  type ToolSpec,
+  toolSpecsTokens,
   UNCALIBRATED,
   usageOf,
 } from '@ebb/core';
@@ -49,6 +51,12 @@ export interface DashboardStores {
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
   /** The bot's live feed: the usage series and the events. */
   readonly feed: DashboardFeed;
+  /**
+   * The tools a channel is offered, as the bot offers them: their definitions take room in every
+   * prompt, so usage here counts them as the bot's does (else a channel's figure here would be
+   * lower than the turn points of its chart).
+   */
+  readonly toolSpecs?: (settings: ResolvedChannelConfig) => readonly ToolSpec[];
 }
 
 /** Passes read for a channel's usage chart. */
@@ -59,6 +67,8 @@ const LIST_TTL_MS = 500;
 export class StoreDashboardSource implements DashboardSource {
   readonly #stores: DashboardStores;
   readonly #now: () => number;
+  /** Tokens of each tool set per encoding (few distinct sets; bounded anyway). */
+  readonly #toolTokens = new LruMap<string, number>(64);
   #list: { readonly at: number; readonly summaries: Promise<ChannelSummary[]> } | undefined;
 
   constructor(stores: DashboardStores) {
@@ -78,7 +88,7 @@ export class StoreDashboardSource implements DashboardSource {
     const summaries = await this.#summaries();
     return Promise.all(
       summaries.map(async (summary) => {
-        const compactor = await loadCompactorSettings(resolveChannel(config, summary.key), systemTokens);
+        const compactor = await this.#compactor(resolveChannel(config, summary.key), systemTokens);
         return row(summary, compactor);
       }),
     );
@@ -91,7 +101,7 @@ export class StoreDashboardSource implements DashboardSource {
     const settings = resolveChannel(config, key);
     const [status, compactor] = await Promise.all([
       loadChannelStatus(this.#stores, config, summary),
-      loadCompactorSettings(settings),
+      this.#compactor(settings),
     ]);
     const memories = await this.#stores.memories.list(
       { scope: memoryScope(key, settings.memory.scope) },
@@ -99,9 +109,6 @@ export class StoreDashboardSource implements DashboardSource {
     );
     return {
       ...row(summary, compactor),
-      // The status' usage reads the calibration afresh.
-      usage: status.usage,
-      reached: status.reached,
       spans: status.spans,
       inContext: status.messages.inContext,
       ...(status.microcompaction === undefined ? {} : { microcompaction: status.microcompaction }),
@@ -145,7 +152,7 @@ export class StoreDashboardSource implements DashboardSource {
     const summary = await this.#summary(key);
     if (summary === undefined) return undefined;
     const [compactor, runs] = await Promise.all([
-      loadCompactorSettings(resolveChannel(this.#stores.config(), key)),
+      this.#compactor(resolveChannel(this.#stores.config(), key)),
       this.#stores.runs.recent(key, CHART_RUNS),
     ]);
     const calibration = summary.calibration ?? UNCALIBRATED;
@@ -191,6 +198,19 @@ export class StoreDashboardSource implements DashboardSource {
       points: [...fromRuns, ...live.points, now],
       marks,
     };
+  }
+
+  /** The channel's compactor settings as the bot has them: `loadCompactorSettings` and the tools' room. */
+  async #compactor(
+    settings: ResolvedChannelConfig,
+    systemTokens?: Map<string, Promise<number>>,
+  ): Promise<CompactorSettings> {
+    const base = await loadCompactorSettings(settings, systemTokens);
+    const specs = this.#stores.toolSpecs?.(settings) ?? [];
+    if (specs.length === 0) return base;
+    const key = [base.tokenizer.encoding, ...specs.map((s) => s.name)].join('\u0000');
+    const tools = this.#toolTokens.getOrSet(key, () => toolSpecsTokens(base.tokenizer, specs));
+    return { ...base, reservedTokens: base.reservedTokens + tools };
   }
 
   async #summaries(): Promise<ChannelSummary[]> {

@@ -254,7 +254,12 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     mountDashboard(web.app, {
       tokenRequired: env.EBB_ADMIN_TOKEN !== undefined,
       queue: boardQueue,
-      source: new StoreDashboardSource({ config: options.config, ...stores, feed }),
+      source: new StoreDashboardSource({
+        config: options.config,
+        ...stores,
+        feed,
+        toolSpecs: (settings) => toolbox.forChannel(settings.channelKey, settings.tools.allow).specs,
+      }),
       closing: web.stopping,
     });
     // Passes a worker in another process splices reach the bot (and the dashboard) only this way.

@@ -43,6 +43,9 @@ export const DASHBOARD_SCRIPT = `
     return res.json();
   };
   const enc = encodeURIComponent;
+  // Requests of one kind can answer out of order: only the newest one's answer is drawn.
+  const asked = {};
+  const newest = (kind) => { const n = (asked[kind] = (asked[kind] || 0) + 1); return () => asked[kind] === n; };
   const announce = (text) => { const a = $('announcer'); a.append(el('p', { text })); while (a.children.length > 5) a.firstChild.remove(); };
 
   const state = {
@@ -114,7 +117,7 @@ export const DASHBOARD_SCRIPT = `
     $('channel-body').hidden = true;
     const box = $('empty-channel');
     box.hidden = false;
-    box.replaceChildren(el('strong', { text: title }), el('span', { text }));
+    box.replaceChildren(el('p', { text }));
   }
 
   function resetChannel(key) {
@@ -146,10 +149,10 @@ export const DASHBOARD_SCRIPT = `
   }
 
   async function loadDetail() {
-    const key = state.key;
+    const key = state.key, current = newest('detail');
     let d;
     try { d = await api('/api/dashboard/channels/' + enc(key)); } catch (err) { $('spans').textContent = 'Could not load ' + key + ': ' + err.message; return; }
-    if (key !== state.key) return;
+    if (key !== state.key || !current()) return;
     if (!d) {
       showEmptyChannel(key, key.startsWith('web:')
         ? 'No messages yet: send the first one below.'
@@ -159,6 +162,8 @@ export const DASHBOARD_SCRIPT = `
     }
     state.detail = d;
     $('channel-panel').setAttribute('aria-busy', 'false');
+    $('empty-channel').hidden = true;
+    $('channel-body').hidden = false;
     drawOverview();
     drawPasses();
     drawMemories();
@@ -185,7 +190,7 @@ export const DASHBOARD_SCRIPT = `
   function drawPasses() {
     const d = state.detail; const box = $('passes');
     if (!d.passes.length) { box.replaceChildren(el('p', { class: 'note', text: 'No passes yet: the first runs when usage passes background (' + Math.round(d.thresholds.background * 100) + '%).' })); return; }
-    const head = el('tr', {}, ...['When', 'Tier', 'At', 'Tokens before → after', 'Took', 'Fallback', 'Memories', 'Outcome'].map((h) => el('th', { scope: 'col', text: h })));
+    const head = el('tr', {}, ...[['When'], ['Tier'], ['At', 'usage when triggered'], ['Tokens', 'context tokens before → after'], ['Took'], ['Fallback', 'extractive fallback summary'], ['Mem.', 'memories added']].map(([h, t]) => el('th', { scope: 'col', text: h, title: t, 'aria-label': t })), el('th', { scope: 'col', text: 'Outcome' }));
     const rows = d.passes.map((p) => el('tr', {},
       el('td', { text: p.createdAt ? clock(Date.parse(p.createdAt)) : '—', title: p.createdAt || '' }),
       el('td', {}, el('span', { class: 'tier ' + p.tier, text: p.tier })),
@@ -195,7 +200,7 @@ export const DASHBOARD_SCRIPT = `
       el('td', { text: p.fallback === null ? '—' : p.fallback ? 'yes' : 'no' }),
       el('td', { class: 'num', text: num(p.memoriesAdded) }),
       el('td', { class: p.status, text: p.status, title: p.error || '' })));
-    box.replaceChildren(el('table', { class: 'passes' }, el('caption', { class: 'sr-only', text: 'The last passes, newest first' }), el('thead', {}, head), el('tbody', {}, ...rows)));
+    box.replaceChildren(el('div', { class: 'scroll' }, el('table', { class: 'passes' }, el('caption', { class: 'sr-only', text: 'The last passes, newest first' }), el('thead', {}, head), el('tbody', {}, ...rows))));
   }
 
   function drawMemories() {
@@ -213,10 +218,10 @@ export const DASHBOARD_SCRIPT = `
 
   // ---- usage over time ----
   async function loadUsage() {
-    const key = state.key;
+    const key = state.key, current = newest('usage');
     let u;
     try { u = await api('/api/dashboard/channels/' + enc(key) + '/usage'); } catch (err) { $('chart').replaceChildren(el('p', { class: 'note', text: 'Could not load usage: ' + err.message })); return; }
-    if (key !== state.key || !u) return;
+    if (key !== state.key || !current() || !u) return;
     state.usage = u;
     drawChart();
   }
@@ -230,7 +235,7 @@ export const DASHBOARD_SCRIPT = `
     if (!u) return;
     const pts = u.points;
     if (pts.length <= 1 && u.marks.length === 0) { box.replaceChildren(el('p', { class: 'note', text: 'No history of usage yet: every turn from now on adds a point.' })); return; }
-    const W = 560, H = 230, L = 34, R = 96, T = 10, B = 24;
+    const W = 560, H = 230, L = 34, R = 112, T = 10, B = 24;
     const times = pts.map((p) => p.at).concat(u.marks.map((m) => m.at));
     let t0 = Math.min(...times), t1 = Math.max(...times);
     if (!(t1 > t0)) { t0 -= 30000; t1 += 30000; }
@@ -304,26 +309,30 @@ export const DASHBOARD_SCRIPT = `
     let body;
     if (m.stub) {
       body = el('div', { class: 'stubbox' }, el('div', { class: 'note', text: 'In the context (' + num(m.stub.tokens) + ' tokens):' }), el('div', { class: 'text', text: m.stub.text }),
-        el('details', {}, el('summary', { text: 'The archived result (' + num(m.chars) + ' characters)' }), el('div', { class: 'text', text: m.text + more })));
+        el('details', { 'data-k': 'msg:' + m.seq }, el('summary', { text: 'The archived result (' + num(m.chars) + ' characters)' }), el('div', { class: 'text', text: m.text + more })));
     } else if (m.text.length > TEXT_SHOWN) {
-      body = el('details', {}, el('summary', { class: 'text', text: m.text.slice(0, TEXT_SHOWN) + '…' }), el('div', { class: 'text', text: m.text + more }));
+      body = el('details', { 'data-k': 'msg:' + m.seq }, el('summary', { class: 'text', text: m.text.slice(0, TEXT_SHOWN) + '…' }), el('div', { class: 'text', text: m.text + more }));
     } else body = el('div', { class: 'text', text: m.text + more });
     return el('li', { class: cls, 'data-seq': m.seq }, meta, body);
   }
 
-  function spanItem(s) {
+  // A span as the model sees it; the archived messages it stands for (those loaded) in a list inside, collapsed.
+  function spanItem(s, covered) {
+    const inside = covered.length ? el('details', { class: 'covered-box', 'data-k': 'cov:' + s.fromSeq }, el('summary', { class: 'note', text: 'The ' + covered.length + ' archived message' + (covered.length === 1 ? '' : 's') + ' of this range loaded here' }), el('ol', { class: 'covered-list' }, ...covered.map(messageItem))) : null;
     if (s.kind === 'summary')
-      return el('li', { class: 'span summary', 'data-span': s.fromSeq }, el('details', {},
+      return el('li', { class: 'span summary', 'data-span': s.fromSeq }, el('details', { 'data-k': 'span:' + s.fromSeq },
         el('summary', { text: 'Summary of #' + s.fromSeq + '–#' + s.toSeq + ' · ' + num(s.toSeq - s.fromSeq + 1) + ' messages in ' + num(s.tokens) + ' tokens' }),
-        el('div', { class: 'span-text', text: s.text })));
-    return el('li', { class: 'span truncated', 'data-span': s.fromSeq }, el('details', {},
+        el('div', { class: 'span-text', text: s.text }), inside));
+    return el('li', { class: 'span truncated', 'data-span': s.fromSeq }, el('details', { 'data-k': 'span:' + s.fromSeq },
       el('summary', { text: 'Truncation marker: #' + s.fromSeq + '–#' + s.toSeq + ' set aside · ' + num(s.tokens) + ' tokens' }),
-      el('p', { class: 'span-text', text: 'An emergency truncation put a marker in place of these messages; the archive keeps them, and a later pass replaces the marker with a summary.' })));
+      el('p', { class: 'span-text', text: 'An emergency truncation put a marker in place of these messages; the archive keeps them, and a later pass replaces the marker with a summary.' }), inside));
   }
 
   function drawHistory(stick) {
     const list = $('history');
     const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+    // What the reader opened stays open when live updates draw the list again.
+    const opened = new Set([...list.querySelectorAll('details[open]')].map((d) => d.dataset.k));
     list.replaceChildren();
     list.removeAttribute('aria-busy');
     const h = state.history;
@@ -333,13 +342,12 @@ export const DASHBOARD_SCRIPT = `
       $('older').hidden = true; return;
     }
     const first = state.messages[0].seq;
-    for (const s of spans) if (s.toSeq < first) list.append(spanItem(s));
-    let open = null, rawShown = false;
-    for (const m of state.messages) {
-      if (m.spanFrom !== undefined && m.spanFrom !== open) { open = m.spanFrom; const s = state.spans.get(m.spanFrom); if (s) list.append(spanItem(s)); }
-      if (m.place === 'context' && !rawShown && h.prefixEnd > 0) { rawShown = true; list.append(el('li', { class: 'divider', text: 'the context holds the messages from #' + (h.prefixEnd + 1) + ' on as they are' })); }
-      list.append(messageItem(m));
-    }
+    const covered = new Map();
+    for (const m of state.messages) if (m.spanFrom !== undefined) covered.set(m.spanFrom, (covered.get(m.spanFrom) || []).concat([m]));
+    for (const s of spans) list.append(spanItem(s, covered.get(s.fromSeq) || []));
+    if (h.prefixEnd > 0) list.append(el('li', { class: 'divider', text: 'the context holds the messages from #' + (h.prefixEnd + 1) + ' on as they are' }));
+    for (const m of state.messages) if (m.place === 'context') list.append(messageItem(m));
+    for (const d of list.querySelectorAll('details[data-k]')) if (opened.has(d.dataset.k)) d.open = true;
     $('older').hidden = first <= 1;
     $('history-note').textContent = num(state.messages.length) + ' of ' + num(h.headSeq) + ' messages shown' + (spans.length ? ' · the context starts with ' + spans.length + ' span' + (spans.length === 1 ? '' : 's') + ' up to #' + h.prefixEnd : '') + '.';
     if (!stick || atBottom) list.scrollTop = list.scrollHeight;

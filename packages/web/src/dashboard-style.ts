@@ -49,7 +49,7 @@ export const DASHBOARD_STYLE = `
   .gauge .fill { position: absolute; inset: 0 auto 0 0; width: 0; background: #3b82f6; transition: width .3s; }
   .gauge .mark { position: absolute; top: 0; bottom: 0; width: 2px; background: var(--ink); }
   .figure { font-size: 15px; font-weight: 600; margin: 0; }
-  .columns { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 14px; margin-top: 8px; }
+  .columns { display: grid; grid-template-columns: minmax(0, 1.1fr) minmax(0, 1fr); gap: 14px; margin-top: 8px; }
   .block { margin-bottom: 14px; }
   .chart svg { width: 100%; height: auto; display: block; }
   .legend { list-style: none; padding: 0; margin: 4px 0 0; display: flex; flex-wrap: wrap; gap: 10px; font-size: 11px; color: var(--muted); }
@@ -60,6 +60,10 @@ export const DASHBOARD_STYLE = `
   .tier { display: inline-block; font-size: 11px; border-radius: 3px; padding: 0 5px; color: #fff; }
   .tier.background { background: var(--background); } .tier.aggressive { background: var(--aggressive); }
   .tier.emergency { background: var(--emergency); } .tier.microcompact { background: var(--micro); }
+  .scroll { overflow-x: auto; }
+  table.passes { font-size: 12px; } table.passes td, table.passes th { white-space: nowrap; padding: 3px; }
+  .covered-box { margin-top: 6px; } .covered-list { list-style: none; padding: 0; margin: 4px 0 0; background: #fff; }
+  .covered-list > li { padding: 4px 6px; border-bottom: 1px solid #f0f2f5; }
   td.completed { color: var(--ok); } td.failed { color: var(--emergency); } td.stale, td.skipped { color: #a16207; }
   .memories { list-style: none; padding: 0; margin: 0; }
   .memories li { padding: 4px 0; border-bottom: 1px solid #f0f2f5; font-size: 13px; }
@@ -87,8 +91,7 @@ export const DASHBOARD_STYLE = `
   .stubbox { border: 1px dashed #c4b5fd; border-radius: 4px; padding: 3px 6px; margin-top: 3px; font-size: 12px; }
   .chat { display: flex; gap: 6px; margin-top: 8px; }
   .chat input { padding: 5px; font: inherit; } .chat input[name=text] { flex: 1; }
-  .empty { padding: 24px 8px; color: var(--muted); }
-  .empty strong { display: block; color: var(--ink); font-size: 15px; margin-bottom: 4px; }
+  .empty { padding: 8px 0 16px; color: var(--muted); font-size: 15px; }
   [hidden] { display: none !important; }
   @media (max-width: 1100px) { main, .columns { grid-template-columns: 1fr; } }
 `;
