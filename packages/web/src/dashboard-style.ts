@@ -71,7 +71,7 @@ export const DASHBOARD_STYLE = `
   .mtype.fact { background: #dbeafe; color: #1e40af; } .mtype.decision { background: #dcfce7; color: #166534; }
   .mtype.preference { background: #fce7f3; color: #9d174d; } .mtype.person { background: #fef3c7; color: #92400e; }
   .mtype.task { background: #ede9fe; color: #5b21b6; } .mtype.event { background: #e0f2fe; color: #075985; }
-  .imp { float: right; font-size: 11px; color: var(--muted); }
+  .imp { float: right; margin-left: 8px; font-size: 11px; color: var(--muted); }
   details > summary { cursor: pointer; }
   .history { list-style: none; padding: 0; margin: 0; max-height: 640px; overflow-y: auto; border: 1px solid #eef0f4; border-radius: 4px; }
   .history > li { padding: 5px 8px; border-bottom: 1px solid #f0f2f5; font-size: 13px; word-break: break-word; }
