@@ -18,10 +18,17 @@ import {
   HISTORY_TOOL_NAMES,
   searchedQueryText,
 } from './archive-search.js';
-import type { StoredMessage } from './ports.js';
+import {
+  Budget,
+  HISTORY_RENDERING,
+  messageBlock,
+  partOf,
+  renderSearch,
+  type SearchedFor,
+} from './history-rendering.js';
 import type { Tokenizer } from './tokens.js';
 import type { Tool, ToolCallContext, ToolOutcome } from './tool-ports.js';
-import { plainText, quotedLabel, quotedLine } from './untrusted-text.js';
+import { quotedLine } from './untrusted-text.js';
 
 export interface HistoryToolsOptions {
   /** The tokenizer of the channel's model: results are measured in its tokens. */
@@ -33,26 +40,18 @@ export interface HistoryToolsOptions {
 export const HISTORY_TOOLS = {
   /** Matches a search asks the archive for; those that fit the budget are shown. */
   searchLimit: 50,
-  /**
-   * The share of a result one search match may take: a giant tool output that happens to match
-   * must not crowd out every other match (the model reads it whole with read_history).
-   */
-  searchMatchShare: 0.25,
   /** Messages read_history fetches at a time, so a range of huge messages is not read all at once. */
   readPage: 64,
   /** The widest seq range one read_history call accepts. */
   maxReadSpan: 100_000,
   maxAuthorChars: 200,
-  /** Tokens kept for read_history's first and last lines (search measures its own). */
-  frameTokens: 64,
   /** The smallest budget a result can be useful in. */
   minResultTokens: 200,
+  /** searchMatchShare and frameTokens: the result's budget, kept beside the rendering that spends it. */
+  ...HISTORY_RENDERING,
 } as const;
 
 const [SEARCH_HISTORY, READ_HISTORY] = HISTORY_TOOL_NAMES;
-
-/** Lines after a message's first start with this, so headers are only ever at the line start. */
-const CONTINUATION = '  ';
 
 export function historyTools(search: ArchiveSearch, options: HistoryToolsOptions): readonly Tool[] {
   if (!(options.maxResultTokens >= HISTORY_TOOLS.minResultTokens)) {
@@ -146,13 +145,6 @@ function readHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): T
 
 // ---- arguments ----
 
-interface SearchArgs {
-  readonly text: string;
-  readonly fromSeq?: number;
-  readonly toSeq?: number;
-  readonly author?: string;
-}
-
 interface ReadArgs {
   readonly fromSeq: number;
   readonly toSeq: number;
@@ -160,7 +152,7 @@ interface ReadArgs {
 }
 
 /** The arguments, or a sentence saying what is wrong with them. */
-function parseSearchArgs(args: unknown): SearchArgs | string {
+function parseSearchArgs(args: unknown): SearchedFor | string {
   if (!isRecord(args)) return 'search_history takes an object like {"query": "words to find"}.';
   const { query, from, to, author } = args;
   if (typeof query !== 'string' || query.trim() === '') {
@@ -256,84 +248,6 @@ function errorSentence(err: unknown): string {
   return quotedLine(message, 200) || 'unknown error';
 }
 
-/** A budget being spent: `take` adds a block when it fits. */
-class Budget {
-  readonly #tokenizer: Tokenizer;
-  #left: number;
-
-  /** `available`: the result's tokens less those its first and last lines take. */
-  constructor(tokenizer: Tokenizer, available: number) {
-    this.#tokenizer = tokenizer;
-    this.#left = available;
-  }
-
-  get left(): number {
-    return this.#left;
-  }
-
-  /** Tokens of `block` as one line of a result. */
-  cost(block: string): number {
-    return this.#tokenizer.count(`${block}\n`);
-  }
-
-  take(block: string): boolean {
-    const cost = this.cost(block);
-    if (cost > this.#left) return false;
-    this.#left -= cost;
-    return true;
-  }
-}
-
-function renderSearch(
-  args: SearchArgs,
-  found: readonly StoredMessage[],
-  loosened: boolean,
-  tokenizer: Tokenizer,
-  maxTokens: number,
-): ToolOutcome {
-  const what = `"${quotedLine(args.text, 100)}"${filtersOf(args)}`;
-  if (found.length === 0) {
-    return {
-      text:
-        `No message in this channel's archive matches ${what}. Every word must appear; try fewer or ` +
-        'other words, `a or b`, or drop the filters. Very common words (the, is, …) are ignored.',
-      isError: false,
-    };
-  }
-  const headOf = (shown: number) =>
-    `${loosened ? 'No message has all the words of' : 'Best matches for'} ${what}` +
-    `${loosened ? '; these have some of them' : ''}: ${shown} message${shown === 1 ? '' : 's'}, ` +
-    'in seq order. Lines after a message’s first are indented.';
-  const tailOf = (left: number) =>
-    left > 0
-      ? `\n[${left} more match${left === 1 ? '' : 'es'} did not fit; narrow the search with more words, author or from/to.]`
-      : '';
-  // The query and filters are quoted in the first line, so its length is measured, not assumed.
-  const frame = tokenizer.count(headOf(found.length)) + tokenizer.count(tailOf(found.length)) + 2;
-  const budget = new Budget(tokenizer, maxTokens - frame);
-  const matchCap = Math.floor(budget.left * HISTORY_TOOLS.searchMatchShare);
-  const shown: { seq: number; block: string }[] = [];
-  // Best first: the best matches take the budget, then any smaller ones that still fit.
-  for (const message of found) {
-    const block = clippedBlock(message, tokenizer, matchCap, readWholeHint(message.seq));
-    if (budget.take(block)) shown.push({ seq: message.seq, block });
-  }
-  const head = headOf(shown.length);
-  const tail = tailOf(found.length - shown.length);
-  // In seq order: the model reads them as the conversation went, and neighbours are one read away.
-  const blocks = shown.sort((a, b) => a.seq - b.seq).map((s) => s.block);
-  return { text: `${head}\n${blocks.join('\n')}${tail}`, isError: false };
-}
-
-function filtersOf(args: SearchArgs): string {
-  const parts = [
-    args.author === undefined ? '' : ` by ${quotedLabel(args.author)}`,
-    args.fromSeq === undefined ? '' : ` from #${args.fromSeq}`,
-    args.toSeq === undefined ? '' : ` to #${args.toSeq}`,
-  ];
-  return parts.join('');
-}
-
 async function readRange(
   search: ArchiveSearch,
   channelKey: string,
@@ -372,83 +286,4 @@ async function readRange(
   const head = `Archived messages ${range}${stop ? ' (first part)' : ''}. Lines after a message’s first are indented.`;
   const tail = stop ?? `[End of ${range}.]`;
   return { text: `${head}\n${blocks.join('\n')}\n${tail}`, isError: false };
-}
-
-/** Part `part` of a message too large for one result, and what to read next. */
-function partOf(
-  message: StoredMessage,
-  part: number,
-  tokenizer: Tokenizer,
-  maxTokens: number,
-  rangeEnd?: number,
-): ToolOutcome {
-  const budget = new Budget(tokenizer, maxTokens - HISTORY_TOOLS.frameTokens);
-  const whole = messageBlock(message);
-  if (part === 1 && budget.cost(whole) <= budget.left) {
-    return { text: `Archived message #${message.seq}, whole.\n${whole}`, isError: false };
-  }
-  const header = headerOf(message);
-  // Part sizes depend only on the message and the budget, so part n is the same on every call.
-  const size = Math.max(1, budget.left - budget.cost(header) - HISTORY_TOOLS.frameTokens);
-  const tokens = tokenizer.encode(bodyOf(message));
-  const parts = Math.max(1, Math.ceil(tokens.length / size));
-  if (part > parts) {
-    return failure(
-      `Message #${message.seq} has ${parts} part${parts === 1 ? '' : 's'}; there is no part ${part}.`,
-    );
-  }
-  const text = tokenizer.decode(tokens.slice((part - 1) * size, part * size));
-  const then =
-    rangeEnd !== undefined && rangeEnd > message.seq
-      ? `, then from_seq ${message.seq + 1} to_seq ${rangeEnd}`
-      : '';
-  const next =
-    part < parts
-      ? `[Part ${part} of ${parts} of #${message.seq}: it is too large for one result. Continue with read_history from_seq ${message.seq} to_seq ${message.seq} part ${part + 1}${then}.]`
-      : `[Part ${part} of ${parts} of #${message.seq}, its end.${then ? ` Continue with read_history${then.slice(1)}.` : ''}]`;
-  return { text: `${header}${indent(text)}\n${next}`, isError: false };
-}
-
-/** A message's block cut to `maxTokens`, with a marker saying how to read it whole. */
-function clippedBlock(message: StoredMessage, tokenizer: Tokenizer, maxTokens: number, hint: string): string {
-  const whole = messageBlock(message);
-  if (tokenizer.count(whole) <= maxTokens) return whole;
-  const header = headerOf(message);
-  const body = tokenizer.encode(bodyOf(message));
-  const marker = `[… clipped: ${'{n}'} more tokens of #${message.seq}; ${hint}.]`;
-  const room = Math.max(0, maxTokens - tokenizer.count(header) - tokenizer.count(marker) - 8);
-  const kept = tokenizer.decode(body.slice(0, room));
-  const omitted = body.length - Math.min(room, body.length);
-  return `${header}${indent(kept)}\n${CONTINUATION}${marker.replace('{n}', String(omitted))}`;
-}
-
-function readWholeHint(seq: number): string {
-  return `read_history from_seq ${seq} to_seq ${seq} shows it whole`;
-}
-
-/** `#1234 alice (2026-03-01T10:00:00Z): ` */
-function headerOf(message: StoredMessage): string {
-  const who = message.role === 'tool' ? `[tool ${quotedLabel(message.author)}]` : quotedLabel(message.author);
-  const when = message.ts === undefined ? '' : ` (${quotedLine(readableTs(message.ts), 40)})`;
-  return `#${message.seq} ${who}${when}: `;
-}
-
-/** The archived text as the model reads it, tool calls after it. */
-function bodyOf(message: StoredMessage): string {
-  const calls = (message.toolCalls ?? []).map((c) => `[called ${c.name} ${c.arguments}]`);
-  return [plainText(message.text), ...calls].filter((part) => part !== '').join('\n');
-}
-
-function messageBlock(message: StoredMessage): string {
-  return `${headerOf(message)}${indent(bodyOf(message))}`;
-}
-
-function indent(text: string): string {
-  return text.replaceAll('\n', `\n${CONTINUATION}`);
-}
-
-/** Slack's ts (`1700000000.000100`, seconds since the epoch) as an ISO time; other ts as stored. */
-function readableTs(ts: string): string {
-  if (!/^\d{9,11}\.\d+$/.test(ts)) return ts;
-  return new Date(Math.floor(Number(ts) * 1000)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
