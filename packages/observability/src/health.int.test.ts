@@ -124,6 +124,9 @@ describe('healthCheck', () => {
     const mcp = {
       github: { status: 'failed', transport: 'http', tools: 0, restarts: 3, lastError: 'fetch failed' },
     } as const;
-    expect(await healthCheck({ checks: {}, mcp })).toMatchObject({ ok: true, mcp });
+    expect(await healthCheck({ checks: {}, mcp })).toMatchObject({
+      ok: true,
+      mcp: { github: { status: 'failed', tools: 0, restarts: 3 } },
+    });
   });
 });

@@ -4,7 +4,9 @@
  * use (embedded database, in-process queue, offline model), which are reported but do not make the
  * process unhealthy: they are how Ebb runs on a bare machine. MCP servers are reported the same
  * way: a tool server that is down costs the model some tools, not the process its health (Ebb
- * restarts it; restarting Ebb would not mend it).
+ * restarts it; restarting Ebb would not mend it). `/healthz` answers anyone, so a server shows only
+ * its state, tool count and restarts: why it failed (which may name internal hosts, paths and
+ * variables) is in the log (`mcp.server_failed`).
  */
 
 import { withTimeout } from '@ebb/core';
@@ -28,13 +30,11 @@ export interface HealthOptions {
   readonly timeoutMs?: number;
 }
 
-/** An MCP server as `/healthz` shows it. */
+/** An MCP server as `/healthz` shows it: nothing more, whatever else the state given carries. */
 export interface McpServerReport {
   readonly status: 'starting' | 'ready' | 'restarting' | 'failed';
-  readonly transport: 'stdio' | 'http';
   readonly tools: number;
   readonly restarts: number;
-  readonly lastError?: string;
 }
 
 export const DEFAULT_HEALTH_OPTIONS = {
@@ -81,7 +81,12 @@ export async function healthCheck(options: HealthOptions): Promise<HealthReport>
     checks,
     fallbacks: { ...(options.fallbacks ?? DEFAULT_HEALTH_OPTIONS.fallbacks) },
     degraded: { ...options.degraded },
-    mcp: { ...options.mcp },
+    mcp: Object.fromEntries(
+      Object.entries(options.mcp ?? {}).map(([name, { status, tools, restarts }]) => [
+        name,
+        { status, tools, restarts },
+      ]),
+    ),
   };
 }
 

@@ -9,6 +9,8 @@ const servers = [
   'command = "dir-mcp"',
   '[mcp.servers.gh]',
   'url = "http://127.0.0.1:9/mcp"',
+  '[mcp.servers.late]',
+  'command = "late-mcp"',
 ];
 
 describe('ebb status: MCP servers', () => {
@@ -18,7 +20,11 @@ describe('ebb status: MCP servers', () => {
       res.end(
         JSON.stringify({
           ok: true,
-          mcp: { dir: { status: 'ready', transport: 'stdio', tools: 3, restarts: 1 } },
+          mcp: {
+            dir: { status: 'ready', tools: 3, restarts: 1 },
+            // An older Ebb's /healthz had the error; it is not shown even then.
+            gh: { status: 'failed', tools: 0, restarts: 4, lastError: 'ENOTFOUND mcp.internal.corp' },
+          },
         }),
       );
     });
@@ -31,16 +37,18 @@ describe('ebb status: MCP servers', () => {
         {
           name: 'dir',
           transport: 'stdio',
-          state: { status: 'ready', tools: 3, restarts: 1, lastError: null },
+          state: { status: 'ready', tools: 3, restarts: 1 },
         },
+        { name: 'gh', transport: 'http', state: { status: 'failed', tools: 0, restarts: 4 } },
         // Not in the running process's report (configured after it started): no state.
-        { name: 'gh', transport: 'http', state: null },
+        { name: 'late', transport: 'stdio', state: null },
       ]);
       expect(formatMcpStatus(rows)).toEqual([
         '',
         'MCP servers',
         '  dir  stdio  ready, 3 tools, 1 restarts',
-        '  gh  http  state unknown (Ebb is not running, or its /healthz is not reachable)',
+        "  gh  http  failed, 0 tools, 4 restarts (why: mcp.server_failed in Ebb's log)",
+        '  late  stdio  state unknown (Ebb is not running, or its /healthz is not reachable)',
       ]);
     } finally {
       await new Promise((resolve) => health.close(resolve));
@@ -49,7 +57,7 @@ describe('ebb status: MCP servers', () => {
 
   it('lists the servers without a state when Ebb is not running, and nothing without servers', async () => {
     const closed = parseConfig([...servers, '[web]', 'port = 9'].join('\n'), 'config.toml');
-    expect((await mcpServerStatus(closed)).map((row) => row.state)).toEqual([null, null]);
+    expect((await mcpServerStatus(closed)).map((row) => row.state)).toEqual([null, null, null]);
     expect(await mcpServerStatus(parseConfig('', 'config.toml'))).toEqual([]);
   });
 });

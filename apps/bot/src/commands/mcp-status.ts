@@ -2,6 +2,8 @@
  * The MCP servers for `ebb status`: each one in `[mcp.servers]`, with its live state when Ebb is
  * running: read from that process's `/healthz` (the `[web]` address, loopback for a wildcard host),
  * since only the process that started a server knows how it is doing. Unreachable: state `null`.
+ * `/healthz` is public, so it shows no error: why a server failed is in that process's log
+ * (`mcp.server_failed`), and the text form says so.
  */
 import type { EbbConfig } from '@ebb/config';
 
@@ -13,7 +15,6 @@ export interface McpServerStatusRow {
     readonly status: string;
     readonly tools: number;
     readonly restarts: number;
-    readonly lastError: string | null;
   } | null;
 }
 
@@ -32,19 +33,12 @@ export async function mcpServerStatus(
       name,
       transport: server.url === undefined ? 'stdio' : 'http',
       state:
-        state === undefined
-          ? null
-          : {
-              status: state.status,
-              tools: state.tools,
-              restarts: state.restarts,
-              lastError: state.lastError ?? null,
-            },
+        state === undefined ? null : { status: state.status, tools: state.tools, restarts: state.restarts },
     };
   });
 }
 
-type LiveStates = Record<string, { status: string; tools: number; restarts: number; lastError?: string }>;
+type LiveStates = Record<string, { status: string; tools: number; restarts: number }>;
 
 async function readHealth(config: EbbConfig, fetchImpl: typeof fetch): Promise<LiveStates | undefined> {
   const host = ['0.0.0.0', '::', ''].includes(config.web.host) ? '127.0.0.1' : config.web.host;
@@ -67,7 +61,7 @@ export function formatMcpStatus(rows: readonly McpServerStatusRow[]): string[] {
     const live =
       state === null
         ? 'state unknown (Ebb is not running, or its /healthz is not reachable)'
-        : `${state.status}, ${state.tools} tools, ${state.restarts} restarts${state.lastError ? ` (last error: ${state.lastError})` : ''}`;
+        : `${state.status}, ${state.tools} tools, ${state.restarts} restarts${state.status === 'failed' ? " (why: mcp.server_failed in Ebb's log)" : ''}`;
     lines.push(`  ${row.name}  ${row.transport}  ${live}`);
   }
   return lines;
