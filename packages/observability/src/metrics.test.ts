@@ -1,7 +1,8 @@
-import type { CompactionLogEvent, LlmCall } from '@ebb/core';
+import type { CompactionLogEvent } from '@ebb/core';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseExposition, samples, value } from '../test/exposition.js';
+import { CALLS } from '../test/llm-calls.js';
 import { createMetrics, passOutcome } from './metrics.js';
 
 const SLACK = 'slack:T1:C1';
@@ -115,61 +116,6 @@ const STREAM: readonly CompactionLogEvent[] = [
   },
 ];
 
-const CALLS: readonly LlmCall[] = [
-  {
-    purpose: 'summary',
-    model: 'gpt-4o-mini',
-    inputTokens: 40_000,
-    outputTokens: 900,
-    durationMs: 3_100,
-    attempts: 1,
-  },
-  {
-    purpose: 'summary',
-    model: 'gpt-4o-mini',
-    inputTokens: 38_000,
-    outputTokens: 850,
-    durationMs: 2_900,
-    attempts: 1,
-  },
-  {
-    purpose: 'merge',
-    model: 'gpt-4o-mini',
-    inputTokens: 1_800,
-    outputTokens: 700,
-    durationMs: 1_000,
-    attempts: 1,
-  },
-  {
-    purpose: 'summary',
-    model: 'gpt-4o-mini',
-    inputTokens: 0,
-    outputTokens: 0,
-    durationMs: 120_000,
-    attempts: 4,
-    error: 'llm_rate_limited',
-    failedTries: ['llm_server', 'llm_rate_limited', 'llm_rate_limited', 'llm_rate_limited'],
-  },
-  // A summary call whose one 502 a retry hid.
-  {
-    purpose: 'summary',
-    model: 'gpt-4o-mini',
-    inputTokens: 0,
-    outputTokens: 0,
-    durationMs: 900,
-    attempts: 2,
-    failedTries: ['llm_server'],
-  },
-  {
-    purpose: 'reply',
-    model: 'gpt-4o-mini',
-    inputTokens: 5_000,
-    outputTokens: 120,
-    durationMs: 800,
-    attempts: 1,
-  },
-];
-
 function fedMetrics() {
   const metrics = createMetrics({ processMetrics: false });
   for (const event of STREAM) metrics.onCompactionEvent(event);
@@ -233,57 +179,6 @@ describe('createMetrics', () => {
     const aggressive = { tier: 'aggressive' };
     expect(value(text, 'ebb_compaction_pass_duration_seconds_count', aggressive)).toBe(1);
     expect(value(text, 'ebb_compaction_pass_duration_seconds_sum', aggressive)).toBeCloseTo(31);
-  });
-
-  it('counts LLM calls, tokens and errors by purpose', async () => {
-    const text = await fedMetrics().metricsText();
-    expect(value(text, 'ebb_llm_calls_total', { purpose: 'summary', outcome: 'ok' })).toBe(3);
-    expect(value(text, 'ebb_llm_calls_total', { purpose: 'summary', outcome: 'error' })).toBe(1);
-    expect(value(text, 'ebb_llm_calls_total', { purpose: 'merge', outcome: 'ok' })).toBe(1);
-    expect(value(text, 'ebb_llm_calls_total', { purpose: 'reply', outcome: 'ok' })).toBe(1);
-    expect(value(text, 'ebb_llm_tokens_total', { purpose: 'summary', direction: 'input' })).toBe(78_000);
-    expect(value(text, 'ebb_llm_tokens_total', { purpose: 'summary', direction: 'output' })).toBe(1_750);
-    expect(value(text, 'ebb_llm_tokens_total', { purpose: 'merge', direction: 'output' })).toBe(700);
-    expect(value(text, 'ebb_llm_tokens_total', { purpose: 'reply', direction: 'input' })).toBe(5_000);
-    // Every failed try, the ones a retry hid included.
-    expect(samples(text, 'ebb_llm_errors_total')).toEqual([
-      { name: 'ebb_llm_errors_total', labels: { purpose: 'summary', code: 'llm_server' }, value: 2 },
-      { name: 'ebb_llm_errors_total', labels: { purpose: 'summary', code: 'llm_rate_limited' }, value: 3 },
-    ]);
-  });
-
-  it('prices calls at [prices], per model and read at each call, and counts the unpriced ones', async () => {
-    let prices: Record<string, { input_per_mtok: number; output_per_mtok: number }> = {
-      'gpt-4o-mini': { input_per_mtok: 0.15, output_per_mtok: 0.6 },
-    };
-    const metrics = createMetrics({ processMetrics: false, prices: () => prices });
-    metrics.onLlmCalls(CALLS);
-    // A model the file does not price, then a reload that prices it.
-    const local: LlmCall = {
-      purpose: 'reply',
-      model: 'llama3.1:8b',
-      inputTokens: 40_000,
-      outputTokens: 900,
-      durationMs: 2_000,
-      attempts: 1,
-    };
-    metrics.onLlmCalls([local, { ...local, model: 'constructor' }]);
-    prices = { ...prices, 'llama3.1:8b': { input_per_mtok: 1, output_per_mtok: 2 } };
-    metrics.onLlmCalls([local]);
-    const text = await metrics.metricsText();
-    const cost = (purpose: string) => value(text, 'ebb_llm_cost_usd_total', { purpose });
-    // 78,000 in and 1,750 out at 0.15 and 0.60 per million; the failed calls cost nothing.
-    expect(cost('summary')).toBeCloseTo((78_000 * 0.15 + 1_750 * 0.6) / 1e6, 12);
-    expect(cost('merge')).toBeCloseTo((1_800 * 0.15 + 700 * 0.6) / 1e6, 12);
-    expect(cost('reply')).toBeCloseTo((5_000 * 0.15 + 120 * 0.6 + 40_000 * 1 + 900 * 2) / 1e6, 12);
-    expect(value(text, 'ebb_llm_unpriced_calls_total', { purpose: 'reply' })).toBe(2);
-    expect(value(text, 'ebb_llm_unpriced_calls_total', { purpose: 'summary' })).toBe(0);
-  });
-
-  it('without prices, counts every call as unpriced and no cost', async () => {
-    const text = await fedMetrics().metricsText();
-    expect(value(text, 'ebb_llm_cost_usd_total', { purpose: 'summary' })).toBe(0);
-    expect(value(text, 'ebb_llm_unpriced_calls_total', { purpose: 'summary' })).toBe(4);
   });
 
   it("counts passes a channel's open circuit breaker skipped, apart from other skips", async () => {

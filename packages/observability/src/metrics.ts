@@ -7,9 +7,10 @@
  *   channel's circuit breaker refused (`compaction.skipped` with reason `circuit_open`);
  * - `onLlmCalls`: the `LlmCall`s of a pass or a reply → calls, tokens and errors by purpose, and
  *   their cost at the `[prices]` of config.toml (the `prices` option, read at each call so a reload
- *   applies);
+ *   applies), in `llm-metrics.ts`;
  * - `onTurn`: one sample per bot turn → turns, turn duration, context usage after the turn;
- * - `onToolCall`: one sample per tool call of the model → calls by tool and outcome, call duration.
+ * - `onToolCall`: one sample per tool call of the model → calls by tool and outcome, call duration,
+ *   in `tool-metrics.ts`.
  *
  * The queue gauges are read on scrape from a `QueueStats` source (`observeQueue`), labelled with the
  * queue's name (`compaction`) so that a scrape that cannot read them leaves them out rather than
@@ -32,7 +33,13 @@ import {
   withTimeout,
 } from '@ebb/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { llmMetrics, type PriceTable } from './llm-metrics.js';
+import { count, seconds } from './metric-values.js';
 import type { QueueStats } from './queue-stats.js';
+import { type ToolCallSample, toolMetrics } from './tool-metrics.js';
+
+export type { LlmPurpose, PriceTable } from './llm-metrics.js';
+export { TOOL_DURATION_BUCKETS, type ToolCallSample } from './tool-metrics.js';
 
 export interface MetricsOptions {
   /** The registry to register in (default a new one); register `createMetrics` once per registry. */
@@ -50,11 +57,6 @@ export interface MetricsOptions {
   readonly prices?: () => PriceTable;
 }
 
-/** USD per million tokens by model name: the shape of config.toml's `[prices]`. */
-export type PriceTable = Readonly<
-  Record<string, { readonly input_per_mtok: number; readonly output_per_mtok: number }>
->;
-
 export const DEFAULT_METRICS_OPTIONS = {
   processMetrics: true,
   queueStatsTimeoutMs: 2_000,
@@ -63,22 +65,12 @@ export const DEFAULT_METRICS_OPTIONS = {
 /** What became of a pass (or a trigger that did not become one), as `ebb_compaction_passes_total` counts it. */
 export type PassOutcome = 'completed' | 'stale' | 'failed' | 'skipped' | 'emergency';
 
-export type LlmPurpose = LlmCall['purpose'];
-
 export interface TurnSample {
   readonly platform: Platform;
   /** Whether the bot replied (false: the message was only archived). */
   readonly answered: boolean;
   /** Context usage after the turn (0…1, above 1 when over the window). */
   readonly usage: number;
-  readonly durationMs: number;
-}
-
-export interface ToolCallSample {
-  /** The tool's name (`search_history`, `github.search_issues`); `unknown` for one the model made up. */
-  readonly tool: string;
-  /** `ok`, `error` (the tool or its server failed), `timeout`, `unknown_tool`, `bad_arguments`. */
-  readonly status: string;
   readonly durationMs: number;
 }
 
@@ -103,22 +95,10 @@ export const PASS_DURATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60,
 export const TURN_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60] as const;
 
 const TIERS = ['background', 'aggressive', 'emergency'] as const satisfies readonly Tier[];
-const PURPOSES = ['reply', 'summary', 'merge'] as const satisfies readonly LlmPurpose[];
 const REJECT_REASONS: ReadonlySet<string> = new Set(MEMORY_REJECT_REASONS);
 const REPAIR_REASONS: ReadonlySet<string> = new Set(MEMORY_REPAIR_REASONS);
-/** A tool call is a local lookup or a remote server's work: milliseconds to the 600 s bound. */
-export const TOOL_DURATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 600] as const;
-const TOOL_OUTCOMES: ReadonlySet<string> = new Set([
-  'ok',
-  'error',
-  'timeout',
-  'unknown_tool',
-  'bad_arguments',
-]);
 /** The skip reason of the compaction processor when a channel's circuit breaker is open. */
 const CIRCUIT_OPEN = 'circuit_open';
-/** A code that can safely be a label value; anything else is counted as `other`. */
-const ERROR_CODE = /^[A-Za-z0-9_.-]{1,48}$/;
 
 /**
  * The pass outcome an event reports, or undefined for the steps in between (triggered, enqueued,
@@ -216,37 +196,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     registers,
   });
 
-  // LLM.
-  const llmCalls = new Counter({
-    name: 'ebb_llm_calls_total',
-    help: 'Model calls by purpose (reply, summary, merge) and outcome (ok, error: failed after its retries).',
-    labelNames: ['purpose', 'outcome'] as const,
-    registers,
-  });
-  const llmTokens = new Counter({
-    name: 'ebb_llm_tokens_total',
-    help: 'Tokens of model calls by purpose and direction (input: the prompt, output: the completion).',
-    labelNames: ['purpose', 'direction'] as const,
-    registers,
-  });
-  const llmCost = new Counter({
-    name: 'ebb_llm_cost_usd_total',
-    help: 'Cost of model calls in USD at the [prices] of config.toml, by purpose (calls of an unpriced model add nothing).',
-    labelNames: ['purpose'] as const,
-    registers,
-  });
-  const llmUnpriced = new Counter({
-    name: 'ebb_llm_unpriced_calls_total',
-    help: 'Model calls of a model config.toml has no [prices."<model>"] for, by purpose: their cost is missing from ebb_llm_cost_usd_total.',
-    labelNames: ['purpose'] as const,
-    registers,
-  });
-  const llmErrors = new Counter({
-    name: 'ebb_llm_errors_total',
-    help: 'Failed tries of model calls, retried or not (a 429 storm counts every 429), by purpose and error code.',
-    labelNames: ['purpose', 'code'] as const,
-    registers,
-  });
+  // LLM, registered here so the exposition keeps its order.
+  const onLlmCalls = llmMetrics(registers, prices);
 
   // Turns.
   const usage = new Histogram({
@@ -268,20 +219,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     registers,
   });
 
-  // Tools. The tool label is bounded by the configured servers' tools (a made-up name is `unknown`).
-  const toolCalls = new Counter({
-    name: 'ebb_tool_calls_total',
-    help: 'Tool calls of the model, by tool and outcome (ok, error, timeout, unknown_tool, bad_arguments).',
-    labelNames: ['tool', 'outcome'] as const,
-    registers,
-  });
-  const toolDuration = new Histogram({
-    name: 'ebb_tool_call_duration_seconds',
-    help: 'Duration of tool calls, from the call to its outcome (a timeout counts its full bound).',
-    labelNames: ['tool'] as const,
-    buckets: [...TOOL_DURATION_BUCKETS],
-    registers,
-  });
+  // Tools.
+  const onToolCall = toolMetrics(registers);
 
   // Queue, read once per scrape: the three collectors below share one reading.
   let reading: Promise<QueueReading | undefined> | undefined;
@@ -335,12 +274,6 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   passes.inc({ tier: 'emergency', outcome: 'emergency' }, 0);
   for (const reason of MEMORY_REJECT_REASONS) memoriesRejected.inc({ reason }, 0);
   for (const reason of MEMORY_REPAIR_REASONS) memoriesRepaired.inc({ reason }, 0);
-  for (const purpose of PURPOSES) {
-    for (const outcome of ['ok', 'error'] as const) llmCalls.inc({ purpose, outcome }, 0);
-    for (const direction of ['input', 'output'] as const) llmTokens.inc({ purpose, direction }, 0);
-    llmCost.inc({ purpose }, 0);
-    llmUnpriced.inc({ purpose }, 0);
-  }
   for (const platform of PLATFORMS) {
     for (const answered of ['true', 'false'] as const) turns.inc({ platform, answered }, 0);
   }
@@ -381,22 +314,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
       if (event.fallback === true) fallbacks.inc();
     },
 
-    onLlmCalls(calls) {
-      const table = prices();
-      for (const call of calls) {
-        const { purpose } = call;
-        llmCalls.inc({ purpose, outcome: call.error === undefined ? 'ok' : 'error' });
-        llmTokens.inc({ purpose, direction: 'input' }, count(call.inputTokens));
-        llmTokens.inc({ purpose, direction: 'output' }, count(call.outputTokens));
-        // Own keys only: a model named `constructor` is unpriced, not Object's.
-        const price = Object.hasOwn(table, call.model) ? table[call.model] : undefined;
-        if (price === undefined) llmUnpriced.inc({ purpose });
-        else llmCost.inc({ purpose }, costUsd(call, price));
-        // Calls that do not report their tries (the chat model) count their final error.
-        const failed = call.failedTries ?? (call.error === undefined ? [] : [call.error]);
-        for (const code of failed) llmErrors.inc({ purpose, code: ERROR_CODE.test(code) ? code : 'other' });
-      }
-    },
+    onLlmCalls,
 
     onTurn(turn) {
       turns.inc({ platform: turn.platform, answered: String(turn.answered) });
@@ -404,11 +322,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
       turnDuration.observe(seconds(turn.durationMs));
     },
 
-    onToolCall(call) {
-      const tool = ERROR_CODE.test(call.tool) ? call.tool : 'other';
-      toolCalls.inc({ tool, outcome: TOOL_OUTCOMES.has(call.status) ? call.status : 'error' });
-      toolDuration.observe({ tool }, seconds(call.durationMs));
-    },
+    onToolCall,
 
     observeQueue(stats) {
       queue = stats;
@@ -442,21 +356,4 @@ async function readQueueStats(
     ...(age.status === 'fulfilled' ? { ageSeconds: (age.value ?? 0) / 1000 } : {}),
     failed: counts.status === 'rejected' || age.status === 'rejected',
   };
-}
-
-/** What `[prices]` says a call cost, as `ebb status` prices a pass (channel-status.ts). */
-function costUsd(call: LlmCall, price: PriceTable[string]): number {
-  return count(
-    (count(call.inputTokens) * price.input_per_mtok + count(call.outputTokens) * price.output_per_mtok) /
-      1_000_000,
-  );
-}
-
-/** A non-negative finite count (a counter refuses a negative increment). */
-function count(n: number): number {
-  return Number.isFinite(n) && n > 0 ? n : 0;
-}
-
-function seconds(ms: number): number {
-  return count(ms) / 1000;
 }
