@@ -12,17 +12,21 @@
 
 import type { CompactionEventSink } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
+import {
+  type CompactorSteps,
+  compactorUsage,
+  stubThroughStore,
+  truncateThroughStore,
+} from './compactor-steps.js';
 import type { AfterTurnAction, PassInFlight } from './decide-after-turn.js';
 import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 import { LruMap } from './lru-map.js';
 import type { ContextView } from './model.js';
 import { planCompaction } from './plan-compaction.js';
-import { stubToolResults } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
-import type { ChannelStore, CompactionQueue, RunStore, TruncationOutcome } from './ports.js';
+import type { ChannelStore, CompactionQueue, RunStore } from './ports.js';
 import { roundUsage } from './round-usage.js';
-import { type Calibration, type Tokenizer, usageOf } from './tokens.js';
-import { WorkingContext } from './working-context.js';
+import type { Calibration, Tokenizer } from './tokens.js';
 
 export interface CompactorSettings {
   readonly policy: CompactionPolicy;
@@ -71,6 +75,8 @@ export class ChannelCompactor {
   readonly #emit: CompactionEventSink;
   /** What `enqueuePass` needs: the queue, the run store and the event sink. */
   readonly #passes: EnqueuePassOptions;
+  /** What the steps carried out in the turn need: the store, the event sink, the marker's tokens. */
+  readonly #steps: CompactorSteps;
 
   constructor(options: ChannelCompactorOptions) {
     this.#options = options;
@@ -78,16 +84,11 @@ export class ChannelCompactor {
     this.#now = options.now ?? Date.now;
     this.#emit = options.onEvent ?? (() => {});
     this.#passes = { queue: options.queue, runs: options.runs, emit: this.#emit };
+    this.#steps = { channels: options.channels, emit: this.#emit, markerTokens: options.markerTokens };
   }
 
   usage(context: ContextView, settings: CompactorSettings, calibration: Calibration): number {
-    return usageOf({
-      contextTokens: context.tokens,
-      reservedTokens: settings.reservedTokens,
-      contextWindow: settings.contextWindow,
-      maxOutputTokens: settings.maxOutputTokens,
-      calibration,
-    });
+    return compactorUsage(context, settings, calibration);
   }
 
   /** The monitor after a turn. `context` is the caller's current view of the channel. */
@@ -243,7 +244,14 @@ export class ChannelCompactor {
         return { usage, action, ...(enqueued && !enqueued.deduplicated ? { jobId: enqueued.jobId } : {}) };
       }
       case 'microcompact': {
-        const stubbed = await this.#microcompact(channelKey, context, settings, calibration, action.seqs);
+        const stubbed = await stubThroughStore(
+          this.#steps,
+          channelKey,
+          context,
+          settings,
+          calibration,
+          action.seqs,
+        );
         // The channel moved on under the plan: the next turn plans again on what is stored.
         if (stubbed === undefined) {
           const current = await this.#options.channels.loadContext(channelKey);
@@ -273,41 +281,6 @@ export class ChannelCompactor {
     }
   }
 
-  /**
-   * Puts stubs in place of the old tool results `seqs` through the store (under its channel lock);
-   * returns the context after it, or undefined when the channel moved on meanwhile (nothing stubbed).
-   */
-  async #microcompact(
-    channelKey: string,
-    context: ContextView,
-    settings: CompactorSettings,
-    calibration: Calibration,
-    seqs: readonly number[],
-  ): Promise<ContextView | undefined> {
-    const stubs = stubToolResults(context.raw, seqs, settings.tokenizer);
-    const outcome = await this.#options.channels.stubToolResults(channelKey, {
-      expectedGeneration: context.generation,
-      stubs,
-    });
-    const next = new WorkingContext(context);
-    next.replaceRaw(stubs);
-    if (outcome.kind === 'stale' || outcome.generation !== next.generation) return undefined;
-    const prompt = (contextTokens: number) =>
-      Math.round((contextTokens + settings.reservedTokens) * calibration.factor);
-    this.#emit({
-      event: 'compaction.microcompacted',
-      channel: channelKey,
-      tier: 'microcompact',
-      usage: this.usage(next.view(), settings, calibration),
-      fromSeq: seqs[0] ?? 0,
-      toSeq: seqs.at(-1) ?? 0,
-      tokensBefore: prompt(outcome.tokensBefore),
-      tokensAfter: prompt(outcome.tokensAfter),
-      messagesCompacted: outcome.stubbed,
-    });
-    return next.view();
-  }
-
   /** Redis is down: an emergency still truncates (it needs no queue); nothing is enqueued. */
   async #queueDown(
     channelKey: string,
@@ -318,7 +291,14 @@ export class ChannelCompactor {
   ): Promise<AfterTurnResult> {
     const { usage } = turn;
     if (usage >= settings.policy.emergencyThreshold) {
-      const cut = await this.#truncate(channelKey, settings, calibration, usage, context.generation);
+      const cut = await truncateThroughStore(
+        this.#steps,
+        channelKey,
+        settings,
+        calibration,
+        usage,
+        context.generation,
+      );
       return { usage, action: { kind: 'emergency' }, ...cut };
     }
     if (this.#record(channelKey).monitor.reportOnce('queue_unavailable'))
@@ -341,7 +321,14 @@ export class ChannelCompactor {
     /** The generation the decision was made on (undefined: cut whatever the state). */
     expectedGeneration?: number,
   ): Promise<{ context?: ContextView; jobId?: string }> {
-    const cut = await this.#truncate(channelKey, settings, calibration, usage, expectedGeneration);
+    const cut = await truncateThroughStore(
+      this.#steps,
+      channelKey,
+      settings,
+      calibration,
+      usage,
+      expectedGeneration,
+    );
     if (!cut.truncated || !cut.context) return cut;
     // Decide again on the cut context: the heal is queued when nothing else is in flight (a pass in
     // flight trims the marker when it lands, and the heal follows on a later turn).
@@ -354,61 +341,6 @@ export class ChannelCompactor {
       inFlight,
     );
     return { context: cut.context, ...(after.jobId ? { jobId: after.jobId } : {}) };
-  }
-
-  async #truncate(
-    channelKey: string,
-    settings: CompactorSettings,
-    calibration: Calibration,
-    usage: number,
-    expectedGeneration: number | undefined,
-  ): Promise<{ context?: ContextView; truncated?: boolean }> {
-    const { policy } = settings;
-    this.#emit({ event: 'compaction.triggered', channel: channelKey, tier: 'emergency', usage });
-    const request = {
-      fraction: policy.emergencyFraction,
-      protectRecent: policy.protectRecent,
-      markerTokens: this.#options.markerTokens,
-    };
-    let outcome: TruncationOutcome = await this.#options.channels.truncate(channelKey, {
-      ...request,
-      ...(expectedGeneration === undefined ? {} : { expectedGeneration }),
-    });
-    if (outcome.kind === 'nothing' && outcome.reason === 'stale') {
-      // A splice (or another bot's cut) landed since the decision: decide again on what is stored.
-      const current = await this.#options.channels.loadContext(channelKey);
-      if (this.usage(current, settings, calibration) < policy.emergencyThreshold) return { context: current };
-      outcome = await this.#options.channels.truncate(channelKey, {
-        ...request,
-        expectedGeneration: current.generation,
-      });
-      if (outcome.kind === 'nothing') return { context: current };
-    }
-    if (outcome.kind === 'nothing') {
-      this.#emit({
-        event: 'compaction.skipped',
-        channel: channelKey,
-        tier: 'emergency',
-        usage,
-        reason: outcome.reason,
-      });
-      return {};
-    }
-    const context = await this.#options.channels.loadContext(channelKey);
-    const prompt = (contextTokens: number) =>
-      Math.round((contextTokens + settings.reservedTokens) * calibration.factor);
-    this.#emit({
-      event: 'compaction.emergency',
-      channel: channelKey,
-      tier: 'emergency',
-      usage: this.usage(context, settings, calibration),
-      fromSeq: outcome.plan.fromSeq,
-      toSeq: outcome.plan.toSeq,
-      tokensBefore: prompt(outcome.tokensBefore),
-      tokensAfter: prompt(outcome.tokensAfter),
-      messagesCompacted: outcome.plan.droppedMessages,
-    });
-    return { context, truncated: true };
   }
 
   /**
