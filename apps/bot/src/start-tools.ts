@@ -43,6 +43,7 @@ export async function startTools(options: StartToolsOptions): Promise<{ mcp: Mcp
       ),
     }),
     mcp,
+    logger: options.logger,
   });
   return { mcp, toolbox };
 }

@@ -44,7 +44,7 @@
  *     "mcp": [{                            // each of [mcp.servers]; [] when none
  *       "name": string, "transport": "stdio" | "http",
  *       "state": { "status": "starting" | "ready" | "restarting" | "failed", "tools": number,
- *                  "restarts": number, "lastError": string | null } | null  // null: Ebb not reachable
+ *                  "restarts": number } | null  // null: Ebb not reachable; errors are in its log (mcp.server_failed)
  *     }]
  *   }
  */
