@@ -1,0 +1,197 @@
+/**
+ * The world `ebb memories forget` is tested in: a fresh Postgres schema behind a proxy the test can
+ * cut, the worker's real compaction processor, and the fake OpenAI server playing a model as careless
+ * as a real one could be: what it is shown, it repeats, so a fact is gone only if it was never shown
+ * again. `plant` puts a distinctive fact (`FACT`, said by mallory) through real passes, and
+ * `whereIsTheFact` finds it in any column of any table that could keep it.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createPostgresPipeline } from '@ebb/compaction';
+import { parseConfig } from '@ebb/config';
+import { measureMessage, type Tokenizer } from '@ebb/core';
+import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
+import { loadTokenizer } from '@ebb/llm';
+import { InProcessContextNotifier } from '@ebb/queue';
+import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
+import { sql } from 'drizzle-orm';
+import { expect } from 'vitest';
+import { postgresBehindProxy } from './postgres-proxy.js';
+
+export const FACT = '7431-ZEBRA';
+
+export interface PlantOptions {
+  /** The bot's reply at seq 5 repeats the fact, as a model answering her would. */
+  readonly echo?: boolean;
+  /** At seq 7 the bot calls search_history, and seq 8 is its result quoting seq 4 word for word. */
+  readonly recall?: boolean;
+}
+
+export type ForgetFixture = Awaited<ReturnType<typeof startForgetFixture>>;
+
+/** Starts the world; one per test file, so each has its own schema. `close` in `afterAll`. */
+export async function startForgetFixture() {
+  const tokenizer = await loadTokenizer('o200k_base');
+  // Behind a proxy the failure test cuts: Postgres going away in the middle of a forget.
+  const behind = await postgresBehindProxy();
+  const pg = behind.fresh;
+  const fake = await FakeOpenAiServer.start();
+  fake.reply(carelessModel);
+  const toml = `[llm]\nbase_url = "${fake.url}"\n[compaction]\nsummary_max_tokens = 1500\n`;
+  const configDir = mkdtempSync(join(tmpdir(), 'ebb-forget-'));
+  writeFileSync(join(configDir, 'config.toml'), toml);
+  const { processor } = createPostgresPipeline({
+    config: () => parseConfig(toml, 'forget-test.toml'),
+    env: { OPENAI_API_KEY: 'test-key' },
+    database: pg.database,
+    notifier: new InProcessContextNotifier(),
+  });
+  const channels = new PgChannelStore({ db: pg.db });
+  const memories = new PgMemoryStore({ db: pg.db });
+  const runs = new PgRunStore({ db: pg.db });
+
+  /**
+   * 30 messages; mallory says the vault code at seq 4 and mentions it again at seq 27 (raw, after the
+   * passes), then two passes: 1..10, then 1..20 folding the first (which is retired, its text kept).
+   */
+  async function plant(channelKey: string, options: PlantOptions = {}): Promise<void> {
+    for (let seq = 1; seq <= 30; seq++) {
+      if (options.recall === true && (seq === 7 || seq === 8)) {
+        await channels.append(channelKey, recalled(seq, tokenizer));
+        continue;
+      }
+      const echo = options.echo === true && seq === 5;
+      const author = seq === 4 || seq === 27 ? 'mallory' : echo ? 'ebb' : seq % 2 ? 'ana' : 'bo';
+      const text =
+        seq === 4
+          ? `remember this: the vault code is ${FACT}`
+          : seq === 27
+            ? `again, it is ${FACT}, write it down`
+            : echo
+              ? `Noted: the vault code is ${FACT.toLowerCase()}.`
+              : `message ${seq} about the release plan`;
+      const { entry, archivedTokens } = measureMessage(
+        { seq: 0, role: echo ? 'assistant' : 'user', author, text },
+        tokenizer,
+        1_000,
+      );
+      await channels.append(channelKey, { ...entry, tokens: archivedTokens, contextTokens: entry.tokens });
+    }
+    for (const [fromSeq, toSeq] of [
+      [1, 10],
+      [1, 20],
+    ] as const) {
+      const generation = await channels.generation(channelKey);
+      const jobId = `${channelKey}-${fromSeq}-${toSeq}`;
+      const result = await processor({
+        jobId,
+        channelKey,
+        tier: 'background',
+        fromSeq,
+        toSeq,
+        generation,
+        attempt: 1,
+      });
+      expect(result).toMatchObject({ kind: 'completed' });
+    }
+  }
+
+  /** Rows of each table that hold the fact anywhere, any column, as text. */
+  async function whereIsTheFact(channelKey: string) {
+    const count = async (query: ReturnType<typeof sql>) =>
+      rowsOf<{ n: number }>(await pg.db.execute(query))[0]?.n;
+    const like = `%${FACT}%`;
+    return {
+      memories: await count(
+        sql`select count(*)::int as n from memories t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
+      ),
+      compactionRuns: await count(
+        sql`select count(*)::int as n from compaction_runs t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
+      ),
+      activeSpans: await count(
+        sql`select count(*)::int as n from context_spans t where t.channel_key = ${channelKey} and active and t::text ilike ${like}`,
+      ),
+      retiredSpans: await count(
+        sql`select count(*)::int as n from context_spans t where t.channel_key = ${channelKey} and not active and t::text ilike ${like}`,
+      ),
+      messages: await count(
+        sql`select count(*)::int as n from messages t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
+      ),
+    };
+  }
+
+  /** The context as loaded, after checking its total is the sum of its parts. */
+  async function expectConsistentTokens(channelKey: string) {
+    const view = await channels.loadContext(channelKey);
+    expect(view.tokens).toBe([...view.spans, ...view.raw].reduce((n, part) => n + part.tokens, 0));
+    return view;
+  }
+
+  return {
+    fake,
+    /** Cut it to take Postgres away from under a running command; `restore` brings it back. */
+    proxy: behind.proxy,
+    channels,
+    memories,
+    runs,
+    processor,
+    /** What the commands are run with: this schema, the fake's key and a config.toml pointing at it. */
+    deps: () => ({ database: pg.database, env: { OPENAI_API_KEY: 'test-key' }, cwd: configDir }),
+    plant,
+    whereIsTheFact,
+    expectConsistentTokens,
+    async close(): Promise<void> {
+      await fake.close();
+      await behind.close();
+    },
+  };
+}
+
+/** The model: summarizes by repeating its whole input, and remembers the vault code whenever it sees it. */
+function carelessModel(request: RecordedRequest) {
+  const input = request.body.messages.map((m: { content?: unknown }) => String(m.content ?? '')).join('\n');
+  const sawFact = input.includes(FACT);
+  return {
+    json: {
+      summary: `Summary of what was said:\n${input.slice(-3000)}`,
+      memories: sawFact
+        ? [
+            {
+              type: 'fact',
+              text: `The vault code is ${FACT}`,
+              importance: 0.9,
+              speaker: 'mallory',
+              fromSeq: 4,
+              toSeq: 4,
+            },
+            {
+              type: 'fact',
+              text: 'Ana runs the deploys',
+              importance: 0.5,
+              speaker: 'ana',
+              fromSeq: 1,
+              toSeq: 1,
+            },
+          ]
+        : [],
+    },
+  };
+}
+
+/** With `recall`: at seq 7 the bot calls search_history, and seq 8 is its result quoting seq 4 word for word. */
+function recalled(seq: 7 | 8, tokenizer: Tokenizer) {
+  const call = { id: 'c7', name: 'search_history', arguments: '{"query":"vault code"}' };
+  const message =
+    seq === 7
+      ? { seq: 0, role: 'assistant' as const, author: 'ebb', text: '', toolCalls: [call] }
+      : {
+          seq: 0,
+          role: 'tool' as const,
+          author: 'search_history',
+          text: `#4 mallory (2026-01-01T00:00:00Z): remember this: the vault code is ${FACT}`,
+          toolCallId: 'c7',
+        };
+  const { entry, archivedTokens } = measureMessage(message, tokenizer, 1_000);
+  return { ...entry, tokens: archivedTokens, contextTokens: entry.tokens };
+}
