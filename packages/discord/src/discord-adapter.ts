@@ -2,7 +2,8 @@
  * The Discord side of the platform port, on discord.js. Messages in guild text channels, threads and
  * DMs become `InboundMessage`s (the bot's own are dropped, and so are gateway replays of a message
  * already delivered); `/context` and `/compact focus:<text>` are registered at start and answered
- * ephemerally; replies are split into messages of at most 2,000 characters. Reconnecting and resuming
+ * ephemerally; replies (Markdown, which Discord renders as is) are split into messages of at most
+ * 2,000 characters; typing is kept up while the model runs. Reconnecting and resuming
  * the gateway session is discord.js's job; the adapter only logs it.
  *
  *   const discord = new DiscordAdapter({ token, logger });
@@ -39,6 +40,7 @@ import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
 import { ebbCommands, FOCUS_OPTION, isEbbCommand } from './commands.js';
 import { DiscordError, toEbbError } from './discord-errors.js';
 import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';
+import { TypingKeepAlive } from './typing-keep-alive.js';
 
 export interface DiscordAdapterOptions {
   /** The bot token (from the environment, never from config files); it is never logged. */
@@ -59,17 +61,23 @@ export interface DiscordAdapterOptions {
   readonly deferAfterMs?: number;
   /** How many delivered message ids are remembered to drop gateway replays. */
   readonly recentMessageIds?: number;
+  /** Typing is sent again this often until the reply is posted (Discord shows it for ~10 s). */
+  readonly typingRefreshMs?: number;
+  /** Typing stops this long after the last `typing` call if no reply was posted. */
+  readonly typingMaxMs?: number;
 }
 
 type DiscordAdapterDefaults = Pick<
   DiscordAdapterOptions,
-  'guildIdsForCommands' | 'deferAfterMs' | 'recentMessageIds'
+  'guildIdsForCommands' | 'deferAfterMs' | 'recentMessageIds' | 'typingRefreshMs' | 'typingMaxMs'
 >;
 
 export const DEFAULT_DISCORD_ADAPTER_OPTIONS = {
   guildIdsForCommands: [],
   deferAfterMs: 2_000,
   recentMessageIds: 2_000,
+  typingRefreshMs: 8_000,
+  typingMaxMs: 120_000,
 } as const satisfies Required<DiscordAdapterDefaults>;
 
 /** Replies may ping users the text names, never @everyone, @here or roles. */
@@ -87,6 +95,7 @@ export class DiscordAdapter implements PlatformAdapter {
   readonly #log: Logger;
   /** Ids of the last messages delivered: a RESUME may replay a dispatch already handled. */
   readonly #recent: LruMap<string, true>;
+  readonly #typing: TypingKeepAlive;
   #client: Client | undefined;
   #handlers: PlatformHandlers | undefined;
 
@@ -97,6 +106,11 @@ export class DiscordAdapter implements PlatformAdapter {
     this.#options = { ...DEFAULT_DISCORD_ADAPTER_OPTIONS, ...options };
     this.#log = options.logger ?? SILENT_LOGGER;
     this.#recent = new LruMap(this.#options.recentMessageIds);
+    this.#typing = new TypingKeepAlive({
+      refreshMs: this.#options.typingRefreshMs,
+      maxMs: this.#options.typingMaxMs,
+      log: this.#log,
+    });
   }
 
   async start(handlers: PlatformHandlers): Promise<void> {
@@ -129,6 +143,8 @@ export class DiscordAdapter implements PlatformAdapter {
     if (first === undefined) {
       throw new DiscordError(`cannot post an empty message to ${channelKey}`, { code: 'empty_message' });
     }
+    // Posting ends Discord's indicator; a refresh between the chunks would show it again.
+    this.#typing.stop(channelKey, 'sent');
     const channel = await this.#sendableChannel(channelKey);
     const post = async (content: string): Promise<string> => {
       try {
@@ -143,16 +159,20 @@ export class DiscordAdapter implements PlatformAdapter {
     return { platformMessageId };
   }
 
+  /** Shows typing and keeps it up until the reply is posted (`typing-keep-alive.ts`). */
   async typing(channelKey: string): Promise<void> {
+    let channel: SendableChannels;
     try {
-      const channel = await this.#sendableChannel(channelKey);
-      await channel.sendTyping();
+      channel = await this.#sendableChannel(channelKey);
     } catch (err) {
       this.#log.debug({ err, channel: channelKey }, 'discord typing indicator failed');
+      return;
     }
+    await this.#typing.start(channelKey, () => channel.sendTyping());
   }
 
   async stop(): Promise<void> {
+    this.#typing.stopAll();
     const client = this.#client;
     this.#client = undefined;
     this.#handlers = undefined;

@@ -42,7 +42,9 @@ describe('splitMessage properties', () => {
     const fences = (s: string) => s.split('\n').filter((line) => line.trim().startsWith('```')).length;
     const chunks = splitMessage(input, max);
     for (const chunk of chunks.slice(0, -1)) expect(fences(chunk) % 2).toBe(0);
-    if (fences(input) % 2 === 0) for (const chunk of chunks) expect(fences(chunk) % 2).toBe(0);
+    // A fence mid-line (`x```) is no line of its own until a cut puts it at the start of one.
+    const balanced = fences(input) % 2 === 0 && !/[^\n]```/.test(input);
+    if (balanced) for (const chunk of chunks) expect(fences(chunk) % 2).toBe(0);
   });
 
   test.prop([fencedText, limit])('only whitespace and fence lines are added or lost', (input, max) => {

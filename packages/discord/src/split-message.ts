@@ -49,8 +49,8 @@ export function splitMessage(text: string, limit: number = DISCORD_MESSAGE_LIMIT
   return chunks.filter((chunk) => chunk.trim() !== '');
 }
 
-/** Spans a space or hard cut must not fall inside: `<@123>`, `<#1>`, `<:emoji:1>`, `[label](url)`. */
-const UNBREAKABLE = /<[^<>\n]*>|\[[^\]\n]*\]\([^)\s]*\)/g;
+/** Spans a space or hard cut must not fall inside: `<@123>`, `<#1>`, `<:emoji:1>`, `[label](url)`, backtick runs. */
+const UNBREAKABLE = /<[^<>\n]*>|\[[^\]\n]*\]\([^)\s]*\)|`{2,}/g;
 
 function cutPoint(text: string, budget: number, openAtStart: boolean): { end: number; next: number } {
   const half = Math.floor(budget / 2);
@@ -67,6 +67,12 @@ function cutPoint(text: string, budget: number, openAtStart: boolean): { end: nu
   const window = text.slice(0, budget + 1);
   for (let space = window.lastIndexOf(' '); space >= half; space = window.lastIndexOf(' ', space - 1)) {
     if (breakable(space)) return { end: space, next: space + 1 };
+  }
+  // A fence line is never cut in two (half a fence is text): cut before it, even if that leaves an
+  // empty block.
+  const fenceLine = text.lastIndexOf('\n', budget - 1) + 1;
+  if (fenceLine > 0 && text.slice(fenceLine).trimStart().startsWith(FENCE)) {
+    return { end: fenceLine - 1, next: fenceLine };
   }
   const inside = unbreakable.find(([from, to]) => from < budget && budget < to);
   let end = inside && inside[0] > 1 ? inside[0] : budget;

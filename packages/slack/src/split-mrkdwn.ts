@@ -22,8 +22,8 @@ const FENCE = '```';
 const FENCE_CLOSE = `\n${FENCE}`;
 const FENCE_OPEN = `${FENCE}\n`;
 const MIN_LIMIT = 40;
-/** Spans a cut must not fall inside: Slack markup (`<url|label>`, `<@U123>`) and entities. */
-const UNBREAKABLE = /<[^<>\n]*>|&(?:amp|lt|gt);/g;
+/** Spans a cut must not fall inside: Slack markup (`<url|label>`, `<@U123>`), entities, backtick runs. */
+const UNBREAKABLE = /<[^<>\n]*>|&(?:amp|lt|gt);|`{2,}/g;
 
 interface Cut {
   /** Where the piece ends (exclusive). */
@@ -86,6 +86,12 @@ function cutPoint(text: string, budget: number, openAtStart: boolean): Cut {
   const window = text.slice(0, budget + 1);
   for (let space = window.lastIndexOf(' '); space >= half; space = window.lastIndexOf(' ', space - 1)) {
     if (breakable(space)) return { end: space, next: space + 1, inCode: inCodeAt(space) };
+  }
+  // A fence line is never cut in two (half a fence is text): cut before it, even if that leaves an
+  // empty block.
+  const fenceLine = text.lastIndexOf('\n', budget - 1) + 1;
+  if (fenceLine > 0 && text.slice(fenceLine).trimStart().startsWith(FENCE)) {
+    return { end: fenceLine - 1, next: fenceLine, inCode: inCodeAt(fenceLine) };
   }
   const inside = unbreakable.find(([from, to]) => from < budget && budget < to);
   const end = notInPair(text, inside && inside[0] > 1 ? inside[0] : budget);
