@@ -9,26 +9,13 @@
  * A variable that is not set is listed in `missingEnv`, and the server fails to start saying which
  * (Ebb itself starts). The resolved values are secrets: hand them to the transport, never log them.
  */
+import type { McpServerSpec } from '@ebb/core';
 import type { McpServerSection } from './config-schema.js';
 import type { DeepReadonly } from './deep-freeze.js';
 import type { EbbConfig } from './ebb-config.js';
 
-export type ResolvedMcpServer =
-  | {
-      readonly name: string;
-      readonly transport: 'stdio';
-      readonly command: string;
-      readonly args: readonly string[];
-      readonly env: Readonly<Record<string, string>>;
-      readonly missingEnv: readonly string[];
-    }
-  | {
-      readonly name: string;
-      readonly transport: 'http';
-      readonly url: string;
-      readonly headers: Readonly<Record<string, string>>;
-      readonly missingEnv: readonly string[];
-    };
+/** An MCP server with its secrets resolved: core's `McpServerSpec`, which `@ebb/tools` starts. */
+export type ResolvedMcpServer = McpServerSpec;
 
 const ENV_PREFIX = 'env:';
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;

@@ -36,3 +36,27 @@ export interface Tool {
   /** `args` is the parsed arguments object the model sent (not yet checked against the schema). */
   call(args: unknown, context: ToolCallContext): Promise<ToolOutcome>;
 }
+
+/**
+ * An MCP server as Ebb starts it, secrets resolved from the environment (`@ebb/config`'s
+ * `mcpServerSpecs` makes it, `@ebb/tools` starts it). `missingEnv` names variables the file refers to
+ * that are not set: such a server fails to start, saying which. The resolved values are secrets:
+ * hand them to the transport, never log them.
+ */
+export type McpServerSpec =
+  | {
+      readonly name: string;
+      readonly transport: 'stdio';
+      readonly command: string;
+      readonly args: readonly string[];
+      /** Added to the SDK's safe default environment (PATH, HOME, …); Ebb's own is not passed on. */
+      readonly env: Readonly<Record<string, string>>;
+      readonly missingEnv: readonly string[];
+    }
+  | {
+      readonly name: string;
+      readonly transport: 'http';
+      readonly url: string;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly missingEnv: readonly string[];
+    };

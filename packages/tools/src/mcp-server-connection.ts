@@ -11,7 +11,8 @@
  * The backoff doubles from `initialDelayMs` up to `maxDelayMs` and goes back to the start once a try
  * succeeds. Secrets (resolved `env` and `headers`) are handed to the transport and never logged.
  */
-import { type Logger, withTimeout } from '@ebb/core';
+
+import { type Logger, type McpServerSpec, withTimeout } from '@ebb/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,28 +21,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ToolsError } from './errors.js';
 import { type McpCallResult, mcpResultText } from './mcp-result-text.js';
 
-/**
- * A server as Ebb starts it, secrets resolved from the environment (`@ebb/config`'s
- * `mcpServerSpecs`). `missingEnv` names variables the file refers to that are not set: such a
- * server fails to start, saying which.
- */
-export type McpServerSpec =
-  | {
-      readonly name: string;
-      readonly transport: 'stdio';
-      readonly command: string;
-      readonly args: readonly string[];
-      /** Added to the SDK's safe default environment (PATH, HOME, …); Ebb's own is not passed on. */
-      readonly env: Readonly<Record<string, string>>;
-      readonly missingEnv: readonly string[];
-    }
-  | {
-      readonly name: string;
-      readonly transport: 'http';
-      readonly url: string;
-      readonly headers: Readonly<Record<string, string>>;
-      readonly missingEnv: readonly string[];
-    };
+export type { McpServerSpec };
 
 export type McpServerStatus = 'starting' | 'ready' | 'restarting' | 'failed';
 
