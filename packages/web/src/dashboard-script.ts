@@ -1,12 +1,18 @@
 /**
  * The dashboard page's script (see `dashboard-page.ts`): plain browser JS in a string, no build
- * step. Written without template literals or backslashes, so it can live in this template string as is.
+ * step. Written without template literals or backslashes, so it can live in template strings as is:
+ * this module's, the usage chart's (`dashboard-script-chart.ts`) and the history's
+ * (`dashboard-script-history.ts`), joined in order into one function.
  *
  * State: every channel row (from `/api/dashboard/channels`, refreshed every 15 s and on events),
  * the selected key, and the selected channel's detail, usage and loaded history. Text from the
  * server only ever goes into the DOM as text (`textContent`), never as HTML.
  */
-export const DASHBOARD_SCRIPT = `
+import { USAGE_CHART_SCRIPT } from './dashboard-script-chart.js';
+import { CHANNEL_HISTORY_SCRIPT } from './dashboard-script-history.js';
+
+// Helpers, state, the channel list and the selected channel's overview, passes and memories.
+const SCRIPT_START = `
 (() => {
   'use strict';
   const PAGE = 50;
@@ -215,144 +221,10 @@ export const DASHBOARD_SCRIPT = `
     });
     box.replaceChildren(el('p', { class: 'note', text: 'Top ' + d.memories.length + ' of ' + num(d.memoryCount) + ' by importance' }), el('ol', { class: 'memories' }, ...items));
   }
+`;
 
-  // ---- usage over time ----
-  async function loadUsage() {
-    const key = state.key, current = newest('usage');
-    let u;
-    try { u = await api('/api/dashboard/channels/' + enc(key) + '/usage'); } catch (err) { $('chart').replaceChildren(el('p', { class: 'note', text: 'Could not load usage: ' + err.message })); return; }
-    if (key !== state.key || !current() || !u) return;
-    state.usage = u;
-    drawChart();
-  }
-
-  const SVGNS = 'http://www.w3.org/2000/svg';
-  const svg = (tag, attrs, text) => { const e = document.createElementNS(SVGNS, tag); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); if (text !== undefined) e.textContent = text; return e; };
-  const TIER_COLOUR = { microcompact: '#7c3aed', background: '#ca8a04', aggressive: '#ea580c', emergency: '#dc2626' };
-
-  function drawChart() {
-    const u = state.usage; const box = $('chart');
-    if (!u) return;
-    const pts = u.points;
-    if (pts.length <= 1 && u.marks.length === 0) { box.replaceChildren(el('p', { class: 'note', text: 'No history of usage yet: every turn from now on adds a point.' })); return; }
-    const W = 560, H = 230, L = 34, R = 112, T = 10, B = 24;
-    const times = pts.map((p) => p.at).concat(u.marks.map((m) => m.at));
-    let t0 = Math.min(...times), t1 = Math.max(...times);
-    if (!(t1 > t0)) { t0 -= 30000; t1 += 30000; }
-    const top = Math.max(1, ...pts.map((p) => p.usage), ...u.marks.map((m) => m.usage));
-    const x = (t) => L + ((t - t0) / (t1 - t0)) * (W - L - R);
-    const y = (v) => T + (1 - v / top) * (H - T - B);
-    const max = pts.reduce((m, p) => Math.max(m, p.usage), 0);
-    const passes = u.marks.filter((m) => m.jobId);
-    const other = u.marks.length - passes.length;
-    const root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-labelledby': 'chart-t chart-d' });
-    root.append(svg('title', { id: 'chart-t' }, 'Usage of ' + u.key + ' over time'));
-    root.append(svg('desc', { id: 'chart-d' }, pts.length + ' points from ' + clock(t0) + ' to ' + clock(t1) + ', peak ' + pct(max) + ', now ' + pct(pts.length ? pts[pts.length - 1].usage : 0) + '; ' + passes.length + ' passes' + (passes.length ? ' (' + Object.entries(passes.reduce((c, m) => { c[m.tier] = (c[m.tier] || 0) + 1; return c; }, {})).map(([k, v]) => v + ' ' + k).join(', ') + ')' : '') + (other ? ', ' + other + ' microcompactions or truncations' : '') + '.'));
-    root.append(svg('rect', { x: L, y: T, width: W - L - R, height: H - T - B, fill: '#fbfcfd', stroke: '#e5e7eb' }));
-    for (const v of [0, 0.25, 0.5, 0.75, 1]) {
-      if (v > top) continue;
-      root.append(svg('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: '#eef0f4' }));
-      root.append(svg('text', { x: L - 4, y: y(v) + 4, 'text-anchor': 'end', 'font-size': 10, fill: '#566074' }, Math.round(v * 100) + '%'));
-    }
-    const labels = [];
-    for (const [name, at] of Object.entries(u.thresholds)) {
-      root.append(svg('line', { x1: L, x2: W - R, y1: y(at), y2: y(at), stroke: TIER_COLOUR[name], 'stroke-dasharray': '5 3', 'stroke-width': 1.5, 'data-threshold': name }));
-      labels.push([name, at]);
-    }
-    // Labels right of the plot, nudged apart when thresholds are close.
-    labels.sort((a, b) => b[1] - a[1]);
-    let lastY = -Infinity;
-    for (const [name, at] of labels) {
-      const ly = Math.max(y(at) + 4, lastY + 11); lastY = ly;
-      root.append(svg('text', { x: W - R + 4, y: ly, 'font-size': 10, fill: TIER_COLOUR[name] }, name + ' ' + Math.round(at * 100) + '%'));
-    }
-    if (pts.length) {
-      const d = pts.map((p, i) => (i ? 'L' : 'M') + x(p.at).toFixed(1) + ' ' + y(p.usage).toFixed(1)).join(' ');
-      root.append(svg('path', { d, fill: 'none', stroke: '#2563eb', 'stroke-width': 1.8, 'stroke-linejoin': 'round', class: 'usage-line' }));
-    }
-    for (const m of u.marks) {
-      const c = svg('circle', { cx: x(m.at), cy: y(m.usage), r: 5, fill: m.status === 'failed' || m.status === 'stale' || m.status === 'skipped' ? '#fff' : TIER_COLOUR[m.tier], stroke: TIER_COLOUR[m.tier], 'stroke-width': 2, class: 'pass-mark', 'data-tier': m.tier });
-      c.append(svg('title', {}, m.tier + ' ' + m.status + ' at ' + pct(m.usage) + ', ' + clock(m.at)));
-      root.append(c);
-    }
-    root.append(svg('text', { x: L, y: H - 6, 'font-size': 10, fill: '#566074' }, clock(t0)));
-    root.append(svg('text', { x: W - R, y: H - 6, 'font-size': 10, fill: '#566074', 'text-anchor': 'end' }, clock(t1)));
-    box.replaceChildren(root);
-  }
-
-  // ---- history ----
-  async function loadHistory(how) {
-    const key = state.key;
-    const q = how.latest ? '?limit=' + Math.min(200, Math.max(50, state.messages.length)) : how.before ? '?before=' + how.before : '?after=' + how.after + '&limit=200';
-    let h;
-    try { h = await api('/api/dashboard/channels/' + enc(key) + '/history' + q); } catch (err) { $('history-note').textContent = 'Could not load the history: ' + err.message; return; }
-    if (key !== state.key || !h) return;
-    if (how.latest) { state.messages = []; state.spans = new Map(); }
-    const known = new Set(state.messages.map((m) => m.seq));
-    const added = h.messages.filter((m) => !known.has(m.seq));
-    state.messages = state.messages.concat(added).sort((a, b) => a.seq - b.seq).slice(-MAX_LOADED);
-    for (const s of h.spans) state.spans.set(s.fromSeq, s);
-    state.history = { headSeq: h.headSeq, prefixEnd: h.prefixEnd };
-    drawHistory(how.after !== undefined);
-    if (how.after !== undefined && added.length) announce(added.length + ' new message' + (added.length === 1 ? '' : 's') + ' in ' + key);
-  }
-
-  function messageItem(m) {
-    const cls = 'msg ' + m.role + (m.place === 'context' ? '' : ' covered ' + m.place);
-    const meta = el('div', { class: 'meta' }, el('span', { text: '#' + m.seq + ' ' }), el('b', { text: m.author }),
-      m.ts ? el('span', { text: ' · ' + m.ts.replace('T', ' ').slice(0, 19) }) : null,
-      m.place === 'summarized' ? el('span', { class: 'badge', text: 'summarized' }) : null,
-      m.place === 'truncated' ? el('span', { class: 'badge', text: 'set aside' }) : null,
-      m.stub ? el('span', { class: 'badge stub', text: 'stubbed' }) : null,
-      m.toolCalls ? el('span', { class: 'badge', text: 'calls ' + m.toolCalls.join(', ') }) : null);
-    const more = m.chars > m.text.length ? ' … (' + num(m.chars) + ' characters in all)' : '';
-    let body;
-    if (m.stub) {
-      body = el('div', { class: 'stubbox' }, el('div', { class: 'note', text: 'In the context (' + num(m.stub.tokens) + ' tokens):' }), el('div', { class: 'text', text: m.stub.text }),
-        el('details', { 'data-k': 'msg:' + m.seq }, el('summary', { text: 'The archived result (' + num(m.chars) + ' characters)' }), el('div', { class: 'text', text: m.text + more })));
-    } else if (m.text.length > TEXT_SHOWN) {
-      body = el('details', { 'data-k': 'msg:' + m.seq }, el('summary', { class: 'text', text: m.text.slice(0, TEXT_SHOWN) + '…' }), el('div', { class: 'text', text: m.text + more }));
-    } else body = el('div', { class: 'text', text: m.text + more });
-    return el('li', { class: cls, 'data-seq': m.seq }, meta, body);
-  }
-
-  // A span as the model sees it; the archived messages it stands for (those loaded) in a list inside, collapsed.
-  function spanItem(s, covered) {
-    const inside = covered.length ? el('details', { class: 'covered-box', 'data-k': 'cov:' + s.fromSeq }, el('summary', { class: 'note', text: 'The ' + covered.length + ' archived message' + (covered.length === 1 ? '' : 's') + ' of this range loaded here' }), el('ol', { class: 'covered-list' }, ...covered.map(messageItem))) : null;
-    if (s.kind === 'summary')
-      return el('li', { class: 'span summary', 'data-span': s.fromSeq }, el('details', { 'data-k': 'span:' + s.fromSeq },
-        el('summary', { text: 'Summary of #' + s.fromSeq + '–#' + s.toSeq + ' · ' + num(s.toSeq - s.fromSeq + 1) + ' messages in ' + num(s.tokens) + ' tokens' }),
-        el('div', { class: 'span-text', text: s.text }), inside));
-    return el('li', { class: 'span truncated', 'data-span': s.fromSeq }, el('details', { 'data-k': 'span:' + s.fromSeq },
-      el('summary', { text: 'Truncation marker: #' + s.fromSeq + '–#' + s.toSeq + ' set aside · ' + num(s.tokens) + ' tokens' }),
-      el('p', { class: 'span-text', text: 'An emergency truncation put a marker in place of these messages; the archive keeps them, and a later pass replaces the marker with a summary.' }), inside));
-  }
-
-  function drawHistory(stick) {
-    const list = $('history');
-    const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-    // What the reader opened stays open when live updates draw the list again.
-    const opened = new Set([...list.querySelectorAll('details[open]')].map((d) => d.dataset.k));
-    list.replaceChildren();
-    list.removeAttribute('aria-busy');
-    const h = state.history;
-    const spans = [...state.spans.values()].sort((a, b) => a.fromSeq - b.fromSeq);
-    if (!state.messages.length) {
-      list.append(el('li', { class: 'note', text: 'No messages archived yet.' }));
-      $('older').hidden = true; return;
-    }
-    const first = state.messages[0].seq;
-    const covered = new Map();
-    for (const m of state.messages) if (m.spanFrom !== undefined) covered.set(m.spanFrom, (covered.get(m.spanFrom) || []).concat([m]));
-    for (const s of spans) list.append(spanItem(s, covered.get(s.fromSeq) || []));
-    if (h.prefixEnd > 0) list.append(el('li', { class: 'divider', text: 'the context holds the messages from #' + (h.prefixEnd + 1) + ' on as they are' }));
-    for (const m of state.messages) if (m.place === 'context') list.append(messageItem(m));
-    for (const d of list.querySelectorAll('details[data-k]')) if (opened.has(d.dataset.k)) d.open = true;
-    $('older').hidden = first <= 1;
-    $('history-note').textContent = num(state.messages.length) + ' of ' + num(h.headSeq) + ' messages shown' + (spans.length ? ' · the context starts with ' + spans.length + ' span' + (spans.length === 1 ? '' : 's') + ' up to #' + h.prefixEnd : '') + '.';
-    if (!stick || atBottom) list.scrollTop = list.scrollHeight;
-  }
-
+// Live updates, the controls, and the start.
+const SCRIPT_END = `
   // ---- live updates ----
   let refreshTimer;
   function refreshSelected(all) {
@@ -430,3 +302,6 @@ export const DASHBOARD_SCRIPT = `
   })();
 })();
 `;
+
+/** The parts in order, inside one function: each uses the helpers and `state` `SCRIPT_START` declares. */
+export const DASHBOARD_SCRIPT = SCRIPT_START + USAGE_CHART_SCRIPT + CHANNEL_HISTORY_SCRIPT + SCRIPT_END;
