@@ -45,7 +45,7 @@ import {
   seqsContaining,
   seqsWhere,
 } from './pg-redaction.js';
-import { platformColumn, rowsOf, withoutNulls } from './rows.js';
+import { platformColumn, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
 export interface PgStoreOptions {
