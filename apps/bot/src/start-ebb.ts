@@ -26,7 +26,6 @@ import {
   settleWithin,
 } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
-import { DiscordAdapter } from '@ebb/discord';
 import { OFFLINE_LABEL, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
@@ -48,7 +47,6 @@ import {
   RedisInboundSpool,
   waitForReady,
 } from '@ebb/queue';
-import { SlackAdapter } from '@ebb/slack';
 import type { McpBackoff } from '@ebb/tools';
 import { type BoardQueue, exposure, mountDashboard, WebAdapter } from '@ebb/web';
 import { Bot } from './bot/bot.js';
@@ -269,7 +267,9 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const config = options.config();
     const overrides = options.platforms ?? {};
     const slackApiUrl = overrides.slackApiUrl ?? config.slack.api_url;
+    // A platform's client library (Bolt, discord.js: most of a cold start) loads only with its token.
     if (env.SLACK_BOT_TOKEN !== undefined) {
+      const { SlackAdapter } = await import('@ebb/slack');
       adapters.push(
         new SlackAdapter({
           mode: config.slack.mode,
@@ -287,6 +287,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       );
     }
     if (env.DISCORD_TOKEN !== undefined) {
+      const { DiscordAdapter } = await import('@ebb/discord');
       adapters.push(
         new DiscordAdapter({
           token: env.DISCORD_TOKEN,
