@@ -17,6 +17,13 @@ import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { smallWindowConfig, startAckingModel } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
+/**
+ * The web channel answers every message and is offered no tools: the quiet-channel case fills the
+ * archive to just under the background threshold counting the system prompt and recall budget only,
+ * and the history tools' definitions (about 10% of this 4,000-token window) would push it past.
+ */
+const NO_TOOLS = ['[web.bot]', 'respond_to = "all"', '[web.tools]', 'allow = []'];
+
 const CHANNEL = 'web:o';
 const SENT = 80;
 /** The fault is on while messages FAULT_FROM..FAULT_TO-1 are posted, then off for the rest. */
@@ -35,7 +42,7 @@ beforeEach(async () => {
   fresh = await freshSchemaDb();
   prefix = randomPrefix();
   ebb = await startEbb({
-    config: () => smallWindowConfig(fake.url, ['[web.bot]', 'respond_to = "all"']),
+    config: () => smallWindowConfig(fake.url, NO_TOOLS),
     env: loadEnv({ OPENAI_API_KEY: 'k', EBB_REDIS_PREFIX: prefix }),
     logger: createLogger({ level: process.env.DEBUG_LOG ? 'debug' : 'silent' }),
     withWorker: true,
@@ -121,7 +128,7 @@ async function allPassesEnded(channelKey: string): Promise<void> {
  */
 async function quietChannelPass(tries: number): Promise<CompactionRun> {
   const key = 'web:quiet';
-  const settings = resolveChannel(smallWindowConfig(fake.url), key);
+  const settings = resolveChannel(smallWindowConfig(fake.url, NO_TOOLS), key);
   const tokenizer = await loadTokenizer(settings.llm.encoding);
   const compactor = {
     contextWindow: settings.llm.contextWindow,
