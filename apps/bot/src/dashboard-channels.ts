@@ -227,6 +227,11 @@ export class StoreDashboardSource implements DashboardSource {
   }
 
   async #summary(key: string): Promise<ChannelSummary | undefined> {
+    const cached = (await this.#summaries()).find((s) => s.key === key);
+    if (cached !== undefined) return cached;
+    // A channel newer than the list read for the requests made together (its first message came
+    // just now): read the list again rather than answer "no such channel" until the next refresh.
+    this.#list = undefined;
     return (await this.#summaries()).find((s) => s.key === key);
   }
 }
