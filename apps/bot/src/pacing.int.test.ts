@@ -25,10 +25,9 @@ import type { CompactionLogEvent } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { createRedis } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FULL_SPEED_WEB, isPassRequest, passReply } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
@@ -104,10 +103,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ebb?.close();
-  const redis = createRedis(redisUrl(), { role: 'producer' });
-  await vi.waitFor(() => expect(redis.status).toBe('ready'));
-  await cleanupPrefix(redis, prefix);
-  await redis.quit();
+  await dropPrefix(prefix);
   await fresh?.close();
   await fake?.close();
 });

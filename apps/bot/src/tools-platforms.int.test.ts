@@ -6,12 +6,11 @@
 import { loadEnv, parseConfig } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
-import { createRedis } from '@ebb/queue';
 import { FakeDiscord } from '@ebb/testing/discord';
 import { fakeMcpStdioCommand } from '@ebb/testing/mcp';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from './start-ebb.js';
@@ -99,10 +98,7 @@ describe.each([
   afterAll(async () => {
     await ebb?.close();
     await platform?.close();
-    const redis = createRedis(redisUrl(), { role: 'producer' });
-    await vi.waitFor(() => expect(redis.status).toBe('ready'));
-    await cleanupPrefix(redis, prefix);
-    await redis.quit();
+    await dropPrefix(prefix);
     await fresh?.close();
     await openai?.close();
   });

@@ -7,11 +7,10 @@
 import { loadEnv, parseConfig } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
-import { createRedis } from '@ebb/queue';
 import { FAKE_BUILD_FAILURE, fakeMcpStdioCommand } from '@ebb/testing/mcp';
 import { FakeOpenAiServer, type FakeReplySource, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FULL_SPEED_WEB } from '../test/small-window.js';
@@ -100,10 +99,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ebb?.close();
-  const redis = createRedis(redisUrl(), { role: 'producer' });
-  await vi.waitFor(() => expect(redis.status).toBe('ready'));
-  await cleanupPrefix(redis, prefix);
-  await redis.quit();
+  await dropPrefix(prefix);
   await fresh?.close();
   await fake?.close();
 });

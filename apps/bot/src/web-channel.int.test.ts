@@ -7,10 +7,9 @@ import { loadEnv, resolveChannel } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { createRedis } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../test/expect-runs.js';
 import { isPassRequest, longPaste, passReply, smallWindowConfig } from '../test/small-window.js';
@@ -82,10 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ebb?.close();
-  const redis = createRedis(redisUrl(), { role: 'producer' });
-  await vi.waitFor(() => expect(redis.status).toBe('ready'));
-  await cleanupPrefix(redis, prefix);
-  await redis.quit();
+  await dropPrefix(prefix);
   await fresh?.close();
   await fake?.close();
 });

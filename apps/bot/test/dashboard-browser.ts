@@ -15,10 +15,9 @@ import { type NewMessage, stubToolResults, toNewMessage } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { createRedis } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { chromium, type Page } from 'playwright-core';
 import { expect, vi } from 'vitest';
 import { startEbb } from '../src/start-ebb.js';
@@ -177,10 +176,7 @@ export async function startDashboardBrowser() {
     async close(): Promise<void> {
       await browser.close();
       await ebb.close();
-      const redis = createRedis(redisUrl(), { role: 'producer' });
-      await vi.waitFor(() => expect(redis.status).toBe('ready'));
-      await cleanupPrefix(redis, prefix);
-      await redis.quit();
+      await dropPrefix(prefix);
       await fresh.close();
       await fake.close();
     },
