@@ -44,6 +44,8 @@ export class BotCompaction {
   readonly #options: BotCompactionOptions;
   readonly #promptTokenCache = new LruMap<string, number>(64);
   readonly #toolTokenCache = new LruMap<string, number>(64);
+  /** Per resolved config (one per turn); dropped with it. The tokenizer follows from its encoding. */
+  readonly #settingsOf = new WeakMap<ResolvedChannelConfig, CompactorSettings>();
   #compactor: ChannelCompactor | undefined;
 
   constructor(options: BotCompactionOptions) {
@@ -68,13 +70,23 @@ export class BotCompaction {
     return this.#compactor;
   }
 
+  /**
+   * The channel's compactor settings, made once per resolved config: a turn resolves its channel's
+   * config once and asks for these several times (the pre-check, each tool step's monitor, a
+   * provider overflow), and the offered tools are worked out only the first time.
+   */
   settingsOf(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
-    return compactorSettingsOf(
-      settings,
-      tokenizer,
-      this.promptTokens(tokenizer, settings.bot.systemPrompt),
-      this.toolTokens(tokenizer, this.#options.toolSpecs?.(settings) ?? []),
-    );
+    let made = this.#settingsOf.get(settings);
+    if (made === undefined) {
+      made = compactorSettingsOf(
+        settings,
+        tokenizer,
+        this.promptTokens(tokenizer, settings.bot.systemPrompt),
+        this.toolTokens(tokenizer, this.#options.toolSpecs?.(settings) ?? []),
+      );
+      this.#settingsOf.set(settings, made);
+    }
+    return made;
   }
 
   /** Tokens of tool definitions, counted once per encoding and set of tools (they are read several times a turn). */
