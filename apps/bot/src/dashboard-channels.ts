@@ -19,12 +19,9 @@ import {
   type ChannelStore,
   type ChannelSummary,
   type CompactorSettings,
-  LruMap,
   type MemoryStore,
   memoryScope,
   type RunStore,
-  type ToolSpec,
-  toolSpecsTokens,
   UNCALIBRATED,
   usageOf,
 } from '@ebb/core';
@@ -43,6 +40,7 @@ import {
 import { loadChannelStatus, loadCompactorSettings } from './channel-status.js';
 import type { DashboardFeed } from './dashboard-feed.js';
 import { describeHistory, historyRange } from './dashboard-history.js';
+import type { OfferedTools } from './offered-tools.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;
@@ -51,12 +49,8 @@ export interface DashboardStores {
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
   /** The bot's live feed: the usage series and the events. */
   readonly feed: DashboardFeed;
-  /**
-   * The tools a channel is offered, as the bot offers them: their definitions take room in every
-   * prompt, so usage here counts them as the bot's does (else a channel's figure here would be
-   * lower than the turn points of its chart).
-   */
-  readonly toolSpecs?: (settings: ResolvedChannelConfig) => readonly ToolSpec[];
+  /** The tools a channel is offered: usage here counts their tokens as the bot's does. */
+  readonly offeredTools?: OfferedTools;
 }
 
 /** Passes read for a channel's usage chart. */
@@ -67,8 +61,6 @@ const LIST_TTL_MS = 500;
 export class StoreDashboardSource implements DashboardSource {
   readonly #stores: DashboardStores;
   readonly #now: () => number;
-  /** Tokens of each tool set per encoding (few distinct sets; bounded anyway). */
-  readonly #toolTokens = new LruMap<string, number>(64);
   #list: { readonly at: number; readonly summaries: Promise<ChannelSummary[]> } | undefined;
 
   constructor(stores: DashboardStores) {
@@ -206,11 +198,8 @@ export class StoreDashboardSource implements DashboardSource {
     systemTokens?: Map<string, Promise<number>>,
   ): Promise<CompactorSettings> {
     const base = await loadCompactorSettings(settings, systemTokens);
-    const specs = this.#stores.toolSpecs?.(settings) ?? [];
-    if (specs.length === 0) return base;
-    const key = [base.tokenizer.encoding, ...specs.map((s) => s.name)].join('\u0000');
-    const tools = this.#toolTokens.getOrSet(key, () => toolSpecsTokens(base.tokenizer, specs));
-    return { ...base, reservedTokens: base.reservedTokens + tools };
+    const tools = this.#stores.offeredTools?.tokensFor(settings, base.tokenizer) ?? 0;
+    return tools === 0 ? base : { ...base, reservedTokens: base.reservedTokens + tools };
   }
 
   async #summaries(): Promise<ChannelSummary[]> {

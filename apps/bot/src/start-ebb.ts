@@ -54,6 +54,7 @@ import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool
 import { chatModels } from './chat-models.js';
 import { StoreDashboardSource } from './dashboard-channels.js';
 import { DashboardFeed } from './dashboard-feed.js';
+import { OfferedTools } from './offered-tools.js';
 import { openDatabase } from './open-database.js';
 import { describeStartFailure, StartRefusedError } from './start-failure.js';
 import { startTools } from './start-tools.js';
@@ -256,7 +257,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         config: options.config,
         ...stores,
         feed,
-        toolSpecs: (settings) => toolbox.forChannel(settings.channelKey, settings.tools.allow).specs,
+        offeredTools: new OfferedTools(toolbox),
       }),
       closing: web.stopping,
     });

@@ -19,7 +19,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { chromium, type Page } from 'playwright-core';
-import { expect, vi } from 'vitest';
+import { expect } from 'vitest';
 import { startEbb } from '../src/start-ebb.js';
 import { passReply, smallWindowConfig } from './small-window.js';
 

@@ -19,12 +19,12 @@ import {
   type Tokenizer,
   type ToolSpec,
   TRUNCATION_MARKER,
-  toolSpecsTokens,
   WorkingContext,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import { compactorSettingsOf } from '../channel-status.js';
 import { BotError } from '../errors.js';
+import { OfferedTools } from '../offered-tools.js';
 import type { ChannelState } from './channel-states.js';
 
 export interface BotCompactionOptions {
@@ -33,23 +33,21 @@ export interface BotCompactionOptions {
   readonly runs: RunStore;
   readonly queue: CompactionQueue;
   readonly onEvent?: CompactionEventSink;
-  /**
-   * The tool definitions a channel is offered now (its allowed tools): every prompt carries them, so
-   * usage sets their tokens aside like the system prompt's. None without tools.
-   */
-  readonly toolSpecs?: (settings: ResolvedChannelConfig) => readonly ToolSpec[];
+  /** The tools a channel is offered and their tokens, which usage sets aside (none without). */
+  readonly offeredTools?: OfferedTools;
 }
 
 export class BotCompaction {
   readonly #options: BotCompactionOptions;
   readonly #promptTokenCache = new LruMap<string, number>(64);
-  readonly #toolTokenCache = new LruMap<string, number>(64);
+  readonly #offeredTools: OfferedTools;
   /** Per resolved config (one per turn); dropped with it. The tokenizer follows from its encoding. */
   readonly #settingsOf = new WeakMap<ResolvedChannelConfig, CompactorSettings>();
   #compactor: ChannelCompactor | undefined;
 
   constructor(options: BotCompactionOptions) {
     this.#options = options;
+    this.#offeredTools = options.offeredTools ?? new OfferedTools();
   }
 
   async start(): Promise<void> {
@@ -82,18 +80,16 @@ export class BotCompaction {
         settings,
         tokenizer,
         this.promptTokens(tokenizer, settings.bot.systemPrompt),
-        this.toolTokens(tokenizer, this.#options.toolSpecs?.(settings) ?? []),
+        this.#offeredTools.tokensFor(settings, tokenizer),
       );
       this.#settingsOf.set(settings, made);
     }
     return made;
   }
 
-  /** Tokens of tool definitions, counted once per encoding and set of tools (they are read several times a turn). */
+  /** Tokens `specs` take in a prompt (the model call calibrates against them). */
   toolTokens(tokenizer: Tokenizer, specs: readonly ToolSpec[]): number {
-    if (specs.length === 0) return 0;
-    const key = `${tokenizer.encoding}\u0000${specs.map((s) => s.name).join('\u0000')}`;
-    return this.#toolTokenCache.getOrSet(key, () => toolSpecsTokens(tokenizer, specs));
+    return this.#offeredTools.tokens(tokenizer, specs);
   }
 
   /** Runs the monitor; returns the usage after it acted. */

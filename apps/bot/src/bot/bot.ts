@@ -36,6 +36,7 @@ import type {
 import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
+import { OfferedTools } from '../offered-tools.js';
 import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
@@ -113,12 +114,7 @@ export class Bot {
       runs,
       queue: options.queue,
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
-      ...(options.toolbox === undefined
-        ? {}
-        : {
-            toolSpecs: (settings: ResolvedChannelConfig) =>
-              options.toolbox?.forChannel(settings.channelKey, settings.tools.allow).specs ?? [],
-          }),
+      offeredTools: new OfferedTools(options.toolbox),
     });
     const states = new ChannelStates({
       channels,
