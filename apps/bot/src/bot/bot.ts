@@ -34,6 +34,7 @@ import type {
   TurnResult,
 } from '@ebb/core';
 import { isLlmError, loadTokenizer } from '@ebb/llm';
+import type { ToolCallSample } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
 import { OfferedTools } from '../offered-tools.js';
@@ -41,7 +42,7 @@ import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
 import { type ChannelState, ChannelStates } from './channel-states.js';
-import { ModelReplier, type ToolCallSample } from './model-reply.js';
+import { ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 import { SpoolReplay } from './spool-replay.js';
 

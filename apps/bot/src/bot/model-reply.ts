@@ -30,13 +30,8 @@ import {
   WorkingContext,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
-import {
-  type ChannelTools,
-  loggedToolText,
-  type Toolbox,
-  type ToolCallReport,
-  type ToolCallStatus,
-} from '@ebb/tools';
+import type { ToolCallSample } from '@ebb/observability';
+import { type ChannelTools, loggedToolText, type Toolbox, type ToolCallReport } from '@ebb/tools';
 import type { BotCompaction } from './bot-compaction.js';
 import type { AppendedMessage, ChannelState, ChannelStates } from './channel-states.js';
 
@@ -50,14 +45,6 @@ export const STEP_LIMIT_REPLY =
   'I looked things up but ran out of steps before I could finish; ask me again to continue where I stopped.';
 /** The longest tool name a log line or metric label takes (the model may send anything). */
 const MAX_LOGGED_NAME = 64;
-
-/** One tool call, for metrics (`ebb_tool_calls_total`, the duration histogram). */
-export interface ToolCallSample {
-  /** The tool's name; `unknown` for a name the channel has no tool for. */
-  readonly tool: string;
-  readonly status: ToolCallStatus;
-  readonly durationMs: number;
-}
 
 export interface ModelReplierOptions {
   readonly channels: ChannelStore;
