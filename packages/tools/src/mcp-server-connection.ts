@@ -13,13 +13,11 @@
  */
 
 import { type Logger, type McpServerSpec, withTimeout } from '@ebb/core';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ToolsError } from './errors.js';
 import { type McpCallResult, mcpResultText } from './mcp-result-text.js';
+import { type McpSdk, mcpSdk } from './mcp-sdk.js';
 
 export type { McpServerSpec };
 
@@ -134,6 +132,8 @@ export class McpServerConnection {
       return { text: mcpResultText(result as McpCallResult), isError: result.isError === true };
     } catch (err) {
       if (signal.aborted) throw signal.reason;
+      // Loaded already: the client that failed came from it.
+      const { ErrorCode, McpError } = await mcpSdk();
       if (
         err instanceof McpError &&
         err.code !== ErrorCode.ConnectionClosed &&
@@ -168,7 +168,8 @@ export class McpServerConnection {
 
   async #attempt(): Promise<void> {
     const { spec, startTimeoutMs, clientVersion } = this.#options;
-    const client = new Client({ name: 'ebb', version: clientVersion }, { capabilities: {} });
+    const sdk = await mcpSdk();
+    const client = new sdk.Client({ name: 'ebb', version: clientVersion }, { capabilities: {} });
     try {
       if (spec.missingEnv.length > 0) {
         const names = spec.missingEnv.join(', ');
@@ -179,7 +180,7 @@ export class McpServerConnection {
           },
         );
       }
-      const transport = this.#transport();
+      const transport = this.#transport(sdk);
       client.onclose = () => this.#lost(client, 'the connection closed');
       const tools = await withTimeout(async () => {
         await client.connect(transport);
@@ -251,11 +252,11 @@ export class McpServerConnection {
     return delay;
   }
 
-  #transport(): Transport {
+  #transport(sdk: McpSdk): Transport {
     const spec = this.#options.spec;
     switch (spec.transport) {
       case 'stdio': {
-        const transport = new StdioClientTransport({
+        const transport = new sdk.StdioClientTransport({
           command: spec.command,
           args: [...spec.args],
           env: { ...spec.env },
@@ -271,7 +272,7 @@ export class McpServerConnection {
         return transport;
       }
       case 'http':
-        return new StreamableHTTPClientTransport(new URL(spec.url), {
+        return new sdk.StreamableHTTPClientTransport(new URL(spec.url), {
           requestInit: { headers: { ...spec.headers } },
         });
     }
