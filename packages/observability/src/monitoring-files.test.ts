@@ -2,18 +2,15 @@
  * The Grafana dashboard (`deploy/grafana/ebb.json`) and the Prometheus alerts
  * (`deploy/prometheus/alerts.yml`) against what `/metrics` serves: both parse, have the shape their
  * importers need, and name only metrics the exposition has, so renaming a metric in `metrics.ts`
- * without them fails here rather than in an operator's empty panel or silent alert.
+ * without them fails here rather than in an operator's empty panel or silent alert. That they parse
+ * and alert when they should is `monitoring-promtool.test.ts`'s, with Prometheus's own checker.
  */
-import { readFileSync } from 'node:fs';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
+import { dashboardExprs, dashboardPanels, readAlertRules, readDashboard } from '../test/monitoring-files.js';
 import { createMetrics } from './metrics.js';
 import { mountObservability } from './routes.js';
 
-const DEPLOY = new URL('../../../deploy/', import.meta.url);
-const DASHBOARD_FILE = new URL('grafana/ebb.json', DEPLOY);
-const ALERTS_FILE = new URL('prometheus/alerts.yml', DEPLOY);
 // biome-ignore lint/suspicious/noTemplateCurlyInString: Grafana's import placeholder, filled in at import
 const DATASOURCE_INPUT = '${DS_PROMETHEUS}';
 
@@ -114,53 +111,6 @@ async function servedMetricNames(): Promise<Set<string>> {
   return names;
 }
 
-interface GrafanaTarget {
-  readonly expr?: string;
-  readonly datasource?: { readonly type?: string; readonly uid?: string };
-}
-interface GrafanaPanel {
-  readonly id?: number;
-  readonly type?: string;
-  readonly title?: string;
-  readonly datasource?: { readonly type?: string; readonly uid?: string };
-  readonly targets?: readonly GrafanaTarget[];
-  readonly panels?: readonly GrafanaPanel[];
-}
-interface GrafanaDashboard {
-  readonly __inputs?: readonly { name: string; type: string; pluginId: string }[];
-  readonly uid?: string;
-  readonly title?: string;
-  readonly panels?: readonly GrafanaPanel[];
-}
-
-interface AlertRule {
-  readonly alert?: string;
-  readonly expr?: string;
-  readonly for?: string;
-  readonly labels?: Record<string, string>;
-  readonly annotations?: Record<string, string>;
-}
-
-function readDashboard(): GrafanaDashboard {
-  return JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as GrafanaDashboard;
-}
-
-function dashboardPanels(dashboard: GrafanaDashboard): GrafanaPanel[] {
-  return (dashboard.panels ?? []).flatMap((p) => [p, ...(p.panels ?? [])]);
-}
-
-/** `[where, expr]` of every query of the dashboard. */
-function dashboardExprs(dashboard: GrafanaDashboard): [string, string][] {
-  return dashboardPanels(dashboard).flatMap((panel) =>
-    (panel.targets ?? []).map((t): [string, string] => [`panel "${panel.title}"`, t.expr ?? '']),
-  );
-}
-
-function readAlertRules(): AlertRule[] {
-  const doc = parseYaml(readFileSync(ALERTS_FILE, 'utf8')) as { groups?: { rules?: AlertRule[] }[] };
-  return (doc.groups ?? []).flatMap((g) => g.rules ?? []);
-}
-
 /** Names the expressions use that `/metrics` does not serve, as `where: name`. */
 function unknownNames(exprs: readonly [string, string][], served: ReadonlySet<string>): string[] {
   return exprs.flatMap(([where, expr]) =>
@@ -168,18 +118,6 @@ function unknownNames(exprs: readonly [string, string][], served: ReadonlySet<st
       .filter((name) => !served.has(name))
       .map((name) => `${where}: ${name}`),
   );
-}
-
-/** Brackets of each kind open and close in order (a cheap stand-in for `promtool check`). */
-function balanced(expr: string): boolean {
-  const bare = expr.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'/g, '""');
-  const open: string[] = [];
-  const pairs: Record<string, string> = { ')': '(', ']': '[', '}': '{' };
-  for (const ch of bare) {
-    if ('([{'.includes(ch)) open.push(ch);
-    else if (ch in pairs && open.pop() !== pairs[ch]) return false;
-  }
-  return open.length === 0;
 }
 
 describe('metricNames', () => {
@@ -221,7 +159,7 @@ describe('deploy/grafana/ebb.json', () => {
       expect(panel.targets?.length, `panel "${panel.title}"`).toBeGreaterThan(0);
       for (const target of panel.targets ?? []) {
         expect(target.datasource?.uid).toBe(DATASOURCE_INPUT);
-        expect(balanced(target.expr ?? ''), `panel "${panel.title}": ${target.expr}`).toBe(true);
+        expect(target.expr, `panel "${panel.title}"`).toMatch(/\S/);
       }
     }
   });
@@ -265,7 +203,7 @@ describe('deploy/prometheus/alerts.yml', () => {
       expect(['warning', 'critical'], rule.alert).toContain(rule.labels?.severity);
       expect(rule.annotations?.summary, rule.alert).toMatch(/\S/);
       expect(rule.annotations?.description?.length, rule.alert).toBeGreaterThan(40);
-      expect(balanced(rule.expr ?? ''), `${rule.alert}: ${rule.expr}`).toBe(true);
+      expect(rule.expr, rule.alert).toMatch(/\S/);
     }
   });
 

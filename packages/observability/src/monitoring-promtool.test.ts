@@ -1,0 +1,249 @@
+/**
+ * The monitoring files of `deploy/` through Prometheus's own checker, `promtool` (Debian's
+ * `prometheus` package; `.ci/run` installs it): the alert rules load, every query of the Grafana
+ * dashboard parses as PromQL, and each alert's expression is true in the trouble it names and
+ * false on a healthy Ebb (`promtool test rules` over made-up series).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify as toYaml } from 'yaml';
+import { ALERTS_FILE, dashboardPanels, readAlertRules, readDashboard } from '../test/monitoring-files.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'ebb-promtool-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Runs promtool; its exit code and what it printed. */
+function promtool(...args: string[]): { code: number; output: string } {
+  const run = spawnSync('promtool', args, { encoding: 'utf8', timeout: 60_000 });
+  if (run.error) {
+    throw new Error(
+      `promtool could not run (${run.error.message}): install it with \`apt-get install prometheus\` (.ci/run does)`,
+    );
+  }
+  return { code: run.status ?? -1, output: `${run.stdout}${run.stderr}` };
+}
+
+/** Grafana's variables, as Prometheus would see them once Grafana has filled them in. */
+function withGrafanaVariables(expr: string): string {
+  return expr
+    .replaceAll('$__rate_interval', '5m')
+    .replaceAll('$__interval', '1m')
+    .replaceAll('$__range', '1h');
+}
+
+/** A rule file of recording rules, one per expression: what `promtool check rules` parses. */
+function recordingRules(exprs: readonly string[]): string {
+  const file = join(scratch, `queries-${exprs.length}-${Date.now()}.yml`);
+  const rules = exprs.map((expr, i) => ({ record: `ebb:query_${i}`, expr }));
+  writeFileSync(file, toYaml({ groups: [{ name: 'dashboard', rules }] }));
+  return file;
+}
+
+describe('deploy/prometheus/alerts.yml under promtool', () => {
+  it('loads as a rule file', () => {
+    const { code, output } = promtool('check', 'rules', ALERTS_FILE);
+    expect(output).toContain(`SUCCESS: ${readAlertRules().length} rules found`);
+    expect(code, output).toBe(0);
+  });
+});
+
+describe('deploy/grafana/ebb.json under promtool', () => {
+  it('has only queries that parse as PromQL', () => {
+    const exprs = dashboardPanels(readDashboard()).flatMap((panel) =>
+      (panel.targets ?? []).map((target) => withGrafanaVariables(target.expr ?? '')),
+    );
+    expect(exprs.length).toBeGreaterThan(20);
+    const { code, output } = promtool('check', 'rules', recordingRules(exprs));
+    expect(output).toContain(`SUCCESS: ${exprs.length} rules found`);
+    expect(code, output).toBe(0);
+  });
+
+  it('would be refused with a query that does not parse', () => {
+    const { code, output } = promtool(
+      'check',
+      'rules',
+      recordingRules(['sum(rate(ebb_turns_total[5m])', 'sum(rate(ebb_turns_total[5m]))']),
+    );
+    expect(code).not.toBe(0);
+    expect(output).toMatch(/unclosed left parenthesis|parse error/);
+  });
+});
+
+/**
+ * For each alert, series (one sample a minute, promtool's notation: `0+1x120` counts up by one for
+ * two hours) in which it should fire, and series in which it should stay quiet. The expression is
+ * read from alerts.yml and evaluated at `at`; `fires` is the sample it gives (labels and value).
+ */
+interface Scenario {
+  readonly alert: string;
+  readonly what: string;
+  readonly series: Record<string, string>;
+  readonly at: string;
+  readonly fires?: { readonly labels: string; readonly value: number };
+}
+
+const SCENARIOS: readonly Scenario[] = [
+  {
+    alert: 'EbbEmergencyTruncations',
+    what: 'one emergency a minute',
+    series: { ebb_emergency_truncations_total: '0+1x120' },
+    at: '70m',
+    fires: { labels: '{}', value: 60 },
+  },
+  {
+    alert: 'EbbEmergencyTruncations',
+    what: 'three in an hour, the safety net working',
+    series: { ebb_emergency_truncations_total: '0x10 1x20 2x20 3x70' },
+    at: '70m',
+  },
+  {
+    alert: 'EbbCompactionPassesFailing',
+    what: 'one failed try to every completed one',
+    series: {
+      'ebb_compaction_passes_total{outcome="completed",tier="background"}': '0+2x60',
+      'ebb_compaction_passes_total{outcome="failed",tier="background"}': '0+2x60',
+    },
+    at: '30m',
+    fires: { labels: '{}', value: 0.5 },
+  },
+  {
+    alert: 'EbbCompactionPassesFailing',
+    what: 'one failed try in thirty',
+    series: {
+      'ebb_compaction_passes_total{outcome="completed",tier="background"}': '0+29x60',
+      'ebb_compaction_passes_total{outcome="failed",tier="background"}': '0+1x60',
+    },
+    at: '30m',
+  },
+  {
+    alert: 'EbbCompactionStuck',
+    what: 'a stuck run settled every minute',
+    series: { 'ebb_compaction_reconciled_total{action="requeued"}': '0+1x120' },
+    at: '70m',
+    fires: { labels: '{}', value: 60 },
+  },
+  {
+    alert: 'EbbCompactionStuck',
+    what: 'two settled in an hour',
+    series: { 'ebb_compaction_reconciled_total{action="requeued"}': '0x20 1x20 2x80' },
+    at: '70m',
+  },
+  {
+    alert: 'EbbCircuitBreakerOpen',
+    what: 'a channel skipped by its breaker',
+    series: { 'ebb_compaction_breaker_skips_total{tier="background"}': '0x10 1+1x20' },
+    at: '20m',
+    fires: { labels: '{}', value: 10 },
+  },
+  {
+    alert: 'EbbCircuitBreakerOpen',
+    what: 'no skip for the last 15 minutes',
+    series: { 'ebb_compaction_breaker_skips_total{tier="background"}': '0x10 4x40' },
+    at: '40m',
+  },
+  {
+    alert: 'EbbFallbackShareHigh',
+    what: 'half the completed passes on the fallback',
+    series: {
+      ebb_compaction_fallbacks_total: '0+1x60',
+      'ebb_compaction_passes_total{outcome="completed",tier="background"}': '0+2x60',
+    },
+    at: '40m',
+    fires: { labels: '{}', value: 0.5 },
+  },
+  {
+    alert: 'EbbFallbackShareHigh',
+    what: 'one pass in ten on the fallback',
+    series: {
+      ebb_compaction_fallbacks_total: '0+1x60',
+      'ebb_compaction_passes_total{outcome="completed",tier="background"}': '0+10x60',
+    },
+    at: '40m',
+  },
+  {
+    alert: 'EbbQueueJobsWaiting',
+    what: 'a job waiting five minutes',
+    series: { 'ebb_queue_oldest_job_age_seconds{queue="compaction"}': '300x20' },
+    at: '10m',
+    fires: { labels: '{queue="compaction"}', value: 300 },
+  },
+  {
+    alert: 'EbbQueueJobsWaiting',
+    what: 'jobs taken within half a minute',
+    series: { 'ebb_queue_oldest_job_age_seconds{queue="compaction"}': '30x20' },
+    at: '10m',
+  },
+  {
+    alert: 'EbbQueueStalled',
+    what: 'a job waiting fifteen minutes',
+    series: { 'ebb_queue_oldest_job_age_seconds{queue="compaction"}': '900x20' },
+    at: '10m',
+    fires: { labels: '{queue="compaction"}', value: 900 },
+  },
+  {
+    alert: 'EbbQueueStalled',
+    what: 'a job waiting five minutes, slow but moving',
+    series: { 'ebb_queue_oldest_job_age_seconds{queue="compaction"}': '300x20' },
+    at: '10m',
+  },
+  {
+    alert: 'EbbQueueStatsUnreadable',
+    what: 'every scrape failing to read the queue',
+    series: { ebb_queue_stats_errors_total: '0+1x30' },
+    at: '20m',
+    fires: { labels: '{}', value: 10 },
+  },
+  {
+    alert: 'EbbQueueStatsUnreadable',
+    what: 'Redis read again for the last ten minutes',
+    series: { ebb_queue_stats_errors_total: '0+1x5 5x30' },
+    at: '20m',
+  },
+];
+
+describe('the alerts under promtool test rules', () => {
+  const rules = new Map(readAlertRules().map((rule) => [rule.alert, rule.expr ?? '']));
+
+  it('has a scenario that fires and one that stays quiet for every alert', () => {
+    for (const alert of rules.keys()) {
+      const mine = SCENARIOS.filter((s) => s.alert === alert);
+      expect(
+        mine.some((s) => s.fires),
+        `${alert} fires somewhere`,
+      ).toBe(true);
+      expect(
+        mine.some((s) => !s.fires),
+        `${alert} stays quiet somewhere`,
+      ).toBe(true);
+    }
+  });
+
+  it('fire in the trouble they name and stay quiet on a healthy Ebb', () => {
+    const tests = SCENARIOS.map((scenario) => {
+      const expr = rules.get(scenario.alert);
+      expect(expr, scenario.alert).toBeDefined();
+      return {
+        name: `${scenario.alert}: ${scenario.what}`,
+        interval: '1m',
+        input_series: Object.entries(scenario.series).map(([series, values]) => ({ series, values })),
+        promql_expr_test: [
+          {
+            expr,
+            eval_time: scenario.at,
+            exp_samples: scenario.fires
+              ? [{ labels: scenario.fires.labels, value: scenario.fires.value }]
+              : [],
+          },
+        ],
+      };
+    });
+    const file = join(scratch, 'alerts.test.yml');
+    writeFileSync(file, toYaml({ rule_files: [ALERTS_FILE], evaluation_interval: '1m', tests }));
+    const { code, output } = promtool('test', 'rules', file);
+    expect(output).toContain('SUCCESS');
+    expect(code, output).toBe(0);
+  });
+});
