@@ -71,6 +71,18 @@ describe('makePgliteTemplate', () => {
     expect(readFileSync(join(path, 'base', '5', '1259'), 'utf8')).toBe('catalog');
   });
 
+  it('takes the template another process made meanwhile, and leaves no copy of its own', async () => {
+    const root = scratch();
+    const path = join(root, 'pglite-1111111111111111');
+    const racing = async (dataDir: string) => {
+      await fakeCluster(dataDir);
+      await fakeCluster(path); // the other process renames its template into place first
+    };
+
+    expect(await makePgliteTemplate(path, racing)).toEqual({ made: false });
+    expect(readdirSync(root)).toEqual(['pglite-1111111111111111']);
+  });
+
   it('leaves nothing behind when making it fails half way', async () => {
     const root = scratch();
     const path = join(root, 'pglite-1111111111111111');

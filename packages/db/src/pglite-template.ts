@@ -51,7 +51,13 @@ export async function makePgliteTemplate(
   rmSync(building, { recursive: true, force: true });
   try {
     await create(building);
-    renameSync(building, path);
+    try {
+      renameSync(building, path);
+    } catch (err) {
+      // Another process (a second `npm start`, a test) made the same template first: theirs is as good.
+      if (!existsSync(path)) throw err;
+      return { made: false };
+    }
   } finally {
     rmSync(building, { recursive: true, force: true });
   }

@@ -58,6 +58,20 @@ export async function freshSchemaDb(options: FreshSchemaOptions = {}): Promise<F
   };
 }
 
+/**
+ * A schema with nothing in it and a `DATABASE_URL` whose connections look only there: a database
+ * Ebb has not migrated yet. `drop` removes it.
+ */
+export async function emptySchema(
+  databaseUrl = testDatabaseUrl(),
+): Promise<{ readonly url: string; drop(): Promise<void> }> {
+  const schema = `ebb_empty_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin(databaseUrl, `create schema ${schema}`);
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => admin(databaseUrl, `drop schema if exists ${schema} cascade`) };
+}
+
 /** One statement on a connection of its own (the pool's connections are bound to the schema). */
 async function admin(databaseUrl: string, statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });

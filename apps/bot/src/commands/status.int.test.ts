@@ -6,9 +6,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NewMessage, systemPromptTokens } from '@ebb/core';
-import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { makeDefaultPgliteTemplate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { emptySchema, type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { usageBar } from '../bot/context-report.js';
@@ -254,13 +254,28 @@ describe('ebb status', () => {
     expect(io.stderr()).toContain('--embedded');
   });
 
-  it('opens the embedded database with --embedded, and says when it has no tables yet', async () => {
+  it('opens the embedded database with --embedded: a new one, from the install template, has no channels yet', async () => {
+    // What `npm install` makes; here in case this checkout's was removed (a no-op otherwise).
+    await makeDefaultPgliteTemplate();
     const dataDir = mkdtempSync(join(tmpdir(), 'ebb-status-pglite-'));
     const io = capture();
     const code = await status({ config: configFile, embedded: true }, io, { env: { EBB_DATA_DIR: dataDir } });
-    expect(code).toBe(1);
-    expect(io.stderr()).toContain('ebb status: listChannels failed');
-    expect(io.stderr()).toContain('run `ebb migrate` first');
+    expect(io.stderr()).toBe('');
+    expect(code).toBe(0);
+    expect(io.stdout()).toContain('no channels yet');
+  }, 120_000);
+
+  it('says when the database has no Ebb tables yet', async () => {
+    const empty = await emptySchema();
+    try {
+      const io = capture();
+      const code = await status({ config: configFile }, io, { env: { DATABASE_URL: empty.url } });
+      expect(code).toBe(1);
+      expect(io.stderr()).toContain('ebb status: listChannels failed');
+      expect(io.stderr()).toContain('run `ebb migrate` first');
+    } finally {
+      await empty.drop();
+    }
   });
 
   it('reports a broken config as sentences', async () => {
