@@ -125,10 +125,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       prices: () => options.config().prices,
     });
     const checks: Record<string, HealthCheck> = { database: postgresCheck(database.db) };
-    if (embeddedDatabase) {
+    if (database.kind === 'pglite') {
+      const made = { existing: '', template: ' (new, copied from the install template)', created: ' (new)' };
       logger.info(
-        { fallback: 'database', dataDir: env.EBB_DATA_DIR },
-        `no DATABASE_URL: using the embedded database (PGlite) in ${env.EBB_DATA_DIR}`,
+        { fallback: 'database', dataDir: env.EBB_DATA_DIR, origin: database.origin },
+        `no DATABASE_URL: using the embedded database (PGlite) in ${env.EBB_DATA_DIR}${made[database.origin]}`,
       );
     }
 
