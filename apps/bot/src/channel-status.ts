@@ -11,6 +11,7 @@ import {
   type ChannelSummary,
   type CompactionRun,
   type CompactorSettings,
+  type HISTORY_TOOL_NAMES,
   type MemoryStore,
   memoryScope,
   type RunStore,
@@ -21,6 +22,7 @@ import {
   usageOf,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
+import { isToolAllowed } from '@ebb/tools';
 
 /** Passes listed per channel. */
 export const RECENT_PASSES = 5;
@@ -173,7 +175,14 @@ export function compactorSettingsOf(
     contextWindow: settings.llm.contextWindow,
     maxOutputTokens: settings.llm.maxOutputTokens,
     reservedTokens: systemTokens + settings.memory.recallMaxTokens + toolTokens,
+    readHistory: mayReadHistory(settings),
   };
+}
+
+/** The channel's `[tools] allow` lets it call read_history: microcompaction's stubs then point at it. */
+export function mayReadHistory(settings: Pick<ResolvedChannelConfig, 'tools'>): boolean {
+  const readHistory: (typeof HISTORY_TOOL_NAMES)[number] = 'read_history';
+  return isToolAllowed(settings.tools.allow, readHistory);
 }
 
 /**

@@ -4,6 +4,8 @@
  * once usage passes `microcompact_threshold`, Postgres keeps the whole log beside the stub, and the
  * next prompt the fake OpenAI server receives carries the stub, still answering its call.
  *
+ * A third channel runs it with read_history left out of its tools: its stub only says what was there.
+ *
  * The numbers (o200k_base): one result is 14,003 tokens. The window is 80,000 with 1,000 for the
  * reply, so a usage point is 790 tokens and a result 17.7 points. Four tool turns:
  *
@@ -66,6 +68,9 @@ function configText(baseUrl: string): string {
     // The same scenario with the first tier off: nothing may be stubbed there.
     '[channels."web:off".compaction]',
     'microcompaction = false',
+    // The same scenario where the model may not call read_history: the stub must not point at it.
+    '[channels."web:noread".tools]',
+    'allow = ["ci.build_log"]',
     '[mcp.servers.ci]',
     `command = ${JSON.stringify(command)}`,
     `args = ${JSON.stringify(args)}`,
@@ -260,5 +265,18 @@ describe('microcompaction end to end on the web channel', () => {
     expect(pairs.map((p) => p.content)).toEqual([LOG, LOG, LOG, LOG]);
     expect(log.events('compaction.microcompacted').filter((l) => l.channel === 'web:off')).toEqual([]);
     expect(await emergencyTruncations(ebb.web.url)).toBe(0);
+  });
+
+  it('does not point the stub at read_history in a channel whose allow list leaves it out', async () => {
+    const { after } = await toolTurns('noread');
+    expect(after.map((r) => r.stubbed)).toEqual([true, false, false, false]);
+    const firstLine = LOG.split('\n')[0] ?? '';
+    const stub = `[tool result of ci.build_log, ${after[0]?.tokens.toLocaleString('en-US')} tokens, archived as #3: ${firstLine}]`;
+    expect(after[0]?.context_content).toBe(stub);
+    const last = requestsOf('noread').at(-1);
+    expect((last?.body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name)).toEqual([
+      'ci__build_log',
+    ]);
+    expect(toolPairs(last).map((p) => p.content)).toEqual([stub, LOG, LOG, LOG]);
   });
 });

@@ -36,6 +36,8 @@ export interface CompactorSettings {
   readonly maxOutputTokens: number;
   /** Tokens of the system prompt and the memory recall budget. */
   readonly reservedTokens: number;
+  /** The channel may call read_history, so microcompaction's stubs say how to read a result back (default: yes). */
+  readonly readHistory?: boolean;
 }
 
 export interface ChannelCompactorOptions {

@@ -34,7 +34,7 @@ export async function stubThroughStore(
   calibration: Calibration,
   seqs: readonly number[],
 ): Promise<ContextView | undefined> {
-  const stubs = stubToolResults(context.raw, seqs, settings.tokenizer);
+  const stubs = stubToolResults(context.raw, seqs, settings.tokenizer, settings.readHistory ?? true);
   const outcome = await steps.channels.stubToolResults(channelKey, {
     expectedGeneration: context.generation,
     stubs,

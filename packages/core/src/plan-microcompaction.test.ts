@@ -77,6 +77,13 @@ describe('stubToolResults', () => {
     expect(stub?.tokens).toBeLessThan(100);
   });
 
+  it('does not name read_history to a channel that may not call it', () => {
+    const raw = [toolCall(1, 10, ['a']), toolResult(2, 300, 'a')];
+    const [stub] = stubToolResults(raw, [2], tokenizer, false);
+    expect(stub?.text).toMatch(/^\[tool result of lookup, 300 tokens, archived as #2: .*\]$/);
+    expect(stub?.text).not.toContain('read_history');
+  });
+
   it('cuts a long first line and drops hidden characters from it', () => {
     const text = `${'a'.repeat(100)}\u202e\u200b`;
     expect(renderStub('t', 10, 7, text)).toContain(`#7: ${'a'.repeat(80)}…]`);

@@ -63,8 +63,18 @@ export function planMicrocompaction(
   return seqs.reverse();
 }
 
-/** The stub the model reads in place of a tool result. */
-export function renderStub(toolName: string, resultTokens: number, seq: number, text: string): string {
+/**
+ * The stub the model reads in place of a tool result. `readBack`: the channel may call
+ * read_history, so the stub says how to get the whole result back; without it, it only says what
+ * was there (naming a tool the model cannot call would have it try, and fail).
+ */
+export function renderStub(
+  toolName: string,
+  resultTokens: number,
+  seq: number,
+  text: string,
+  readBack = true,
+): string {
   const first = plainText(text)
     .split('\n')
     .map((line) => line.trim())
@@ -73,7 +83,10 @@ export function renderStub(toolName: string, resultTokens: number, seq: number, 
     first === undefined
       ? ''
       : `: ${first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first}`;
-  return `[tool result of ${toolName}, ${resultTokens.toLocaleString('en-US')} tokens, archived as #${seq}${line}] Call read_history with from_seq ${seq} and to_seq ${seq} for the whole result.`;
+  const stub = `[tool result of ${toolName}, ${resultTokens.toLocaleString('en-US')} tokens, archived as #${seq}${line}]`;
+  return readBack
+    ? `${stub} Call read_history with from_seq ${seq} and to_seq ${seq} for the whole result.`
+    : stub;
 }
 
 /**
@@ -84,6 +97,7 @@ export function stubToolResults(
   raw: readonly ContextMessage[],
   seqs: readonly number[],
   tokenizer: Tokenizer,
+  readBack = true,
 ): ContextMessage[] {
   const wanted = new Set(seqs);
   const names = new Map<string, string>();
@@ -94,7 +108,7 @@ export function stubToolResults(
     const name = (m.toolCallId && names.get(m.toolCallId)) || 'a tool';
     const resultTokens = m.tokens + (m.omittedTokens ?? 0);
     const { omittedTokens: _clipped, ...rest } = m;
-    const text = renderStub(name, resultTokens, m.seq, m.text);
+    const text = renderStub(name, resultTokens, m.seq, m.text, readBack);
     stubs.push({ ...rest, text, tokens: messageTokens(tokenizer, { ...rest, text }), stubbed: true });
   }
   return stubs;

@@ -22,6 +22,8 @@ export interface SimulationOptions {
   /** Tokens the prompt spends on the system prompt and the memory recall budget. */
   readonly reservedTokens: number;
   readonly tokenizer: Tokenizer;
+  /** The channel may call read_history: stubs say how to read a result back (default: yes), as the bot's do. */
+  readonly readHistory?: boolean;
   /** Turns between a job's start and its result (when `jobSeconds` is not set). */
   readonly jobLatency: number;
   /** Seconds between a job's start and its result, on the transcript's clock. */

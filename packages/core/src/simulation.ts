@@ -165,7 +165,12 @@ export class Simulation {
           });
         return;
       case 'microcompact': {
-        const stubs = stubToolResults(this.#context.view().raw, action.seqs, this.#options.tokenizer);
+        const stubs = stubToolResults(
+          this.#context.view().raw,
+          action.seqs,
+          this.#options.tokenizer,
+          this.#options.readHistory ?? true,
+        );
         const tokensBefore = this.#contextTokens();
         this.#context.replaceRaw(stubs);
         for (const stub of stubs) this.#stubs.set(stub.seq, { text: stub.text, tokens: stub.tokens });

@@ -21,6 +21,7 @@ import {
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
+import { mayReadHistory } from '../channel-status.js';
 import { readTranscript } from '../transcript-file.js';
 import { usageChart } from '../usage-chart.js';
 import type { CommandIo } from './io.js';
@@ -94,6 +95,7 @@ export async function replay(
     maxOutputTokens: channel.llm.maxOutputTokens,
     reservedTokens,
     tokenizer,
+    readHistory: mayReadHistory(channel),
     jobLatency: args.jobLatency ?? DEFAULT_JOB_LATENCY,
     ...(args.jobSeconds === undefined ? {} : { jobSeconds: args.jobSeconds }),
     emit: out.event,
