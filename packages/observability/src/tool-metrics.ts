@@ -9,7 +9,10 @@ import { boundedLabel, seconds } from './metric-values.js';
 export interface ToolCallSample {
   /** The tool's name (`search_history`, `github.search_issues`); `unknown` for one the model made up. */
   readonly tool: string;
-  /** `ok`, `error` (the tool or its server failed), `timeout`, `unknown_tool`, `bad_arguments`. */
+  /**
+   * `ok`, `error` (the tool or its server failed), `timeout`, `cancelled` (the bot stopped during
+   * the call), `unknown_tool`, `bad_arguments`.
+   */
   readonly status: string;
   readonly durationMs: number;
 }
@@ -21,6 +24,7 @@ const TOOL_OUTCOMES: ReadonlySet<string> = new Set([
   'ok',
   'error',
   'timeout',
+  'cancelled',
   'unknown_tool',
   'bad_arguments',
 ]);
@@ -29,7 +33,7 @@ const TOOL_OUTCOMES: ReadonlySet<string> = new Set([
 export function toolMetrics(registers: Registry[]): (call: ToolCallSample) => void {
   const toolCalls = new Counter({
     name: 'ebb_tool_calls_total',
-    help: 'Tool calls of the model, by tool and outcome (ok, error, timeout, unknown_tool, bad_arguments).',
+    help: 'Tool calls of the model, by tool and outcome (ok, error, timeout, cancelled, unknown_tool, bad_arguments).',
     labelNames: ['tool', 'outcome'] as const,
     registers,
   });

@@ -81,6 +81,25 @@ describe('runToolCall', () => {
     expect(signal?.aborted).toBe(true);
   });
 
+  it('cancels a call when the bot stops (its signal), even one that ignores the signal', async () => {
+    const stopping = new AbortController();
+    const hanging = tool(() => new Promise(() => {}));
+    const running = runToolCall(
+      hanging,
+      { id: 'c1', name: 'echo', arguments: '{}' },
+      {
+        ...options,
+        timeoutMs: 60_000,
+        signal: stopping.signal,
+      },
+    );
+    stopping.abort();
+    expect(await running).toMatchObject({
+      status: 'cancelled',
+      outcome: { text: 'The call to echo was cancelled because the bot is stopping.', isError: true },
+    });
+  });
+
   it('keeps the isError a tool reports', async () => {
     const failing = tool(async () => ({ text: 'no such issue', isError: true }));
     const report = await runToolCall(failing, { id: 'c1', name: 'echo', arguments: '{}' }, options);

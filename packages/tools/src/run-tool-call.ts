@@ -12,7 +12,7 @@ import type { Tool, ToolCall, ToolOutcome } from '@ebb/core';
 import { describe } from './mcp-server-connection.js';
 import { boundedToolText } from './tool-text.js';
 
-export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'unknown_tool' | 'bad_arguments';
+export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'cancelled' | 'unknown_tool' | 'bad_arguments';
 
 export interface ToolCallReport {
   readonly outcome: ToolOutcome;
@@ -65,7 +65,10 @@ export async function runToolCall(
   } catch (err) {
     if (timeout.aborted) return timedOut();
     if (signal.aborted)
-      return report('error', failed(`The call to ${call.name} was cancelled because the bot is stopping.`));
+      return report(
+        'cancelled',
+        failed(`The call to ${call.name} was cancelled because the bot is stopping.`),
+      );
     return report('error', failed(`The tool ${call.name} failed: ${describe(err)}.`));
   }
 

@@ -101,6 +101,8 @@ export class Bot {
   /** Absent without a spool: then a message the archive cannot take gets an apology. */
   readonly #spool: SpoolReplay | undefined;
   readonly #botName: string;
+  /** Aborted when the bot starts stopping: tool calls in flight end, and turns stop offering tools. */
+  readonly #stopping = new AbortController();
   #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(options: BotOptions) {
@@ -131,6 +133,7 @@ export class Bot {
       compaction,
       states,
       botName: this.#botName,
+      stopping: this.#stopping.signal,
       ...(options.toolbox === undefined ? {} : { toolbox: options.toolbox }),
       ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }),
     });
@@ -184,11 +187,15 @@ export class Bot {
    * Stops in the order that loses nothing: the adapters take no new messages, the turns already
    * taken finish and answer through adapters that can still send (up to `drainMs`), then the
    * adapters disconnect and the bot stops listening for context changes. Stores are closed by the
-   * caller after.
+   * caller after. A turn in its tool loop finishes at once: its tool calls in flight are cancelled
+   * (each a result saying the bot is stopping, archived with its call) and the model is asked once
+   * more with no tools, so it answers in words instead of holding the drain for up to
+   * `call_timeout_seconds` × `max_steps`.
    */
   async stop(drainMs = 10_000): Promise<void> {
     const log = this.#options.logger;
     const started = performance.now();
+    this.#stopping.abort();
     this.#spool?.stop();
     for (const adapter of this.#adapters.values()) await adapter.pause?.().catch(() => {});
     const busy = this.#actors.busy;

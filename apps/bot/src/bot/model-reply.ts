@@ -58,6 +58,11 @@ export interface ModelReplierOptions {
   readonly toolbox?: Toolbox;
   /** Names the bot's messages in the archive. */
   readonly botName: string;
+  /**
+   * Aborted when the bot stops: tool calls in flight are cancelled (a result the model reads) and
+   * the next model call offers no tools, so the turn ends in words at once.
+   */
+  readonly stopping?: AbortSignal;
   readonly onToolCall?: (sample: ToolCallSample) => void;
 }
 
@@ -85,15 +90,25 @@ export class ModelReplier {
     const recalled = await this.#recall(key, settings, tokenizer, text);
     const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
     const offered = tools?.specs ?? [];
+    const { stopping } = this.#options;
     for (let step = 1; ; step++) {
-      const last = tools === undefined || offered.length === 0 || step >= settings.tools.maxSteps;
+      const last =
+        tools === undefined ||
+        offered.length === 0 ||
+        step >= settings.tools.maxSteps ||
+        stopping?.aborted === true;
       const reply = await this.#ask(key, state, tokenizer, settings, recalled, typing, last ? [] : offered);
       const calls = reply.toolCalls ?? [];
       if (calls.length === 0 || last || tools === undefined)
         return reply.text === '' ? STEP_LIMIT_REPLY : reply.text;
       typing();
       const reports = await Promise.all(
-        calls.map((call) => tools.call(call, { timeoutMs: settings.tools.callTimeoutMs })),
+        calls.map((call) =>
+          tools.call(call, {
+            timeoutMs: settings.tools.callTimeoutMs,
+            ...(stopping === undefined ? {} : { signal: stopping }),
+          }),
+        ),
       );
       reports.forEach((report, i) => {
         this.#report(calls[i] as ToolCall, report, tools, log);
