@@ -54,6 +54,12 @@ export interface McpServerConnectionOptions {
   /** Bound on one try: spawning or connecting, the MCP handshake and listing the tools. */
   readonly startTimeoutMs: number;
   readonly clientVersion: string;
+  /**
+   * How often a ready HTTP server is pinged. A stdio server that exits closes its pipes at once; an
+   * HTTP server that went away says nothing until it is asked, so without a ping it would show
+   * `ready` (in /healthz, `ebb status` and the tools offered) until a call failed.
+   */
+  readonly pingIntervalMs: number;
 }
 
 /**
@@ -75,6 +81,7 @@ export class McpServerConnection {
   #failures = 0;
   #lastError: string | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #pinger: NodeJS.Timeout | undefined;
   #closed = false;
 
   constructor(options: McpServerConnectionOptions) {
@@ -161,6 +168,7 @@ export class McpServerConnection {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#pinger);
     const client = this.#client;
     this.#client = undefined;
     await client?.close().catch(() => {});
@@ -194,6 +202,7 @@ export class McpServerConnection {
       this.#tools = tools;
       this.#status = 'ready';
       this.#failures = 0;
+      if (spec.transport === 'http') this.#keepPinging(client);
       this.#log.info(
         {
           event: 'mcp.server_ready',
@@ -226,6 +235,7 @@ export class McpServerConnection {
 
   #lost(client: Client, reason: string): void {
     if (client !== this.#client || this.#closed) return;
+    clearInterval(this.#pinger);
     this.#client = undefined;
     this.#status = 'restarting';
     this.#lastError = reason;
@@ -235,6 +245,24 @@ export class McpServerConnection {
       { event: 'mcp.server_lost', transport: this.#options.spec.transport, error: reason, retryInMs },
       `MCP server ${this.name} went away (${reason}); restarting in ${Math.round(retryInMs / 1000)} s`,
     );
+  }
+
+  /** Pings `client` every `pingIntervalMs` while it is the connection's; a ping that fails loses it. */
+  #keepPinging(client: Client): void {
+    const { pingIntervalMs, startTimeoutMs } = this.#options;
+    let pinging = false;
+    clearInterval(this.#pinger);
+    this.#pinger = setInterval(() => {
+      if (pinging) return;
+      pinging = true;
+      client
+        .ping({ timeout: Math.min(startTimeoutMs, pingIntervalMs) })
+        .catch((err: unknown) => this.#lost(client, `it did not answer a ping (${describe(err)})`))
+        .finally(() => {
+          pinging = false;
+        });
+    }, pingIntervalMs);
+    this.#pinger.unref();
   }
 
   /** The next try after the backoff; the delay. */

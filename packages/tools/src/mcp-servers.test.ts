@@ -135,6 +135,33 @@ describe('McpServers', () => {
     await vi.waitFor(() => expect(mcp.states().dir?.status).toBe('ready'), { timeout: 10_000 });
   });
 
+  it('notices an HTTP server that went away without any call (a ping), and takes it back when it returns', async () => {
+    const http = await FakeMcpHttpServer.start({ tools: ['echo'] });
+    closers.push(() => http.close());
+    const logger = new RecordingLogger();
+    const mcp = new McpServers({
+      servers: [{ name: 'dir', transport: 'http', url: http.url, headers: {}, missingEnv: [] }],
+      logger,
+      backoff: { initialDelayMs: 50, maxDelayMs: 400 },
+      pingIntervalMs: 100,
+    });
+    closers.push(() => mcp.close());
+    await mcp.start();
+    expect(mcp.states().dir?.status).toBe('ready');
+    expect(mcp.tools().map((t) => t.spec.name)).toEqual(['dir.echo']);
+
+    await http.crash();
+    await vi.waitFor(() => expect(mcp.states().dir?.status).not.toBe('ready'), { timeout: 5_000 });
+    expect(mcp.states().dir?.lastError).toMatch(/^it did not answer a ping/);
+    // A server that is not ready offers no tools: the model is not told of tools that cannot answer.
+    expect(mcp.tools()).toEqual([]);
+    expect(logger.events('mcp.server_lost')).toHaveLength(1);
+
+    await http.restart();
+    await vi.waitFor(() => expect(mcp.states().dir?.status).toBe('ready'), { timeout: 10_000 });
+    expect(mcp.tools().map((t) => t.spec.name)).toEqual(['dir.echo']);
+  });
+
   it('never waits for a server that cannot start: it is failed, logged and retried with backoff', async () => {
     const logger = new RecordingLogger();
     const mcp = await started(

@@ -28,12 +28,15 @@ export interface McpServersOptions {
   readonly startTimeoutMs?: number;
   /** Sent as the client's version in the MCP handshake. */
   readonly clientVersion?: string;
+  /** How often a ready HTTP server is pinged, so one that went away is noticed without a call. */
+  readonly pingIntervalMs?: number;
 }
 
 export const DEFAULT_MCP_OPTIONS = {
   backoff: { initialDelayMs: 1_000, maxDelayMs: 60_000 },
   startTimeoutMs: 20_000,
   clientVersion: '0.1.0',
+  pingIntervalMs: 30_000,
 } as const satisfies Required<Omit<McpServersOptions, 'servers' | 'logger'>>;
 
 export class McpServers {
@@ -51,6 +54,7 @@ export class McpServers {
           backoff,
           startTimeoutMs: options.startTimeoutMs ?? DEFAULT_MCP_OPTIONS.startTimeoutMs,
           clientVersion: options.clientVersion ?? DEFAULT_MCP_OPTIONS.clientVersion,
+          pingIntervalMs: options.pingIntervalMs ?? DEFAULT_MCP_OPTIONS.pingIntervalMs,
         }),
     );
   }
