@@ -1,7 +1,17 @@
-import { parseConfig } from '@ebb/config';
-import { type ChannelSummary, InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core';
+import { parseConfig, resolveChannel } from '@ebb/config';
+import {
+  type ChannelSummary,
+  historyTools,
+  InMemoryArchiveSearch,
+  InMemoryChannelStore,
+  InMemoryMemoryStore,
+  InMemoryRunStore,
+} from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import { Toolbox } from '@ebb/tools';
 import { expect, it, vi } from 'vitest';
-import { loadChannelStatus } from './channel-status.js';
+import { builtInToolTokens, loadChannelStatus } from './channel-status.js';
+import { OfferedTools } from './offered-tools.js';
 
 const config = parseConfig('', 'status.toml');
 
@@ -27,4 +37,22 @@ it('skips the memory count with memoryCounts: false and counts a shared system p
   expect(counted.memories).toEqual({ scope: 'web:a', count: 0 });
   expect(count).toHaveBeenCalledTimes(1);
   expect(counted.tokens.reserved).toBe(a.tokens.reserved);
+});
+
+it('reserves the built-in tools a channel allows as the bot counts them, and none it does not', async () => {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const builtIns = historyTools(new InMemoryArchiveSearch(new InMemoryChannelStore()), {
+    tokenizerFor: async () => tokenizer,
+    maxResultTokens: 4_000,
+  });
+  const bot = new OfferedTools(new Toolbox({ builtIns }));
+  const allowing = (allow: string) =>
+    resolveChannel(parseConfig(`[tools]\nallow = ${allow}`, 'status.toml'), 'web:a');
+
+  for (const allow of ['["search_history", "read_history"]', '["search_history"]', '["*_history"]']) {
+    const settings = allowing(allow);
+    expect(builtInToolTokens(settings, tokenizer), allow).toBe(bot.tokensFor(settings, tokenizer));
+    expect(builtInToolTokens(settings, tokenizer), allow).toBeGreaterThan(100);
+  }
+  expect(builtInToolTokens(allowing('[]'), tokenizer)).toBe(0);
 });

@@ -12,6 +12,7 @@ import {
   type CompactionRun,
   type CompactorSettings,
   type HISTORY_TOOL_NAMES,
+  HISTORY_TOOL_SPECS,
   type MemoryStore,
   memoryScope,
   type RunStore,
@@ -19,6 +20,7 @@ import {
   systemPromptTokens,
   type Tier,
   type Tokenizer,
+  toolSpecsTokens,
   usageOf,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -186,12 +188,30 @@ export function mayReadHistory(settings: Pick<ResolvedChannelConfig, 'tools'>): 
 }
 
 /**
+ * Tokens of the built-in tools the channel's `[tools] allow` lets it use, as every prompt of the bot
+ * carries them: what a process without the bot's toolbox can count. MCP tools need their servers
+ * running, so `ebb status` and `ebb simulate` leave them out (the dashboard, in the bot's process,
+ * counts them).
+ */
+export function builtInToolTokens(
+  settings: Pick<ResolvedChannelConfig, 'tools'>,
+  tokenizer: Tokenizer,
+): number {
+  return toolSpecsTokens(
+    tokenizer,
+    HISTORY_TOOL_SPECS.filter((spec) => isToolAllowed(settings.tools.allow, spec.name)),
+  );
+}
+
+/**
  * `compactorSettingsOf` with the system message counted by the channel's tokenizer; `systemTokens`
- * keeps the count per (encoding, prompt) across calls.
+ * keeps the count per (encoding, prompt) across calls. `toolTokens` counts the tool definitions the
+ * channel is offered (default: the built-in ones it allows, `builtInToolTokens`).
  */
 export async function loadCompactorSettings(
   settings: ResolvedChannelConfig,
   systemTokens = new Map<string, Promise<number>>(),
+  toolTokens: (tokenizer: Tokenizer) => number = (tokenizer) => builtInToolTokens(settings, tokenizer),
 ): Promise<CompactorSettings> {
   const { encoding } = settings.llm;
   const prompt = settings.bot.systemPrompt;
@@ -199,7 +219,7 @@ export async function loadCompactorSettings(
   const tokens = memoized(systemTokens, JSON.stringify([encoding, prompt]), async () =>
     systemPromptTokens(tokenizer, prompt),
   );
-  return compactorSettingsOf(settings, tokenizer, await tokens);
+  return compactorSettingsOf(settings, tokenizer, await tokens, toolTokens(tokenizer));
 }
 
 export interface DescribeChannelInput<Count extends number | null = number> {

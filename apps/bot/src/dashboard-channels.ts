@@ -37,7 +37,7 @@ import {
   type DashboardUsagePoint,
   type HistoryPage,
 } from '@ebb/web';
-import { loadChannelStatus, loadCompactorSettings } from './channel-status.js';
+import { builtInToolTokens, loadChannelStatus, loadCompactorSettings } from './channel-status.js';
 import type { DashboardFeed } from './dashboard-feed.js';
 import { describeHistory, historyRange } from './dashboard-history.js';
 import type { OfferedTools } from './offered-tools.js';
@@ -49,7 +49,10 @@ export interface DashboardStores {
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
   /** The bot's live feed: the usage series and the events. */
   readonly feed: DashboardFeed;
-  /** The tools a channel is offered: usage here counts their tokens as the bot's does. */
+  /**
+   * The tools a channel is offered: usage here counts their tokens as the bot's does (without it,
+   * the built-in ones the channel allows).
+   */
   readonly offeredTools?: OfferedTools;
 }
 
@@ -197,9 +200,10 @@ export class StoreDashboardSource implements DashboardSource {
     settings: ResolvedChannelConfig,
     systemTokens?: Map<string, Promise<number>>,
   ): Promise<CompactorSettings> {
-    const base = await loadCompactorSettings(settings, systemTokens);
-    const tools = this.#stores.offeredTools?.tokensFor(settings, base.tokenizer) ?? 0;
-    return tools === 0 ? base : { ...base, reservedTokens: base.reservedTokens + tools };
+    const offered = this.#stores.offeredTools;
+    return loadCompactorSettings(settings, systemTokens, (tokenizer) =>
+      offered === undefined ? builtInToolTokens(settings, tokenizer) : offered.tokensFor(settings, tokenizer),
+    );
   }
 
   async #summaries(): Promise<ChannelSummary[]> {

@@ -27,7 +27,7 @@ import {
   type SearchedFor,
 } from './history-rendering.js';
 import type { Tokenizer } from './tokens.js';
-import type { Tool, ToolCallContext, ToolOutcome } from './tool-ports.js';
+import type { Tool, ToolCallContext, ToolOutcome, ToolSpec } from './tool-ports.js';
 import { quotedLine } from './untrusted-text.js';
 
 export interface HistoryToolsOptions {
@@ -53,6 +53,59 @@ export const HISTORY_TOOLS = {
 
 const [SEARCH_HISTORY, READ_HISTORY] = HISTORY_TOOL_NAMES;
 
+const SEARCH_HISTORY_SPEC: ToolSpec = {
+  name: SEARCH_HISTORY,
+  description:
+    "Search this channel's whole message archive, including messages that were summarized away, " +
+    'and get the best matching messages back word for word, with their seq numbers (#n), authors ' +
+    'and times. Every word of the query must appear (English word forms match: "deploy" finds ' +
+    '"deployed"); use "quotes" for a phrase, `or` between alternatives, -word to exclude. Very common ' +
+    'words are ignored. Use read_history to read around a match.',
+  parameters: {
+    type: 'object',
+    properties: {
+      query: {
+        type: 'string',
+        description: 'The words to find.',
+        maxLength: ARCHIVE_SEARCH.maxQueryChars,
+      },
+      from: { type: 'integer', minimum: 1, description: 'Only messages with seq >= from.' },
+      to: { type: 'integer', minimum: 1, description: 'Only messages with seq <= to.' },
+      author: { type: 'string', description: 'Only messages by this author (as shown in results).' },
+    },
+    required: ['query'],
+    additionalProperties: false,
+  },
+};
+
+const READ_HISTORY_SPEC: ToolSpec = {
+  name: READ_HISTORY,
+  description:
+    "Read this channel's archived messages from_seq..to_seq word for word (seqs as in #n, e.g. the " +
+    'range a summary names or the seq of a search match). A long range stops where the result is ' +
+    'full and says where to continue; a message too large for one result comes in parts (part 2, 3, …).',
+  parameters: {
+    type: 'object',
+    properties: {
+      from_seq: { type: 'integer', minimum: 1, description: 'First seq to read.' },
+      to_seq: { type: 'integer', minimum: 1, description: 'Last seq to read (inclusive).' },
+      part: {
+        type: 'integer',
+        minimum: 1,
+        description: 'For one message too large for a result (from_seq = to_seq): which part to read.',
+      },
+    },
+    required: ['from_seq', 'to_seq'],
+    additionalProperties: false,
+  },
+};
+
+/**
+ * The built-in tools' definitions, in the order a channel is offered them: what a process without
+ * the bot's toolbox (`ebb status`, `ebb simulate`) counts as the room they take in every prompt.
+ */
+export const HISTORY_TOOL_SPECS: readonly ToolSpec[] = [SEARCH_HISTORY_SPEC, READ_HISTORY_SPEC];
+
 export function historyTools(search: ArchiveSearch, options: HistoryToolsOptions): readonly Tool[] {
   if (!(options.maxResultTokens >= HISTORY_TOOLS.minResultTokens)) {
     throw new RangeError(
@@ -64,30 +117,7 @@ export function historyTools(search: ArchiveSearch, options: HistoryToolsOptions
 
 function searchHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): Tool {
   return {
-    spec: {
-      name: SEARCH_HISTORY,
-      description:
-        "Search this channel's whole message archive, including messages that were summarized away, " +
-        'and get the best matching messages back word for word, with their seq numbers (#n), authors ' +
-        'and times. Every word of the query must appear (English word forms match: "deploy" finds ' +
-        '"deployed"); use "quotes" for a phrase, `or` between alternatives, -word to exclude. Very common ' +
-        'words are ignored. Use read_history to read around a match.',
-      parameters: {
-        type: 'object',
-        properties: {
-          query: {
-            type: 'string',
-            description: 'The words to find.',
-            maxLength: ARCHIVE_SEARCH.maxQueryChars,
-          },
-          from: { type: 'integer', minimum: 1, description: 'Only messages with seq >= from.' },
-          to: { type: 'integer', minimum: 1, description: 'Only messages with seq <= to.' },
-          author: { type: 'string', description: 'Only messages by this author (as shown in results).' },
-        },
-        required: ['query'],
-        additionalProperties: false,
-      },
-    },
+    spec: SEARCH_HISTORY_SPEC,
     async call(args, context) {
       const parsed = parseSearchArgs(args);
       if (typeof parsed === 'string') return failure(parsed);
@@ -111,27 +141,7 @@ function searchHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions):
 
 function readHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): Tool {
   return {
-    spec: {
-      name: READ_HISTORY,
-      description:
-        "Read this channel's archived messages from_seq..to_seq word for word (seqs as in #n, e.g. the " +
-        'range a summary names or the seq of a search match). A long range stops where the result is ' +
-        'full and says where to continue; a message too large for one result comes in parts (part 2, 3, …).',
-      parameters: {
-        type: 'object',
-        properties: {
-          from_seq: { type: 'integer', minimum: 1, description: 'First seq to read.' },
-          to_seq: { type: 'integer', minimum: 1, description: 'Last seq to read (inclusive).' },
-          part: {
-            type: 'integer',
-            minimum: 1,
-            description: 'For one message too large for a result (from_seq = to_seq): which part to read.',
-          },
-        },
-        required: ['from_seq', 'to_seq'],
-        additionalProperties: false,
-      },
-    },
+    spec: READ_HISTORY_SPEC,
     async call(args, context) {
       const parsed = parseReadArgs(args);
       if (typeof parsed === 'string') return failure(parsed);

@@ -21,7 +21,7 @@ import {
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { mayReadHistory } from '../channel-status.js';
+import { builtInToolTokens, mayReadHistory } from '../channel-status.js';
 import { readTranscript } from '../transcript-file.js';
 import { usageChart } from '../usage-chart.js';
 import type { CommandIo } from './io.js';
@@ -86,7 +86,9 @@ export async function replay(
   const channel = resolveChannel(config, args.channel ?? 'defaults');
   const tokenizer = await loadTokenizer(channel.llm.encoding);
   const reservedTokens =
-    systemPromptTokens(tokenizer, channel.bot.systemPrompt) + channel.memory.recallMaxTokens;
+    systemPromptTokens(tokenizer, channel.bot.systemPrompt) +
+    channel.memory.recallMaxTokens +
+    builtInToolTokens(channel, tokenizer);
 
   const out = args.json ? jsonPrinter(io) : textPrinter(io, channel);
   const sim = new Simulation({

@@ -2,16 +2,25 @@
  * `ebb status` against the real Postgres stores: a Slack channel with a summary span, two passes,
  * memories and a channel-pattern override of its thresholds; a thread and a web channel beside it.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type NewMessage, systemPromptTokens } from '@ebb/core';
-import { makeDefaultPgliteTemplate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { parseConfig, resolveChannel } from '@ebb/config';
+import { historyTools, type NewMessage, systemPromptTokens } from '@ebb/core';
+import {
+  makeDefaultPgliteTemplate,
+  PgArchiveSearch,
+  PgChannelStore,
+  PgMemoryStore,
+  PgRunStore,
+} from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { emptySchema, type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { Toolbox } from '@ebb/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { usageBar } from '../bot/context-report.js';
+import { OfferedTools } from '../offered-tools.js';
 import { status } from './status.js';
 
 const SYSTEM_PROMPT = 'You are Ebb, a terse assistant.';
@@ -98,7 +107,18 @@ beforeAll(async () => {
   ]);
 
   const tokenizer = await loadTokenizer('o200k_base');
-  reserved = systemPromptTokens(tokenizer, SYSTEM_PROMPT) + 200;
+  // The system prompt, the recall budget, and the tool definitions the bot would offer the channel
+  // (the default allow list: the two history tools), counted the way the bot counts them.
+  const builtIns = historyTools(new PgArchiveSearch({ db: pg.db }), {
+    tokenizerFor: async () => tokenizer,
+    maxResultTokens: 4_000,
+  });
+  const offered = new OfferedTools(new Toolbox({ builtIns }));
+  const config = parseConfig(readFileSync(configFile, 'utf8'), configFile);
+  reserved =
+    systemPromptTokens(tokenizer, SYSTEM_PROMPT) +
+    200 +
+    offered.tokensFor(resolveChannel(config, SLACK), tokenizer);
   expectedUsage = ((8_050 + reserved) * 1.2) / 15_000;
 });
 
@@ -127,7 +147,7 @@ describe('ebb status', () => {
     // The web channel keeps the defaults.
     expect(headers[2]).toContain('(background 80%, aggressive 85%, emergency 95%)');
     expect(text).toContain(
-      `  tokens    ${(8_050 + reserved).toLocaleString('en-US')} of 15,000: context 8,050 + system prompt and recall ${reserved}, calibration ×1.20`,
+      `  tokens    ${(8_050 + reserved).toLocaleString('en-US')} of 15,000: context 8,050 + system prompt, recall and tools ${reserved}, calibration ×1.20`,
     );
     expect(text).toContain('  messages  30 archived, 20 in the context; generation 1');
     expect(text).toContain('  spans     1 summary (50 tokens), 0 pending truncations');

@@ -19,7 +19,7 @@
  *       "thresholds": { "background": number, "aggressive": number, "emergency": number },
  *       "tokens": {
  *         "context": number,               // active spans + raw messages, as stored
- *         "reserved": number,              // system prompt + memory recall budget
+ *         "reserved": number,              // system prompt + memory recall budget + built-in tools
  *         "budget": number,                // llm.context_window - llm.max_output_tokens
  *         "calibration": number            // factor on our count from the provider's reports (1: none yet)
  *       },
@@ -174,7 +174,7 @@ function formatChannel(c: ChannelStatus): string[] {
       `  (background ${pct(t.background)}, aggressive ${pct(t.aggressive)}, emergency ${pct(t.emergency)}` +
       `${c.reached === 'none' ? '' : `; past ${c.reached}`})`,
     `  tokens    ${num(c.tokens.context + c.tokens.reserved)} of ${num(c.tokens.budget)}: context ${num(c.tokens.context)}` +
-      ` + system prompt and recall ${num(c.tokens.reserved)}${calibrated}`,
+      ` + system prompt, recall and tools ${num(c.tokens.reserved)}${calibrated}`,
     `  messages  ${num(c.messages.archived)} archived, ${num(c.messages.inContext)} in the context; generation ${c.generation}`,
     `  spans     ${plural(c.spans.summaries, 'summary', 'summaries')} (${num(c.spans.summaryTokens)} tokens), ` +
       `${plural(c.spans.truncations, 'pending truncation', 'pending truncations')}`,
