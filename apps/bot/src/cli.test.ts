@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,7 +100,64 @@ describe('helpRequest', () => {
   });
 });
 
+/** A config.toml in a new directory that breaks three rules at once: a cross-field rule and two sums. */
+function badConfigDir(): { dir: string; file: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'ebb-bad-config-'));
+  const file = join(dir, 'config.toml');
+  writeFileSync(file, '[llm]\ncontext_window = 4000\n[compaction]\nbackground_threshold = 0.9\n');
+  return { dir, file };
+}
+
+const BAD_CONFIG_PROBLEMS = [
+  /config\.toml: compaction\.background_threshold: must be below aggressive_threshold \(0\.85, default\); found 0\.9$/,
+  /config\.toml: llm\.context_window: must be above max_output_tokens .* = 5416; found 4000$/,
+  /config\.toml: llm\.context_window: must be above compaction\.message_max_tokens .* = 5096; found 4000$/,
+];
+
+// The commands that run until stopped read their config before anything starts: a bad one is every
+// problem as a sentence and exit 1, as `ebb config check` and `ebb status` report it (before, the
+// ConfigError escaped as a stack trace).
+describe.each(['dev', 'start', 'worker'])('ebb %s with a bad config', (command) => {
+  it('lists every problem with its file, key and rule, says what to do, and exits 1', async () => {
+    const { dir, file } = badConfigDir();
+    try {
+      const { code, out, err } = await ebb(command, '--config', file);
+      const lines = err.trimEnd().split('\n');
+      expect(lines).toHaveLength(4);
+      for (const [i, problem] of BAD_CONFIG_PROBLEMS.entries()) expect(lines[i]).toMatch(problem);
+      expect(lines[3]).toBe(`ebb ${command}: fix the problems above and run it again`);
+      expect(out).toBe('');
+      expect(code).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('bin/ebb.mjs', () => {
+  it('starts nothing on a bad config: the problems on stderr, no stack trace, exit 1', () => {
+    const { dir, file } = badConfigDir();
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
+      for (const name of ['DATABASE_URL', 'EBB_CONFIG', 'EBB_DATA_DIR'] as const) delete env[name];
+      const done = spawnSync(process.execPath, [EBB, 'start', '--config', file], {
+        cwd: dir,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(done.stderr).not.toMatch(/^\s+at /m);
+      expect(done.stderr.trimEnd().split('\n')).toHaveLength(4);
+      expect(done.stderr).toContain('ebb start: fix the problems above and run it again');
+      expect(done.stdout).toBe('');
+      expect(done.status).toBe(1);
+      // Nothing was started: no embedded database beside the config.
+      expect(readdirSync(dir)).toEqual(['config.toml']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('prints the usage of ebb dev and exits without starting anything', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'ebb-help-'));
     try {

@@ -9,8 +9,14 @@ import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
 
-export async function run(args: { config?: string; withWorker: boolean }, _io: CommandIo): Promise<number> {
-  const { config, env, logger } = await loadRuntime(args, args.withWorker ? 'ebb-dev' : 'ebb');
+export async function run(args: { config?: string; withWorker: boolean }, io: CommandIo): Promise<number> {
+  const runtime = await loadRuntime(
+    args,
+    args.withWorker ? { command: 'ebb dev', logger: 'ebb-dev' } : { command: 'ebb start', logger: 'ebb' },
+    io,
+  );
+  if (typeof runtime === 'number') return runtime;
+  const { config, env, logger } = runtime;
   const reloading = watchConfig(config, logger);
   let ebb: RunningEbb;
   try {

@@ -10,11 +10,11 @@
  * commands open it only when told Ebb is stopped (`--embedded`); otherwise they say how to get the
  * same answer from inside the running bot.
  */
-import { ConfigError, type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
+import { type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
 import { EbbError } from '@ebb/core';
 import { type Database, type DbErrorCode, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import type { CommandIo } from './io.js';
-import { openDatabase } from './runtime.js';
+import { openDatabase, reportConfigError } from './runtime.js';
 
 export interface StoreCommandDeps {
   /** The environment (default `process.env`): DATABASE_URL, EBB_DATA_DIR, REDIS_URL, EBB_REDIS_PREFIX, EBB_CONFIG. */
@@ -108,13 +108,6 @@ export async function withStores(
   } finally {
     if (deps.database === undefined) await database.close();
   }
-}
-
-function reportConfigError(command: string, err: unknown, io: CommandIo): number {
-  if (!(err instanceof ConfigError)) throw err;
-  for (const line of err.message.split('\n')) io.err(line);
-  io.err(`${command}: fix the problem${err.issues.length === 1 ? '' : 's'} above and run it again`);
-  return 1;
 }
 
 /** A store failure as sentences on `err` (exit code 1); anything that is not an `EbbError` is a bug and rethrown. */

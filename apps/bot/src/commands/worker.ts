@@ -24,7 +24,9 @@ export async function worker(
   args: { config?: string; concurrency?: number },
   io: CommandIo,
 ): Promise<number> {
-  const { config, env, logger } = await loadRuntime(args, 'ebb-worker');
+  const runtime = await loadRuntime(args, { command: 'ebb worker', logger: 'ebb-worker' }, io);
+  if (typeof runtime === 'number') return runtime;
+  const { config, env, logger } = runtime;
   if (env.DATABASE_URL === undefined) {
     io.err(
       'ebb worker: DATABASE_URL is not set. A separate worker needs Postgres (the embedded database belongs to one process);\n' +
