@@ -101,6 +101,25 @@ describe('a channel of the dashboard in a browser', () => {
     await long.getByText('watched for half an hour').waitFor();
     expect(await page.getAttribute('#gauge', 'aria-valuenow')).toMatch(/^\d+\.\d$/);
 
+    // The passes the long pastes started end before the world closes under them; once the last has
+    // spliced, the list's row shows the usage the overview shows (it kept the last turn's usage, from
+    // before the splice, until its 15 s refresh).
+    const runs = new PgRunStore({ db: world.fresh.db });
+    await expect
+      .poll(
+        async () =>
+          (await runs.recent('web:ops', 50)).filter((r) => r.status === 'queued' || r.status === 'running')
+            .length,
+        { timeout: 20_000 },
+      )
+      .toBe(0);
+    const listed = page.locator('#channels tr[data-row="web:ops"] .bar span');
+    await expect
+      .poll(async () => `${await listed.innerText()} in the list, ${await page.textContent('#usage')}`, {
+        timeout: 5_000,
+      })
+      .toMatch(/^(\d+\.\d%) in the list, usage \1/);
+
     await page.locator('#chart').scrollIntoViewIfNeeded();
     await page.screenshot({ path: shot('dashboard'), fullPage: true });
     await page
@@ -123,16 +142,6 @@ describe('a channel of the dashboard in a browser', () => {
     });
     expect(errors).toEqual([]);
     await page.close();
-    // The passes the long pastes started end before the world closes under them.
-    const runs = new PgRunStore({ db: world.fresh.db });
-    await expect
-      .poll(
-        async () =>
-          (await runs.recent('web:ops', 50)).filter((r) => r.status === 'queued' || r.status === 'running')
-            .length,
-        { timeout: 20_000 },
-      )
-      .toBe(0);
   }, 120_000);
 
   it('shows a channel of another platform with its summary span, truncation marker and stubs in place', {

@@ -4,7 +4,8 @@
  * this module's, the usage chart's (`dashboard-script-chart.ts`) and the history's
  * (`dashboard-script-history.ts`), joined in order into one function.
  *
- * State: every channel row (from `/api/dashboard/channels`, refreshed every 15 s and on events),
+ * State: every channel row (from `/api/dashboard/channels`, refreshed every 15 s, after a splice and
+ * from turn events and the selected channel's detail),
  * the selected key, and the selected channel's detail, usage and loaded history. Text from the
  * server only ever goes into the DOM as text (`textContent`), never as HTML.
  */
@@ -103,8 +104,10 @@ const SCRIPT_START = `
   }
 
   async function loadList() {
+    const current = newest('list');
     try {
       const { channels } = await api('/api/dashboard/channels');
+      if (!current()) return;
       state.rows = channels;
       state.loaded = true;
       drawList();
@@ -115,6 +118,17 @@ const SCRIPT_START = `
 
   let listTimer;
   const listSoon = () => { if (!listTimer) listTimer = setTimeout(() => { listTimer = undefined; drawList(); }, 1000); };
+  // A pass spliced a context (in this process or a worker's): no turn event carries the usage it
+  // left, so the list is read again, at most once a second however many splices land.
+  let reloadTimer;
+  const listReloadSoon = () => { if (!reloadTimer) reloadTimer = setTimeout(() => { reloadTimer = undefined; loadList(); }, 1000); };
+  // The selected channel's detail is the newest read of its row: the list shows what the detail shows.
+  function rowFromDetail(d) {
+    const row = state.rows.find((r) => r.key === d.key);
+    if (!row || (row.usage === d.usage && row.messages === d.messages)) return;
+    row.usage = d.usage; row.reached = d.reached; row.messages = d.messages; row.lastActiveAt = d.lastActiveAt;
+    listSoon();
+  }
 
   // ---- the selected channel ----
   function showEmptyChannel(title, text) {
@@ -167,6 +181,7 @@ const SCRIPT_START = `
       return;
     }
     state.detail = d;
+    rowFromDetail(d);
     $('channel-panel').setAttribute('aria-busy', 'false');
     $('empty-channel').hidden = true;
     $('channel-body').hidden = false;
@@ -256,7 +271,7 @@ const SCRIPT_END = `
       if (words) announce(ev.tier + ' ' + (ev.event === 'compaction.completed' || ev.event === 'compaction.failed' || ev.event === 'compaction.started' ? 'pass ' : '') + words + ' in ' + ev.channel);
       refreshSelected(ev.event !== 'compaction.started' && ev.event !== 'compaction.triggered' && ev.event !== 'compaction.enqueued');
     });
-    stream.addEventListener('context', (e) => { const ev = JSON.parse(e.data); if (ev.channel === state.key) refreshSelected(true); });
+    stream.addEventListener('context', (e) => { const ev = JSON.parse(e.data); listReloadSoon(); if (ev.channel === state.key) refreshSelected(true); });
   }
 
   // ---- controls ----
