@@ -3,7 +3,8 @@
  *
  * - the list: one `listChannels` query for every channel of every platform (its tokens, last
  *   activity and calibration come with it), usage computed as `ebb status` does, no query per channel;
- * - a channel: its status (`loadChannelStatus`: spans, the last passes) and its top memories;
+ * - a channel: its row (`channelSummary`, one row however many channels there are), its status
+ *   (`loadChannelStatus`: spans, the last passes) and its top memories;
  * - history: the archive's messages of a seq range (`readArchive`) placed against the prefix
  *   (`loadPrefix`), see `dashboard-history.ts`;
  * - usage over time: the in-memory `UsageSeries` the bot feeds from turns, microcompactions and
@@ -11,8 +12,8 @@
  *   store: each pass's usage at trigger and, from its tokens after, the usage it left;
  * - live events: those of the bot's `DashboardFeed`.
  *
- * The usage of the list is the stores' view: like `ebb status` it does not count the MCP tool
- * definitions only the running bot knows, which the turn points of the series do.
+ * Usage counts the tool definitions a channel is offered as the bot does (`offeredTools`, the
+ * running bot's MCP tools included), so a row and the bot's turn events agree.
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
@@ -44,7 +45,10 @@ import type { OfferedTools } from './offered-tools.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;
-  readonly channels: Pick<ChannelStore, 'listChannels' | 'loadPrefix' | 'readArchive' | 'calibration'>;
+  readonly channels: Pick<
+    ChannelStore,
+    'listChannels' | 'channelSummary' | 'loadPrefix' | 'readArchive' | 'calibration'
+  >;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
   /** The bot's live feed: the usage series and the events. */
@@ -58,7 +62,7 @@ export interface DashboardStores {
 
 /** Passes read for a channel's usage chart. */
 const CHART_RUNS = 50;
-/** How long one `listChannels` answer serves the page's requests made together. */
+/** How long one `listChannels` answer serves the list requests of every open page. */
 const LIST_TTL_MS = 500;
 
 export class StoreDashboardSource implements DashboardSource {
@@ -219,13 +223,9 @@ export class StoreDashboardSource implements DashboardSource {
     return this.#list.summaries;
   }
 
-  async #summary(key: string): Promise<ChannelSummary | undefined> {
-    const cached = (await this.#summaries()).find((s) => s.key === key);
-    if (cached !== undefined) return cached;
-    // A channel newer than the list read for the requests made together (its first message came
-    // just now): read the list again rather than answer "no such channel" until the next refresh.
-    this.#list = undefined;
-    return (await this.#summaries()).find((s) => s.key === key);
+  /** One channel's row, read on its own: the detail routes stay flat in the number of channels. */
+  #summary(key: string): Promise<ChannelSummary | undefined> {
+    return this.#stores.channels.channelSummary(key);
   }
 }
 

@@ -258,13 +258,19 @@ export class InMemoryChannelStore implements ChannelStore {
   async listChannels(): Promise<ChannelSummary[]> {
     return [...this.#channels.keys()]
       .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-      .map((key) => {
-        const channel = this.#channels.get(key);
-        const { generation, headSeq, tokens } = channel?.context.view() ?? EMPTY_VIEW;
-        const microcompaction = { stubbed: 0, tokensSaved: 0, ...channel?.microcompaction };
-        const calibration = channel?.calibration ?? UNCALIBRATED;
-        return { key, headSeq, generation, tokens, microcompaction, calibration };
-      });
+      .map((key) => this.#summaryOf(key));
+  }
+
+  async channelSummary(channelKey: string): Promise<ChannelSummary | undefined> {
+    return this.#channels.has(channelKey) ? this.#summaryOf(channelKey) : undefined;
+  }
+
+  #summaryOf(key: string): ChannelSummary {
+    const channel = this.#channels.get(key);
+    const { generation, headSeq, tokens } = channel?.context.view() ?? EMPTY_VIEW;
+    const microcompaction = { stubbed: 0, tokensSaved: 0, ...channel?.microcompaction };
+    const calibration = channel?.calibration ?? UNCALIBRATED;
+    return { key, headSeq, generation, tokens, microcompaction, calibration };
   }
 
   #channel(channelKey: string): ChannelState {

@@ -218,6 +218,8 @@ export interface ChannelStore {
   setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
   /** Every channel the store holds, ordered by key: for operators (`ebb status`), not the hot path. */
   listChannels(): Promise<ChannelSummary[]>;
+  /** One channel as `listChannels` gives it, or undefined when the store holds no such channel. */
+  channelSummary(channelKey: string): Promise<ChannelSummary | undefined>;
 }
 
 /** A memory as the extractor proposes it, before it has an id. */

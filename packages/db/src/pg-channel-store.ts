@@ -36,6 +36,7 @@ import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { DUPLICATE, insertMessage } from './pg-append.js';
 import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
+import { listChannelSummaries, readChannelSummary } from './pg-channel-summaries.js';
 import { dbCall } from './pg-errors.js';
 import { stubToolResults } from './pg-microcompaction.js';
 import {
@@ -362,30 +363,10 @@ export class PgChannelStore implements ChannelStore {
   }
 
   listChannels(): Promise<ChannelSummary[]> {
-    return dbCall('listChannels', () =>
-      this.#db
-        .select({
-          key: channels.key,
-          headSeq: channels.headSeq,
-          generation: channels.generation,
-          tokens: sql<number>`${channels.spanTokens} + ${channels.rawTokens}`.mapWith(Number),
-          stubbed: channels.stubbedResults,
-          tokensSaved: channels.stubbedTokensSaved,
-          updatedAt: channels.updatedAt,
-          factor: channels.calibrationFactor,
-          samples: channels.calibrationSamples,
-        })
-        .from(channels)
-        // Byte order, as the in-memory store sorts, whatever the database's collation.
-        .orderBy(sql`${channels.key} collate "C"`)
-        .then((rows) =>
-          rows.map(({ stubbed, tokensSaved, updatedAt, factor, samples, ...row }) => ({
-            ...row,
-            microcompaction: { stubbed, tokensSaved },
-            lastActiveAt: updatedAt.getTime(),
-            calibration: { factor, samples },
-          })),
-        ),
-    );
+    return dbCall('listChannels', () => listChannelSummaries(this.#db));
+  }
+
+  channelSummary(channelKey: string): Promise<ChannelSummary | undefined> {
+    return dbCall('channelSummary', () => readChannelSummary(this.#db, channelKey));
   }
 }

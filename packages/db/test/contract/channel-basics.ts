@@ -189,5 +189,21 @@ export function channelBasicsCases(current: () => ContractContext): void {
       for (const c of listed)
         if (c.lastActiveAt !== undefined) expect(Math.abs(c.lastActiveAt - started)).toBeLessThan(60_000);
     });
+
+    it('gives one channel as the list gives it, and nothing for a channel it does not hold', async () => {
+      await appendMany(stores.channels, `${key}:a`, 3);
+      await appendMany(stores.channels, `${key}:b`, 5);
+      await stores.channels.setCalibration(`${key}:b`, { factor: 1.5, samples: 2 });
+      const listed = (await stores.channels.listChannels()).filter((c) => c.key.startsWith(key));
+      expect(listed.map((c) => c.key)).toEqual([`${key}:a`, `${key}:b`]);
+      for (const c of listed) expect(await stores.channels.channelSummary(c.key)).toEqual(c);
+      expect(await stores.channels.channelSummary(`${key}:b`)).toMatchObject({
+        headSeq: 5,
+        calibration: { factor: 1.5, samples: 2 },
+      });
+      expect(await stores.channels.channelSummary(`${key}:none`)).toBeUndefined();
+      // A key that is a prefix of held ones is not one of them.
+      expect(await stores.channels.channelSummary(key)).toBeUndefined();
+    });
   });
 }
