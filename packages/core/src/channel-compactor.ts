@@ -34,7 +34,10 @@ export interface CompactorSettings {
   readonly tokenizer: Tokenizer;
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
-  /** Tokens of the system prompt and the memory recall budget. */
+  /**
+   * Tokens every prompt spends before the context: the system prompt, the memory recall budget and
+   * the definitions of the tools the channel is offered.
+   */
   readonly reservedTokens: number;
   /** The channel may call read_history, so microcompaction's stubs say how to read a result back (default: yes). */
   readonly readHistory?: boolean;

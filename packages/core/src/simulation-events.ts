@@ -19,7 +19,10 @@ export interface SimulationOptions {
   readonly policy: CompactionPolicy;
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
-  /** Tokens the prompt spends on the system prompt and the memory recall budget. */
+  /**
+   * Tokens every prompt spends before the context: the system prompt, the memory recall budget and
+   * the tool definitions (the built-in ones the channel allows; a running bot adds its MCP tools).
+   */
   readonly reservedTokens: number;
   readonly tokenizer: Tokenizer;
   /** The channel may call read_history: stubs say how to read a result back (default: yes), as the bot's do. */
