@@ -10,11 +10,18 @@
  *
  * The backoff doubles from `initialDelayMs` up to `maxDelayMs` and goes back to the start once a try
  * succeeds. Secrets (resolved `env` and `headers`) are handed to the transport and never logged.
+ *
+ * A stdio server that exits is lost at once; a ready HTTP server is pinged, and lost after
+ * `MISSED_PINGS_TO_LOSE` pings in a row went unanswered (a timeout or a transport error). Any answer
+ * counts, even a JSON-RPC error: a server that does not implement `ping` is still there. Losing a
+ * server cuts its calls in flight, and (ready resets the backoff) one lost per slow ping would be
+ * restarted every interval.
  */
 
 import { type Logger, type McpServerSpec, withTimeout } from '@ebb/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ToolsError } from './errors.js';
 import { type McpCallResult, mcpResultText } from './mcp-result-text.js';
 import { type McpSdk, mcpSdk } from './mcp-sdk.js';
@@ -57,7 +64,8 @@ export interface McpServerConnectionOptions {
   /**
    * How often a ready HTTP server is pinged. A stdio server that exits closes its pipes at once; an
    * HTTP server that went away says nothing until it is asked, so without a ping it would show
-   * `ready` (in /healthz, `ebb status` and the tools offered) until a call failed.
+   * `ready` (in /healthz, `ebb status` and the tools offered) until a call failed. Each ping waits
+   * at most this long (and at most `startTimeoutMs`).
    */
   readonly pingIntervalMs: number;
 }
@@ -68,6 +76,8 @@ export interface McpServerConnectionOptions {
  */
 const SDK_CALL_TIMEOUT_MS = 700_000;
 const MAX_LISTED_PAGES = 20;
+/** One slow answer is not a server gone: only this many unanswered pings in a row lose it. */
+const MISSED_PINGS_TO_LOSE = 2;
 
 export class McpServerConnection {
   readonly name: string;
@@ -140,12 +150,7 @@ export class McpServerConnection {
     } catch (err) {
       if (signal.aborted) throw signal.reason;
       // Loaded already: the client that failed came from it.
-      const { ErrorCode, McpError } = await mcpSdk();
-      if (
-        err instanceof McpError &&
-        err.code !== ErrorCode.ConnectionClosed &&
-        err.code !== ErrorCode.RequestTimeout
-      ) {
+      if (isServerAnswer(err, await mcpSdk())) {
         throw new ToolsError(`the MCP server ${this.name} answered with an error: ${err.message}`, {
           code: 'tool_server_error',
           cause: err,
@@ -247,17 +252,36 @@ export class McpServerConnection {
     );
   }
 
-  /** Pings `client` every `pingIntervalMs` while it is the connection's; a ping that fails loses it. */
+  /**
+   * Pings `client` every `pingIntervalMs` while it is the connection's; `MISSED_PINGS_TO_LOSE`
+   * unanswered in a row lose it, and any answer starts the count again.
+   */
   #keepPinging(client: Client): void {
     const { pingIntervalMs, startTimeoutMs } = this.#options;
     let pinging = false;
+    let missed = 0;
     clearInterval(this.#pinger);
     this.#pinger = setInterval(() => {
       if (pinging) return;
       pinging = true;
-      client
-        .ping({ timeout: Math.min(startTimeoutMs, pingIntervalMs) })
-        .catch((err: unknown) => this.#lost(client, `it did not answer a ping (${describe(err)})`))
+      void ping(client, Math.min(startTimeoutMs, pingIntervalMs))
+        .then((outcome) => {
+          switch (outcome.kind) {
+            case 'answered':
+              missed = 0;
+              return;
+            case 'missed':
+              missed++;
+              if (missed >= MISSED_PINGS_TO_LOSE) {
+                this.#lost(client, `it did not answer ${missed} pings in a row (${outcome.why})`);
+              } else if (client === this.#client && !this.#closed) {
+                this.#log.warn(
+                  { event: 'mcp.ping_missed', error: outcome.why, missed },
+                  `MCP server ${this.name} did not answer a ping (${outcome.why}); it is restarted if it misses the next one too`,
+                );
+              }
+          }
+        })
         .finally(() => {
           pinging = false;
         });
@@ -305,6 +329,31 @@ export class McpServerConnection {
         });
     }
   }
+}
+
+type PingOutcome = { readonly kind: 'answered' } | { readonly kind: 'missed'; readonly why: string };
+
+async function ping(client: Client, timeoutMs: number): Promise<PingOutcome> {
+  try {
+    await client.ping({ timeout: timeoutMs });
+    return { kind: 'answered' };
+  } catch (err) {
+    return isServerAnswer(err, await mcpSdk())
+      ? { kind: 'answered' }
+      : { kind: 'missed', why: describe(err) };
+  }
+}
+
+/**
+ * Whether `err` is the server's own JSON-RPC error answer, rather than the SDK giving up on one (a
+ * timeout, a closed connection) or the transport failing (a refused or cut HTTP request).
+ */
+function isServerAnswer(err: unknown, { ErrorCode, McpError }: McpSdk): err is McpError {
+  return (
+    err instanceof McpError &&
+    err.code !== ErrorCode.ConnectionClosed &&
+    err.code !== ErrorCode.RequestTimeout
+  );
 }
 
 async function listTools(client: Client): Promise<McpToolInfo[]> {

@@ -152,7 +152,7 @@ describe('McpServers', () => {
 
     await http.crash();
     await vi.waitFor(() => expect(mcp.states().dir?.status).not.toBe('ready'), { timeout: 5_000 });
-    expect(mcp.states().dir?.lastError).toMatch(/^it did not answer a ping/);
+    expect(mcp.states().dir?.lastError).toMatch(/^it did not answer 2 pings in a row/);
     // A server that is not ready offers no tools: the model is not told of tools that cannot answer.
     expect(mcp.tools()).toEqual([]);
     expect(logger.events('mcp.server_lost')).toHaveLength(1);
