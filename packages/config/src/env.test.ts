@@ -27,6 +27,12 @@ describe('loadEnv', () => {
     expect((error as ConfigError).issues.find((i) => i.path === 'EBB_METRICS_PORT')?.found).toBe('(hidden)');
   });
 
+  it("binds ebb worker's metrics to loopback unless EBB_METRICS_HOST says otherwise", () => {
+    expect(loadEnv({}).EBB_METRICS_HOST).toBe('127.0.0.1');
+    expect(loadEnv({ EBB_METRICS_HOST: '' }).EBB_METRICS_HOST).toBe('127.0.0.1');
+    expect(loadEnv({ EBB_METRICS_HOST: '0.0.0.0' }).EBB_METRICS_HOST).toBe('0.0.0.0');
+  });
+
   it('treats an empty variable as unset', () => {
     const env = loadEnv({ OPENAI_API_KEY: '', DATABASE_URL: '', LOG_LEVEL: '' });
     expect([env.OPENAI_API_KEY, env.DATABASE_URL, env.LOG_LEVEL]).toEqual([undefined, undefined, 'info']);

@@ -32,6 +32,13 @@ const envSchema = z.object({
    */
   EBB_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /**
+   * Address `ebb worker`'s /metrics and /healthz listen on. Unset: 127.0.0.1, this machine only. Beyond
+   * loopback (`0.0.0.0`, `::`, a LAN address, so a Prometheus in another container can scrape it),
+   * /metrics takes `Bearer <EBB_METRICS_TOKEN>` as the bot's does, /healthz stays open, and without
+   * EBB_METRICS_TOKEN the worker refuses to start.
+   */
+  EBB_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
    * Token for every route of the bot's HTTP server but `/healthz`: the dashboard, the queue board and
    * the web channel API. Send it as `Authorization: Bearer …` or open the page once with `?token=…`.
    * Unset: they answer loopback only, and a `[web] host` beyond loopback refuses to start.
@@ -41,8 +48,10 @@ const envSchema = z.object({
     .min(16, 'must be at least 16 characters (for example: openssl rand -hex 24)')
     .optional(),
   /**
-   * A read-only token for the bot's `/metrics` (Prometheus: `authorization: { credentials: … }`).
-   * Unset: `/metrics` answers loopback clients and the admin token.
+   * A read-only token for `/metrics`, the bot's and `ebb worker`'s (Prometheus: `authorization:
+   * { credentials: … }`). Set: `/metrics` wants it from every client, loopback too (the bot's also
+   * takes the admin token). Unset: the worker's answers loopback clients; the bot's, the admin token,
+   * or loopback clients when there is none.
    */
   EBB_METRICS_TOKEN: z
     .string()
