@@ -1,6 +1,10 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ObservabilityServer, serveObservabilityOnDefaultPort } from './serve-observability.js';
+import {
+  type ObservabilityServer,
+  serveObservability,
+  serveObservabilityOnDefaultPort,
+} from './serve-observability.js';
 
 const routes = {
   metrics: { metricsText: async () => 'ebb_up 1\n', contentType: 'text/plain' },
@@ -45,5 +49,23 @@ describe('serveObservabilityOnDefaultPort (a second ebb worker on one host)', ()
     await expect(serveObservabilityOnDefaultPort({ ...routes, port })).rejects.toMatchObject({
       code: 'EADDRINUSE',
     });
+  });
+});
+
+describe('serveObservability with a guard (ebb worker beyond loopback)', () => {
+  it('runs the guard in front of the routes', async () => {
+    const server = await serveObservability({
+      ...routes,
+      port: 0,
+      guard: (app) =>
+        app.use('/metrics', async (c, next) =>
+          c.req.header('authorization') === 'Bearer right' ? next() : c.text('no', 401),
+        ),
+    });
+    open.push(server);
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+    const allowed = await fetch(`${server.url}/metrics`, { headers: { authorization: 'Bearer right' } });
+    expect([allowed.status, await allowed.text()]).toEqual([200, 'ebb_up 1\n']);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   });
 });

@@ -1,6 +1,8 @@
 /**
  * A small HTTP server for a process that has no web channel (`ebb worker`): `/metrics` and
- * `/healthz` on their own port, for Prometheus and the orchestrator's probe.
+ * `/healthz` on their own port, for Prometheus and the orchestrator's probe. Who may reach them is
+ * not decided here: the caller passes a `guard` (`ebb worker` passes the bot's rule, `mountGuards` of
+ * `@ebb/web`). This package does not import the web adapter: compaction, which uses it, would then.
  */
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
@@ -11,6 +13,11 @@ export interface ServeObservabilityOptions extends ObservabilityRoutesOptions {
   readonly host?: string;
   /** 0 for a free port. */
   readonly port?: number;
+  /**
+   * Mounts middleware in front of the routes (access control). Without one, anyone who reaches
+   * `host` may read both routes: fine on loopback, not beyond it.
+   */
+  readonly guard?: (app: Hono) => void;
 }
 
 export const DEFAULT_SERVE_OPTIONS = {
@@ -27,6 +34,7 @@ export interface ObservabilityServer {
 export async function serveObservability(options: ServeObservabilityOptions): Promise<ObservabilityServer> {
   const host = options.host ?? DEFAULT_SERVE_OPTIONS.host;
   const app = new Hono();
+  options.guard?.(app);
   mountObservability(app, options);
   const { server, port } = await new Promise<{ server: ServerType; port: number }>((resolve, reject) => {
     const started = serve(
