@@ -2,11 +2,18 @@
  * Stopping Ebb while a turn waits on a tool: the call is cancelled instead of holding the shutdown
  * for its whole timeout (here 120 s, against vitest's 30 s for the test), its result says the bot is
  * stopping and is archived with the call, the model is asked once more with no tools, and its words
- * are the reply the waiting HTTP request gets. Real processes and clients throughout: the MCP SDK
- * against the fake MCP server over stdio, the openai client against the fake OpenAI server.
+ * are the reply the waiting HTTP request gets. Real clients throughout: the MCP SDK against the fake
+ * MCP server over streamable HTTP, the openai client against the fake OpenAI server.
+ *
+ * Ebb is stopped only once the fake MCP server holds the call: the fake OpenAI server records the
+ * model's request before it answers, so a stop right after that could come before the call was
+ * made, and a call cancelled before it started would read the same. `hang` answers only when its
+ * request is cancelled, so a call the fake has taken is in flight until Ebb stops.
  */
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadEnv, parseConfig } from '@ebb/config';
-import { fakeMcpStdioCommand } from '@ebb/testing/mcp';
+import { FakeMcpHttpServer } from '@ebb/testing/mcp';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
@@ -16,6 +23,8 @@ import { FULL_SPEED_WEB, jsonLinesLogger } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
 let fake: FakeOpenAiServer;
+let mcp: FakeMcpHttpServer;
+let front: CallsFront;
 let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
 let ebb: RunningEbb | undefined;
 const prefix = randomPrefix();
@@ -23,8 +32,49 @@ const log = jsonLinesLogger();
 
 const CANCELLED = 'The call to dir.hang was cancelled because the bot is stopping.';
 
-function configText(baseUrl: string): string {
-  const { command, args } = fakeMcpStdioCommand({ tools: ['hang'] });
+/**
+ * The fake MCP server behind a front that forwards every request and notes each tool the fake has
+ * taken a call for: its transport hands a request to the tool before it sends the response's
+ * headers, so a name is noted once the fake's `hang` is holding the call.
+ */
+class CallsFront {
+  readonly taken: string[] = [];
+  readonly #server: Server;
+
+  constructor(upstream: string) {
+    this.#server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      const message = (body.length > 0 ? JSON.parse(body.toString()) : {}) as {
+        method?: string;
+        params?: { name?: string };
+      };
+      const forwarded = request(upstream, { method: req.method, headers: req.headers }, (answer) => {
+        if (message.method === 'tools/call') this.taken.push(String(message.params?.name));
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      forwarded.on('error', () => res.destroy());
+      res.on('close', () => forwarded.destroy());
+      forwarded.end(body);
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/mcp`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+  }
+}
+
+function configText(baseUrl: string, mcpUrl: string): string {
   return [
     '[llm]',
     `base_url = "${baseUrl}"`,
@@ -37,8 +87,7 @@ function configText(baseUrl: string): string {
     '[shutdown]',
     'grace_seconds = 25',
     '[mcp.servers.dir]',
-    `command = ${JSON.stringify(command)}`,
-    `args = ${JSON.stringify(args)}`,
+    `url = "${mcpUrl}"`,
   ].join('\n');
 }
 
@@ -49,8 +98,11 @@ function lastToolResult(request: RecordedRequest): string {
 
 beforeAll(async () => {
   fake = await FakeOpenAiServer.start();
+  mcp = await FakeMcpHttpServer.start({ tools: ['hang'] });
+  front = new CallsFront(mcp.url);
+  const mcpUrl = await front.listen();
   fresh = await freshSchemaDb();
-  const config = parseConfig(configText(fake.url), 'tools-shutdown.toml');
+  const config = parseConfig(configText(fake.url, mcpUrl), 'tools-shutdown.toml');
   ebb = await startEbb({
     config: () => config,
     env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, LOG_LEVEL: 'info' }),
@@ -78,6 +130,8 @@ afterAll(async () => {
   await dropPrefix(prefix);
   await fresh?.close();
   await fake?.close();
+  await front?.close();
+  await mcp?.close();
 });
 
 describe('stopping Ebb during a tool call', () => {
@@ -92,8 +146,8 @@ describe('stopping Ebb during a tool call', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ id: 'q1', author: 'ana', text: 'check the slow thing' }),
     });
-    // The model has asked for the tool: the turn is in its tool loop.
-    await vi.waitFor(() => expect(fake.completionRequests).toHaveLength(1));
+    // The fake MCP server holds the call: the turn waits on the tool.
+    await vi.waitFor(() => expect(front.taken).toEqual(['hang']), { timeout: 10_000 });
 
     const closing = running.close();
     ebb = undefined;
