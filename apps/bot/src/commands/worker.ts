@@ -15,7 +15,8 @@ import {
   serveObservabilityOnDefaultPort,
 } from '@ebb/observability';
 import { createRedis } from '@ebb/queue';
-import { describeStartFailure } from '../start-failure.js';
+import { exposure, mountGuards } from '@ebb/web';
+import { describeStartFailure, StartRefusedError } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime, openDatabase } from './runtime.js';
@@ -32,6 +33,18 @@ export async function worker(
       'ebb worker: DATABASE_URL is not set. A separate worker needs Postgres (the embedded database belongs to one process);\n' +
         'set DATABASE_URL, or run Ebb embedded, where passes run in the bot process.',
     );
+    return 1;
+  }
+  // The bot's rule for a listener beyond loopback (no credential, no start); here the credential is
+  // the metrics token.
+  const host = env.EBB_METRICS_HOST;
+  const port = env.EBB_METRICS_PORT ?? DEFAULT_SERVE_OPTIONS.port;
+  if (exposure({ host, port, adminToken: env.EBB_METRICS_TOKEN, publicApi: false }).kind === 'refused') {
+    const refused = new StartRefusedError(
+      `EBB_METRICS_HOST = "${host}" listens beyond this machine, but EBB_METRICS_TOKEN is not set`,
+      'set EBB_METRICS_TOKEN (at least 16 characters, e.g. `openssl rand -hex 24`) and give it to Prometheus as its bearer token; or unset EBB_METRICS_HOST to listen on 127.0.0.1',
+    );
+    logger.fatal(describeStartFailure(refused), 'Ebb worker could not start');
     return 1;
   }
   let database: Awaited<ReturnType<typeof openDatabase>>;
@@ -54,7 +67,13 @@ export async function worker(
   };
   let observability: ObservabilityServer;
   try {
-    const served = await serveObservabilityOnDefaultPort({ ...routes, port: env.EBB_METRICS_PORT });
+    const served = await serveObservabilityOnDefaultPort({
+      ...routes,
+      host,
+      port: env.EBB_METRICS_PORT,
+      // The bot's access rule: /metrics wants EBB_METRICS_TOKEN once it is set, /healthz is open.
+      guard: (app) => mountGuards(app, { access: { metricsToken: env.EBB_METRICS_TOKEN } }),
+    });
     observability = served.server;
     if (served.fellBack) {
       logger.warn(

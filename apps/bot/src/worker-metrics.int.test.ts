@@ -1,0 +1,134 @@
+/**
+ * `ebb worker` with EBB_METRICS_HOST beyond loopback, as docker-compose.yml runs it for a Prometheus
+ * in another container: a real worker process on a fresh schema and Redis prefix, asked from this
+ * machine's non-loopback address. `/metrics` follows the bot's rule (`Bearer <EBB_METRICS_TOKEN>`),
+ * `/healthz` stays open for the orchestrator's probe, and without a token the worker refuses to start.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { networkInterfaces } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { emptySchema } from '@ebb/testing/postgres';
+import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const EBB = fileURLToPath(new URL('../bin/ebb.mjs', import.meta.url));
+const REPO_CONFIG = fileURLToPath(new URL('../../../config.toml', import.meta.url));
+const TOKEN = 'worker-metrics-token-0123456789';
+
+interface Worker {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  /** The JSON log lines so far. */
+  lines(): Record<string, unknown>[];
+}
+
+/** `ebb worker` with `env` over a clean environment; `ready` is its "worker metrics at" URL. */
+function startWorker(env: Record<string, string>): Worker & { readonly ready: Promise<string> } {
+  const clean: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(clean)) if (/^(EBB_|OPENAI_|SLACK_|DISCORD_)/.test(name)) delete clean[name];
+  const child = spawn(process.execPath, [EBB, 'worker', '--config', REPO_CONFIG], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...clean, NODE_ENV: 'production', ...env },
+  });
+  const lines: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      lines.push(entry);
+      if (String(entry.msg).startsWith('worker metrics at')) resolve(String(entry.url));
+    });
+    void exited.then((code) => reject(new Error(`ebb worker exited (${code}): ${stderr}`)));
+  });
+  ready.catch(() => {});
+  return { child, exited, ready, lines: () => lines };
+}
+
+/** An IPv4 address of this machine that is not loopback: a client from it is not local. */
+function lanAddress(): string {
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  if (address === undefined) throw new Error('this machine has no non-loopback IPv4 address to test from');
+  return address;
+}
+
+describe('ebb worker with EBB_METRICS_HOST=0.0.0.0 and EBB_METRICS_TOKEN', () => {
+  const prefix = randomPrefix();
+  let schema: Awaited<ReturnType<typeof emptySchema>>;
+  let worker: Worker;
+  let port: string;
+  const from = lanAddress();
+
+  beforeAll(async () => {
+    schema = await emptySchema();
+    const started = startWorker({
+      DATABASE_URL: schema.url,
+      REDIS_URL: redisUrl(),
+      EBB_REDIS_PREFIX: prefix,
+      EBB_METRICS_HOST: '0.0.0.0',
+      EBB_METRICS_PORT: '0',
+      EBB_METRICS_TOKEN: TOKEN,
+    });
+    worker = started;
+    port = new URL(await started.ready).port;
+  }, 60_000);
+  afterAll(async () => {
+    worker?.child.kill('SIGTERM');
+    await worker?.exited;
+    await schema?.drop();
+    await dropPrefix(prefix);
+  }, 60_000);
+
+  const get = (host: string, path: string, token?: string) =>
+    fetch(`http://${host}:${port}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+  it('listens on every interface', () => {
+    expect(worker.lines().find((l) => String(l.msg).startsWith('worker metrics at'))?.url).toBe(
+      `http://0.0.0.0:${port}`,
+    );
+  });
+
+  it('answers /metrics from another address only with the token', async () => {
+    expect((await get(from, '/metrics')).status).toBe(401);
+    expect((await get(from, '/metrics', 'not-the-metrics-token-at-all')).status).toBe(401);
+    const scraped = await get(from, '/metrics', TOKEN);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/^# HELP ebb_/m);
+  });
+
+  it('wants the token from loopback too, as the bot does once it is set', async () => {
+    expect((await get('127.0.0.1', '/metrics')).status).toBe(401);
+  });
+
+  it('keeps /healthz open for the probe', async () => {
+    const health = await get(from, '/healthz');
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ ok: true });
+  });
+});
+
+describe('ebb worker with EBB_METRICS_HOST=0.0.0.0 and no EBB_METRICS_TOKEN', () => {
+  it('refuses to start, in one line that names what to set, before it connects to anything', async () => {
+    const started = startWorker({
+      // Nothing answers here: a refusal must come before the database is opened.
+      DATABASE_URL: 'postgres://ebb@127.0.0.1:1/none',
+      EBB_METRICS_HOST: '0.0.0.0',
+    });
+    expect(await started.exited).toBe(1);
+    await expect(started.ready).rejects.toThrow();
+    const fatal = started.lines().filter((l) => l.level === 60);
+    expect(fatal).toEqual([
+      expect.objectContaining({
+        error: 'start_refused',
+        cause: expect.stringContaining('EBB_METRICS_HOST'),
+        hint: expect.stringContaining('set EBB_METRICS_TOKEN'),
+      }),
+    ]);
+  }, 60_000);
+});
