@@ -35,6 +35,7 @@ export * from './render-context.js';
 export * from './run-status.js';
 export * from './simulation.js';
 export * from './simulation-events.js';
+export * from './split-reply.js';
 export * from './tokens.js';
 export * from './tool-pairs.js';
 export * from './tool-ports.js';
