@@ -1,29 +1,45 @@
 /**
  * The monitoring files of `deploy/` through Prometheus's own checker, `promtool` (Debian's
  * `prometheus` package; `.ci/run` installs it): the alert rules load, every query of the Grafana
- * dashboard parses as PromQL, and each alert's expression is true in the trouble it names and
- * false on a healthy Ebb (`promtool test rules` over made-up series).
+ * dashboard parses as PromQL, each alert's expression is true in the trouble it names and false on
+ * a healthy Ebb, and each alert fires once its `for:` has passed and not a minute before, with the
+ * labels and annotations it is written to page with (`promtool test rules` over made-up series).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stringify as toYaml } from 'yaml';
-import { ALERTS_FILE, dashboardPanels, readAlertRules, readDashboard } from '../test/monitoring-files.js';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
+import { ALERT_CASES } from '../test/alert-rule-cases.js';
+import {
+  ALERTS_FILE,
+  type AlertRule,
+  dashboardPanels,
+  readAlertRules,
+  readDashboard,
+} from '../test/monitoring-files.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ebb-promtool-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+/** Files written to `scratch` so far, to name the next. */
+let written = 0;
 
-/** Runs promtool; its exit code and what it printed. */
+/**
+ * Runs promtool; its exit code and what it printed, stdout and stderr in the order it wrote them (it
+ * names each file tested on stdout and its failures on stderr).
+ */
 function promtool(...args: string[]): { code: number; output: string } {
-  const run = spawnSync('promtool', args, { encoding: 'utf8', timeout: 60_000 });
+  const printed = join(scratch, `promtool-${++written}.out`);
+  const fd = openSync(printed, 'w');
+  const run = spawnSync('promtool', args, { stdio: ['ignore', fd, fd], timeout: 60_000 });
+  closeSync(fd);
   if (run.error) {
     throw new Error(
       `promtool could not run (${run.error.message}): install it with \`apt-get install prometheus\` (.ci/run does)`,
     );
   }
-  return { code: run.status ?? -1, output: `${run.stdout}${run.stderr}` };
+  return { code: run.status ?? -1, output: readFileSync(printed, 'utf8') };
 }
 
 /** Grafana's variables, as Prometheus would see them once Grafana has filled them in. */
@@ -32,6 +48,17 @@ function withGrafanaVariables(expr: string): string {
     .replaceAll('$__rate_interval', '5m')
     .replaceAll('$__interval', '1m')
     .replaceAll('$__range', '1h');
+}
+
+/** A file of promtool unit tests: `tests` of `ruleFile`, evaluated once a minute. */
+function unitTests(tests: readonly object[], ruleFile = ALERTS_FILE): string {
+  const file = join(scratch, `rules-${++written}.test.yml`);
+  writeFileSync(file, toYaml({ rule_files: [ruleFile], evaluation_interval: '1m', tests }));
+  return file;
+}
+
+function inputSeries(series: Readonly<Record<string, string>>): { series: string; values: string }[] {
+  return Object.entries(series).map(([name, values]) => ({ series: name, values }));
 }
 
 /** A rule file of recording rules, one per expression: what `promtool check rules` parses. */
@@ -228,7 +255,7 @@ describe('the alerts under promtool test rules', () => {
       return {
         name: `${scenario.alert}: ${scenario.what}`,
         interval: '1m',
-        input_series: Object.entries(scenario.series).map(([series, values]) => ({ series, values })),
+        input_series: inputSeries(scenario.series),
         promql_expr_test: [
           {
             expr,
@@ -240,10 +267,93 @@ describe('the alerts under promtool test rules', () => {
         ],
       };
     });
-    const file = join(scratch, 'alerts.test.yml');
-    writeFileSync(file, toYaml({ rule_files: [ALERTS_FILE], evaluation_interval: '1m', tests }));
-    const { code, output } = promtool('test', 'rules', file);
+    const { code, output } = promtool('test', 'rules', unitTests(tests));
     expect(output).toContain('SUCCESS');
     expect(code, output).toBe(0);
+  });
+});
+
+/**
+ * promtool's `alert_rule_test` for each case: pending (quiet) the minute before it fires, then
+ * firing with the case's labels and annotations. The description of a case without one is
+ * alerts.yml's own text, which must then have no template to render.
+ */
+function alertRuleTests(rules: readonly AlertRule[], cases = ALERT_CASES): object[] {
+  return cases.map((c) => {
+    const inFile = rules.find((rule) => rule.alert === c.alert)?.annotations?.description ?? '';
+    expect(c.description ?? inFile, `${c.alert} description`).not.toContain('{{');
+    return {
+      name: `${c.alert}: fires at minute ${c.firesAt}`,
+      interval: '1m',
+      input_series: inputSeries(c.series),
+      alert_rule_test: [
+        { alertname: c.alert, eval_time: `${c.firesAt - 1}m`, exp_alerts: [] },
+        {
+          alertname: c.alert,
+          eval_time: `${c.firesAt}m`,
+          exp_alerts: [
+            {
+              exp_labels: c.labels,
+              exp_annotations: { summary: c.summary, description: c.description ?? inFile },
+            },
+          ],
+        },
+      ],
+    };
+  });
+}
+
+/** A copy of alerts.yml with `alert`'s `for:` moved by `minutes`. */
+function withFor(alert: string, minutes: number): string {
+  const doc = parseYaml(readFileSync(ALERTS_FILE, 'utf8')) as { groups: { rules: AlertRule[] }[] };
+  const rule = doc.groups.flatMap((g) => g.rules).find((r) => r.alert === alert);
+  const now = /^(\d+)m$/.exec(rule?.for ?? '');
+  if (!rule || !now) throw new Error(`${alert} has no \`for:\` in minutes (${rule?.for})`);
+  Object.assign(rule, { for: `${Number(now[1]) + minutes}m` });
+  const file = join(scratch, `alerts-${alert}-${minutes}.yml`);
+  writeFileSync(file, toYaml(doc));
+  return file;
+}
+
+describe('the alerts under promtool alert_rule_test', () => {
+  const rules = readAlertRules();
+
+  it('has a case for every alert', () => {
+    expect(ALERT_CASES.map((c) => c.alert).sort()).toEqual(rules.map((r) => r.alert).sort());
+  });
+
+  it('fire once their `for:` has passed, with the labels and annotations of alerts.yml', () => {
+    const { code, output } = promtool('test', 'rules', unitTests(alertRuleTests(rules)));
+    expect(output).toContain('SUCCESS');
+    expect(code, output).toBe(0);
+  });
+
+  it('would fail with the `for:` of any alert a minute shorter or longer', () => {
+    // Each alert's own cases against a copy of alerts.yml with its `for:` moved, in one promtool run.
+    const runs = ALERT_CASES.flatMap(({ alert }) =>
+      [-1, 1].map((minutes) => ({
+        alert,
+        minutes,
+        file: unitTests(
+          alertRuleTests(
+            rules,
+            ALERT_CASES.filter((c) => c.alert === alert),
+          ),
+          withFor(alert, minutes),
+        ),
+      })),
+    );
+    const { output } = promtool('test', 'rules', ...runs.map((run) => run.file));
+    const reports = new Map(
+      output
+        .split('Unit Testing:  ')
+        .slice(1)
+        .map((report) => [report.slice(0, report.indexOf('\n')).trim(), report]),
+    );
+    for (const { alert, minutes, file } of runs) {
+      const report = reports.get(file) ?? '(no report)';
+      expect(report, `${alert} with its for: ${minutes}m`).toMatch(/^\s+FAILED:/m);
+      expect(report).toContain(`alertname: ${alert}, time: `);
+    }
   });
 });
