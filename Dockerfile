@@ -46,6 +46,12 @@ WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=build /out ./
+# The data directory (EBB_DATA_DIR, ./.ebb): the inbound spool, where messages already acknowledged
+# to Slack and Discord wait while Postgres and Redis are both away, and, without DATABASE_URL, the
+# embedded database. /app is root's, so `node` gets this one directory. Mount a volume here (compose
+# does, for the bot) so a spool outlives the container; no VOLUME line, which would give every
+# `migrate`, worker and one-off command an anonymous volume of its own, left behind and never read.
+RUN install -d -o node -g node -m 0700 /app/.ebb
 USER node
 EXPOSE 3000
 ENTRYPOINT ["node", "apps/bot/bin/ebb.mjs"]

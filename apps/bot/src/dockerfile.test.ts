@@ -1,11 +1,14 @@
 /**
- * The image's dependency stage copies only manifests (so its layer is cached until a dependency
- * changes), and `npm ci` there needs every workspace's package.json: a new package must be listed.
+ * The image and docker-compose.yml, read as text. The dependency stage copies only manifests (so its
+ * layer is cached until a dependency changes), and `npm ci` there needs every workspace's
+ * package.json: a new package must be listed. The runtime gives `node` the data directory, and
+ * compose refuses to start what would only restart forever.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
+import { loadEnv } from '@ebb/config';
+import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -26,4 +29,72 @@ it('copies the manifest of every workspace into the dependency stage', () => {
   const copied = [...dockerfile.matchAll(/^COPY (\S+\/package\.json) /gm)].map((m) => m[1]);
   expect(manifests.length).toBeGreaterThan(10);
   expect([...copied].sort()).toEqual([...manifests].sort());
+});
+
+/** The runtime stage: what follows the Dockerfile's last FROM. */
+function runtimeStage(): string {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  return dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+}
+
+/** docker-compose.yml cut into its top-level blocks and services (no YAML parser in this package). */
+function compose() {
+  const text = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+  const blocks = new Map(
+    [...text.matchAll(/^([\w-]+):.*\n((?:(?: .*)?\n)*)/gm)].map((m) => [m[1] ?? '', m[2] ?? '']),
+  );
+  const service = (name: string) => {
+    const block = new RegExp(`^  ${name}:\\n((?:(?:    .*)?\\n)*)`, 'm').exec(blocks.get('services') ?? '');
+    if (!block?.[1]) throw new Error(`docker-compose.yml has no service ${name}`);
+    return block[1];
+  };
+  return { anchor: blocks.get('x-ebb') ?? '', volumes: blocks.get('volumes') ?? '', service };
+}
+
+describe('the runtime image', () => {
+  it('gives the node user the data directory (the inbound spool, the embedded database)', () => {
+    const stage = runtimeStage();
+    const dataDir = posix.join(/^WORKDIR (\S+)$/m.exec(stage)?.[1] ?? '', loadEnv({}).EBB_DATA_DIR);
+    expect(dataDir).toBe('/app/.ebb');
+    const made = stage.search(new RegExp(`^RUN install -d -o node -g node -m 0?700 ${dataDir}$`, 'm'));
+    expect(made).toBeGreaterThan(stage.indexOf('\nCOPY --from=build '));
+    expect(made).toBeLessThan(stage.indexOf('\nUSER node\n'));
+  });
+});
+
+describe('docker-compose.yml', () => {
+  it('builds one image, ebb:local, for every service that runs Ebb', () => {
+    const { anchor, service } = compose();
+    expect(anchor).toMatch(/^ {2}image: ebb:local$/m);
+    expect(anchor).toMatch(/^ {2}build: \.$/m);
+    for (const name of ['migrate', 'bot', 'worker']) expect(service(name)).toMatch(/^ {4}<<: \*ebb$/m);
+  });
+
+  it('stops before starting when EBB_ADMIN_TOKEN is missing, which the bot on 0.0.0.0 needs', () => {
+    expect(readFileSync(join(ROOT, 'deploy/config.toml'), 'utf8')).toMatch(/^host = "0\.0\.0\.0"$/m);
+    const { anchor, service } = compose();
+    expect(service('bot')).toMatch(
+      /^ {6}EBB_ADMIN_TOKEN: "?\$\{EBB_ADMIN_TOKEN:\?set EBB_ADMIN_TOKEN \(at least 16 characters[^}]*\}"?$/m,
+    );
+    // Only the bot gets the admin credential.
+    expect(anchor).not.toContain('EBB_ADMIN_TOKEN');
+    expect(service('worker')).not.toContain('EBB_ADMIN_TOKEN');
+  });
+
+  it("keeps the bot's data directory on a named volume, so a spool outlives the container", () => {
+    const { service, volumes } = compose();
+    expect(service('bot')).toMatch(/^ {4}volumes: \[ebb-data:\/app\/\.ebb\]$/m);
+    expect(volumes).toMatch(/^ {2}ebb-data:$/m);
+  });
+
+  it('opens the worker to a scraper only with EBB_METRICS_TOKEN, and lets a pass finish on stop', () => {
+    const { anchor, service } = compose();
+    const worker = service('worker');
+    expect(anchor).toMatch(/^ {4}EBB_METRICS_TOKEN: \$\{EBB_METRICS_TOKEN:-\}$/m);
+    // Set only when the token is: a worker on 0.0.0.0 without one would refuse to start, and loop.
+    expect(worker).toMatch(/^ {6}EBB_METRICS_HOST: "?\$\{EBB_METRICS_TOKEN:\+0\.0\.0\.0\}"?$/m);
+    // Above the 30 s the worker waits for its passes in hand (run-worker.ts, close).
+    const grace = /^ {4}stop_grace_period: (\d+)s$/m.exec(worker)?.[1];
+    expect(Number(grace)).toBeGreaterThan(30);
+  });
 });
