@@ -1,6 +1,6 @@
 import { EbbError } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
-import { toEbbError } from './pg-errors.js';
+import { describeThrown, toEbbError } from './pg-errors.js';
 
 /** What drizzle throws: its wrapper, quoting the query and parameters, around the driver's error. */
 function wrapped(cause: object): Error {
@@ -58,5 +58,18 @@ describe('toEbbError', () => {
       code: 'db_error',
       retryable: false,
     });
+  });
+
+  it("describes what PGlite's file system throws, an object with no message, by its fields", () => {
+    // What PGlite.create threw when its data directory was removed under it.
+    const err = toEbbError({ name: 'ErrnoError', errno: 44 }, { doing: 'open PGlite' });
+    expect(err.message).toBe(
+      'open PGlite failed: ErrnoError {"errno":44} (ENOENT: no such file or directory)',
+    );
+    expect(err).toMatchObject({ code: 'db_error', retryable: false });
+    expect(describeThrown({ code: 'XX', query: 'secret message text', params: ['secret'] })).toBe(
+      'Object {"code":"XX"}',
+    );
+    expect(describeThrown('plain')).toBe('plain');
   });
 });

@@ -66,7 +66,7 @@ export function toEbbError(err: unknown, context: ErrorContext<DbErrorCode>): Eb
   const sqlstate = chain.map((e) => (typeof e.code === 'string' ? e.code : '')).find((c) => SQLSTATE.test(c));
   // The driver's message, not drizzle's wrapper (which quotes the query and its parameters).
   const source = chain.find((e) => typeof e.code === 'string') ?? chain.at(-1);
-  const detail = typeof source?.message === 'string' && source.message !== '' ? source.message : String(err);
+  const detail = describeThrown(source ?? err);
   const { code, retryable } = sqlstate ? classify(sqlstate) : classifyDriver(chain);
   const suffix = sqlstate ? ` (SQLSTATE ${sqlstate})` : '';
   return new DbError(`${context.doing} failed: ${detail}${suffix}`, {
@@ -75,6 +75,34 @@ export function toEbbError(err: unknown, context: ErrorContext<DbErrorCode>): Eb
     cause: driverCause(source, detail),
   });
 }
+
+/**
+ * What was thrown, in words: its message, or, for what has none (PGlite's file system throws plain
+ * `ErrnoError` objects), its name and its number and boolean fields, never `[object Object]`.
+ */
+export function describeThrown(thrown: unknown): string {
+  if (typeof thrown !== 'object' || thrown === null) return String(thrown);
+  const { message, name, errno } = thrown as { message?: unknown; name?: unknown; errno?: unknown };
+  if (typeof message === 'string' && message !== '') return message;
+  const fields = Object.entries(thrown).filter(
+    ([key, value]) => typeof value === 'number' || typeof value === 'boolean' || key === 'code',
+  );
+  const label = typeof name === 'string' && name !== '' ? name : (thrown.constructor?.name ?? 'object');
+  const known = typeof errno === 'number' ? WASI_ERRNO[errno] : undefined;
+  return `${label} ${JSON.stringify(Object.fromEntries(fields))}${known ? ` (${known})` : ''}`;
+}
+
+/** The errno numbers of PGlite's emscripten file system (WASI's) that a data directory meets. */
+const WASI_ERRNO: Readonly<Record<number, string>> = {
+  2: 'EACCES: permission denied',
+  20: 'EEXIST: file exists',
+  29: 'EIO: i/o error',
+  44: 'ENOENT: no such file or directory',
+  51: 'ENOSPC: no space left on device',
+  54: 'ENOTDIR: not a directory',
+  55: 'ENOTEMPTY: directory not empty',
+  69: 'EROFS: read-only file system',
+};
 
 /**
  * The driver's error without the query parameters that drizzle and PGlite attach (they hold message
