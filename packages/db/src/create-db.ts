@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import type { ArchiveSearch } from '@ebb/core';
+import { type ArchiveSearch, type Logger, SILENT_LOGGER } from '@ebb/core';
 import { PGlite } from '@electric-sql/pglite';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -16,12 +16,12 @@ import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglit
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import { PgArchiveSearch } from './pg-archive-search.js';
-import { dbCall } from './pg-errors.js';
+import { dbCall, describeThrown } from './pg-errors.js';
 import {
   MIGRATIONS_FOLDER,
   makePgliteTemplate,
-  PGLITE_TEMPLATES_ROOT,
   pgliteTemplatePath,
+  pgliteTemplatesRoot,
   seedDataDir,
 } from './pglite-template.js';
 import * as tables from './schema.js';
@@ -57,8 +57,11 @@ export interface CreateDbOptions {
   /**
    * The cluster a missing or empty PGlite data directory is copied from (`pglite-template.ts`);
    * default: the one `npm run pglite-template` makes for these migrations. `false`: always initdb.
+   * A copy that fails is one `db.template_skipped` warning, and the cluster is created instead.
    */
   readonly pgliteTemplate?: string | false;
+  /** Where a skipped template is reported (default: nowhere). */
+  readonly logger?: Logger;
   /**
    * A schema for the tables and the migrations table (it must exist): put first on the search path
    * of every connection. Tests give each file a schema of its own.
@@ -106,14 +109,17 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
     };
   }
 
-  const dataDir = options.dataDir ?? DEFAULT_DB_OPTIONS.dataDir;
+  const given = options.dataDir ?? DEFAULT_DB_OPTIONS.dataDir;
+  const inMemory = given.startsWith('memory://');
+  const dataDir = inMemory ? given : resolve(given);
   let origin: 'existing' | 'template' | 'created' = 'created';
-  if (!dataDir.startsWith('memory://')) {
-    await mkdir(dirname(resolve(dataDir)), { recursive: true });
+  if (!inMemory) {
+    await mkdir(dirname(dataDir), { recursive: true });
     if (existsSync(join(dataDir, 'PG_VERSION'))) origin = 'existing';
     else {
       const template = options.pgliteTemplate ?? pgliteTemplatePath();
-      if (template !== false && seedDataDir(dataDir, template)) origin = 'template';
+      if (template !== false && seeded(dataDir, template, options.logger ?? SILENT_LOGGER))
+        origin = 'template';
       else await mkdir(dataDir, { recursive: true });
     }
   }
@@ -132,10 +138,27 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
 }
 
 /**
+ * Seeds `dataDir` from the template; a copy that fails (no space, no permission, the template removed
+ * under it) leaves nothing behind and is a warning: the start goes on and creates the cluster.
+ */
+function seeded(dataDir: string, template: string, logger: Logger): boolean {
+  try {
+    return seedDataDir(dataDir, template);
+  } catch (err) {
+    const reason = describeThrown(err);
+    logger.warn(
+      { event: 'db.template_skipped', dataDir, template, reason },
+      `could not copy the embedded database template (${reason}): creating the database instead, a few seconds slower`,
+    );
+    return false;
+  }
+}
+
+/**
  * Makes the template `createDb` copies new PGlite data directories from, with every migration
  * applied, unless it is there (`npm run pglite-template`, which `npm install` and `npm start` run).
  */
-export async function makeDefaultPgliteTemplate(root = PGLITE_TEMPLATES_ROOT): Promise<{
+export async function makeDefaultPgliteTemplate(root = pgliteTemplatesRoot()): Promise<{
   readonly path: string;
   readonly made: boolean;
 }> {

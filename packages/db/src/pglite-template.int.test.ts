@@ -1,11 +1,13 @@
 /**
  * The embedded database's template against real PGlite: made once with every migration, copied into
  * a new data directory, which then opens, migrates (nothing left to do) and keeps what it is given;
- * without a template, a new data directory is still created (initdb, the slow way).
+ * when the copy fails, a new data directory is still created (initdb, the slow way).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type Logger, SILENT_LOGGER } from '@ebb/core';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Database, makeDefaultPgliteTemplate, migrate } from './create-db.js';
@@ -72,13 +74,38 @@ describe('the PGlite template', () => {
     }
   });
 
-  it('is not needed: without one a new data directory is created and migrated', async () => {
-    const created = await createDb({
-      dataDir: join(scratch, 'created'),
-      pgliteTemplate: join(scratch, 'none'),
-    });
+  it('seeds a data directory named with a trailing slash', async () => {
+    const seeded = await createDb({ dataDir: `${join(scratch, 'slash')}/`, pgliteTemplate: template });
+    try {
+      expect(seeded.kind === 'pglite' && seeded.origin).toBe('template');
+      expect(await count(seeded, sql`select count(*) as n from channels`)).toBe(0);
+    } finally {
+      await seeded.close();
+    }
+    expect(readdirSync(join(scratch, 'slash'))).toContain('PG_VERSION');
+  });
+
+  it('is not needed: when copying it fails, one warning, and a new data directory is created and migrated', async () => {
+    // A template the copy cannot finish (a FIFO stands in for no space or no permission: we run as root).
+    const broken = join(scratch, 'broken');
+    cpSync(template, broken, { recursive: true });
+    execFileSync('mkfifo', [join(broken, 'pipe')]);
+    const warnings: object[] = [];
+    const logger: Logger = {
+      ...SILENT_LOGGER,
+      warn: (fields: object | string) => void warnings.push(Object(fields)),
+    };
+    const parent = join(scratch, 'fallback');
+    mkdirSync(parent);
+
+    const created = await createDb({ dataDir: join(parent, 'data'), pgliteTemplate: broken, logger });
     try {
       expect(created.kind === 'pglite' && created.origin).toBe('created');
+      expect(warnings).toEqual([
+        expect.objectContaining({ event: 'db.template_skipped', reason: expect.stringContaining('FIFO') }),
+      ]);
+      // Nothing of the failed copy is left beside the data directory.
+      expect(readdirSync(parent)).toEqual(['data']);
       await migrate(created);
       expect(await count(created, sql`select count(*) as n from drizzle.__drizzle_migrations`)).toBe(
         journal.entries.length,

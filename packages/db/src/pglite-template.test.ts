@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import {
   cpSync,
   existsSync,
@@ -11,7 +12,13 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MIGRATIONS_FOLDER, makePgliteTemplate, pgliteTemplatePath, seedDataDir } from './pglite-template.js';
+import {
+  MIGRATIONS_FOLDER,
+  makePgliteTemplate,
+  pgliteTemplatePath,
+  pgliteTemplateReady,
+  seedDataDir,
+} from './pglite-template.js';
 
 const scratches: string[] = [];
 function scratch(): string {
@@ -28,6 +35,34 @@ async function fakeCluster(dataDir: string): Promise<void> {
   mkdirSync(join(dataDir, 'base', '5'), { recursive: true });
   writeFileSync(join(dataDir, 'PG_VERSION'), '18\n');
   writeFileSync(join(dataDir, 'base', '5', '1259'), 'catalog');
+}
+
+/** A finished template, as `makePgliteTemplate` leaves one. */
+async function fakeTemplate(path: string): Promise<string> {
+  await makePgliteTemplate(path, fakeCluster);
+  return path;
+}
+
+/** A process that runs until killed: the owner of another process's work in progress. */
+async function otherProcess(): Promise<ChildProcess & { pid: number }> {
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  await new Promise((resolve, reject) => child.once('spawn', resolve).once('error', reject));
+  return child as ChildProcess & { pid: number };
+}
+
+/** The pid of a process that has exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid ?? 0;
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }
 
 describe('pgliteTemplatePath', () => {
@@ -76,11 +111,65 @@ describe('makePgliteTemplate', () => {
     const path = join(root, 'pglite-1111111111111111');
     const racing = async (dataDir: string) => {
       await fakeCluster(dataDir);
-      await fakeCluster(path); // the other process renames its template into place first
+      await fakeTemplate(path); // the other process puts its template in place first
     };
 
     expect(await makePgliteTemplate(path, racing)).toEqual({ made: false });
     expect(readdirSync(root)).toEqual(['pglite-1111111111111111']);
+  });
+
+  it("never removes another process's build under way, and removes the leftovers of dead ones", async () => {
+    const root = scratch();
+    const path = join(root, 'pglite-1111111111111111');
+    const other = await otherProcess();
+    try {
+      // Another process is building this template (a parallel test worker, a second `npm start`).
+      const live = `${path}.building-${other.pid}`;
+      await fakeCluster(live);
+      const dead = `${join(root, 'pglite-0000000000000000')}.building-${await deadPid()}`;
+      await fakeCluster(dead);
+
+      expect(await makePgliteTemplate(path, fakeCluster)).toEqual({ made: true });
+      expect(readdirSync(root).sort()).toEqual([basename(path), basename(live)]);
+      expect(readFileSync(join(live, 'base', '5', '1259'), 'utf8')).toBe('catalog');
+    } finally {
+      other.kill();
+    }
+  });
+
+  it('lets two builds of one template in one process (test threads) both finish: one makes it, the other takes it', async () => {
+    const root = scratch();
+    const path = join(root, 'pglite-1111111111111111');
+    const loserBuilding = deferred();
+    const winnerDone = deferred();
+    const loser = makePgliteTemplate(path, async (dataDir) => {
+      await fakeCluster(dataDir);
+      loserBuilding.resolve();
+      await winnerDone.promise;
+      // Its half-made cluster is still where it left it.
+      expect(readFileSync(join(dataDir, 'base', '5', '1259'), 'utf8')).toBe('catalog');
+      writeFileSync(join(dataDir, 'postmaster.opts'), 'loser');
+    });
+    await loserBuilding.promise;
+    const winner = await makePgliteTemplate(path, fakeCluster);
+    winnerDone.resolve();
+
+    expect(winner).toEqual({ made: true });
+    expect(await loser).toEqual({ made: false });
+    expect(readdirSync(root)).toEqual([basename(path)]);
+    expect(pgliteTemplateReady(path)).toBe(true);
+    expect(existsSync(join(path, 'postmaster.opts'))).toBe(false);
+  });
+
+  it('makes again a template that was left without its completion mark', async () => {
+    const root = scratch();
+    const path = join(root, 'pglite-1111111111111111');
+    await fakeCluster(path); // half made, or half removed, by some other hand
+    expect(pgliteTemplateReady(path)).toBe(false);
+
+    expect(await makePgliteTemplate(path, fakeCluster)).toEqual({ made: true });
+    expect(pgliteTemplateReady(path)).toBe(true);
+    expect(readdirSync(root)).toEqual([basename(path)]);
   });
 
   it('leaves nothing behind when making it fails half way', async () => {
@@ -98,8 +187,7 @@ describe('makePgliteTemplate', () => {
 
 describe('seedDataDir', () => {
   it('copies the template into a missing directory, and into an empty one', async () => {
-    const template = join(scratch(), 'template');
-    await fakeCluster(template);
+    const template = await fakeTemplate(join(scratch(), 'pglite-1111111111111111'));
     const parent = scratch();
 
     expect(seedDataDir(join(parent, 'missing'), template)).toBe(true);
@@ -112,9 +200,54 @@ describe('seedDataDir', () => {
     expect(readdirSync(parent).sort()).toEqual(['empty', 'missing']);
   });
 
-  it('never touches a directory that holds anything', async () => {
-    const template = join(scratch(), 'template');
+  it('copies the cluster only: the completion mark stays with the template', async () => {
+    const template = await fakeTemplate(join(scratch(), 'pglite-1111111111111111'));
+    const dataDir = join(scratch(), 'data');
+    expect(seedDataDir(dataDir, template)).toBe(true);
+    expect(readdirSync(dataDir).sort()).toEqual(['PG_VERSION', 'base']);
+  });
+
+  it('never copies a template without its completion mark (half made, or half removed)', async () => {
+    const template = join(scratch(), 'pglite-1111111111111111');
     await fakeCluster(template);
+    const dataDir = join(scratch(), 'data');
+
+    expect(seedDataDir(dataDir, template)).toBe(false);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('copies into the directory named with a trailing slash, not into a folder inside it', async () => {
+    const template = await fakeTemplate(join(scratch(), 'pglite-1111111111111111'));
+    const parent = scratch();
+    mkdirSync(join(parent, 'empty'));
+
+    expect(seedDataDir(`${join(parent, 'missing')}/`, template)).toBe(true);
+    expect(seedDataDir(`${join(parent, 'empty')}/`, template)).toBe(true);
+    expect(readdirSync(parent).sort()).toEqual(['empty', 'missing']);
+    expect(readdirSync(join(parent, 'missing')).sort()).toEqual(['PG_VERSION', 'base']);
+    expect(readdirSync(join(parent, 'empty')).sort()).toEqual(['PG_VERSION', 'base']);
+  });
+
+  it('removes the copies that starts killed half way left, not those of a start still copying', async () => {
+    const template = await fakeTemplate(join(scratch(), 'pglite-1111111111111111'));
+    const parent = scratch();
+    const dataDir = join(parent, 'data');
+    const other = await otherProcess();
+    try {
+      const stale = `${dataDir}.seeding-${await deadPid()}`;
+      const live = `${dataDir}.seeding-${other.pid}`;
+      await fakeCluster(stale);
+      await fakeCluster(live);
+
+      expect(seedDataDir(dataDir, template)).toBe(true);
+      expect(readdirSync(parent).sort()).toEqual(['data', basename(live)]);
+    } finally {
+      other.kill();
+    }
+  });
+
+  it('never touches a directory that holds anything', async () => {
+    const template = await fakeTemplate(join(scratch(), 'pglite-1111111111111111'));
     const dataDir = scratch();
     writeFileSync(join(dataDir, 'notes.txt'), 'mine');
 
