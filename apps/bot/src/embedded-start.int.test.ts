@@ -20,6 +20,8 @@ const REPO_CONFIG = fileURLToPath(new URL('../../../config.toml', import.meta.ur
 
 const scratch = mkdtempSync(join(tmpdir(), 'ebb-embedded-start-'));
 const dataDir = join(scratch, 'data');
+/** The install template's folder, a scratch one: never the checkout's, which others share. */
+const templates = join(scratch, 'templates');
 const config = join(scratch, 'config.toml');
 const prefix = `ebb-embedded-start-${process.pid}`;
 
@@ -33,7 +35,12 @@ interface RunningDev {
 
 /** `ebb dev` on the scratch config and data directory; resolves at its "Ebb is up" line. */
 async function startDev(): Promise<RunningDev> {
-  const env: NodeJS.ProcessEnv = { ...process.env, EBB_DATA_DIR: dataDir, EBB_REDIS_PREFIX: prefix };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    EBB_DATA_DIR: dataDir,
+    EBB_PGLITE_TEMPLATES: templates,
+    EBB_REDIS_PREFIX: prefix,
+  };
   for (const name of [
     'DATABASE_URL',
     'OPENAI_API_KEY',
@@ -92,8 +99,8 @@ function databaseLine(dev: RunningDev): Record<string, unknown> | undefined {
 }
 
 beforeAll(async () => {
-  // What `npm install` made; made here in case this checkout's was removed (a no-op otherwise).
-  await makeDefaultPgliteTemplate();
+  // What `npm install` makes.
+  await makeDefaultPgliteTemplate(templates);
   const port = await freePort();
   writeFileSync(config, readFileSync(REPO_CONFIG, 'utf8').replace(/^port = \d+$/m, `port = ${port}`));
 }, 120_000);
