@@ -114,7 +114,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     // Database.
     let database = options.database;
     if (!database) {
-      database = await openDatabase(env);
+      database = await openDatabase(env, logger);
       const opened = database;
       onClose(() => opened.close());
       await migrate(database);

@@ -21,7 +21,7 @@ import {
   MIGRATIONS_FOLDER,
   makePgliteTemplate,
   pgliteTemplatePath,
-  pgliteTemplatesRoot,
+  PGLITE_TEMPLATES_ROOT,
   seedDataDir,
 } from './pglite-template.js';
 import * as tables from './schema.js';
@@ -158,7 +158,7 @@ function seeded(dataDir: string, template: string, logger: Logger): boolean {
  * Makes the template `createDb` copies new PGlite data directories from, with every migration
  * applied, unless it is there (`npm run pglite-template`, which `npm install` and `npm start` run).
  */
-export async function makeDefaultPgliteTemplate(root = pgliteTemplatesRoot()): Promise<{
+export async function makeDefaultPgliteTemplate(root = PGLITE_TEMPLATES_ROOT): Promise<{
   readonly path: string;
   readonly made: boolean;
 }> {

@@ -39,14 +39,6 @@ export const PGLITE_TEMPLATES_ROOT = fileURLToPath(
   new URL('../../../node_modules/.cache/ebb', import.meta.url),
 );
 
-/**
- * The folder templates are made in and copied from: `EBB_PGLITE_TEMPLATES` when set (tests give a
- * scratch folder, so they never make or remove the repository's), else `PGLITE_TEMPLATES_ROOT`.
- */
-export function pgliteTemplatesRoot(env: NodeJS.ProcessEnv = process.env): string {
-  return env.EBB_PGLITE_TEMPLATES || PGLITE_TEMPLATES_ROOT;
-}
-
 /** A finished template: `pglite-` and 16 hex digits, nothing after. */
 const TEMPLATE_NAME = /^pglite-[0-9a-f]{16}$/;
 /** Work under way beside the templates: `<template>.building-<pid>-<tag>` or `.removing-…`. */
@@ -59,7 +51,7 @@ const TEMPLATE_FORMAT = 2;
 /** The template this PGlite and these migrations make: `ROOT/pglite-<hash>`. */
 export function pgliteTemplatePath(
   migrationsFolder = MIGRATIONS_FOLDER,
-  root = pgliteTemplatesRoot(),
+  root = PGLITE_TEMPLATES_ROOT,
 ): string {
   const hash = createHash('sha256').update(`pglite ${pgliteVersion()}\ntemplate ${TEMPLATE_FORMAT}\n`);
   for (const file of filesUnder(migrationsFolder)) {
