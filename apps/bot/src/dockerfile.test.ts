@@ -2,7 +2,7 @@
  * The image and docker-compose.yml, read as text. The dependency stage copies only manifests (so its
  * layer is cached until a dependency changes), and `npm ci` there needs every workspace's
  * package.json: a new package must be listed. The runtime gives `node` the data directory, and
- * compose refuses to start what would only restart forever.
+ * compose gives the admin token to the bot alone, without making it a compose error.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
@@ -70,12 +70,13 @@ describe('docker-compose.yml', () => {
     for (const name of ['migrate', 'bot', 'worker']) expect(service(name)).toMatch(/^ {4}<<: \*ebb$/m);
   });
 
-  it('stops before starting when EBB_ADMIN_TOKEN is missing, which the bot on 0.0.0.0 needs', () => {
+  it('gives EBB_ADMIN_TOKEN, which the bot on 0.0.0.0 needs, to the bot alone, and never as ${…:?}', () => {
     expect(readFileSync(join(ROOT, 'deploy/config.toml'), 'utf8')).toMatch(/^host = "0\.0\.0\.0"$/m);
     const { anchor, service } = compose();
-    expect(service('bot')).toMatch(
-      /^ {6}EBB_ADMIN_TOKEN: "?\$\{EBB_ADMIN_TOKEN:\?set EBB_ADMIN_TOKEN \(at least 16 characters[^}]*\}"?$/m,
-    );
+    expect(service('bot')).toMatch(/^ {6}EBB_ADMIN_TOKEN: \$\{EBB_ADMIN_TOKEN:-\}$/m);
+    // Compose reads every variable of the file for every command: a required one here would stop
+    // `docker compose up -d postgres redis` (the tests' services) without the bot's secret.
+    expect(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')).not.toMatch(/\$\{[A-Z_]+:\?/);
     // Only the bot gets the admin credential.
     expect(anchor).not.toContain('EBB_ADMIN_TOKEN');
     expect(service('worker')).not.toContain('EBB_ADMIN_TOKEN');
