@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Tests run the TypeScript sources, never a build that may be stale: the packages' `ebb-source` export
@@ -10,5 +11,10 @@ export default defineConfig({
     env: { NODE_OPTIONS: '--conditions=ebb-source' },
     // Property tests run many cases; give them room on a 2-core machine.
     testTimeout: 30_000,
+    // Two test files at once even on 2 cores. vitest's default, one fewer worker than cores, runs
+    // every file in turn there, and the end-to-end files spend much of their time waiting on
+    // Postgres, Redis, child processes and the fake servers (discord.js paces itself to 50 REST
+    // requests a second): one file's waits are the other's CPU.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
