@@ -70,7 +70,7 @@ async function slackPlatform(): Promise<Platform> {
   };
 }
 
-const WAIT = { timeout: 20_000, interval: 50 };
+const WAIT = { timeout: 20_000, interval: 5 };
 
 describe.each([
   ['Discord', discordPlatform],
