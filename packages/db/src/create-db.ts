@@ -20,8 +20,8 @@ import { dbCall, describeThrown } from './pg-errors.js';
 import {
   MIGRATIONS_FOLDER,
   makePgliteTemplate,
-  pgliteTemplatePath,
   PGLITE_TEMPLATES_ROOT,
+  pgliteTemplatePath,
   seedDataDir,
 } from './pglite-template.js';
 import * as tables from './schema.js';
