@@ -15,5 +15,12 @@ if (cli.endsWith('.ts')) {
   console.error('ebb: the build is missing (apps/bot/dist): run `npm run build` in the repository.');
   process.exit(1);
 }
+// A reader that stops early (`ebb transcript | head`, `ebb status | less` quit) closes the pipe: stop
+// quietly, as Unix tools do, instead of a stack trace from the next write.
+for (const stream of [process.stdout, process.stderr])
+  stream.on('error', (err) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(0);
+  });
 const { main } = await import(cli);
 process.exitCode = await main(process.argv.slice(2));

@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +136,23 @@ describe.each(['dev', 'start', 'worker'])('ebb %s with a bad config', (command) 
 });
 
 describe('bin/ebb.mjs', () => {
+  it('stops quietly when the reader of its output goes away, as `ebb transcript | head -1` does', async () => {
+    const child = spawn(process.execPath, [EBB, 'transcript', '--messages', '20000'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const exited = once(child, 'exit');
+    // The first line arrives; then the reader closes the pipe while the transcript is still writing.
+    await once(child.stdout, 'data');
+    child.stdout.destroy();
+    const [code, signal] = await exited;
+    expect(stderr).toBe('');
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+  });
+
   it('starts nothing on a bad config: the problems on stderr, no stack trace, exit 1', () => {
     const { dir, file } = badConfigDir();
     try {
