@@ -4,6 +4,7 @@
  * package.json: a new package must be listed. The runtime gives `node` the data directory, and
  * compose gives the admin token to the bot alone, without making it a compose error.
  */
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,18 @@ it('copies the manifest of every workspace into the dependency stage', () => {
   const copied = [...dockerfile.matchAll(/^COPY (\S+\/package\.json) /gm)].map((m) => m[1]);
   expect(manifests.length).toBeGreaterThan(10);
   expect([...copied].sort()).toEqual([...manifests].sort());
+});
+
+// The README has operators keep EBB_ADMIN_TOKEN and the API keys in .env beside docker-compose.yml:
+// the build stage copies the whole context (COPY . .) and keeps what its tar does not exclude, so a
+// .env in the context would be in the image's layers.
+it('keeps .env files out of the image and out of git', () => {
+  const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
+  for (const pattern of ['.env', '.env.*', '**/.env', '**/.env.*']) expect(ignored).toContain(pattern);
+  for (const path of ['.env', '.env.production', 'deploy/.env']) {
+    const checked = spawnSync('git', ['check-ignore', '--no-index', '-q', path], { cwd: ROOT });
+    expect({ path, ignored: checked.status === 0 }).toEqual({ path, ignored: true });
+  }
 });
 
 /** The runtime stage: what follows the Dockerfile's last FROM. */
