@@ -125,10 +125,11 @@ const SCRIPT_START = `
   // splices land. A splice elsewhere waits for the 15 s refresh (at 1,000 channels the list is 285 KiB).
   let reloadTimer;
   const listReloadSoon = () => { if (!reloadTimer) reloadTimer = setTimeout(() => { reloadTimer = undefined; loadList(); }, 1000); };
-  // The selected channel's detail is the newest read of its row: the list shows what the detail shows.
-  function rowFromDetail(d) {
+  // The selected channel's detail is the newest read of its row (unless a turn event updated the row
+  // after the detail was asked for): the list shows what the detail shows.
+  function rowFromDetail(d, askedAt) {
     const row = state.rows.find((r) => r.key === d.key);
-    if (!row || (row.usage === d.usage && row.messages === d.messages)) return;
+    if (!row || (row.turnAt || 0) > askedAt || (row.usage === d.usage && row.messages === d.messages)) return;
     row.usage = d.usage; row.reached = d.reached; row.messages = d.messages; row.lastActiveAt = d.lastActiveAt;
     listSoon();
   }
@@ -172,7 +173,7 @@ const SCRIPT_START = `
   }
 
   async function loadDetail() {
-    const key = state.key, current = newest('detail');
+    const key = state.key, current = newest('detail'), askedAt = Date.now();
     let d;
     try { d = await api('/api/dashboard/channels/' + enc(key)); } catch (err) { $('spans').textContent = 'Could not load ' + key + ': ' + err.message; return; }
     if (key !== state.key || !current()) return;
@@ -184,7 +185,7 @@ const SCRIPT_START = `
       return;
     }
     state.detail = d;
-    rowFromDetail(d);
+    rowFromDetail(d, askedAt);
     $('channel-panel').setAttribute('aria-busy', 'false');
     $('empty-channel').hidden = true;
     $('channel-body').hidden = false;
@@ -263,7 +264,7 @@ const SCRIPT_END = `
     stream.addEventListener('turn', (e) => {
       const ev = JSON.parse(e.data);
       const row = state.rows.find((r) => r.key === ev.channel);
-      if (row) { row.usage = ev.usage; row.reached = reachedOf(ev.usage, row.thresholds); row.lastActiveAt = new Date(ev.at).toISOString(); listSoon(); }
+      if (row) { row.usage = ev.usage; row.reached = reachedOf(ev.usage, row.thresholds); row.lastActiveAt = new Date(ev.at).toISOString(); row.turnAt = Date.now(); listSoon(); }
       else loadList();
       if (ev.channel === state.key) refreshSelected(false);
     });
