@@ -5,6 +5,7 @@
  * `/healthz` stays open for the orchestrator's probe, and without a token the worker refuses to start.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -115,12 +116,20 @@ describe('ebb worker with EBB_METRICS_HOST=0.0.0.0 and EBB_METRICS_TOKEN', () =>
 
 describe('ebb worker with EBB_METRICS_HOST=0.0.0.0 and no EBB_METRICS_TOKEN', () => {
   it('refuses to start, in one line that names what to set, before it connects to anything', async () => {
+    // Stand-ins for Postgres and Redis that only count who connects: a refusal comes first.
+    const postgres = await countingListener();
+    const redis = await countingListener();
     const started = startWorker({
-      // Nothing answers here: a refusal must come before the database is opened.
-      DATABASE_URL: 'postgres://ebb@127.0.0.1:1/none',
+      DATABASE_URL: `postgres://ebb@127.0.0.1:${postgres.port}/none`,
+      REDIS_URL: `redis://127.0.0.1:${redis.port}`,
       EBB_METRICS_HOST: '0.0.0.0',
     });
     expect(await started.exited).toBe(1);
+    expect({ postgres: postgres.connections(), redis: redis.connections() }).toEqual({
+      postgres: 0,
+      redis: 0,
+    });
+    await Promise.all([postgres.close(), redis.close()]);
     await expect(started.ready).rejects.toThrow();
     const fatal = started.lines().filter((l) => l.level === 60);
     expect(fatal).toEqual([
@@ -132,3 +141,22 @@ describe('ebb worker with EBB_METRICS_HOST=0.0.0.0 and no EBB_METRICS_TOKEN', ()
     ]);
   }, 60_000);
 });
+
+/** A TCP listener on a free loopback port that counts the connections it is offered and answers none. */
+async function countingListener(): Promise<{
+  readonly port: number;
+  connections(): number;
+  close(): Promise<void>;
+}> {
+  let connections = 0;
+  const server: Server = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
