@@ -15,6 +15,10 @@
  * - the build that made a template removes the finished templates of other hashes, first renaming
  *   each away (`.removing-…`) so that a copy under way fails rather than copying half of it, and the
  *   work left by processes that are gone; never a build of a live process.
+ *
+ * "Live" is a pid this machine's process table shows, so processes in different PID namespaces (a
+ * container and its host sharing the folder through a bind mount) can take each other's builds for
+ * dead: the loser's rename then fails, which is one warning and an initdb at its start, nothing worse.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
