@@ -10,10 +10,8 @@
  * made, and a call cancelled before it started would read the same. `hang` answers only when its
  * request is cancelled, so a call the fake has taken is in flight until Ebb stops.
  */
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { loadEnv, parseConfig } from '@ebb/config';
-import { FakeMcpHttpServer } from '@ebb/testing/mcp';
+import { FakeMcpHttpServer, McpHttpFront } from '@ebb/testing/mcp';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
@@ -24,55 +22,15 @@ import { type RunningEbb, startEbb } from './start-ebb.js';
 
 let fake: FakeOpenAiServer;
 let mcp: FakeMcpHttpServer;
-let front: CallsFront;
+let front: McpHttpFront;
+/** The tools the fake MCP server has taken a call for (it holds `hang` until the call is cancelled). */
+const taken: string[] = [];
 let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
 let ebb: RunningEbb | undefined;
 const prefix = randomPrefix();
 const log = jsonLinesLogger();
 
 const CANCELLED = 'The call to dir.hang was cancelled because the bot is stopping.';
-
-/**
- * The fake MCP server behind a front that forwards every request and notes each tool the fake has
- * taken a call for: its transport hands a request to the tool before it sends the response's
- * headers, so a name is noted once the fake's `hang` is holding the call.
- */
-class CallsFront {
-  readonly taken: string[] = [];
-  readonly #server: Server;
-
-  constructor(upstream: string) {
-    this.#server = createServer(async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const body = Buffer.concat(chunks);
-      const message = (body.length > 0 ? JSON.parse(body.toString()) : {}) as {
-        method?: string;
-        params?: { name?: string };
-      };
-      const forwarded = request(upstream, { method: req.method, headers: req.headers }, (answer) => {
-        if (message.method === 'tools/call') this.taken.push(String(message.params?.name));
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      forwarded.on('error', () => res.destroy());
-      res.on('close', () => forwarded.destroy());
-      forwarded.end(body);
-    });
-  }
-
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/mcp`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#server.close(() => resolve());
-      this.#server.closeAllConnections();
-    });
-  }
-}
 
 function configText(baseUrl: string, mcpUrl: string): string {
   return [
@@ -99,8 +57,12 @@ function lastToolResult(request: RecordedRequest): string {
 beforeAll(async () => {
   fake = await FakeOpenAiServer.start();
   mcp = await FakeMcpHttpServer.start({ tools: ['hang'] });
-  front = new CallsFront(mcp.url);
-  const mcpUrl = await front.listen();
+  front = await McpHttpFront.start(mcp.url, {
+    onForwarded: (message) => {
+      if (message.method === 'tools/call') taken.push(String(message.params?.name));
+    },
+  });
+  const mcpUrl = front.url;
   fresh = await freshSchemaDb();
   const config = parseConfig(configText(fake.url, mcpUrl), 'tools-shutdown.toml');
   ebb = await startEbb({
@@ -147,7 +109,7 @@ describe('stopping Ebb during a tool call', () => {
       body: JSON.stringify({ id: 'q1', author: 'ana', text: 'check the slow thing' }),
     });
     // The fake MCP server holds the call: the turn waits on the tool.
-    await vi.waitFor(() => expect(front.taken).toEqual(['hang']), { timeout: 10_000 });
+    await vi.waitFor(() => expect(taken).toEqual(['hang']), { timeout: 10_000 });
 
     const closing = running.close();
     ebb = undefined;

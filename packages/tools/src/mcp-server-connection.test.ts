@@ -1,12 +1,10 @@
 /**
  * How a ready HTTP MCP server's pings decide whether it is still there, through the real MCP SDK
  * client against the fake MCP server over streamable HTTP. The fake answers `ping` itself (as every
- * SDK server does), so it sits behind `PingFront`, which answers pings as the test scripts them and
- * forwards everything else.
+ * SDK server does), so it sits behind an `McpHttpFront` that answers pings as the test scripts them
+ * and forwards everything else.
  */
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { FakeMcpHttpServer } from '@ebb/testing/mcp';
+import { FakeMcpHttpServer, McpHttpFront } from '@ebb/testing/mcp';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpServers } from './mcp-servers.js';
@@ -19,37 +17,17 @@ import { Toolbox } from './toolbox.js';
  */
 type PingAnswer = 'forward' | 'error' | 'hang' | 'cut';
 
-class PingFront {
-  /** What each ping seen got, oldest first. */
-  readonly pings: PingAnswer[] = [];
-  readonly #server: Server;
-
-  private constructor(server: Server) {
-    this.#server = server;
-  }
-
-  static async start(upstream: string, script: (nth: number) => PingAnswer): Promise<PingFront> {
-    const server = createServer();
-    const front = new PingFront(server);
-    server.on('request', async (req, res) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of req) chunks.push(chunk as Buffer);
-      const body = Buffer.concat(chunks);
-      const message =
-        body.length > 0 ? (JSON.parse(body.toString()) as { id?: unknown; method?: unknown }) : {};
-      const answer = message.method === 'ping' ? script(front.pings.length + 1) : 'forward';
-      if (message.method === 'ping') front.pings.push(answer);
+/** A front that answers pings as `script` says (noting each in `pings`) and forwards the rest. */
+async function pingFront(upstream: string, script: (nth: number) => PingAnswer) {
+  const pings: PingAnswer[] = [];
+  const front = await McpHttpFront.start(upstream, {
+    intercept: (message, req, res) => {
+      if (message.method !== 'ping') return false;
+      const answer = script(pings.length + 1);
+      pings.push(answer);
       switch (answer) {
-        case 'forward': {
-          const forwarded = request(upstream, { method: req.method, headers: req.headers }, (up) => {
-            res.writeHead(up.statusCode ?? 502, up.headers);
-            up.pipe(res);
-          });
-          forwarded.on('error', () => res.destroy());
-          res.on('close', () => forwarded.destroy());
-          forwarded.end(body);
-          return;
-        }
+        case 'forward':
+          return false;
         case 'error':
           res.writeHead(200, { 'content-type': 'application/json' });
           res.end(
@@ -59,28 +37,16 @@ class PingFront {
               error: { code: -32601, message: 'Method not found' },
             }),
           );
-          return;
+          return true;
         case 'hang':
-          return;
+          return true;
         case 'cut':
           req.socket.destroy();
-          return;
+          return true;
       }
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return front;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/mcp`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#server.close(() => resolve());
-      this.#server.closeAllConnections();
-    });
-  }
+    },
+  });
+  return { front, pings };
 }
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -92,7 +58,7 @@ afterEach(async () => {
 async function behindFront(script: (nth: number) => PingAnswer) {
   const fake = await FakeMcpHttpServer.start({ tools: ['echo'] });
   closers.push(() => fake.close());
-  const front = await PingFront.start(fake.url, script);
+  const { front, pings } = await pingFront(fake.url, script);
   closers.push(() => front.close());
   const logger = new RecordingLogger();
   const mcp = new McpServers({
@@ -104,7 +70,7 @@ async function behindFront(script: (nth: number) => PingAnswer) {
   closers.push(() => mcp.close());
   await mcp.start();
   expect(mcp.states().dir?.status).toBe('ready');
-  return { mcp, front, logger };
+  return { mcp, pings, logger };
 }
 
 async function echo(mcp: McpServers, text: string) {
@@ -115,9 +81,9 @@ async function echo(mcp: McpServers, text: string) {
 
 describe('McpServerConnection pings', () => {
   it('keeps a server that answers its pings with a JSON-RPC error: it answered, so it is there', async () => {
-    const { mcp, front, logger } = await behindFront(() => 'error');
+    const { mcp, pings, logger } = await behindFront(() => 'error');
     // The third ping is sent only once the second was settled, so two errors reached the client.
-    await vi.waitFor(() => expect(front.pings.length).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+    await vi.waitFor(() => expect(pings.length).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
     expect(mcp.states().dir).toEqual({ status: 'ready', transport: 'http', tools: 1, restarts: 0 });
     expect(logger.events('mcp.ping_missed')).toEqual([]);
     expect(logger.events('mcp.server_lost')).toEqual([]);
@@ -126,10 +92,10 @@ describe('McpServerConnection pings', () => {
 
   it('keeps a server through one missed ping, and restarts it with backoff after two in a row', async () => {
     const script: Record<number, PingAnswer> = { 1: 'hang', 3: 'hang', 4: 'cut' };
-    const { mcp, front, logger } = await behindFront((nth) => script[nth] ?? 'forward');
+    const { mcp, pings, logger } = await behindFront((nth) => script[nth] ?? 'forward');
 
     // Ping 1 timed out and ping 2 was answered (ping 3 follows only then): the same connection.
-    await vi.waitFor(() => expect(front.pings.length).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+    await vi.waitFor(() => expect(pings.length).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
     expect(logger.events('mcp.ping_missed').map((e) => e.fields.error)).toEqual([
       'MCP error -32001: Request timed out',
     ]);

@@ -7,3 +7,4 @@ export {
   type FakeMcpOptions,
   type FakeMcpToolName,
 } from './fake-mcp-tools.js';
+export * from './mcp-http-front.js';
