@@ -2,7 +2,8 @@
  * The adapters' own defaults are what a `config.toml` that says nothing gives them: a WebAdapter or
  * SlackAdapter built without the config (tests, benchmarks) behaves as Ebb does out of the box.
  */
-import { parseConfig } from '@ebb/config';
+import { loadEnv, parseConfig } from '@ebb/config';
+import { DEFAULT_SERVE_OPTIONS } from '@ebb/observability';
 import { DEFAULT_SLACK_ADAPTER } from '@ebb/slack';
 import { DEFAULT_RATE_LIMIT, DEFAULT_WEB_ADAPTER } from '@ebb/web';
 import { expect, it } from 'vitest';
@@ -24,4 +25,8 @@ it("the adapters' defaults equal config.toml's", () => {
     rateLimit: [web.rate_limit_per_minute, web.rate_limit_burst],
     webRateLimit: [web.rate_limit_per_minute, web.rate_limit_burst],
   });
+});
+
+it("ebb worker's metrics server listens where the environment's default says", () => {
+  expect(loadEnv({}).EBB_METRICS_HOST).toBe(DEFAULT_SERVE_OPTIONS.host);
 });
