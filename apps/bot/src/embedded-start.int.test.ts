@@ -20,8 +20,6 @@ const REPO_CONFIG = fileURLToPath(new URL('../../../config.toml', import.meta.ur
 
 const scratch = mkdtempSync(join(tmpdir(), 'ebb-embedded-start-'));
 const dataDir = join(scratch, 'data');
-/** The install template's folder, a scratch one: never the checkout's, which others share. */
-const templates = join(scratch, 'templates');
 const config = join(scratch, 'config.toml');
 const prefix = `ebb-embedded-start-${process.pid}`;
 
@@ -35,12 +33,7 @@ interface RunningDev {
 
 /** `ebb dev` on the scratch config and data directory; resolves at its "Ebb is up" line. */
 async function startDev(): Promise<RunningDev> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    EBB_DATA_DIR: dataDir,
-    EBB_PGLITE_TEMPLATES: templates,
-    EBB_REDIS_PREFIX: prefix,
-  };
+  const env: NodeJS.ProcessEnv = { ...process.env, EBB_DATA_DIR: dataDir, EBB_REDIS_PREFIX: prefix };
   for (const name of [
     'DATABASE_URL',
     'OPENAI_API_KEY',
@@ -99,8 +92,8 @@ function databaseLine(dev: RunningDev): Record<string, unknown> | undefined {
 }
 
 beforeAll(async () => {
-  // What `npm install` makes.
-  await makeDefaultPgliteTemplate(templates);
+  // What `npm install` made; made here in case this checkout's was removed (a no-op otherwise).
+  await makeDefaultPgliteTemplate();
   const port = await freePort();
   writeFileSync(config, readFileSync(REPO_CONFIG, 'utf8').replace(/^port = \d+$/m, `port = ${port}`));
 }, 120_000);

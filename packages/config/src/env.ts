@@ -59,11 +59,6 @@ const envSchema = z.object({
     .optional(),
   /** Where embedded PGlite keeps its data. */
   EBB_DATA_DIR: z.string().min(1).default('./.ebb'),
-  /**
-   * The folder of the embedded database's templates, which a new data directory is copied from.
-   * Unset: node_modules/.cache/ebb, where `npm install` makes them. Tests give a scratch folder.
-   */
-  EBB_PGLITE_TEMPLATES: z.string().min(1).optional(),
   /** Path of config.toml (also `--config`). */
   EBB_CONFIG: z.string().min(1).optional(),
   /** pino level: fatal, error, warn, info, debug, trace. Message text is logged only at debug. */

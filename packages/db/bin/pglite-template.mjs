@@ -18,14 +18,12 @@ function copiesNothing() {
   return existsSync(join(process.env.EBB_DATA_DIR || './.ebb', 'pglite', 'PG_VERSION'));
 }
 
-// The folder `ebb` copies from (EBB_PGLITE_TEMPLATES, as @ebb/config reads it), else the default.
-const root = process.env.EBB_PGLITE_TEMPLATES || undefined;
 const onlyForNewDataDir = process.argv.includes('--only-for-new-data-dir');
-if (!(onlyForNewDataDir && copiesNothing()) && !pgliteTemplateReady(pgliteTemplatePath(undefined, root))) {
+if (!(onlyForNewDataDir && copiesNothing()) && !pgliteTemplateReady(pgliteTemplatePath())) {
   const started = performance.now();
   try {
     const { makeDefaultPgliteTemplate } = await import('../dist/index.js');
-    const { path } = await makeDefaultPgliteTemplate(root);
+    const { path } = await makeDefaultPgliteTemplate();
     console.log(
       `made the embedded database template in ${Math.round(performance.now() - started)} ms: ${path}`,
     );

@@ -2,7 +2,7 @@
  * `ebb status` against the real Postgres stores: a Slack channel with a summary span, two passes,
  * memories and a channel-pattern override of its thresholds; a thread and a web channel beside it.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, resolveChannel } from '@ebb/config';
@@ -17,7 +17,7 @@ import {
 import { loadTokenizer } from '@ebb/llm';
 import { emptySchema, type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { Toolbox } from '@ebb/tools';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { usageBar } from '../bot/context-report.js';
 import { OfferedTools } from '../offered-tools.js';
@@ -275,24 +275,14 @@ describe('ebb status', () => {
   });
 
   it('opens the embedded database with --embedded: a new one, from the install template, has no channels yet', async () => {
-    // What `npm install` makes, made in a scratch folder: never the checkout's, which others share.
-    const scratch = mkdtempSync(join(tmpdir(), 'ebb-status-pglite-'));
-    const templates = join(scratch, 'templates');
-    await makeDefaultPgliteTemplate(templates);
-    const dataDir = join(scratch, 'data');
+    // What `npm install` makes; here in case this checkout's was removed (a no-op otherwise).
+    await makeDefaultPgliteTemplate();
+    const dataDir = mkdtempSync(join(tmpdir(), 'ebb-status-pglite-'));
     const io = capture();
-    vi.stubEnv('EBB_PGLITE_TEMPLATES', templates);
-    try {
-      const code = await status({ config: configFile, embedded: true }, io, {
-        env: { EBB_DATA_DIR: dataDir },
-      });
-      expect(io.stderr()).toBe('');
-      expect(code).toBe(0);
-      expect(io.stdout()).toContain('no channels yet');
-    } finally {
-      vi.unstubAllEnvs();
-      rmSync(scratch, { recursive: true, force: true });
-    }
+    const code = await status({ config: configFile, embedded: true }, io, { env: { EBB_DATA_DIR: dataDir } });
+    expect(io.stderr()).toBe('');
+    expect(code).toBe(0);
+    expect(io.stdout()).toContain('no channels yet');
   }, 120_000);
 
   it('says when the database has no Ebb tables yet', async () => {
