@@ -304,3 +304,179 @@ describe('FakeOpenAiServer faults', () => {
     expect(server.requests).toHaveLength(1);
   });
 });
+
+describe('FakeOpenAiServer as real providers behave', () => {
+  const long = (n: number, tag: string) =>
+    Array.from({ length: n }, (_, i) => `${tag} line ${i}: the deploy of service ${i} went fine today.`).join(
+      '\n',
+    );
+
+  it('refuses max_tokens for the GPT-5 family and the o-series, with OpenAI’s own body', async () => {
+    for (const model of ['gpt-5.4-mini', 'o3-mini']) {
+      const error = await client.chat.completions
+        .create({ model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 50 })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'max_tokens' });
+      expect(String((error as Error).message)).toContain("Use 'max_completion_tokens' instead");
+    }
+    const ok = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_completion_tokens: 50,
+    });
+    expect(ok.choices[0]?.message.content).toBeTruthy();
+    expect(server.requests.map((r) => r.fault)).toEqual([
+      'unsupported_parameter',
+      'unsupported_parameter',
+      undefined,
+    ]);
+  });
+
+  it('refuses a temperature other than 1 for a reasoning model, and reasoning_effort for an older one', async () => {
+    const hot = await client.chat.completions
+      .create({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], temperature: 0.2 })
+      .catch((e: unknown) => e);
+    expect(hot).toMatchObject({ status: 400, code: 'unsupported_value', param: 'temperature' });
+    const effort = await client.chat.completions
+      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], reasoning_effort: 'low' })
+      .catch((e: unknown) => e);
+    expect(effort).toMatchObject({ status: 400, code: 'unsupported_parameter', param: 'reasoning_effort' });
+  });
+
+  it('as a legacy server, knows max_tokens only and refuses what it has never heard of', async () => {
+    const legacy = await FakeOpenAiServer.start({ dialect: 'legacy' });
+    const old = new OpenAI({ baseURL: legacy.url, apiKey: 'sk-test', maxRetries: 0 });
+    try {
+      for (const extra of [{ max_completion_tokens: 5 }, { prompt_cache_key: 'k' }]) {
+        const error = await old.chat.completions
+          .create({ model: 'gpt-5.4-mini', messages: [{ role: 'user', content: 'hi' }], ...extra })
+          .catch((e: unknown) => e);
+        expect(error).toMatchObject({ status: 400, code: null, param: null });
+        expect(String((error as Error).message)).toContain(
+          `Unrecognized request argument supplied: ${Object.keys(extra)[0]}`,
+        );
+      }
+      const ok = await old.chat.completions.create({
+        model: 'gpt-5.4-mini',
+        messages: [{ role: 'user', content: 'hi' }],
+        max_tokens: 5,
+      });
+      expect(ok.choices[0]?.finish_reason).toBe('stop');
+    } finally {
+      await legacy.close();
+    }
+  });
+
+  it('serves a repeated prefix from its cache in 128-token steps from 1,024 tokens, and reports it', async () => {
+    const system = { role: 'system' as const, content: long(90, 'system') };
+    const first = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [system, { role: 'user', content: 'first question' }],
+    });
+    expect(first.usage?.prompt_tokens).toBeGreaterThan(1024);
+    expect(first.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
+
+    const second = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [
+        system,
+        { role: 'user', content: 'first question' },
+        { role: 'user', content: 'and a second' },
+      ],
+    });
+    const cached = second.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+    expect(cached % 128).toBe(0);
+    expect(cached).toBeGreaterThanOrEqual(1024);
+    // Everything up to the new message was seen before; at most one step plus the new message is not.
+    expect((second.usage?.prompt_tokens ?? 0) - cached).toBeLessThan(128 + 20);
+
+    // A change right after the system prompt leaves only the system prompt's steps cached.
+    const changed = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [system, { role: 'user', content: 'Xfirst question' }],
+    });
+    const systemTokens = Math.ceil(`<|system|>${system.content}`.length / 4);
+    const kept = changed.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+    expect(kept % 128).toBe(0);
+    expect(kept).toBeLessThanOrEqual(systemTokens + 1);
+    expect(kept).toBeGreaterThan(systemTokens - 128);
+    expect(server.cacheTotals.cachedTokens).toBe(
+      cached + (changed.usage?.prompt_tokens_details?.cached_tokens ?? 0),
+    );
+  });
+
+  it('caches nothing under 1,024 tokens, and keeps prompt_cache_key routes apart', async () => {
+    const short = await ask('short');
+    await ask('short');
+    expect(short.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
+    expect(server.cacheTotals.cachedTokens).toBe(0);
+
+    const messages = [{ role: 'user' as const, content: long(80, 'shared') }];
+    await client.chat.completions.create({ model: 'gpt-5.4-mini', messages, prompt_cache_key: 'channel-a' });
+    const otherKey = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages,
+      prompt_cache_key: 'channel-b',
+    });
+    const sameKey = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages,
+      prompt_cache_key: 'channel-a',
+    });
+    expect(otherKey.usage?.prompt_tokens_details?.cached_tokens).toBe(0);
+    expect(sameKey.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(1024);
+  });
+
+  it('reports no cache at all when it has none', async () => {
+    const bare = await FakeOpenAiServer.start({ promptCache: false });
+    const c = new OpenAI({ baseURL: bare.url, apiKey: 'sk-test', maxRetries: 0 });
+    try {
+      const done = await c.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content: 'hi' }],
+      });
+      expect(done.usage?.prompt_tokens_details).toBeUndefined();
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('answers after its latency, so a client with a shorter timeout gives up', async () => {
+    const slow = await FakeOpenAiServer.start({ latencyMs: 5_000 });
+    const c = new OpenAI({ baseURL: slow.url, apiKey: 'sk-test', maxRetries: 0, timeout: 50 });
+    try {
+      const error = await c.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+      expect(slow.requests).toHaveLength(1);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('lets a reasoning model spend its whole budget thinking: no text, finish_reason length', async () => {
+    server.enqueue(
+      { content: 'never written', reasoningTokens: 500 },
+      { content: 'written', reasoningTokens: 500 },
+    );
+    const cut = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [{ role: 'user', content: 'think' }],
+      max_completion_tokens: 400,
+    });
+    expect(cut.choices[0]).toMatchObject({ finish_reason: 'length', message: { content: '' } });
+    expect(cut.usage).toMatchObject({
+      completion_tokens: 400,
+      completion_tokens_details: { reasoning_tokens: 400 },
+    });
+    const roomy = await client.chat.completions.create({
+      model: 'gpt-5.4-mini',
+      messages: [{ role: 'user', content: 'think' }],
+      max_completion_tokens: 2000,
+    });
+    expect(roomy.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'written' } });
+    expect(roomy.usage?.completion_tokens_details?.reasoning_tokens).toBe(500);
+  });
+});

@@ -17,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { readBody, sendJson } from '../http.js';
 import { ScriptedFaults } from '../scripted-faults.js';
+import { refusedParameter, type ServerDialect } from './parameter-rules.js';
+import { OPENAI_PROMPT_CACHE, PromptCache, type PromptCacheOptions } from './prompt-cache.js';
 import {
   completionBody,
   contextLengthMessage,
@@ -28,6 +30,9 @@ import {
   streamChunks,
 } from './wire.js';
 
+export type { ServerDialect } from './parameter-rules.js';
+export { isReasoningModel } from './parameter-rules.js';
+export type { PromptCacheOptions } from './prompt-cache.js';
 export type { FakeReply, FakeToolCall, FinishReason } from './wire.js';
 
 /** A request as the server received it. */
@@ -42,7 +47,7 @@ export interface RecordedRequest {
   /** The parsed JSON body (not validated beyond `model` and `messages`). */
   readonly body: ChatCompletionCreateParams;
   /** The fault the server answered with, when it answered with one. */
-  readonly fault?: FakeFault['kind'];
+  readonly fault?: FakeFault['kind'] | 'unsupported_parameter';
 }
 
 export type FakeReplySource = FakeReply | ((request: RecordedRequest) => FakeReply | Promise<FakeReply>);
@@ -87,6 +92,21 @@ export interface FakeOpenAiServerOptions {
   readonly countTokens?: (text: string) => number;
   /** Characters per streamed content chunk. */
   readonly streamChunkChars?: number;
+  /**
+   * Which parameters the server refuses (`parameter-rules.ts`): `openai` (default) as
+   * api.openai.com today, `legacy` as an older server that knows only `max_tokens`.
+   */
+  readonly dialect?: ServerDialect;
+  /**
+   * OpenAI's automatic prompt caching (`prompt-cache.ts`), reported as
+   * `usage.prompt_tokens_details.cached_tokens`; `false` reports no cache at all, as a server
+   * without one; an object changes the rule's numbers.
+   */
+  readonly promptCache?: boolean | Partial<PromptCacheOptions>;
+  /** Milliseconds before each answer (a real provider takes seconds); a function decides per request. */
+  readonly latencyMs?: number | ((request: RecordedRequest) => number);
+  /** Milliseconds since the epoch, for the cache's expiry. */
+  readonly now?: () => number;
 }
 
 const DEFAULTS = {
@@ -94,7 +114,17 @@ const DEFAULTS = {
   contextWindow: Number.POSITIVE_INFINITY,
   countTokens: (text: string) => Math.ceil(text.length / 4),
   streamChunkChars: 16,
+  dialect: 'openai',
+  promptCache: true,
+  latencyMs: 0,
+  now: Date.now,
 } as const satisfies Required<FakeOpenAiServerOptions>;
+
+/** Prompt tokens the server has been asked for and served from its cache, over every completed reply. */
+export interface PromptCacheTotals {
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+}
 
 const DEFAULT_REPLY: FakeReply = { content: 'This is a reply from the fake OpenAI server.' };
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -109,11 +139,22 @@ export class FakeOpenAiServer {
   #handler: FakeReplySource | undefined;
   readonly #faults = new ScriptedFaults<RecordedRequest, FakeFault>('FakeOpenAiServer');
   readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #cache: PromptCache | undefined;
+  #totals = { promptTokens: 0, cachedTokens: 0 };
   #ids = 0;
 
   private constructor(server: Server, options: Required<FakeOpenAiServerOptions>) {
     this.#server = server;
     this.#options = options;
+    const { promptCache } = options;
+    this.#cache =
+      promptCache === false
+        ? undefined
+        : new PromptCache(
+            { ...OPENAI_PROMPT_CACHE, ...(promptCache === true ? {} : promptCache) },
+            options.countTokens,
+            options.now,
+          );
     const { port } = server.address() as AddressInfo;
     this.url = `http://127.0.0.1:${port}/v1`;
   }
@@ -154,6 +195,11 @@ export class FakeOpenAiServer {
     return this.#requests.filter((r) => r.path === '/v1/chat/completions' && r.method === 'POST');
   }
 
+  /** Prompt tokens of the replies sent so far, and how many of them the cache served. */
+  get cacheTotals(): PromptCacheTotals {
+    return { ...this.#totals };
+  }
+
   /** Answers requests that find the queue empty (until replaced). */
   reply(source: FakeReplySource): this {
     this.#handler = source;
@@ -182,6 +228,8 @@ export class FakeOpenAiServer {
     this.#queue.length = 0;
     this.#handler = undefined;
     this.#faults.clear();
+    this.#cache?.clear();
+    this.#totals = { promptTokens: 0, cachedTokens: 0 };
   }
 
   async close(): Promise<void> {
@@ -217,6 +265,12 @@ export class FakeOpenAiServer {
       sendFault(res, { kind: 'invalid_api_key' });
       return;
     }
+    const refused = refusedParameter(body, this.#options.dialect);
+    if (refused) {
+      this.#record({ ...request, fault: 'unsupported_parameter' });
+      sendJson(res, 400, refused);
+      return;
+    }
     const fault = this.#faults.take({ ...request, index: this.#requests.length });
     const tokens = promptTokens(body, this.#options.countTokens);
     const maxTokens = requestedMaxTokens(body);
@@ -224,10 +278,14 @@ export class FakeOpenAiServer {
     const recordedFault = fault?.kind ?? (overflow ? 'context_length_exceeded' : undefined);
     const recorded = this.#record(recordedFault ? { ...request, fault: recordedFault } : request);
 
-    if (fault?.kind === 'slow') {
-      const answered = await this.#delay(res, fault.delayMs);
+    const { latencyMs } = this.#options;
+    const latency = typeof latencyMs === 'function' ? latencyMs(recorded) : latencyMs;
+    const delayMs = latency + (fault?.kind === 'slow' ? fault.delayMs : 0);
+    if (delayMs > 0) {
+      const answered = await this.#delay(res, delayMs);
       if (!answered) return; // the client gave up (timeout or abort)
-    } else if (fault) {
+    }
+    if (fault && fault.kind !== 'slow') {
       sendFault(res, fault);
       return;
     }
@@ -248,8 +306,11 @@ export class FakeOpenAiServer {
       body,
       { completionId: `chatcmpl-fake${id}`, toolCallId: (i) => `call_fake${id}_${i}` },
       this.#options.countTokens,
-      Math.floor(Date.now() / 1000),
+      Math.floor(this.#options.now() / 1000),
+      (prompt) => this.#cache?.serve(body, prompt),
     );
+    this.#totals.promptTokens += resolved.usage.prompt_tokens;
+    this.#totals.cachedTokens += resolved.usage.prompt_tokens_details?.cached_tokens ?? 0;
     if (body.stream) {
       const includeUsage = body.stream_options?.include_usage === true;
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });

@@ -32,6 +32,12 @@ export interface FakeReply {
   readonly finishReason?: FinishReason;
   /** Overrides the estimated token counts. */
   readonly usage?: { readonly promptTokens?: number; readonly completionTokens?: number };
+  /**
+   * Hidden reasoning the model spends before it writes, out of the completion budget
+   * (`max_completion_tokens`), as reasoning models do: when it takes the whole budget the reply has
+   * no text and `finish_reason: "length"`.
+   */
+  readonly reasoningTokens?: number;
   /** Defaults to the requested model. */
   readonly model?: string;
 }
@@ -40,6 +46,14 @@ export interface Usage {
   readonly prompt_tokens: number;
   readonly completion_tokens: number;
   readonly total_tokens: number;
+  /** Present when the server has a prompt cache, as OpenAI reports it. */
+  readonly prompt_tokens_details?: { readonly cached_tokens: number; readonly audio_tokens: number };
+  readonly completion_tokens_details?: {
+    readonly reasoning_tokens: number;
+    readonly audio_tokens: number;
+    readonly accepted_prediction_tokens: number;
+    readonly rejected_prediction_tokens: number;
+  };
 }
 
 /** The body of an API error, exactly as OpenAI sends it. */
@@ -124,8 +138,14 @@ export function resolveReply(
   ids: { readonly completionId: string; readonly toolCallId: (index: number) => string },
   countTokens: (text: string) => number,
   created: number,
+  /** The cached tokens of a prompt of this size; undefined for a server without a prompt cache. */
+  cachedTokens: (promptTokens: number) => number | undefined = () => undefined,
 ): ResolvedReply {
-  const content = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? null);
+  const budget = requestedMaxTokens(request);
+  const reasoning = reply.reasoningTokens ?? 0;
+  const exhausted = reasoning > 0 && budget > 0 && reasoning >= budget;
+  const written = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.content ?? null);
+  const content = exhausted ? '' : written;
   const toolCalls = (reply.toolCalls ?? []).map(
     (call, index) =>
       // Without an id when asked: off the client's types, which is the point.
@@ -139,19 +159,35 @@ export function resolveReply(
       }) as ChatCompletionMessageFunctionToolCall,
   );
   const prompt = reply.usage?.promptTokens ?? promptTokens(request, countTokens);
-  const completion =
-    reply.usage?.completionTokens ??
-    countTokens(content ?? '') +
-      toolCalls.reduce((sum, c) => sum + countTokens(c.function.name + c.function.arguments), 0);
+  const completion = exhausted
+    ? budget
+    : (reply.usage?.completionTokens ??
+      reasoning +
+        countTokens(content ?? '') +
+        toolCalls.reduce((sum, c) => sum + countTokens(c.function.name + c.function.arguments), 0));
+  const cached = cachedTokens(prompt);
   return {
     id: ids.completionId,
     created,
     model: reply.model ?? request.model,
     content,
     refusal: reply.refusal ?? null,
-    toolCalls,
-    finishReason: reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    toolCalls: exhausted ? [] : toolCalls,
+    finishReason: exhausted
+      ? 'length'
+      : (reply.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop')),
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+      ...(cached === undefined ? {} : { prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 } }),
+      completion_tokens_details: {
+        reasoning_tokens: exhausted ? budget : reasoning,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
+    },
   };
 }
 
