@@ -8,6 +8,7 @@ import { describeStartFailure } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
+import { untilStopSignal } from './stop-signals.js';
 
 export async function run(args: { config?: string; withWorker: boolean }, io: CommandIo): Promise<number> {
   const runtime = await loadRuntime(
@@ -32,22 +33,10 @@ export async function run(args: { config?: string; withWorker: boolean }, io: Co
   return 0;
 }
 
-/** Resolves on the first SIGTERM or SIGINT; a second one exits at once. */
-export function untilSignalled(logger: Logger, graceSeconds: () => number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal, graceSeconds: graceSeconds() }, 'stopping Ebb: finishing the turns in hand');
-      const now = (again: string) => {
-        logger.warn({ signal: again }, 'stopping Ebb at once');
-        process.exit(1);
-      };
-      process.once('SIGTERM', now);
-      process.once('SIGINT', now);
-      resolve();
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+/** Resolves on the first SIGTERM or SIGINT, logged; later ones as `untilStopSignal` says. */
+export async function untilSignalled(logger: Logger, graceSeconds: () => number): Promise<void> {
+  const signal = await untilStopSignal(logger);
+  logger.info({ signal, graceSeconds: graceSeconds() }, 'stopping Ebb: finishing the turns in hand');
 }
 
 /** Closes Ebb in order (intake, turns in hand, worker, queue, stores) and logs how long it took. */

@@ -20,6 +20,7 @@ import { describeStartFailure, StartRefusedError } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime, openDatabase } from './runtime.js';
+import { untilStopSignal } from './stop-signals.js';
 
 export async function worker(
   args: { config?: string; concurrency?: number },
@@ -99,14 +100,8 @@ export async function worker(
     logger,
     ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
   });
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'stopping the compaction worker');
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
+  const signal = await untilStopSignal(logger);
+  logger.info({ signal }, 'stopping the compaction worker');
   reloading.stop();
   await running.close();
   await observability.close();
