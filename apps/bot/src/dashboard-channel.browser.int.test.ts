@@ -5,13 +5,14 @@
  * whose history holds a summary span, a truncation marker and microcompaction stubs. The channel
  * list has its own file, `dashboard-list.browser.int.test.ts`.
  *
- * Saves a PNG of each view in test/artifacts/ (dashboard.png, the README's, and
- * dashboard-usage-chart, -passes-memories, -history-spans). Waits are for selectors and events, never
- * for time.
+ * Saves a PNG of each view in test/artifacts/, which git ignores (dashboard, dashboard-usage-chart,
+ * -passes-memories, -history-spans); with EBB_UPDATE_SCREENSHOTS=1, dashboard.png also becomes the
+ * README's picture (docs/dashboard.png). Waits are for selectors and events, never for time.
  */
 import { PgRunStore } from '@ebb/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DashboardBrowser, shot, startDashboardBrowser } from '../test/dashboard-browser.js';
+import { type DashboardBrowser, startDashboardBrowser } from '../test/dashboard-browser.js';
+import { shot, updateReadmeShot } from '../test/screenshots.js';
 import { longPaste } from '../test/small-window.js';
 
 let world: DashboardBrowser;
@@ -122,6 +123,7 @@ describe('a channel of the dashboard in a browser', () => {
 
     await page.locator('#chart').scrollIntoViewIfNeeded();
     await page.screenshot({ path: shot('dashboard'), fullPage: true });
+    await updateReadmeShot('dashboard');
     await page
       .locator('#chart-title')
       .locator('..')

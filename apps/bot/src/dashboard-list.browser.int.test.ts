@@ -4,16 +4,12 @@
  * held until the screenshot is taken), the list of channels of every platform, and 1,000 channels
  * paged and filtered. A channel's own view has its own file, `dashboard-channel.browser.int.test.ts`.
  *
- * Saves a PNG of each view in test/artifacts/ (dashboard-empty, -loading, -channels,
+ * Saves a PNG of each view in test/artifacts/, which git ignores (dashboard-empty, -loading, -channels,
  * -1000-channels). Waits are for selectors and events, never for time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ADMIN_TOKEN,
-  type DashboardBrowser,
-  shot,
-  startDashboardBrowser,
-} from '../test/dashboard-browser.js';
+import { ADMIN_TOKEN, type DashboardBrowser, startDashboardBrowser } from '../test/dashboard-browser.js';
+import { shot } from '../test/screenshots.js';
 
 let world: DashboardBrowser;
 

@@ -6,10 +6,9 @@
  * CI installs it) with one browser context (signed in once, by `signIn` or a test's first page). One
  * per test file, so each has its own schema: start it in `beforeAll`, `close` it in `afterAll`.
  *
- * Screenshots go to test/artifacts/ (`shot('dashboard-…')`; dashboard.png is the README's).
+ * Screenshots go to test/artifacts/, which git ignores (`shot('dashboard-…')`, see screenshots.ts).
  */
 import { mkdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { loadEnv } from '@ebb/config';
 import { type NewMessage, stubToolResults, toNewMessage } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
@@ -21,14 +20,11 @@ import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startEbb } from '../src/start-ebb.js';
+import { ARTIFACTS } from './screenshots.js';
 import { passReply, smallWindowConfig } from './small-window.js';
 
 export const ADMIN_TOKEN = 'dashboard-test-token';
-const ARTIFACTS = fileURLToPath(new URL('./artifacts/', import.meta.url));
 const TYPES = ['fact', 'decision', 'preference', 'person', 'task', 'event'] as const;
-
-/** The PNG of one view in test/artifacts/. */
-export const shot = (name: string) => `${ARTIFACTS}${name}.png`;
 
 /** Memories a pass extracts: 14 from the first, 12 others from each later one (more than the 20 shown). */
 function memoriesOf(pass: number) {
