@@ -1,14 +1,15 @@
 /**
  * The monitoring files of `deploy/` through Prometheus's own checker, `promtool` (Debian's
- * `prometheus` package; `.ci/run` installs it): the alert rules load, every query of the Grafana
- * dashboard parses as PromQL, each alert's expression is true in the trouble it names and false on
- * a healthy Ebb, and each alert fires once its `for:` has passed and not a minute before, with the
- * labels and annotations it is written to page with (`promtool test rules` over made-up series).
+ * `prometheus` package; `.ci/run` installs it, and without it these tests fail, saying how to install
+ * it): the alert rules load, every query of the Grafana dashboard parses as PromQL, each alert's
+ * expression is true in the trouble it names and false on a healthy Ebb, and each alert fires once
+ * its `for:` has passed and not a minute before, with the labels and annotations it is written to
+ * page with (`promtool test rules` over made-up series).
  */
-import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { ALERT_CASES } from '../test/alert-rule-cases.js';
@@ -19,27 +20,16 @@ import {
   readAlertRules,
   readDashboard,
 } from '../test/monitoring-files.js';
+import { INSTALL_PROMTOOL, runPromtool } from '../test/promtool.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ebb-promtool-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** Files written to `scratch` so far, to name the next. */
 let written = 0;
 
-/**
- * Runs promtool; its exit code and what it printed, stdout and stderr in the order it wrote them (it
- * names each file tested on stdout and its failures on stderr).
- */
+/** Runs promtool (see `runPromtool`), its output in the next file of `scratch`. */
 function promtool(...args: string[]): { code: number; output: string } {
-  const printed = join(scratch, `promtool-${++written}.out`);
-  const fd = openSync(printed, 'w');
-  const run = spawnSync('promtool', args, { stdio: ['ignore', fd, fd], timeout: 60_000 });
-  closeSync(fd);
-  if (run.error) {
-    throw new Error(
-      `promtool could not run (${run.error.message}): install it with \`apt-get install prometheus\` (.ci/run does)`,
-    );
-  }
-  return { code: run.status ?? -1, output: readFileSync(printed, 'utf8') };
+  return runPromtool(join(scratch, `promtool-${++written}.out`), args);
 }
 
 /** Grafana's variables, as Prometheus would see them once Grafana has filled them in. */
@@ -68,6 +58,20 @@ function recordingRules(exprs: readonly string[]): string {
   writeFileSync(file, toYaml({ groups: [{ name: 'dashboard', rules }] }));
   return file;
 }
+
+describe('promtool', () => {
+  it('is asked for by name, with the command that installs it, where it is not on PATH', () => {
+    const empty = join(scratch, 'empty-path');
+    mkdirSync(empty);
+    expect(() => runPromtool(join(scratch, 'missing.out'), ['--version'], { PATH: empty })).toThrow(
+      `promtool is not installed (no promtool on PATH). These tests check deploy/'s alerts and Grafana queries with Prometheus's own checker; install it with \`${INSTALL_PROMTOOL}\``,
+    );
+    // The command CI runs, so the advice is one that works.
+    expect(readFileSync(fileURLToPath(new URL('../../../.ci/run', import.meta.url)), 'utf8')).toContain(
+      INSTALL_PROMTOOL,
+    );
+  });
+});
 
 describe('deploy/prometheus/alerts.yml under promtool', () => {
   it('loads as a rule file', () => {
