@@ -380,5 +380,6 @@ function webAdapter(options: StartOptions): WebAdapter {
     },
     maxBodyBytes: settings.max_body_kb * 1024,
     rateLimit: { perMinute: settings.rate_limit_per_minute, burst: settings.rate_limit_burst },
+    logger: options.logger,
   });
 }

@@ -1,3 +1,4 @@
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import {
@@ -105,6 +106,109 @@ describe('accessControl: one rule for every route but /healthz', () => {
   });
 });
 
+describe('loopback mode: what a page of another site makes the browser on this machine send', () => {
+  /** Each route's status for a request addressed to `host` (the URL's host is what `Host` said). */
+  const at = async (app: Hono, host: string, init: RequestInit, env: object) => {
+    const out: Record<string, number> = {};
+    for (const [method, path] of ROUTES) {
+      out[`${method} ${path}`] = (
+        await app.request(`http://${host}${path}`, { ...init, method }, env)
+      ).status;
+    }
+    return out;
+  };
+
+  it('answers only a Host of localhost, 127.0.0.1 or [::1], with or without a port', async () => {
+    const app = server({});
+    for (const host of [
+      'localhost',
+      'localhost:3000',
+      'LocalHost:3000',
+      '127.0.0.1',
+      '127.0.0.1:3000',
+      '[::1]:3000',
+    ]) {
+      expect(await at(app, host, {}, LOCAL), host).toEqual(all(200));
+    }
+    for (const host of [
+      'rebound.evil.example',
+      'rebound.evil.example:3000',
+      'localhost.evil.example:3000',
+      '127.0.0.1.nip.io:3000',
+      '10.0.0.5:3000',
+    ]) {
+      expect(await at(app, host, {}, LOCAL), host).toEqual(all(403));
+    }
+    const res = await app.request('http://rebound.evil.example:3000/api/dashboard/channels', {}, LOCAL);
+    expect(await res.json()).toEqual({
+      code: 'foreign_host',
+      error: expect.stringContaining('rebound.evil.example:3000'),
+    });
+    // /healthz carries no data and answers anyone.
+    expect((await app.request('http://rebound.evil.example/healthz', {}, LOCAL)).status).toBe(200);
+  });
+
+  it('refuses a change sent from another origin, and lets its own page, scripts and reads through', async () => {
+    const app = server({});
+    const post = (origin: string | undefined) =>
+      app.request(
+        'http://127.0.0.1:3000/api/channels/ops/messages',
+        { method: 'POST', headers: origin === undefined ? {} : { origin } },
+        LOCAL,
+      );
+    for (const origin of [
+      'https://evil.example',
+      'http://localhost:3000',
+      'http://127.0.0.1:5173',
+      'null',
+      'junk',
+    ]) {
+      const res = await post(origin);
+      expect([res.status, ((await res.json()) as { code: string }).code], origin).toEqual([
+        403,
+        'foreign_origin',
+      ]);
+    }
+    expect((await post('http://127.0.0.1:3000')).status).toBe(200);
+    expect((await post(undefined)).status).toBe(200);
+    // A read from another origin is answered: the browser keeps it from that page (no CORS header).
+    const read = await app.request(
+      'http://127.0.0.1:3000/api/dashboard/channels',
+      { headers: { origin: 'https://evil.example' } },
+      LOCAL,
+    );
+    expect(read.status).toBe(200);
+  });
+
+  it('does not count these refusals: a hostile page cannot lock the operator out', async () => {
+    const app = server({ refusals: { perMinute: 60, burst: 2, now: () => 0 } });
+    for (let i = 0; i < 5; i++) {
+      await app.request('http://rebound.evil.example/api/dashboard/channels', {}, LOCAL);
+      await app.request(
+        'http://localhost/api/channels/ops/messages',
+        { method: 'POST', headers: { origin: 'https://evil.example' } },
+        LOCAL,
+      );
+    }
+    expect((await app.request('http://localhost/api/dashboard/channels', {}, LOCAL)).status).toBe(200);
+  });
+
+  it('with a token, or for an open API, Host and Origin are not looked at (as before)', async () => {
+    const headers = { authorization: `Bearer ${ADMIN}`, origin: 'https://elsewhere.example' };
+    const withToken = server({ adminToken: ADMIN });
+    expect(await at(withToken, 'ebb.example.com', { headers }, REMOTE)).toEqual(all(200));
+    expect(await at(withToken, 'rebound.evil.example', { headers }, LOCAL)).toEqual(all(200));
+    expect(await at(withToken, 'rebound.evil.example', {}, LOCAL)).toEqual(all(401));
+    const open = server({ publicApi: true });
+    const api = await open.request(
+      'http://ebb.example.com/api/channels/ops/messages',
+      { method: 'POST', headers: { origin: 'https://elsewhere.example' } },
+      REMOTE,
+    );
+    expect(api.status).toBe(200);
+  });
+});
+
 describe('admin sessions', () => {
   it('?token= trades the token for a signed session cookie, which is not the token', async () => {
     let now = 1_000_000;
@@ -206,6 +310,31 @@ describe('refused credentials are rate limited', () => {
       );
     }
     expect(polls).toEqual(Array(10).fill(200));
+  });
+
+  it('logs a client that meets the limit, once a minute', async () => {
+    let now = 0;
+    const log = new RecordingLogger();
+    const app = server({
+      adminToken: ADMIN,
+      refusals: { perMinute: 60, burst: 1, now: () => now },
+      logger: log,
+    });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await app.request('/?token=guess', {}, REMOTE)).status);
+    expect(statuses).toEqual([401, 429, 429, 429]);
+    expect(log.events('web.rate_limited').map((e) => e.fields)).toEqual([
+      expect.objectContaining({
+        client: '203.0.113.9',
+        limit: 'refused_credentials',
+        burst: 1,
+        perMinute: 60,
+      }),
+    ]);
+    now += 60_000;
+    await app.request('/?token=guess', {}, REMOTE);
+    expect((await app.request('/?token=guess', {}, REMOTE)).status).toBe(429);
+    expect(log.events('web.rate_limited')).toHaveLength(2);
   });
 
   it('counts loopback-only refusals (403) too', async () => {

@@ -19,17 +19,35 @@
  * (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`): a reverse proxy on the same host connects from
  * loopback too, and what it forwards is not local.
  *
- * Guessing is slow: every refusal (401 or 403) takes a request from the client's bucket of `refusals`
- * (`rate-limit.ts`), and a client whose bucket is empty is answered `429 rate_limited` on every route
- * but `/healthz`, the right credential included, until it refills. Only refusals are counted, so a
- * dashboard that polls with its session never runs into the limit.
+ * A browser on this machine is a loopback client too, and it sends requests for every page it has
+ * open. So loopback mode (no token for the route) also wants the request addressed to this machine by
+ * name, `Host` localhost, 127.0.0.1 or [::1] with any port (`403 foreign_host`: a DNS-rebinding page
+ * reaches 127.0.0.1 under its own name, and would read the answers), and a request that changes
+ * something (POST, PUT, PATCH, DELETE) sent by no other site's page: an `Origin`, when there is one,
+ * must be the request's own (`403 foreign_origin`; browsers send `Origin` on every cross-origin POST,
+ * scripts such as curl send none). With a token none of this is needed: a page elsewhere has neither
+ * the token nor the `SameSite=Strict` cookie.
+ *
+ * Guessing is slow: every refusal of a credential (401 or 403) takes a request from the client's
+ * bucket of `refusals` (`rate-limit.ts`), and a client whose bucket is empty is answered
+ * `429 rate_limited` on every route but `/healthz`, the right credential included, until it refills.
+ * Only refusals are counted, so a dashboard that polls with its session never runs into the limit. A
+ * foreign `Host` or `Origin` is not counted: its client is the operator's own browser, which a hostile
+ * page could otherwise lock out of the dashboard.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { type Logger, SILENT_LOGGER } from '@ebb/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { clientAddress, isLoopback, remoteAddress } from './client-address.js';
 import { webError } from './errors.js';
-import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimitOptions, rateLimited } from './rate-limit.js';
+import {
+  DEFAULT_RATE_LIMIT,
+  RateLimiter,
+  type RateLimitOptions,
+  RateLimitWarnings,
+  rateLimited,
+} from './rate-limit.js';
 
 export interface AccessOptions {
   /** EBB_ADMIN_TOKEN. Unset: everything but `/healthz` (and the API with `publicApi`) is loopback only. */
@@ -42,6 +60,8 @@ export interface AccessOptions {
   readonly sessionTtlMs?: number | undefined;
   /** How many refused credentials a client may send before it is answered 429 (a token bucket). */
   readonly refusals?: RateLimitOptions | undefined;
+  /** Where a client that meets the refusals limit is told of (`web.rate_limited`, once a minute). */
+  readonly logger?: Logger | undefined;
   /** Tests: the clock sessions are signed and checked against. */
   readonly now?: (() => number) | undefined;
 }
@@ -52,6 +72,7 @@ export const DEFAULT_ACCESS = {
   publicApi: false,
   sessionTtlMs: 12 * 60 * 60 * 1000,
   refusals: DEFAULT_RATE_LIMIT,
+  logger: SILENT_LOGGER,
   now: Date.now,
 } as const satisfies { [K in keyof AccessOptions]-?: AccessOptions[K] };
 
@@ -77,7 +98,13 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
       ? undefined
       : { credential: new Credential(token), sessions: new SessionSigner(token) };
   const metrics = options.metricsToken === undefined ? undefined : new Credential(options.metricsToken);
-  const refusals = new RateLimiter(options.refusals ?? DEFAULT_ACCESS.refusals);
+  const refusalLimits = options.refusals ?? DEFAULT_ACCESS.refusals;
+  const refusals = new RateLimiter(refusalLimits);
+  const warnings = new RateLimitWarnings(
+    options.logger ?? DEFAULT_ACCESS.logger,
+    refusalLimits,
+    'refused_credentials',
+  );
 
   return async (c, next) => {
     const kind = routeClass(c.req.path);
@@ -85,7 +112,10 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
     if (kind === 'api' && options.publicApi) return next();
     const client = clientAddress(c);
     const waiting = refusals.peek(client);
-    if (!waiting.allowed) return rateLimited(c, waiting.retryAfterMs);
+    if (!waiting.allowed) {
+      warnings.refused(client, waiting.retryAfterMs);
+      return rateLimited(c, waiting.retryAfterMs);
+    }
     const denied = (status: 401 | 403, error: string) => {
       refusals.take(client);
       return webError(c, status, status === 401 ? 'unauthorized' : 'forbidden', error);
@@ -120,7 +150,7 @@ export function accessControl(options: AccessOptions = {}): MiddlewareHandler {
 
     const tokenForRoute = kind === 'metrics' ? (metrics ?? admin?.credential) : admin?.credential;
     if (tokenForRoute === undefined) {
-      if (isLocalRequest(c)) return next();
+      if (isLocalRequest(c)) return crossSiteRefusal(c) ?? next();
       const variable = kind === 'metrics' ? 'EBB_METRICS_TOKEN' : 'EBB_ADMIN_TOKEN';
       return denied(403, `this answers only on loopback; set ${variable} to open it beyond`);
     }
@@ -179,6 +209,45 @@ const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'] as const;
 /** From this machine, not forwarded by a proxy on it. */
 function isLocalRequest(c: Context): boolean {
   return isLoopback(remoteAddress(c)) && PROXY_HEADERS.every((h) => c.req.header(h) === undefined);
+}
+
+/** The names this machine answers to in loopback mode, as `URL.hostname` spells them. */
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+const STATE_CHANGING: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * A loopback request a page of another site made the operator's browser send (see the top): one
+ * addressed to another name (DNS rebinding), or one that changes something from another origin.
+ */
+function crossSiteRefusal(c: Context): Response | undefined {
+  // @hono/node-server builds the URL from `Host` (the server's own address when there is none).
+  const url = new URL(c.req.url);
+  if (!LOOPBACK_NAMES.has(url.hostname))
+    return webError(
+      c,
+      403,
+      'foreign_host',
+      `this answers without a token only to Host localhost, 127.0.0.1 or [::1], not ${url.host}; set EBB_ADMIN_TOKEN to serve other names`,
+    );
+  const origin = c.req.header('origin');
+  if (origin !== undefined && STATE_CHANGING.has(c.req.method) && originOf(origin) !== url.origin)
+    return webError(
+      c,
+      403,
+      'foreign_origin',
+      `a page of ${origin} may not send this; without a token only pages of ${url.origin} and scripts that send no Origin may`,
+    );
+  return undefined;
+}
+
+/** An `Origin` header as `URL.origin` spells it (`null`, or anything unparsable, is no origin). */
+function originOf(header: string): string | undefined {
+  try {
+    const origin = new URL(header).origin;
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Served over TLS, here or at a proxy in front (`X-Forwarded-Proto: https`). */

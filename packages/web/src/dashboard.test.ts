@@ -1,3 +1,4 @@
+import { EventStreamReader } from '@ebb/testing/event-stream';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { accessControl } from './access.js';
@@ -101,24 +102,14 @@ describe('mountDashboard', () => {
   it('streams the source events until the server closes, then lets go of its listener', async () => {
     const closing = new AbortController();
     const { app, listeners } = dashboard(TOKEN, closing.signal);
-    const res = await app.request('/api/dashboard/events', auth);
-    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    const until = async (needle: string) => {
-      while (!text.includes(needle)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended before ${needle}`);
-        text += decoder.decode(value);
-      }
-    };
-    await until('event: ready');
+    const stream = new EventStreamReader(await app.request('/api/dashboard/events', auth));
+    await stream.until('event: ready');
     expect(listeners.size).toBe(1);
     for (const l of listeners) l({ type: 'turn', channel: 'slack:T1:C1', usage: 0.5, at: 1 });
-    await until('event: turn');
-    expect(text).toContain('"usage":0.5');
+    await stream.until('event: turn');
+    expect(stream.events('turn')).toEqual([expect.objectContaining({ usage: 0.5 })]);
     closing.abort();
-    while (!(await reader.read()).done) {}
+    await stream.ended();
     expect(listeners.size).toBe(0);
   });
 

@@ -15,9 +15,12 @@
  * | `bad_query`         | 400    | a dashboard query parameter is not what the route takes          |
  * | `unauthorized`      | 401    | no token, or the wrong one                                       |
  * | `forbidden`         | 403    | the route answers only on loopback                               |
+ * | `foreign_host`      | 403    | loopback mode: `Host` is not localhost, 127.0.0.1 or [::1]       |
+ * | `foreign_origin`    | 403    | loopback mode: a POST/PUT/PATCH/DELETE from another site's page  |
  * | `unknown_channel`   | 404    | the dashboard has no channel with that key                       |
  * | `id_conflict`       | 409    | the `"id"` was already used for another text                     |
  * | `body_too_large`    | 413    | the body is larger than `maxBodyBytes`                           |
+ * | `not_json`          | 415    | a JSON route's `Content-Type` is not `application/json`          |
  * | `rate_limited`      | 429    | too many requests from this client (`Retry-After`)               |
  * | `starting`          | 503    | Ebb is not serving turns yet                                     |
  * | `store_unavailable` | 503    | the message was not archived (`Retry-After`; send it again)      |
@@ -39,9 +42,12 @@ export const WEB_ERROR_CODES = [
   'bad_query',
   'unauthorized',
   'forbidden',
+  'foreign_host',
+  'foreign_origin',
   'unknown_channel',
   'id_conflict',
   'body_too_large',
+  'not_json',
   'rate_limited',
   'starting',
   'store_unavailable',

@@ -3,6 +3,7 @@
  * the channel API's per-client rate limit, the access rule (which also limits refused credentials)
  * and the body limit. WebAdapter mounts them; the web-guard benchmark mounts the same stack.
  */
+import { type Logger, SILENT_LOGGER } from '@ebb/core';
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { secureHeaders } from 'hono/secure-headers';
@@ -17,12 +18,15 @@ export interface GuardOptions {
   readonly maxBodyBytes?: number;
   /** Per-client limit on the channel API and on refused credentials (and, in tests, its clock). */
   readonly rateLimit?: RateLimitOptions;
+  /** Where a client that meets a rate limit is told of (`web.rate_limited`). */
+  readonly logger?: Logger;
 }
 
 export const DEFAULT_GUARDS = {
   access: {},
   maxBodyBytes: 256 * 1024,
   rateLimit: DEFAULT_RATE_LIMIT,
+  logger: SILENT_LOGGER,
 } as const satisfies Required<GuardOptions>;
 
 /** Mounts the guards on `app`; call it before adding routes, so they run first. */
@@ -33,8 +37,9 @@ export function mountGuards(app: Hono, options: GuardOptions = {}): void {
   // Every request to the channel API is counted; accessControl counts refused credentials on every
   // route (the same limits, a bucket of their own), so guessing a token is limited everywhere while
   // a dashboard polling with its session is not.
-  app.use('/api/channels/*', rateLimit(limits));
-  app.use('*', accessControl({ refusals: limits, ...(options.access ?? DEFAULT_GUARDS.access) }));
+  const logger = options.logger ?? DEFAULT_GUARDS.logger;
+  app.use('/api/channels/*', rateLimit(limits, logger));
+  app.use('*', accessControl({ refusals: limits, logger, ...(options.access ?? DEFAULT_GUARDS.access) }));
   const maxBytes = options.maxBodyBytes ?? DEFAULT_GUARDS.maxBodyBytes;
   app.use(
     '*',

@@ -7,8 +7,13 @@
  * The client is `clientAddress` (`client-address.ts`): behind a reverse proxy on this host, the
  * address the proxy saw. The buckets live in a bounded LRU: an address that has been quiet long
  * enough to refill completely is forgotten anyway.
+ *
+ * A client that meets a limit is logged as a `web.rate_limited` warning naming it and the limit, at
+ * most once per client a minute however many requests are refused, so a flood cannot flood the log.
+ * Loopback clients are limited too (a local script is a client like any other); the bot's
+ * `[web] rate_limit_per_minute` and `rate_limit_burst` set the limits.
  */
-import { LruMap } from '@ebb/core';
+import { type Logger, LruMap, SILENT_LOGGER } from '@ebb/core';
 import type { Context, MiddlewareHandler } from 'hono';
 import { clientAddress } from './client-address.js';
 import { webError } from './errors.js';
@@ -78,11 +83,57 @@ export class RateLimiter {
   }
 }
 
-export function rateLimit(options: RateLimitOptions): MiddlewareHandler {
+/** Which limit a client met: every request to the channel API, or refused credentials on any route. */
+export type RateLimitKind = 'api_requests' | 'refused_credentials';
+
+/** How often one client's `web.rate_limited` warning may be logged. */
+const WARNING_WINDOW_MS = 60_000;
+
+/** Logs `web.rate_limited` for a client that met a limit: once per client per minute window. */
+export class RateLimitWarnings {
+  readonly #logger: Logger;
+  readonly #limits: RateLimitOptions;
+  readonly #kind: RateLimitKind;
+  readonly #now: () => number;
+  /** When each client was last logged. */
+  readonly #loggedAt: LruMap<string, number>;
+
+  constructor(logger: Logger, limits: RateLimitOptions, kind: RateLimitKind) {
+    this.#logger = logger;
+    this.#limits = limits;
+    this.#kind = kind;
+    this.#now = limits.now ?? DEFAULT_RATE_LIMIT.now;
+    this.#loggedAt = new LruMap(limits.maxClients ?? DEFAULT_RATE_LIMIT.maxClients);
+  }
+
+  /** A request of `client` was answered 429. */
+  refused(client: string, retryAfterMs: number): void {
+    const now = this.#now();
+    const last = this.#loggedAt.get(client);
+    if (last !== undefined && now - last < WARNING_WINDOW_MS) return;
+    this.#loggedAt.set(client, now);
+    const { perMinute, burst } = this.#limits;
+    const what =
+      this.#kind === 'api_requests'
+        ? `sent more requests to the web channel API than its limit (${burst} at once, ${perMinute} a minute)`
+        : `had more requests refused for a wrong or missing token than its limit (${burst} at once, ${perMinute} a minute)`;
+    this.#logger.warn(
+      { event: 'web.rate_limited', client, limit: this.#kind, perMinute, burst, retryAfterMs },
+      `${client} ${what}: it is answered 429 until it slows down (logged once a minute per client; [web] rate_limit_burst and rate_limit_per_minute raise the limit, 0 a minute turns it off)`,
+    );
+  }
+}
+
+/** The channel API's limit: every request counts. `logger` hears of clients that meet it. */
+export function rateLimit(options: RateLimitOptions, logger: Logger = SILENT_LOGGER): MiddlewareHandler {
   const limiter = new RateLimiter(options);
+  const warnings = new RateLimitWarnings(logger, options, 'api_requests');
   return async (c, next) => {
-    const decision = limiter.take(clientAddress(c));
-    return decision.allowed ? next() : rateLimited(c, decision.retryAfterMs);
+    const client = clientAddress(c);
+    const decision = limiter.take(client);
+    if (decision.allowed) return next();
+    warnings.refused(client, decision.retryAfterMs);
+    return rateLimited(c, decision.retryAfterMs);
   };
 }
 

@@ -1,6 +1,27 @@
+import { request } from 'node:http';
 import type { CommandInvocation, InboundMessage, PlatformHandlers, TurnResult } from '@ebb/core';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EventStreamReader } from '@ebb/testing/event-stream';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebAdapter } from './web-adapter.js';
+
+/** A request with a `Host` of our choosing (fetch sends the URL's), as a DNS-rebinding page's carries its own name. */
+function withHost(
+  url: string,
+  host: string,
+  init: { method: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: init.method, headers: { ...init.headers, host } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
 
 describe('WebAdapter', () => {
   let web: WebAdapter;
@@ -176,28 +197,132 @@ describe('WebAdapter', () => {
     expect(commands[0]).toMatchObject({ name: 'compact', args: 'the deploy', userId: 'ana' });
   });
 
-  it('streams the channel’s messages and published events, and only that channel’s', async () => {
-    const controller = new AbortController();
-    const stream = await fetch(`${web.url}/api/channels/ops/events`, { signal: controller.signal });
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    let text = '';
-    const read = async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        text += new TextDecoder().decode(value);
-      }
+  it('in loopback mode refuses what a page of another site makes the browser send, and calls nothing', async () => {
+    const code = async (res: Response) => [res.status, ((await res.json()) as { code: string }).code];
+    // A plain `<form enctype="text/plain">` of another site: it needs no preflight, so a browser sends it.
+    const form = await fetch(`${web.url}/api/channels/ops/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', origin: 'https://evil.example' },
+      body: '{"author":"ana","text":"hi @ebb","x":"="}',
+    });
+    expect(await code(form)).toEqual([403, 'foreign_origin']);
+    const compact = await fetch(`${web.url}/api/channels/ops/commands`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost:5173' },
+      body: JSON.stringify({ name: 'compact' }),
+    });
+    expect(await code(compact)).toEqual([403, 'foreign_origin']);
+    // A script (no Origin) must say its body is JSON.
+    const untyped = await fetch(`${web.url}/api/channels/ops/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ author: 'ana', text: 'hi' }),
+    });
+    expect(await code(untyped)).toEqual([415, 'not_json']);
+    // A DNS-rebinding page reaches 127.0.0.1 under its own name: refused, reads included.
+    for (const [method, path, body] of [
+      ['POST', '/api/channels/ops/messages', JSON.stringify({ author: 'ana', text: 'hi' })],
+      ['GET', '/api/channels/ops/events', undefined],
+    ] as const) {
+      const rebound = await withHost(`${web.url}${path}`, 'rebound.evil.example', {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body ? { body } : {}),
+      });
+      expect([rebound.status, JSON.parse(rebound.body).code], path).toEqual([403, 'foreign_host']);
+    }
+    expect(received).toEqual([]);
+    expect(commands).toEqual([]);
+
+    // What the dashboard sends: same origin, JSON. And a script by any loopback name.
+    const own = await fetch(`${web.url}/api/channels/ops/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=utf-8', origin: web.url },
+      body: JSON.stringify({ author: 'ana', text: 'from the dashboard' }),
+    });
+    expect(own.status).toBe(200);
+    const port = new URL(web.url).port;
+    for (const host of [`localhost:${port}`, 'localhost', `[::1]:${port}`]) {
+      const local = await withHost(`${web.url}/api/channels/ops/commands`, host, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'context' }),
+      });
+      expect(local.status, host).toBe(200);
+    }
+    expect(received.map((m) => m.text)).toEqual(['from the dashboard']);
+  });
+
+  it('shows a posted message on the stream once it is archived, once: the same id again shows nothing', async () => {
+    // A bot as the port describes it: it archives, then (answering) types and sends; an id it has
+    // archived is a duplicate, and a message it could not archive is `failed`.
+    const archived = new Map<string, string>();
+    let storeUp = true;
+    let archiveGate = Promise.resolve();
+    let arrived: () => void = () => {};
+    const bot = new WebAdapter({ port: 0 });
+    await bot.start({
+      onMessage: async (message) => {
+        arrived();
+        await archiveGate;
+        const before = archived.get(message.platformMessageId);
+        if (before !== undefined)
+          return { reply: null, archived: 'duplicate', original: { text: before, reply: null } };
+        if (!storeUp) return { reply: null, archived: 'failed' };
+        archived.set(message.platformMessageId, message.text);
+        if (message.text === 'quiet') return { reply: null, archived: 'stored' };
+        await bot.typing(message.channelKey);
+        await bot.send(message.channelKey, `you said ${message.text}`);
+        return { reply: `you said ${message.text}`, archived: 'stored' };
+      },
+      onCommand: async () => 'done',
+    });
+    const stream = await EventStreamReader.open(`${bot.url}/api/channels/ops/events`);
+    const send = (text: string, id: string) =>
+      fetch(`${bot.url}/api/channels/ops/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ author: 'ana', text, id }),
+      }).then((r) => r.json());
+    /** Everything published before this is on the stream once the marker is. */
+    let marks = 0;
+    const seen = async () => {
+      const mark = `mark-${++marks}`;
+      bot.publish('web:ops', { type: 'mark', mark });
+      await stream.until(mark);
+      return stream.events('message').map((e) => `${e.role} ${e.text}`);
     };
-    void read().catch(() => {});
-    await vi.waitFor(() => expect(text).toContain('event: ready'));
+    try {
+      // Not shown while it waits to be archived.
+      let open: () => void = () => {};
+      archiveGate = new Promise((resolve) => (open = resolve));
+      const inHand = new Promise<void>((resolve) => (arrived = resolve));
+      const first = send('hello', 'm-1');
+      await inHand;
+      expect(await seen()).toEqual([]);
+      open();
+      expect(await first).toEqual({ reply: 'you said hello', id: 'm-1' });
+      expect(await send('hello', 'm-1')).toMatchObject({ duplicate: true });
+      expect(await send('quiet', 'm-2')).toEqual({ reply: null, id: 'm-2' });
+      storeUp = false;
+      expect(await send('lost', 'm-3')).toMatchObject({ code: 'store_unavailable' });
+      expect(await seen()).toEqual(['user hello', 'assistant you said hello', 'user quiet']);
+    } finally {
+      await stream.close();
+      await bot.stop();
+    }
+  });
+
+  it('streams the channel’s messages and published events, and only that channel’s', async () => {
+    const stream = await EventStreamReader.open(`${web.url}/api/channels/ops/events`);
     await post('/api/channels/other/messages', { author: 'bo', text: 'elsewhere' });
     await post('/api/channels/ops/messages', { author: 'ana', text: 'hello' });
     web.publish('web:ops', { type: 'compaction', event: 'compaction.completed', tier: 'background' });
-    await vi.waitFor(() => expect(text).toContain('compaction.completed'));
-    expect(text).toContain('"text":"hello"');
-    expect(text).toContain('"text":"you said hello"');
-    expect(text).not.toContain('elsewhere');
-    controller.abort();
+    await stream.until('compaction.completed');
+    expect(stream.text).toContain('"text":"hello"');
+    expect(stream.text).toContain('"text":"you said hello"');
+    expect(stream.text).not.toContain('elsewhere');
+    await stream.close();
   });
 });
 
@@ -255,14 +380,17 @@ describe('WebAdapter bounded input', () => {
   let messages = 0;
   /** The rate limiter's clock: it moves only when a test moves it. */
   let now = 0;
+  let log: RecordingLogger;
 
   beforeEach(async () => {
     messages = 0;
     now = 0;
+    log = new RecordingLogger();
     web = new WebAdapter({
       port: 0,
       maxBodyBytes: 1024,
       rateLimit: { perMinute: 60, burst: 3, now: () => now },
+      logger: log,
     });
     await web.start({
       onMessage: async () => {
@@ -329,5 +457,41 @@ describe('WebAdapter bounded input', () => {
     now += 1_000;
     expect([(await send()).status, (await send()).status]).toEqual([200, 429]);
     expect(messages).toBe(4);
+  });
+
+  it('logs a client that meets the limit once a minute, not once per refused request', async () => {
+    const send = () =>
+      fetch(`${web.url}/api/channels/ops/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ author: 'ana', text: 'hi' }),
+      }).then((r) => r.status);
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push(await send());
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+    expect(log.events('web.rate_limited')).toEqual([
+      {
+        level: 'warn',
+        fields: {
+          event: 'web.rate_limited',
+          client: expect.stringMatching(/127\.0\.0\.1$/),
+          limit: 'api_requests',
+          perMinute: 60,
+          burst: 3,
+          retryAfterMs: 1_000,
+        },
+        message: expect.stringContaining('rate_limit_per_minute'),
+      },
+    ]);
+    // 59 s later the bucket has refilled: 3 more pass, and the 57 refused after them add no line.
+    now += 59_000;
+    const later = [];
+    for (let i = 0; i < 60; i++) later.push(await send());
+    expect(later.filter((status) => status === 429)).toHaveLength(57);
+    expect(log.events('web.rate_limited')).toHaveLength(1);
+    // A minute after the first line, the next refusal is logged again.
+    now += 1_000;
+    expect([await send(), await send()]).toEqual([200, 429]);
+    expect(log.events('web.rate_limited')).toHaveLength(2);
   });
 });

@@ -14,6 +14,11 @@
  * and each client is rate limited (`429 rate_limited` with `Retry-After`): every request to the channel
  * API, and every credential refused on any route but `/healthz`.
  *
+ * Bodies are JSON, sent as `Content-Type: application/json` (`415 not_json` otherwise): an HTML form,
+ * which any page can post without asking, cannot send that type, and a script of another site that
+ * sets it must first pass a CORS preflight, which Ebb never grants.
+ * A message shows on the event stream once it is archived, once (`archived-echoes.ts`).
+ *
  * A 2xx answer to a message means it is archived; the caller retries anything else with the same
  * `id`, which is idempotent: 503 `store_unavailable` (not archived; `Retry-After`), 503
  * `shutting_down` (this process is stopping), 409 `id_conflict` (the id was used for another text).
@@ -22,10 +27,17 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { type CommandName, type PlatformAdapter, type PlatformHandlers, settleWithin } from '@ebb/core';
+import {
+  type CommandName,
+  type PlatformAdapter,
+  type PlatformHandlers,
+  settleWithin,
+  type TurnResult,
+} from '@ebb/core';
 import { type ServerType, serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { ArchivedEchoes } from './archived-echoes.js';
 import { type WebErrorCode, webError } from './errors.js';
 import { DEFAULT_GUARDS, type GuardOptions, mountGuards } from './guards.js';
 
@@ -66,6 +78,8 @@ export class WebAdapter implements PlatformAdapter {
   readonly app = new Hono();
   readonly #options: WebAdapterOptions;
   readonly #events = new EventEmitter<Record<string, [WebChannelEvent]>>();
+  /** Posted messages waiting to be archived before they show on the stream. */
+  readonly #echoes = new ArchivedEchoes();
   #handlers: PlatformHandlers | undefined;
   #server: ServerType | undefined;
   #closed: Promise<void> | undefined;
@@ -108,11 +122,13 @@ export class WebAdapter implements PlatformAdapter {
 
   async send(channelKey: string, text: string): Promise<{ platformMessageId: string }> {
     const platformMessageId = randomUUID();
+    this.#echoes.acting(channelKey);
     this.publish(channelKey, { type: 'message', role: 'assistant', author: 'ebb', text, platformMessageId });
     return { platformMessageId };
   }
 
   async typing(channelKey: string): Promise<void> {
+    this.#echoes.acting(channelKey);
     this.publish(channelKey, { type: 'typing' });
   }
 
@@ -169,7 +185,7 @@ export class WebAdapter implements PlatformAdapter {
     app.post('/api/channels/:id/messages', async (c) => {
       const id = c.req.param('id');
       const body = await jsonObject(c);
-      if (!body) return webError(c, 400, 'bad_json', 'the body must be a JSON object');
+      if (body instanceof Response) return body;
       const author = typeof body.author === 'string' ? body.author.trim() : '';
       const text = typeof body.text === 'string' ? body.text : '';
       const messageId = body.id;
@@ -205,20 +221,28 @@ export class WebAdapter implements PlatformAdapter {
       if (!handlers) return webError(c, 503, 'starting', 'Ebb is starting');
       const channelKey = `web:${id}`;
       const platformMessageId = messageId ?? randomUUID();
-      this.publish(channelKey, { type: 'message', role: 'user', author, text, platformMessageId });
-      const result = await handlers.onMessage({
-        platform: 'web',
-        channelKey,
-        platformMessageId,
-        authorId: author,
-        authorName: author,
-        fromBot: false,
-        text,
-        ts: new Date().toISOString(),
-        mentionsBot: /(^|\s)@ebb\b/i.test(text),
-        direct: false,
-        reportsFailure: true,
-      });
+      const echo = this.#echoes.add(channelKey, () =>
+        this.publish(channelKey, { type: 'message', role: 'user', author, text, platformMessageId }),
+      );
+      let result: TurnResult | undefined;
+      try {
+        result = await handlers.onMessage({
+          platform: 'web',
+          channelKey,
+          platformMessageId,
+          authorId: author,
+          authorName: author,
+          fromBot: false,
+          text,
+          ts: new Date().toISOString(),
+          mentionsBot: /(^|\s)@ebb\b/i.test(text),
+          direct: false,
+          reportsFailure: true,
+        });
+      } finally {
+        // Spooled counts as kept: it is archived in order once the store is back.
+        this.#echoes.settle(echo, result?.archived === 'stored' || result?.archived === 'spooled');
+      }
       switch (result?.archived) {
         case 'failed':
           c.header('Retry-After', String(RETRY_AFTER_SECONDS));
@@ -250,7 +274,7 @@ export class WebAdapter implements PlatformAdapter {
     app.post('/api/channels/:id/commands', async (c) => {
       const id = c.req.param('id');
       const body = await jsonObject(c);
-      if (!body) return webError(c, 400, 'bad_json', 'the body must be a JSON object');
+      if (body instanceof Response) return body;
       const name = COMMANDS.find((command) => command === body.name);
       if (name === undefined)
         return webError(c, 400, 'bad_command', `"name" must be one of ${COMMANDS.join(', ')}`);
@@ -300,9 +324,18 @@ function isShortText(value: unknown, max: number): value is string {
   );
 }
 
-async function jsonObject(c: Context): Promise<Record<string, unknown> | undefined> {
+/** The body as a JSON object, or the error answer: `415 not_json`, `400 bad_json`. */
+async function jsonObject(c: Context): Promise<Record<string, unknown> | Response> {
+  const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json')
+    return webError(
+      c,
+      415,
+      'not_json',
+      `the body must be JSON sent with Content-Type: application/json (this one came ${type ? `as ${type}` : 'without one'})`,
+    );
   const body: unknown = await c.req.json().catch(() => undefined);
   return typeof body === 'object' && body !== null && !Array.isArray(body)
     ? (body as Record<string, unknown>)
-    : undefined;
+    : webError(c, 400, 'bad_json', 'the body must be a JSON object');
 }
