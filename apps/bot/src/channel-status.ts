@@ -11,10 +11,12 @@ import {
   type ChannelSummary,
   type CompactionRun,
   type CompactorSettings,
+  costUsd,
   type HISTORY_TOOL_NAMES,
   HISTORY_TOOL_SPECS,
   type MemoryStore,
   memoryScope,
+  priceOf,
   type RunStore,
   type Span,
   systemPromptTokens,
@@ -292,11 +294,11 @@ function thresholdReached(
 }
 
 function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {
-  const price = run.model === undefined ? undefined : prices[run.model];
-  const costUsd =
+  const price = priceOf(prices, run.model);
+  const cost =
     price === undefined || run.inputTokens === undefined || run.outputTokens === undefined
       ? null
-      : (run.inputTokens * price.input_per_mtok + run.outputTokens * price.output_per_mtok) / 1_000_000;
+      : costUsd({ input: run.inputTokens, output: run.outputTokens }, price);
   return {
     jobId: run.jobId,
     tier: run.tier,
@@ -311,7 +313,7 @@ function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStat
     model: run.model ?? null,
     fallback: run.fallback ?? null,
     durationMs: run.durationMs ?? null,
-    costUsd,
+    costUsd: cost,
     error: run.error ?? null,
     createdAt: run.createdAt === undefined ? null : new Date(run.createdAt).toISOString(),
     finishedAt: run.finishedAt === undefined ? null : new Date(run.finishedAt).toISOString(),

@@ -1,20 +1,22 @@
 /**
  * The chat model of each channel: the offline responder when no model is configured, otherwise one
- * metered `OpenAiChatModel` per server, model and reply budget, shared by the channels that use it.
+ * metered `OpenAiChatModel` per server, model, reply budget and request settings, shared by the
+ * channels that use it (so what one learns of its server, `max_tokens` say, serves them all).
  */
 import { resolveChannel } from '@ebb/config';
-import type { ChatModel } from '@ebb/core';
+import type { ChatModel, Logger } from '@ebb/core';
 import { CHAT_RETRY, OfflineResponder, OpenAiChatModel } from '@ebb/llm';
 import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
 import OpenAI from 'openai';
 import { BotError } from './errors.js';
 import type { StartOptions } from './start-ebb.js';
 
-/** One chat model per server, model and reply budget. */
+/** One chat model per server, model, reply budget and request settings. */
 export function chatModels(
   options: StartOptions,
   offline: boolean,
   metrics: EbbMetrics,
+  log: Logger,
 ): (channelKey: string) => ChatModel {
   if (offline) {
     const responder = new OfflineResponder();
@@ -23,7 +25,7 @@ export function chatModels(
   const models = new Map<string, ChatModel>();
   return (channelKey) => {
     const { llm } = resolveChannel(options.config(), channelKey);
-    const key = `${llm.baseUrl ?? 'openai'} ${llm.model} ${llm.maxOutputTokens}`;
+    const key = JSON.stringify([llm.baseUrl ?? 'openai', llm.model, llm.maxOutputTokens, llm.request]);
     let model = models.get(key);
     if (!model) {
       if (options.env.OPENAI_API_KEY === undefined && llm.baseUrl === undefined) {
@@ -41,6 +43,8 @@ export function chatModels(
           model: llm.model,
           maxOutputTokens: llm.maxOutputTokens,
           retry: options.llmRetry ?? CHAT_RETRY,
+          request: llm.request,
+          log,
         }),
         metrics.onLlmCalls,
       );

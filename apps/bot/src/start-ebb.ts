@@ -142,7 +142,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         `no OPENAI_API_KEY and no [llm] base_url: answering with the ${OFFLINE_LABEL} and extractive summaries`,
       );
     }
-    const chatModel = chatModels(options, offline, metrics);
+    const chatModel = chatModels(options, offline, metrics, logger);
 
     // Platforms.
     const web = webAdapter(options);

@@ -5,7 +5,7 @@
  * server; OpenAI clients are built with `maxRetries: 0`, since the summarizer runs its own retries.
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
-import type { Summarizer } from '@ebb/core';
+import type { Logger, Summarizer } from '@ebb/core';
 import {
   DEFAULT_RETRY,
   ExtractiveSummarizer,
@@ -26,6 +26,8 @@ export interface PassSettingsOptions {
   readonly retry?: RetryOptions;
   /** Wraps every summarizer built here (metrics count its LLM calls). */
   readonly wrap?: (summarizer: Summarizer) => Summarizer;
+  /** Where a request parameter the server refused is reported (`llm.parameter_adapted`). */
+  readonly log?: Logger;
 }
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -47,7 +49,12 @@ export function passSettingsResolver(
     const model = channel.compaction.summarizerModel;
     const key = offline
       ? 'extractive'
-      : `${channel.llm.baseUrl ?? 'openai'} ${model} ${channel.llm.contextWindow}`;
+      : JSON.stringify([
+          channel.llm.baseUrl ?? 'openai',
+          model,
+          channel.llm.contextWindow,
+          channel.llm.request,
+        ]);
     let summarizer = summarizers.get(key);
     if (!summarizer) {
       const extractive = new ExtractiveSummarizer({ tokenizer });
@@ -66,6 +73,8 @@ export function passSettingsResolver(
             timeoutMs: options.llmTimeoutMs ?? DEFAULT_LLM_TIMEOUT_MS,
             retry: options.retry ?? DEFAULT_RETRY,
             fallback: extractive,
+            request: channel.llm.request,
+            ...(options.log ? { log: options.log } : {}),
           });
       if (options.wrap) summarizer = options.wrap(summarizer);
       summarizers.set(key, summarizer);

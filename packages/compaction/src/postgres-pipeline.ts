@@ -3,7 +3,7 @@
  * worker process (BullMQ) and embedded mode (the in-process queue).
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
-import type { CompactionEventSink, ContextNotifier, Summarizer } from '@ebb/core';
+import type { CompactionEventSink, ContextNotifier, Logger, Summarizer } from '@ebb/core';
 import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import { passSettingsResolver } from './channel-pass-settings.js';
@@ -21,6 +21,8 @@ export interface PostgresPipelineOptions {
   readonly retry?: RetryOptions;
   /** Wraps each channel's summarizer (metrics count its LLM calls). */
   readonly wrapSummarizer?: (summarizer: Summarizer) => Summarizer;
+  /** Where a request parameter the model's server refused is reported. */
+  readonly logger?: Logger;
 }
 
 export function createPostgresPipeline(options: PostgresPipelineOptions) {
@@ -38,6 +40,7 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
       ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
       ...(options.retry === undefined ? {} : { retry: options.retry }),
       ...(options.wrapSummarizer === undefined ? {} : { wrap: options.wrapSummarizer }),
+      ...(options.logger === undefined ? {} : { log: options.logger }),
     }),
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });

@@ -61,6 +61,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     database,
     notifier,
     onEvent,
+    logger,
     ...(options.metrics === undefined
       ? {}
       : {

@@ -181,7 +181,7 @@ export function describePipelineFlows(
         tier: 'background',
         fallback: false,
         memoriesAdded: 1,
-        model: 'gpt-4o-mini',
+        model: 'gpt-5.4-mini',
       });
       expect(run.tokensAfter).toBeLessThan(run.tokensBefore ?? 0);
       expect(run.inputTokens).toBeGreaterThan(0);

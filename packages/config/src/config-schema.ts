@@ -12,7 +12,13 @@
  * `compaction.summarizer_model`, `compaction.message_max_tokens`) have no schema default; they are
  * derived after merging, in `merge-settings.ts`.
  */
-import { HISTORY_TOOL_NAMES, TOKENIZER_ENCODINGS } from '@ebb/core';
+import {
+  CACHE_RETENTIONS,
+  HISTORY_TOOL_NAMES,
+  REASONING_EFFORTS,
+  TOKEN_LIMIT_PARAMS,
+  TOKENIZER_ENCODINGS,
+} from '@ebb/core';
 import { z } from 'zod';
 
 export const SECTIONS = ['llm', 'compaction', 'memory', 'bot', 'tools'] as const;
@@ -47,7 +53,7 @@ const enumOf = <const T extends readonly [string, ...string[]]>(values: T) =>
 export const llmSchema = z.strictObject(
   {
     /** Chat model, as the OpenAI-compatible server names it. */
-    model: modelName().default('gpt-4o-mini'),
+    model: modelName().default('gpt-5.4-mini'),
     /** The model's context window in tokens. */
     context_window: positiveInt().default(128_000),
     /** Tokens kept free for the reply. */
@@ -56,6 +62,23 @@ export const llmSchema = z.strictObject(
     base_url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     /** Tokenizer; unset means derived from `model`. */
     encoding: enumOf(TOKENIZER_ENCODINGS).optional(),
+    /**
+     * The name the output cap is sent under: `auto` sends today's `max_completion_tokens` and
+     * switches to `max_tokens` for a server that refuses it by name.
+     */
+    token_limit_param: enumOf(TOKEN_LIMIT_PARAMS).default('auto'),
+    /** Name a `prompt_cache_key` (a hash of the channel key) on every request; false for a server that chokes on it. */
+    prompt_cache_key: z.boolean(mustBe('true or false')).default(true),
+    /** OpenAI's cache retention (`in_memory`, `24h`); unset sends none. */
+    prompt_cache_retention: enumOf(CACHE_RETENTIONS).optional(),
+    /** Sampling temperature; unset sends none (reasoning models refuse any but the default). */
+    temperature: z
+      .number(mustBe('a number from 0 to 2'))
+      .min(0, mustBe('a number from 0 to 2'))
+      .max(2, mustBe('a number from 0 to 2'))
+      .optional(),
+    /** Passed to reasoning models; unset sends none (the model's default). */
+    reasoning_effort: enumOf(REASONING_EFFORTS).optional(),
   },
   TABLE,
 );
@@ -188,6 +211,8 @@ export const priceSchema = z.strictObject(
   {
     /** USD per million input tokens. */
     input_per_mtok: z.number(mustBe('a price >= 0')).nonnegative(mustBe('a price >= 0')),
+    /** USD per million input tokens the provider served from its prompt cache; unset: `input_per_mtok`. */
+    cached_input_per_mtok: z.number(mustBe('a price >= 0')).nonnegative(mustBe('a price >= 0')).optional(),
     /** USD per million output tokens. */
     output_per_mtok: z.number(mustBe('a price >= 0')).nonnegative(mustBe('a price >= 0')),
   },

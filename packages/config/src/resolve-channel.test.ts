@@ -11,11 +11,13 @@ describe('resolveChannel', () => {
     expect(resolved).toEqual({
       channelKey: 'slack:T1:C1',
       llm: {
-        model: 'gpt-4o-mini',
+        model: 'gpt-5.4-mini',
         contextWindow: 128_000,
         maxOutputTokens: 4096,
         baseUrl: undefined,
         encoding: 'o200k_base',
+        request: { tokenLimitParam: 'auto', promptCacheKey: true },
+        price: undefined,
       },
       compaction: {
         backgroundThreshold: 0.8,
@@ -29,7 +31,7 @@ describe('resolveChannel', () => {
         cooldownMs: 10_000,
         maxIneffectivePasses: 3,
         messageMaxTokens: 32_000,
-        summarizerModel: 'gpt-4o-mini',
+        summarizerModel: 'gpt-5.4-mini',
         microcompaction: true,
         microcompactThreshold: 0.6,
         keepToolResults: 3,
@@ -42,7 +44,7 @@ describe('resolveChannel', () => {
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(28);
+    expect(Object.keys(resolved.sources)).toHaveLength(33);
   });
 
   describe('precedence', () => {
@@ -178,23 +180,54 @@ describe('resolveChannel', () => {
     });
   });
 
-  it('converts units and looks up the price of the summarizer model', () => {
+  it('converts units and looks up the prices of the chat and the summarizer model', () => {
     const priced = config(`
       [llm]
-      model = "gpt-4.1"
+      model = "gpt-5.4-mini"
       base_url = "http://127.0.0.1:8000/v1"
       [compaction]
       cooldown_seconds = 2.5
-      summarizer_model = "gpt-4o-mini"
-      [prices."gpt-4o-mini"]
-      input_per_mtok = 0.15
-      output_per_mtok = 0.6
+      summarizer_model = "gpt-5.4-nano"
+      [prices."gpt-5.4-nano"]
+      input_per_mtok = 0.2
+      output_per_mtok = 1.25
+      [prices."gpt-5.4-mini"]
+      input_per_mtok = 0.75
+      cached_input_per_mtok = 0.075
+      output_per_mtok = 4.5
     `);
     const resolved = resolveChannel(priced, 'web:1');
     expect(resolved.compaction.cooldownMs).toBe(2500);
     expect(resolved.llm.baseUrl).toBe('http://127.0.0.1:8000/v1');
-    expect(resolved.price).toEqual({ inputPerMtok: 0.15, outputPerMtok: 0.6 });
+    expect(resolved.price).toEqual({ input_per_mtok: 0.2, output_per_mtok: 1.25 });
+    expect(resolved.llm.price).toEqual({
+      input_per_mtok: 0.75,
+      cached_input_per_mtok: 0.075,
+      output_per_mtok: 4.5,
+    });
     expect(resolveChannel(config(''), 'web:1').price).toBeUndefined();
+  });
+
+  it('shapes requests by the [llm] request settings, sending only what the operator set', () => {
+    const set = config(`
+      [llm]
+      token_limit_param = "max_tokens"
+      prompt_cache_key = false
+      prompt_cache_retention = "24h"
+      temperature = 0.3
+      reasoning_effort = "low"
+    `);
+    expect(resolveChannel(set, 'web:1').llm.request).toEqual({
+      tokenLimitParam: 'max_tokens',
+      promptCacheKey: false,
+      promptCacheRetention: '24h',
+      temperature: 0.3,
+      reasoningEffort: 'low',
+    });
+    expect(() => config('[llm]\ntoken_limit_param = "max_output_tokens"')).toThrow(
+      /llm\.token_limit_param.*"auto", "max_completion_tokens", "max_tokens"/s,
+    );
+    expect(() => config('[llm]\ntemperature = 3')).toThrow(/llm\.temperature.*from 0 to 2/s);
   });
 
   it('returns a deeply frozen result', () => {
@@ -218,9 +251,9 @@ describe('explainChannel', () => {
         mode = "http"
         [channels."slack:T1:*".compaction]
         protect_recent = 4
-        [prices."gpt-4o-mini"]
-        input_per_mtok = 0.15
-        output_per_mtok = 0.6
+        [prices."gpt-5.4-mini"]
+        input_per_mtok = 0.75
+        output_per_mtok = 4.5
       `),
       'slack:T1:C1',
     );
@@ -237,8 +270,8 @@ describe('explainChannel', () => {
     });
     expect(explained.settings).toContainEqual({ key: 'llm.base_url', value: undefined, source: 'default' });
     expect(explained.settings.at(-1)).toEqual({
-      key: 'prices.gpt-4o-mini',
-      value: { input_per_mtok: 0.15, output_per_mtok: 0.6 },
+      key: 'prices."gpt-5.4-mini"',
+      value: { input_per_mtok: 0.75, output_per_mtok: 4.5 },
       source: '[prices]',
     });
   });

@@ -1,4 +1,10 @@
-import type { CompactionPolicy, TokenizerEncoding } from '@ebb/core';
+import {
+  type CompactionPolicy,
+  type ModelPrice,
+  priceOf,
+  type RequestSettings,
+  type TokenizerEncoding,
+} from '@ebb/core';
 import { layerLabel, layersForKey } from './channel-layers.js';
 import { SECTIONS } from './config-schema.js';
 import { deepFreeze } from './deep-freeze.js';
@@ -15,6 +21,10 @@ export interface ResolvedChannelConfig {
     readonly maxOutputTokens: number;
     readonly baseUrl: string | undefined;
     readonly encoding: TokenizerEncoding;
+    /** How requests are shaped: token limit name, prompt cache key and retention, temperature, reasoning effort. */
+    readonly request: RequestSettings;
+    /** `[prices."<model>"]`, if the file prices the chat model. */
+    readonly price: ModelPrice | undefined;
   };
   readonly compaction: CompactionPolicy & { readonly summarizerModel: string };
   readonly memory: { readonly scope: 'channel' | 'workspace'; readonly recallMaxTokens: number };
@@ -26,7 +36,7 @@ export interface ResolvedChannelConfig {
     readonly callTimeoutMs: number;
   };
   /** `[prices."<summarizer model>"]`, if the file prices that model. */
-  readonly price: { readonly inputPerMtok: number; readonly outputPerMtok: number } | undefined;
+  readonly price: ModelPrice | undefined;
   /** For every TOML leaf (`compaction.background_threshold`), where its value came from: `default`, `[compaction]`, `[slack]`, `[channels."slack:*"]`. */
   readonly sources: Readonly<Record<LeafKey, string>>;
 }
@@ -39,7 +49,7 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
   const layers = layersForKey(config, channelKey);
   const { settings, origin } = mergeSettings(layers.map((layer) => layer.settings));
   const { llm, compaction, memory, bot, tools } = settings;
-  const price = config.prices[compaction.summarizer_model];
+  const price = priceOf(config.prices, compaction.summarizer_model);
   const sources = Object.fromEntries(
     LEAF_KEYS.map((leaf) => [leaf, layerLabel(layers[origin[leaf]]?.source, splitLeaf(leaf)[0])]),
   ) as Record<LeafKey, string>;
@@ -51,6 +61,16 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       maxOutputTokens: llm.max_output_tokens,
       baseUrl: llm.base_url,
       encoding: llm.encoding,
+      request: {
+        tokenLimitParam: llm.token_limit_param,
+        promptCacheKey: llm.prompt_cache_key,
+        ...(llm.prompt_cache_retention === undefined
+          ? {}
+          : { promptCacheRetention: llm.prompt_cache_retention }),
+        ...(llm.temperature === undefined ? {} : { temperature: llm.temperature }),
+        ...(llm.reasoning_effort === undefined ? {} : { reasoningEffort: llm.reasoning_effort }),
+      },
+      price: priceOf(config.prices, llm.model),
     },
     compaction: {
       backgroundThreshold: compaction.background_threshold,
@@ -77,10 +97,7 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       maxSteps: tools.max_steps,
       callTimeoutMs: Math.round(tools.call_timeout_seconds * 1000),
     },
-    price:
-      price === undefined
-        ? undefined
-        : { inputPerMtok: price.input_per_mtok, outputPerMtok: price.output_per_mtok },
+    price,
     sources,
   });
 }
@@ -111,10 +128,11 @@ export function explainChannel(config: EbbConfig, channelKey: string): ChannelEx
       source: layerLabel(layers[origin[leaf]]?.source, section),
     };
   });
-  const model = settings.compaction.summarizer_model;
-  const price = config.prices[model];
-  if (price !== undefined) {
-    rows.push({ key: formatTomlPath(['prices', model]), value: price, source: '[prices]' });
+  for (const model of new Set([settings.llm.model, settings.compaction.summarizer_model])) {
+    const price = priceOf(config.prices, model);
+    if (price !== undefined) {
+      rows.push({ key: formatTomlPath(['prices', model]), value: price, source: '[prices]' });
+    }
   }
   const names = layers.flatMap(({ source, settings: layer }) => {
     const present = SECTIONS.filter((section) => layer[section] !== undefined);

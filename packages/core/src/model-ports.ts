@@ -9,6 +9,8 @@ export interface LlmCall {
   readonly purpose: 'summary' | 'merge' | 'reply';
   readonly model: string;
   readonly inputTokens: number;
+  /** The part of `inputTokens` the provider served from its prompt cache. */
+  readonly cachedInputTokens?: number;
   readonly outputTokens: number;
   readonly durationMs: number;
   /** Tries it took (1 when the first succeeded). */
@@ -78,8 +80,33 @@ export interface ChatModel {
   reply(messages: readonly ChatMessage[], options?: ChatReplyOptions): Promise<ChatReply>;
 }
 
+/**
+ * What `[llm] token_limit_param` may say: the name of the output cap, or `auto` (today's
+ * `max_completion_tokens`, switching to `max_tokens` for a server that refuses it).
+ */
+export const TOKEN_LIMIT_PARAMS = ['auto', 'max_completion_tokens', 'max_tokens'] as const;
+export type TokenLimitParam = (typeof TOKEN_LIMIT_PARAMS)[number];
+/** `[llm] reasoning_effort`, passed through to reasoning models. */
+export const REASONING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'] as const;
+export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
+/** `[llm] prompt_cache_retention`: how long OpenAI keeps a cached prefix. */
+export const CACHE_RETENTIONS = ['in_memory', '24h'] as const;
+export type CacheRetention = (typeof CACHE_RETENTIONS)[number];
+
+/** The `[llm]` settings a model request is shaped by (beyond model, messages and output cap). */
+export interface RequestSettings {
+  readonly tokenLimitParam: TokenLimitParam;
+  /** Name a `prompt_cache_key` per channel (dropped when the server refuses it). */
+  readonly promptCacheKey: boolean;
+  readonly promptCacheRetention?: CacheRetention;
+  readonly temperature?: number;
+  readonly reasoningEffort?: ReasoningEffort;
+}
+
 export interface ChatReplyOptions {
   readonly signal?: AbortSignal;
+  /** The channel the reply is for: a provider's prompt cache routes its prompts together. */
+  readonly channelKey?: string;
   /** Tools the model may call in this reply (none: it answers in words). */
   readonly tools?: readonly ToolSpec[];
 }
@@ -91,5 +118,9 @@ export interface ChatReply {
   readonly toolCalls?: readonly ToolCall[];
   /** The provider's count of the prompt (for calibration); absent offline. */
   readonly promptTokens?: number;
+  /** The part of `promptTokens` the provider served from its prompt cache. */
+  readonly cachedPromptTokens?: number;
   readonly completionTokens?: number;
+  /** The error code of every try that failed before this reply (429s and 5xx a retry hid). */
+  readonly failedTries?: readonly string[];
 }

@@ -3,9 +3,29 @@ import { randomUUID } from 'node:crypto';
 import type OpenAI from 'openai';
 import { LlmError } from './errors.js';
 
-export function readUsage(completion: unknown): { prompt: number; completion: number } {
+export interface CompletionUsage {
+  readonly prompt: number;
+  /** The part of `prompt` the provider served from its prompt cache (0 when it says nothing). */
+  readonly cached: number;
+  readonly completion: number;
+}
+
+/**
+ * The usage a completion reports. Cached prompt tokens as OpenAI reports them
+ * (`prompt_tokens_details.cached_tokens`), or as gateways passing Anthropic's through do
+ * (`cache_read_input_tokens`).
+ */
+export function readUsage(completion: unknown): CompletionUsage {
   const usage = isCompletion(completion) ? completion.usage : undefined;
-  return { prompt: usage?.prompt_tokens ?? 0, completion: usage?.completion_tokens ?? 0 };
+  const prompt = count(usage?.prompt_tokens);
+  const gateway = (usage as { cache_read_input_tokens?: unknown } | undefined)?.cache_read_input_tokens;
+  const cached = count(usage?.prompt_tokens_details?.cached_tokens) || count(gateway);
+  return { prompt, cached: Math.min(prompt, cached), completion: count(usage?.completion_tokens) };
+}
+
+/** A token count as a server sent it: a finite number >= 0, else 0. */
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
 
 /** The reply text of a completion; `llm_malformed_output` or `llm_bad_request` for anything else. */
@@ -24,8 +44,18 @@ export function readContent(completion: unknown): string {
       retryable: false,
     });
   }
+  if (choice?.finish_reason === 'length' && !message?.content) {
+    const reasoning = count(
+      (completion.usage as { completion_tokens_details?: { reasoning_tokens?: unknown } } | undefined)
+        ?.completion_tokens_details?.reasoning_tokens,
+    );
+    throw new LlmError(
+      `the model used its whole output budget (${count(completion.usage?.completion_tokens)} tokens, ${reasoning} of them hidden reasoning) without writing any text`,
+      { code: 'llm_output_exhausted', retryable: false },
+    );
+  }
   if (choice?.finish_reason === 'length') {
-    throw new LlmError('the reply was cut off at max_tokens', {
+    throw new LlmError('the reply was cut off at its output limit', {
       code: 'llm_malformed_output',
       retryable: true,
     });
@@ -56,7 +86,7 @@ export function readReply(completion: unknown): { text: string; toolCalls: ToolC
   if (toolCalls.length === 0) return { text: readContent(completion), toolCalls };
   const choice = isCompletion(completion) ? completion.choices?.[0] : undefined;
   if (choice?.finish_reason === 'length') {
-    throw new LlmError('the tool call was cut off at max_tokens', {
+    throw new LlmError('the tool call was cut off at its output limit', {
       code: 'llm_malformed_output',
       retryable: true,
     });

@@ -13,6 +13,8 @@
  * | `llm_connection`        | connection refused or reset                        | yes       |
  * | `llm_server`            | 5xx, 409                                           | yes       |
  * | `llm_malformed_output`  | a body or content that is not what was asked for  | yes       |
+ * | `llm_unsupported_parameter` | 400 naming a parameter the server refuses (`param`) | no    |
+ * | `llm_output_exhausted`  | cut off at the output limit before writing any text | no       |
  * | `llm_bad_request`       | other 4xx                                          | no        |
  * | `llm_aborted`           | the caller's signal                                | no        |
  * | `llm_unexpected`        | anything else                                      | no        |
@@ -29,6 +31,8 @@ export const LLM_ERROR_CODES = [
   'llm_connection',
   'llm_server',
   'llm_malformed_output',
+  'llm_unsupported_parameter',
+  'llm_output_exhausted',
   'llm_bad_request',
   'llm_aborted',
   'llm_unexpected',
@@ -66,16 +70,31 @@ export interface LlmErrorOptions {
   readonly status?: number;
   /** How long the provider asked us to wait before trying again. */
   readonly retryAfterMs?: number;
+  /** The request parameter the server refused (`llm_unsupported_parameter`). */
+  readonly param?: string;
+  /** The code of every failed try of the call, this one last (retries hide the others). */
+  readonly failedTries?: readonly LlmErrorCode[];
 }
 
 export class LlmError extends EbbError<LlmErrorCode> {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly param: string | undefined;
+  readonly failedTries: readonly LlmErrorCode[] | undefined;
+  readonly #options: LlmErrorOptions;
 
   constructor(message: string, options: LlmErrorOptions) {
     super(message, { code: options.code, retryable: options.retryable, cause: options.cause });
+    this.#options = options;
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.param = options.param;
+    this.failedTries = options.failedTries;
+  }
+
+  /** This error as the last of a call's failed tries, `failures` (this one included). */
+  afterTries(failures: readonly LlmErrorCode[]): LlmError {
+    return new LlmError(this.message, { ...this.#options, failedTries: failures });
   }
 }
 
@@ -153,6 +172,15 @@ function fromStatus(
   ) {
     return new LlmError(error.message, { ...base, code: 'llm_context_overflow', retryable: false });
   }
+  const param = status === 400 ? refusedParameter(error) : undefined;
+  if (param !== undefined) {
+    return new LlmError(error.message, {
+      ...base,
+      code: 'llm_unsupported_parameter',
+      retryable: false,
+      param,
+    });
+  }
   if (status === 401 || status === 403) {
     return new LlmError(error.message, { ...base, code: 'llm_auth', retryable: false });
   }
@@ -161,6 +189,47 @@ function fromStatus(
     return new LlmError(error.message, { ...base, code: 'llm_server', retryable: true });
   }
   return new LlmError(error.message, { ...base, code: 'llm_bad_request', retryable: false });
+}
+
+/**
+ * The optional parameters Ebb may send that some server refuses (`request-dialect.ts` renames or
+ * drops them): the only names a refusal is recognised for.
+ */
+export const OPTIONAL_PARAMETERS = [
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'reasoning_effort',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+] as const;
+export type OptionalParameter = (typeof OPTIONAL_PARAMETERS)[number];
+
+/**
+ * The parameter a 400 refuses, as servers say it: OpenAI names it in `param` with code
+ * `unsupported_parameter` or `unsupported_value`; older servers and gateways only in the message
+ * ("Unrecognized request argument supplied: max_completion_tokens", LiteLLM's "does not support
+ * parameters: ['reasoning_effort']", "extra inputs are not permitted").
+ */
+function refusedParameter(error: InstanceType<typeof OpenAI.APIError>): OptionalParameter | undefined {
+  const named = (OPTIONAL_PARAMETERS as readonly string[]).find((name) => name === error.param);
+  if (named !== undefined && (error.code === 'unsupported_parameter' || error.code === 'unsupported_value')) {
+    return named as OptionalParameter;
+  }
+  if (
+    !/unrecogni[sz]ed|unsupported|not supported|does not support|unknown|not permitted|not allowed/i.test(
+      error.message,
+    )
+  ) {
+    return undefined;
+  }
+  // The name the message mentions first: "'max_tokens' is not supported … use 'max_completion_tokens'".
+  let first: { name: OptionalParameter; at: number } | undefined;
+  for (const name of OPTIONAL_PARAMETERS) {
+    const at = error.message.search(new RegExp(`(?<![a-z_])${name}(?![a-z_])`));
+    if (at >= 0 && (first === undefined || at < first.at)) first = { name, at };
+  }
+  return first?.name;
 }
 
 /** `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or as an HTTP date. */

@@ -4,10 +4,24 @@
  * not retried here but thrown as `llm_context_overflow`, so the bot can truncate and try again.
  * Tools are offered as functions under their wire names (`tool-wire-names.ts`), and the calls the
  * model makes come back under Ebb's names.
+ *
+ * The request is shaped by a `RequestDialect` (`max_completion_tokens` or `max_tokens`, the
+ * channel's `prompt_cache_key`, only the optional parameters the operator set), which learns what
+ * this server refuses. Every failed try, retried or not, is reported with the reply or the error
+ * (`failedTries`), so a 429 storm a retry hid is still counted.
  */
-import type { ChatMessage, ChatModel, ChatReply, ChatReplyOptions, ToolSpec } from '@ebb/core';
+import type {
+  ChatMessage,
+  ChatModel,
+  ChatReply,
+  ChatReplyOptions,
+  Logger,
+  RequestSettings,
+  ToolSpec,
+} from '@ebb/core';
 import type OpenAI from 'openai';
 import { readReply, readUsage } from './completion.js';
+import { DEFAULT_REQUEST_SETTINGS, RequestDialect } from './request-dialect.js';
 import { DEFAULT_RETRY, type RetryOptions, withRetries } from './retry.js';
 import { toWireName, wireNames } from './tool-wire-names.js';
 
@@ -18,6 +32,10 @@ export interface OpenAiChatModelOptions {
   readonly maxOutputTokens: number;
   readonly timeoutMs?: number;
   readonly retry?: RetryOptions;
+  /** The `[llm]` request settings (token limit name, prompt cache key, temperature, reasoning effort). */
+  readonly request?: RequestSettings;
+  /** Where a parameter the server refused is reported (`llm.parameter_adapted`). */
+  readonly log?: Logger;
 }
 
 export const DEFAULT_CHAT_TIMEOUT_MS = 60_000;
@@ -32,10 +50,12 @@ export const CHAT_RETRY = {
 export class OpenAiChatModel implements ChatModel {
   readonly label: string;
   readonly #options: OpenAiChatModelOptions;
+  readonly #dialect: RequestDialect;
 
   constructor(options: OpenAiChatModelOptions) {
     this.#options = options;
     this.label = options.model;
+    this.#dialect = new RequestDialect(options.request ?? DEFAULT_REQUEST_SETTINGS, options.log);
   }
 
   async reply(messages: readonly ChatMessage[], options: ChatReplyOptions = {}): Promise<ChatReply> {
@@ -44,15 +64,16 @@ export class OpenAiChatModel implements ChatModel {
     const specs = options.tools ?? [];
     const wire = wireNames(specs.map((spec) => spec.name));
     const fromWire = new Map([...wire].map(([name, onWire]) => [onWire, name]));
-    const request: OpenAI.ChatCompletionCreateParamsNonStreaming = {
+    const request = {
       model,
       messages: onTheWire(messages, wire),
-      max_tokens: maxOutputTokens,
+      maxTokens: maxOutputTokens,
       ...(specs.length === 0 ? {} : { tools: specs.map((spec) => functionTool(spec, wire)) }),
+      ...(options.channelKey === undefined ? {} : { channelKey: options.channelKey }),
     };
     const result = await withRetries(
       async () => {
-        const completion: unknown = await client.chat.completions.create(request, {
+        const completion = await this.#dialect.create(client, request, {
           timeout: this.#options.timeoutMs ?? DEFAULT_CHAT_TIMEOUT_MS,
           maxRetries: 0,
           ...(signal ? { signal } : {}),
@@ -67,14 +88,15 @@ export class OpenAiChatModel implements ChatModel {
                 toolCalls: toolCalls.map((call) => ({ ...call, name: fromWire.get(call.name) ?? call.name })),
               }),
           promptTokens: usage.prompt,
+          cachedPromptTokens: usage.cached,
           completionTokens: usage.completion,
         };
       },
       this.#options.retry ?? CHAT_RETRY,
       signal,
     );
-    if (!result.ok) throw result.error;
-    return result.value;
+    if (!result.ok) throw result.error.afterTries(result.failures);
+    return result.failures.length === 0 ? result.value : { ...result.value, failedTries: result.failures };
   }
 }
 

@@ -210,7 +210,7 @@ describe('OpenAiSummarizer, retries', () => {
     expect(server.requests).toHaveLength(3);
   });
 
-  it('treats a reply cut off at max_tokens as malformed', async () => {
+  it('treats a reply cut off at its output limit as malformed', async () => {
     const s = await summarizer();
     server.enqueue({ content: '{"summary": "cut', finishReason: 'length' }, { json: GOOD_REPLY });
 

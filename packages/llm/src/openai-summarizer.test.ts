@@ -25,7 +25,7 @@ beforeEach(forgetDelays);
 afterEach(closeServer);
 
 describe('OpenAiSummarizer, a normal pass', () => {
-  it('summarizes in one call with json_schema, max_tokens and the earlier summaries', async () => {
+  it('summarizes in one call with json_schema, max_completion_tokens and the earlier summaries', async () => {
     const s = await summarizer();
     server.enqueue({ json: GOOD_REPLY, usage: { promptTokens: 812, completionTokens: 95 } });
 
@@ -64,7 +64,7 @@ describe('OpenAiSummarizer, a normal pass', () => {
       model: 'gpt-4o-mini',
       response_format: { type: 'json_schema', json_schema: { name: 'channel_summary', strict: true } },
     });
-    expect(request?.body.max_tokens).toBeGreaterThanOrEqual(400);
+    expect(request?.body.max_completion_tokens).toBeGreaterThanOrEqual(400);
     expect(systemText(request)).toContain('At most 400 tokens');
     expect(userText(request)).toContain('The team moved CI to GitHub Actions');
     expect(userText(request)).toContain('the release');

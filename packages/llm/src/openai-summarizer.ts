@@ -15,6 +15,8 @@
  * - otherwise the fallback (extractive) summarizer writes the summary so the pass still shrinks the
  *   context, and the output says `fallback: true` with the failed call's error code.
  */
+
+import type { Logger, RequestSettings } from '@ebb/core';
 import {
   clipToTokens,
   type SummarizeInput,
@@ -25,6 +27,7 @@ import {
 } from '@ebb/core';
 import type OpenAI from 'openai';
 import { LLM_REFUSALS, LLM_UNAVAILABLE, LlmError, toLlmError } from './errors.js';
+import { DEFAULT_REQUEST_SETTINGS, RequestDialect } from './request-dialect.js';
 import type { RetryOptions } from './retry.js';
 import { SummaryPass } from './summary-pass.js';
 
@@ -45,6 +48,10 @@ export interface OpenAiSummarizerOptions {
   readonly fallback: Summarizer;
   /** Milliseconds, for call durations. */
   readonly clock?: () => number;
+  /** The `[llm]` request settings (token limit name, prompt cache key, temperature, reasoning effort). */
+  readonly request?: RequestSettings;
+  /** Where a parameter the server refused is reported (`llm.parameter_adapted`). */
+  readonly log?: Logger;
 }
 
 const DEFAULT_OPTIONS = {
@@ -53,13 +60,17 @@ const DEFAULT_OPTIONS = {
 } as const satisfies Required<Pick<OpenAiSummarizerOptions, 'maxOutputTokens' | 'clock'>>;
 
 export type ResolvedSummarizerOptions = OpenAiSummarizerOptions &
-  Required<Pick<OpenAiSummarizerOptions, 'maxOutputTokens' | 'clock'>>;
+  Required<Pick<OpenAiSummarizerOptions, 'maxOutputTokens' | 'clock'>> & {
+    /** What this server accepts, learned across the summarizer's passes. */
+    readonly dialect: RequestDialect;
+  };
 
 export class OpenAiSummarizer implements Summarizer {
   readonly #options: ResolvedSummarizerOptions;
 
   constructor(options: OpenAiSummarizerOptions) {
-    this.#options = { ...DEFAULT_OPTIONS, ...options };
+    const dialect = new RequestDialect(options.request ?? DEFAULT_REQUEST_SETTINGS, options.log);
+    this.#options = { ...DEFAULT_OPTIONS, ...options, dialect };
   }
 
   async summarize(input: SummarizeInput, signal?: AbortSignal): Promise<SummaryOutput> {

@@ -11,10 +11,10 @@ import {
   type SummarizeInput,
   type Tokenizer,
 } from '@ebb/core';
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { readContent, readUsage } from './completion.js';
 import { isLlmError, LlmError } from './errors.js';
 import type { ResolvedSummarizerOptions } from './openai-summarizer.js';
+import type { ChatRequest } from './request-dialect.js';
 import { withRetries } from './retry.js';
 import {
   MAX_MEMORIES_PER_CALL,
@@ -48,7 +48,14 @@ const MAX_SPLIT_DEPTH = 6;
 /** Every reply is primed with a few tokens of framing. */
 const REPLY_PRIMING_TOKENS = 3;
 
-type Request = ChatCompletionCreateParamsNonStreaming & { readonly max_tokens: number };
+/**
+ * A reasoning model may think through its whole output budget and write nothing
+ * (`llm_output_exhausted`): the call is made once more with this many times the budget, where the
+ * window has room, before the pass fails.
+ */
+const EXHAUSTED_BUDGET_FACTOR = 4;
+
+type Request = ChatRequest;
 
 /** One summarize() call: its LLM calls and memories, and the split/merge recursion. */
 export class SummaryPass {
@@ -208,8 +215,9 @@ export class SummaryPass {
           }),
         },
       ],
-      max_tokens: maxTokens,
-      response_format: SUMMARY_RESPONSE_FORMAT,
+      maxTokens,
+      responseFormat: SUMMARY_RESPONSE_FORMAT,
+      channelKey: this.#input.channelKey,
     };
   }
 
@@ -229,8 +237,9 @@ export class SummaryPass {
           }),
         },
       ],
-      max_tokens: maxTokens,
-      response_format: MERGE_RESPONSE_FORMAT,
+      maxTokens,
+      responseFormat: MERGE_RESPONSE_FORMAT,
+      channelKey: this.#input.channelKey,
     };
   }
 
@@ -247,7 +256,7 @@ export class SummaryPass {
 
   /** Tokens the request's prompt takes, counted the way the provider frames chat messages. */
   #promptTokens(request: Request): number {
-    let tokens = REPLY_PRIMING_TOKENS + this.#tokenizer.count(JSON.stringify(request.response_format ?? ''));
+    let tokens = REPLY_PRIMING_TOKENS + this.#tokenizer.count(JSON.stringify(request.responseFormat ?? ''));
     for (const message of request.messages) {
       tokens += this.#tokenizer.count(typeof message.content === 'string' ? message.content : '');
       tokens += MESSAGE_OVERHEAD_TOKENS;
@@ -268,40 +277,55 @@ export class SummaryPass {
   ): boolean {
     const frame = this.#summaryRequest([], earlier, bound, part);
     const lines = units.reduce((sum, u) => sum + u.tokens, 0);
-    return (
-      this.#promptTokens(frame) + lines + frame.max_tokens + SAFETY_TOKENS <= this.#options.contextWindow
-    );
+    return this.#promptTokens(frame) + lines + frame.maxTokens + SAFETY_TOKENS <= this.#options.contextWindow;
   }
 
   #fits(request: Request): boolean {
-    return this.#promptTokens(request) + request.max_tokens + SAFETY_TOKENS <= this.#options.contextWindow;
+    return this.#promptTokens(request) + request.maxTokens + SAFETY_TOKENS <= this.#options.contextWindow;
   }
 
   /** Transcript tokens a part may hold: the window less the prompt frame and the output. */
   #lineBudget(bound: number): number {
     const frame = this.#summaryRequest([], [], bound, true);
-    return this.#options.contextWindow - this.#promptTokens(frame) - frame.max_tokens - SAFETY_TOKENS;
+    return this.#options.contextWindow - this.#promptTokens(frame) - frame.maxTokens - SAFETY_TOKENS;
   }
 
   /** Summary tokens a merge prompt may hold. */
   #mergeRoom(bound: number): number {
     const frame = this.#mergeRequest([], bound);
-    return this.#options.contextWindow - this.#promptTokens(frame) - frame.max_tokens - SAFETY_TOKENS;
+    return this.#options.contextWindow - this.#promptTokens(frame) - frame.maxTokens - SAFETY_TOKENS;
   }
 
   #measure(texts: readonly string[]): number {
     return texts.reduce((sum, t) => sum + this.#tokenizer.count(t) + MERGE_ITEM_OVERHEAD, 0);
   }
 
-  /** One chat call with retries, recorded in `calls`; throws the mapped error when it fails for good. */
+  /**
+   * One chat call with retries, recorded in `calls`; throws the mapped error when it fails for good.
+   * A reply cut off before any text (a reasoning model that spent the budget thinking) is asked once
+   * more with a larger budget, as far as the window allows.
+   */
   async #call(purpose: 'summary' | 'merge', request: Request): Promise<ParsedSummary> {
-    const { client, clock, timeoutMs, retry, model } = this.#options;
+    try {
+      return await this.#callOnce(purpose, request);
+    } catch (error) {
+      if (!isLlmError(error, 'llm_output_exhausted')) throw error;
+      const room = this.#options.contextWindow - this.#promptTokens(request) - SAFETY_TOKENS;
+      const larger = Math.min(request.maxTokens * EXHAUSTED_BUDGET_FACTOR, room);
+      if (larger <= request.maxTokens) throw error;
+      return this.#callOnce(purpose, { ...request, maxTokens: larger });
+    }
+  }
+
+  async #callOnce(purpose: 'summary' | 'merge', request: Request): Promise<ParsedSummary> {
+    const { client, clock, timeoutMs, retry, model, dialect } = this.#options;
     const started = clock();
     let inputTokens = 0;
+    let cachedInputTokens = 0;
     let outputTokens = 0;
     const result = await withRetries(
       async () => {
-        const completion: unknown = await client.chat.completions.create(request, {
+        const completion = await dialect.create(client, request, {
           timeout: timeoutMs,
           maxRetries: 0,
           ...(this.#signal ? { signal: this.#signal } : {}),
@@ -309,6 +333,7 @@ export class SummaryPass {
         // Tokens are spent even when the reply is then rejected.
         const usage = readUsage(completion);
         inputTokens += usage.prompt;
+        cachedInputTokens += usage.cached;
         outputTokens += usage.completion;
         return parseSummaryReply(readContent(completion), purpose);
       },
@@ -319,6 +344,7 @@ export class SummaryPass {
       purpose,
       model,
       inputTokens,
+      cachedInputTokens,
       outputTokens,
       durationMs: Math.max(0, clock() - started),
       attempts: result.attempts,

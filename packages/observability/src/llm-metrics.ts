@@ -4,14 +4,12 @@
  * or a reply. Prices are read at each call so a reloaded config applies; a call of a model they do
  * not price counts as unpriced rather than as free.
  */
-import type { LlmCall } from '@ebb/core';
+import { costUsd, type LlmCall, type ModelPrice, priceOf } from '@ebb/core';
 import { Counter, type Registry } from 'prom-client';
 import { boundedLabel, count } from './metric-values.js';
 
 /** USD per million tokens by model name: the shape of config.toml's `[prices]`. */
-export type PriceTable = Readonly<
-  Record<string, { readonly input_per_mtok: number; readonly output_per_mtok: number }>
->;
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 export type LlmPurpose = LlmCall['purpose'];
 
@@ -32,6 +30,12 @@ export function llmMetrics(
     name: 'ebb_llm_tokens_total',
     help: 'Tokens of model calls by purpose and direction (input: the prompt, output: the completion).',
     labelNames: ['purpose', 'direction'] as const,
+    registers,
+  });
+  const promptTokens = new Counter({
+    name: 'ebb_llm_prompt_tokens_total',
+    help: 'Prompt tokens of model calls by purpose and whether the provider served them from its prompt cache (cached="true"), as each response reports.',
+    labelNames: ['purpose', 'cached'] as const,
     registers,
   });
   const llmCost = new Counter({
@@ -57,6 +61,7 @@ export function llmMetrics(
   for (const purpose of PURPOSES) {
     for (const outcome of ['ok', 'error'] as const) llmCalls.inc({ purpose, outcome }, 0);
     for (const direction of ['input', 'output'] as const) llmTokens.inc({ purpose, direction }, 0);
+    for (const cached of ['true', 'false'] as const) promptTokens.inc({ purpose, cached }, 0);
     llmCost.inc({ purpose }, 0);
     llmUnpriced.inc({ purpose }, 0);
   }
@@ -68,21 +73,17 @@ export function llmMetrics(
       llmCalls.inc({ purpose, outcome: call.error === undefined ? 'ok' : 'error' });
       llmTokens.inc({ purpose, direction: 'input' }, count(call.inputTokens));
       llmTokens.inc({ purpose, direction: 'output' }, count(call.outputTokens));
-      // Own keys only: a model named `constructor` is unpriced, not Object's.
-      const price = Object.hasOwn(table, call.model) ? table[call.model] : undefined;
+      const input = count(call.inputTokens);
+      const cached = Math.min(input, count(call.cachedInputTokens ?? 0));
+      promptTokens.inc({ purpose, cached: 'true' }, cached);
+      promptTokens.inc({ purpose, cached: 'false' }, input - cached);
+      const price = priceOf(table, call.model);
       if (price === undefined) llmUnpriced.inc({ purpose });
-      else llmCost.inc({ purpose }, costUsd(call, price));
+      else
+        llmCost.inc({ purpose }, count(costUsd({ input, cached, output: count(call.outputTokens) }, price)));
       // Calls that do not report their tries (the chat model) count their final error.
       const failed = call.failedTries ?? (call.error === undefined ? [] : [call.error]);
       for (const code of failed) llmErrors.inc({ purpose, code: boundedLabel(code) });
     }
   };
-}
-
-/** What `[prices]` says a call cost, as `ebb status` prices a pass (channel-status.ts). */
-function costUsd(call: LlmCall, price: PriceTable[string]): number {
-  return count(
-    (count(call.inputTokens) * price.input_per_mtok + count(call.outputTokens) * price.output_per_mtok) /
-      1_000_000,
-  );
 }

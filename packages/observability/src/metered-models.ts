@@ -28,8 +28,9 @@ export function meteredSummarizer(summarizer: Summarizer, onCalls: LlmCallSink):
 }
 
 /**
- * Reports one `reply` call per `reply()`: the provider's token counts and the time it took,
- * retries included; a reply that throws is a call with the error's code. Wrap real models only:
+ * Reports one `reply` call per `reply()`: the provider's token counts (the cached part too) and the
+ * time it took, retries included, with the code of every try that failed; a reply that throws is a
+ * call with the error's code. Wrap real models only:
  * the offline responder is not an LLM.
  */
 export function meteredChatModel(
@@ -48,19 +49,37 @@ export function meteredChatModel(
           {
             ...call,
             inputTokens: reply.promptTokens ?? 0,
+            ...(reply.cachedPromptTokens === undefined
+              ? {}
+              : { cachedInputTokens: reply.cachedPromptTokens }),
             outputTokens: reply.completionTokens ?? 0,
             durationMs: now() - started,
+            ...(reply.failedTries?.length ? { failedTries: reply.failedTries } : {}),
           },
         ]);
         return reply;
       } catch (err) {
+        const failedTries = triesOf(err);
         onCalls([
-          { ...call, inputTokens: 0, outputTokens: 0, durationMs: now() - started, error: errorCode(err) },
+          {
+            ...call,
+            inputTokens: 0,
+            outputTokens: 0,
+            durationMs: now() - started,
+            error: errorCode(err),
+            ...(failedTries ? { failedTries } : {}),
+          },
         ]);
         throw err;
       }
     },
   };
+}
+
+/** The codes of every failed try an error says it ended (an `LlmError` after its retries). */
+function triesOf(err: unknown): readonly string[] | undefined {
+  const tries = err instanceof Error && 'failedTries' in err ? err.failedTries : undefined;
+  return Array.isArray(tries) && tries.every((t) => typeof t === 'string') ? tries : undefined;
 }
 
 function errorCode(err: unknown): string {

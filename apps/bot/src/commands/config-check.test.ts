@@ -47,7 +47,7 @@ describe('ebb config check', () => {
     expect(out[2]).toBe('layers:  default < [compaction] < [channels."slack:T1:*"]');
     const table = out.slice(out.indexOf('') + 1);
     expect(table[0]).toMatch(/^setting\s+value\s+source$/);
-    expect(table).toHaveLength(29);
+    expect(table).toHaveLength(34);
     const row = (key: string) => table.find((line) => line.startsWith(`${key} `))?.split(/\s{2,}/);
     expect(row('compaction.background_threshold')).toEqual([
       'compaction.background_threshold',
@@ -55,7 +55,7 @@ describe('ebb config check', () => {
       '[channels."slack:T1:*"]',
     ]);
     expect(row('compaction.protect_recent')).toEqual(['compaction.protect_recent', '4', '[compaction]']);
-    expect(row('llm.model')).toEqual(['llm.model', '"gpt-4o-mini"', 'default']);
+    expect(row('llm.model')).toEqual(['llm.model', '"gpt-5.4-mini"', 'default']);
     expect(row('compaction.summary_max_tokens')).toEqual([
       'compaction.summary_max_tokens',
       '4096',

@@ -17,7 +17,7 @@ writeFileSync(
 const configFile = join(dir, 'config.toml');
 writeFileSync(
   configFile,
-  `[llm]\ncontext_window = 16000\nmax_output_tokens = 1000\n[compaction]\nsummary_max_tokens = 800\n[memory]\nrecall_max_tokens = 200\n[prices."gpt-4o-mini"]\ninput_per_mtok = 0.15\noutput_per_mtok = 0.6\n`,
+  `[llm]\ncontext_window = 16000\nmax_output_tokens = 1000\n[compaction]\nsummary_max_tokens = 800\n[memory]\nrecall_max_tokens = 200\n[prices."gpt-5.4-mini"]\ninput_per_mtok = 0.75\ncached_input_per_mtok = 0.075\noutput_per_mtok = 4.5\n`,
 );
 
 const capture = captureIo;
@@ -96,7 +96,7 @@ describe('ebb simulate (text)', () => {
     expect(text).toContain('│ emergency 0.95');
     expect(text).toContain('│ background 0.80');
     expect(text).toMatch(/messages 3000, archived 3000/);
-    expect(text).toMatch(/summarizer cost at gpt-4o-mini prices: \$\d+\.\d{4}/);
+    expect(text).toMatch(/summarizer cost at gpt-5.4-mini prices: \$\d+\.\d{4}/);
   });
 });
 

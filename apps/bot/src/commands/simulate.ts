@@ -13,6 +13,7 @@ import {
 } from '@ebb/config';
 import {
   type CompactionEvent,
+  costUsd,
   EbbError,
   Simulation,
   type SimulationEvent,
@@ -196,10 +197,7 @@ function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
     `  summarizer tokens: ${s.summarizerInputTokens} in, ${s.summarizerOutputTokens} out`,
   ];
   if (channel.price) {
-    const cost =
-      (s.summarizerInputTokens * channel.price.inputPerMtok +
-        s.summarizerOutputTokens * channel.price.outputPerMtok) /
-      1e6;
+    const cost = costUsd({ input: s.summarizerInputTokens, output: s.summarizerOutputTokens }, channel.price);
     lines.push(`  summarizer cost at ${channel.compaction.summarizerModel} prices: $${cost.toFixed(4)}`);
   }
   return lines.join('\n');

@@ -1,0 +1,44 @@
+/**
+ * What model calls cost, at the `[prices."<model>"]` of config.toml (USD per million tokens). The one
+ * place a price is applied: metrics, `ebb status`, the dashboard and `ebb simulate` all call it.
+ * Cached input is billed at `cached_input_per_mtok` (OpenAI: a tenth of the input price for the
+ * GPT-5 family), or at the full input price when the table does not say.
+ */
+
+/** One model's prices, as config.toml writes them. */
+export interface ModelPrice {
+  readonly input_per_mtok: number;
+  readonly cached_input_per_mtok?: number | undefined;
+  readonly output_per_mtok: number;
+}
+
+/** Tokens of one call or a sum of calls; `cached` is the part of `input` served from a prompt cache. */
+export interface TokenUsage {
+  readonly input: number;
+  readonly cached?: number;
+  readonly output: number;
+}
+
+export function costUsd(usage: TokenUsage, price: ModelPrice): number {
+  const input = nonNegative(usage.input);
+  const cached = Math.min(input, nonNegative(usage.cached ?? 0));
+  const cachedPrice = price.cached_input_per_mtok ?? price.input_per_mtok;
+  return (
+    ((input - cached) * price.input_per_mtok +
+      cached * cachedPrice +
+      nonNegative(usage.output) * price.output_per_mtok) /
+    1_000_000
+  );
+}
+
+/** A model's price from a `[prices]` table (own keys only: a model named `constructor` is unpriced). */
+export function priceOf(
+  table: Readonly<Record<string, ModelPrice>>,
+  model: string | undefined,
+): ModelPrice | undefined {
+  return model !== undefined && Object.hasOwn(table, model) ? table[model] : undefined;
+}
+
+function nonNegative(n: number): number {
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
