@@ -1,10 +1,14 @@
 /**
  * Postgres going away under a running bot on Discord and on Slack (Socket Mode), which do not
- * redeliver: the messages that arrive meanwhile are spooled on Redis, the channel is told once that
- * the bot will catch up, and once Postgres is back every message is archived once, in the order it
- * was sent; a reply posted while Postgres went away mid-turn is kept the same way.
+ * redeliver: the messages that arrive meanwhile are spooled (on disk, and on Redis, where this test
+ * watches them), the channel is told once that the bot will catch up, and once Postgres is back
+ * every message is archived once, in the order it was sent; a reply posted while Postgres went away
+ * mid-turn is kept the same way.
  * Prints its rows of RELIABILITY.md.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
@@ -91,9 +95,12 @@ describe.each([
       await cleanupPrefix(redis, prefix);
       await redis.quit();
     });
+    // The spool's file of its own: never the repository's ./.ebb, which another test or `npm start` may use.
+    const dataDir = await mkdtemp(join(tmpdir(), 'ebb-spool-data-'));
+    closers.push(() => rm(dataDir, { recursive: true, force: true }));
     const ebb = await startEbb({
       config: () => smallWindowConfig(fake.url, ['[bot]', 'respond_to = "all"']),
-      env: loadEnv({ OPENAI_API_KEY: 'k', EBB_REDIS_PREFIX: prefix, ...platform.env }),
+      env: loadEnv({ OPENAI_API_KEY: 'k', EBB_REDIS_PREFIX: prefix, EBB_DATA_DIR: dataDir, ...platform.env }),
       logger: createLogger({ level: 'silent' }),
       withWorker: false,
       webPort: 0,

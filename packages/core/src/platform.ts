@@ -122,4 +122,9 @@ export interface InboundSpool {
   remove(channelKey: string, ids: readonly string[]): Promise<void>;
   /** Channels that have spooled messages. */
   channels(): Promise<readonly string[]>;
+  /**
+   * Moves an entry the archive refuses for good out of the spool, into a dead-letter store an
+   * operator can read (never dropped); resolves to where it went (a file, a Redis key).
+   */
+  deadLetter(channelKey: string, entry: SpoolEntry, reason: string): Promise<string>;
 }

@@ -12,6 +12,7 @@
  * | `<p>:context-changed`                | pub/sub       | `RedisContextNotifier` | `{"channelKey":…,"generation":…}` after a splice or truncation |
  * | `<p>:spool:<ch>`                     | stream        | `RedisInboundSpool`   | chat messages (field `m`, JSON) kept while Postgres is away, until replayed into the archive |
  * | `<p>:spool-channels`                 | set           | `RedisInboundSpool`   | channel keys with a spool stream |
+ * | `<p>:spool-dead`                     | stream        | `RedisInboundSpool`   | spooled messages the archive refused for good (fields `channel`, `id`, `reason`, `m`, `at`), kept for an operator |
  *
  * Redis carries ids, ranges and generations, and message text only in the spool, only while
  * Postgres is away.
@@ -40,6 +41,8 @@ export interface RedisKeys {
   spool(channelKey: string): string;
   /** The set of channels with a spool stream. */
   readonly spoolChannels: string;
+  /** Spooled messages the archive refused for good. */
+  readonly spoolDeadLetters: string;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -63,6 +66,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
       `${prefix}:lock:compaction-enqueue:${encodeChannelKey(channelKey)}`,
     spool: (channelKey) => `${prefix}:spool:${encodeChannelKey(channelKey)}`,
     spoolChannels: `${prefix}:spool-channels`,
+    spoolDeadLetters: `${prefix}:spool-dead`,
   };
 }
 

@@ -1,11 +1,12 @@
 /** The inbound spools, one contract: Redis, the local file, and Redis with the file behind it. */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InboundSpool, SpooledMessage } from '@ebb/core';
 import { createRedis, RedisInboundSpool, waitForReady } from '@ebb/queue';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TcpProxy } from '@ebb/testing/tcp-proxy';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FallbackInboundSpool, FileInboundSpool } from './file-inbound-spool.js';
 
 const redis = createRedis(redisUrl(), { role: 'producer' });
@@ -30,13 +31,18 @@ const message = (channelKey: string, i: number): SpooledMessage => ({
   platformMessageId: `m${i}`,
 });
 
-function redisSpool(): InboundSpool {
+function redisSpool(connection = redis): InboundSpool {
   const prefix = randomPrefix();
   prefixes.push(prefix);
-  return new RedisInboundSpool({ connection: redis, prefix });
+  return new RedisInboundSpool({ connection, prefix });
 }
 let files = 0;
 const fileSpool = () => new FileInboundSpool(join(dir, `spool-${++files}.jsonl`));
+
+/** Resolves after `n` turns of the event loop (I/O callbacks included). */
+async function ticks(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 describe.each([
   ['Redis', redisSpool],
@@ -59,6 +65,42 @@ describe.each([
     await spool.remove('discord:G:A', [last?.id ?? '']);
     expect(await spool.channels()).toEqual(['slack:T:B']);
     expect(await spool.peek('discord:G:A', 10)).toEqual([]);
+  });
+
+  it("keeps a push that lands while a removal empties the channel's spool, and keeps it listed", async () => {
+    // Each trial pushes at a different point of the removal of the channel's last entry.
+    const spool = make();
+    const dropped: number[] = [];
+    for (let trial = 0; trial < 100; trial++) {
+      await spool.push(message('slack:T:C', 0));
+      const [first] = await spool.peek('slack:T:C', 1);
+      await Promise.all([
+        spool.remove('slack:T:C', [first?.id ?? '']),
+        ticks(trial % 20).then(() => spool.push(message('slack:T:C', trial + 1))),
+      ]);
+      const left = await spool.peek('slack:T:C', 10);
+      const listed = (await spool.channels()).includes('slack:T:C');
+      if (!listed || left.length !== 1) dropped.push(trial);
+      await spool.remove(
+        'slack:T:C',
+        left.map((e) => e.id),
+      );
+    }
+    expect(dropped).toEqual([]);
+  });
+
+  it('moves an entry aside to its dead letters, out of the channel', async () => {
+    const spool = make();
+    await spool.push(message('discord:G:A', 1));
+    await spool.push(message('discord:G:A', 2));
+    const [poison] = await spool.peek('discord:G:A', 1);
+    if (!poison) throw new Error('nothing spooled');
+    const where = await spool.deadLetter('discord:G:A', poison, 'db_constraint: refused');
+    expect(where).toMatch(/dead/);
+    expect((await spool.peek('discord:G:A', 10)).map((e) => e.message.platformMessageId)).toEqual(['m2']);
+    const [last] = await spool.peek('discord:G:A', 1);
+    await spool.remove('discord:G:A', [last?.id ?? '']);
+    expect(await spool.channels()).toEqual([]);
   });
 });
 
@@ -87,5 +129,123 @@ describe('the file behind Redis', () => {
     expect(await spool.channels()).toEqual([]);
     // Emptied once nothing is left: the file holds one outage at most.
     expect(await readFile(path, 'utf8')).toBe('');
+  });
+});
+
+describe('the file behind Redis, when the disk is broken', () => {
+  it("replays Redis's entries when the file cannot be read, rather than hold the channel back", async () => {
+    // A directory where the file should be: reading it fails, and so does writing it.
+    const broken = await mkdtemp(join(dir, 'a-directory-'));
+    const spool = new FallbackInboundSpool(redisSpool(), new FileInboundSpool(broken));
+    await spool.push(message('slack:T:C', 1));
+    await spool.push(message('slack:T:C', 2));
+    const all = await spool.peek('slack:T:C', 10);
+    expect(all.map((e) => e.message.platformMessageId)).toEqual(['m1', 'm2']);
+    expect(await spool.channels()).toEqual(['slack:T:C']);
+    await spool.remove(
+      'slack:T:C',
+      all.map((e) => e.id),
+    );
+    expect(await spool.channels()).toEqual([]);
+  });
+});
+
+describe('the file behind Redis, when Redis goes away', () => {
+  /** Redis through a proxy the test cuts (the data stays), and a file; what a replica sees. */
+  async function behindProxy() {
+    const proxy = await TcpProxy.start({
+      host: new URL(redisUrl()).hostname,
+      port: Number(new URL(redisUrl()).port || 6379),
+    });
+    const connection = createRedis(`redis://127.0.0.1:${proxy.port}`, { role: 'producer' });
+    await waitForReady(connection);
+    const prefix = randomPrefix();
+    prefixes.push(prefix);
+    const shared = new RedisInboundSpool({ connection, prefix });
+    const path = join(dir, `behind-proxy-${++files}.jsonl`);
+    return {
+      proxy,
+      connection,
+      prefix,
+      path,
+      spool: new FallbackInboundSpool(shared, new FileInboundSpool(path)),
+      async close() {
+        connection.disconnect();
+        await proxy.close();
+      },
+    };
+  }
+  const ids = (entries: readonly { message: SpooledMessage }[]) =>
+    entries.map((e) => e.message.platformMessageId);
+
+  it('replays what it spooled before Redis went away ahead of what came after, from the file alone', async () => {
+    const { proxy, connection, spool, close } = await behindProxy();
+    try {
+      await spool.push(message('slack:T:C', 1));
+      await spool.push(message('slack:T:C', 2));
+      proxy.cut();
+      await vi.waitFor(() => expect(connection.status).not.toBe('ready'));
+      for (const i of [3, 4, 5]) await spool.push(message('slack:T:C', i));
+      // Redis cannot be read: that is not "nothing in Redis".
+      const all = await spool.peek('slack:T:C', 10);
+      expect(ids(all)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+      expect(await spool.channels()).toEqual(['slack:T:C']);
+      await spool.remove(
+        'slack:T:C',
+        all.map((e) => e.id),
+      );
+      // Redis back with its copies of m1 and m2: they come back once more (the archive skips them).
+      proxy.restore();
+      await vi.waitFor(async () => expect(ids(await spool.peek('slack:T:C', 10))).toEqual(['m1', 'm2']), {
+        timeout: 10_000,
+      });
+    } finally {
+      await close();
+    }
+  });
+
+  it('loses nothing when Redis comes back empty (a restart without persistence)', async () => {
+    const { proxy, connection, prefix, path, spool, close } = await behindProxy();
+    try {
+      await spool.push(message('slack:T:C', 1));
+      await spool.push(message('slack:T:C', 2));
+      proxy.cut();
+      await vi.waitFor(() => expect(connection.status).not.toBe('ready'));
+      await spool.push(message('slack:T:C', 3));
+      proxy.restore();
+      await waitForReady(connection, 10_000);
+      await cleanupPrefix(connection, prefix);
+      const restarted = new FallbackInboundSpool(
+        new RedisInboundSpool({ connection, prefix }),
+        new FileInboundSpool(path),
+      );
+      expect(ids(await restarted.peek('slack:T:C', 10))).toEqual(['m1', 'm2', 'm3']);
+      expect(await restarted.channels()).toEqual(['slack:T:C']);
+    } finally {
+      await close();
+    }
+  });
+
+  it('holds a channel back while Redis alone has one of its messages (the disk refused it) and cannot be read', async () => {
+    const { proxy, connection, prefix, close } = await behindProxy();
+    // A path under a regular file: every write to it fails, as on a full or read-only disk.
+    const notADirectory = join(dir, `not-a-directory-${++files}`);
+    await writeFile(notADirectory, '');
+    const spool = new FallbackInboundSpool(
+      new RedisInboundSpool({ connection, prefix }),
+      new FileInboundSpool(join(notADirectory, 'spool.jsonl')),
+    );
+    try {
+      await spool.push(message('slack:T:C', 1));
+      proxy.cut();
+      await vi.waitFor(() => expect(connection.status).not.toBe('ready'));
+      await expect(spool.peek('slack:T:C', 10)).rejects.toThrow(/not reachable/);
+      await expect(spool.push(message('slack:T:C', 2))).rejects.toThrow();
+      proxy.restore();
+      await waitForReady(connection, 10_000);
+      expect(ids(await spool.peek('slack:T:C', 10))).toEqual(['m1']);
+    } finally {
+      await close();
+    }
   });
 });

@@ -2,16 +2,26 @@
  * Messages the archive could not take: kept in the inbound spool (the channel is told once per
  * outage), and replayed into the archive in order, before the channel's next turn and on a timer
  * that also finds spools this process did not write (another replica's, or a previous process's).
+ *
+ * A channel's new message goes into the archive only behind everything spooled before it: when the
+ * spool cannot be read, that is "unknown", and the message is spooled behind the rest (never
+ * archived ahead of them); until the spool has been listed once, every channel's turn reads it, since
+ * a previous process may have left messages in any of them. An entry the archive refuses for good (an
+ * error that is not retryable, `MAX_REPLAY_TRIES` times) would hold its channel in the spool forever:
+ * it is moved to the spool's dead letters with one `spool.dead_lettered` error line, never dropped.
+ * The archive being away (a retryable error) never counts as a try.
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
-import type {
-  InboundSpool,
-  Logger,
-  Platform,
-  PlatformAdapter,
-  SpoolEntry,
-  SpooledMessage,
-  TurnResult,
+import {
+  EbbError,
+  type InboundSpool,
+  type Logger,
+  LruMap,
+  type Platform,
+  type PlatformAdapter,
+  type SpoolEntry,
+  type SpooledMessage,
+  type TurnResult,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import type { BotCompaction } from './bot-compaction.js';
@@ -23,6 +33,10 @@ export const CATCH_UP_NOTICE =
   "I can't reach my memory right now. I'm keeping what's said here and will catch up once it's back.";
 const SPOOL_REPLAY_MS = 2_000;
 const SPOOL_BATCH = 100;
+/** Refusals of one spooled message (not counting the archive being away) before it is set aside. */
+export const MAX_REPLAY_TRIES = 5;
+/** Spooled messages whose refusals are being counted; a forgotten count starts again (more tries, never fewer). */
+const MAX_COUNTED = 1_000;
 
 export interface SpoolReplayOptions {
   readonly spool: InboundSpool;
@@ -47,6 +61,12 @@ export class SpoolReplay {
    * spool only for these, so a healthy turn does no spool I/O.
    */
   readonly #spooled = new Set<string>();
+  /** The spool has been listed once: a channel not in `#spooled` has nothing spooled. */
+  #listed = false;
+  /** Refusals so far, per spooled message (`<channel>\n<platform id>`). */
+  readonly #tries = new LruMap<string, number>(MAX_COUNTED);
+  /** A read of the spool failed and has not succeeded since (logged once per run of failures). */
+  #readFailing = false;
   #replayTimer: NodeJS.Timeout | undefined;
   #replaying = false;
 
@@ -75,7 +95,10 @@ export class SpoolReplay {
     try {
       await this.#options.spool.push(message);
     } catch (err) {
-      this.#options.logger.error({ err, channel: message.channelKey }, 'could not spool a message either');
+      this.#options.logger.error(
+        { event: 'spool.push_failed', err, channel: message.channelKey },
+        'could not spool a message either',
+      );
       return undefined;
     }
     this.#spooled.add(message.channelKey);
@@ -102,18 +125,15 @@ export class SpoolReplay {
 
   /**
    * Replays the channel's spooled messages into the archive, oldest first (a message archived before
-   * is skipped on its platform id). True when nothing is left; false when the archive is still away.
-   * Runs in the channel's actor.
+   * is skipped on its platform id). True when nothing is left; false when the archive is still away,
+   * or the spool cannot be read (then nothing may go ahead of what it holds). Runs in the channel's
+   * actor.
    */
   async catchUp(key: string): Promise<boolean> {
-    const { spool, states, logger } = this.#options;
-    if (!this.#spooled.has(key)) return true;
-    let batch: readonly SpoolEntry[];
-    try {
-      batch = await spool.peek(key, SPOOL_BATCH);
-    } catch {
-      return true; // Redis is away: nothing can be read back, so nothing holds this turn back
-    }
+    const { states, logger } = this.#options;
+    if (this.#listed && !this.#spooled.has(key)) return true;
+    let batch = await this.#peek(key);
+    if (batch === undefined) return false;
     if (batch.length === 0) {
       this.#spooled.delete(key);
       return true;
@@ -123,19 +143,35 @@ export class SpoolReplay {
       const settings = resolveChannel(this.#options.config(), key);
       const tokenizer = await loadTokenizer(settings.llm.encoding);
       const state = await states.get(key);
+      // Entries taken once: one the spool failed to remove comes back, and must not loop forever.
+      const seen = new Set<string>();
       while (batch.length > 0) {
-        for (const { message } of batch) await states.append(key, state, tokenizer, settings, message);
-        await spool.remove(
-          key,
-          batch.map((e) => e.id),
-        );
-        replayed += batch.length;
-        batch = await spool.peek(key, SPOOL_BATCH);
+        const fresh = batch.filter((e) => !seen.has(e.id));
+        if (fresh.length === 0) return false;
+        const archived: string[] = [];
+        for (const entry of fresh) {
+          seen.add(entry.id);
+          try {
+            await states.append(key, state, tokenizer, settings, entry.message);
+          } catch (err) {
+            // What went in before it leaves the spool first (a failed removal only replays it as a duplicate).
+            await this.#options.spool.remove(key, archived.splice(0)).catch(() => {});
+            if (!(await this.#setAside(key, entry, err))) throw err;
+            continue;
+          }
+          archived.push(entry.id);
+          replayed++;
+        }
+        await this.#options.spool.remove(key, archived);
+        const next = await this.#peek(key);
+        if (next === undefined) return false;
+        batch = next;
       }
       await this.#options.compaction.monitor(key, state, settings, tokenizer);
     } catch (err) {
       states.forget(key);
-      if (replayed > 0) logger.warn({ err, channel: key, replayed }, 'spool replay stopped');
+      if (replayed > 0)
+        logger.warn({ event: 'spool.replay_stopped', err, channel: key, replayed }, 'spool replay stopped');
       return false;
     }
     this.#spooled.delete(key);
@@ -147,12 +183,74 @@ export class SpoolReplay {
     return true;
   }
 
+  /** The channel's oldest spooled messages; undefined when the spool cannot say (unknown, not empty). */
+  async #peek(key: string): Promise<readonly SpoolEntry[] | undefined> {
+    try {
+      const batch = await this.#options.spool.peek(key, SPOOL_BATCH);
+      this.#readFailing = false;
+      return batch;
+    } catch (err) {
+      this.#spooled.add(key);
+      if (!this.#readFailing) {
+        this.#readFailing = true;
+        this.#options.logger.warn(
+          { event: 'spool.read_failed', err, channel: key },
+          'could not read the inbound spool; new messages wait behind what it holds',
+        );
+      }
+      return undefined;
+    }
+  }
+
+  /**
+   * After the archive refused `entry`: true when it was moved to the dead letters (its channel can go
+   * on), false when it stays to be tried again (the archive away, or tries left).
+   */
+  async #setAside(key: string, entry: SpoolEntry, err: unknown): Promise<boolean> {
+    if (err instanceof EbbError && err.retryable) return false;
+    const logger = this.#options.logger;
+    const { platformMessageId } = entry.message;
+    const counted = `${key}\n${platformMessageId}`;
+    const tries = (this.#tries.get(counted) ?? 0) + 1;
+    if (tries < MAX_REPLAY_TRIES) {
+      this.#tries.set(counted, tries);
+      logger.warn(
+        { event: 'spool.replay_refused', err, channel: key, platformMessageId, tries },
+        `the archive refused a spooled message (try ${tries} of ${MAX_REPLAY_TRIES})`,
+      );
+      return false;
+    }
+    const reason = err instanceof EbbError ? `${err.code}: ${err.message}` : String(err);
+    let where: string;
+    try {
+      where = await this.#options.spool.deadLetter(key, entry, reason);
+    } catch (deadLetterErr) {
+      logger.error(
+        { event: 'spool.dead_letter_failed', err: deadLetterErr, channel: key, platformMessageId },
+        'could not move a spooled message the archive refuses aside; it stays in the spool',
+      );
+      return false;
+    }
+    this.#tries.delete(counted);
+    logger.error(
+      { event: 'spool.dead_lettered', err, channel: key, platformMessageId, tries, where },
+      `the archive refused a spooled message ${tries} times; moved it to ${where}`,
+    );
+    return true;
+  }
+
   /** Every channel with spooled messages, each in its actor; one round at a time. */
   async #replayAll(): Promise<void> {
     if (this.#replaying) return;
     this.#replaying = true;
     try {
-      const keys = await this.#options.spool.channels().catch(() => []);
+      let keys: readonly string[] = [];
+      try {
+        keys = await this.#options.spool.channels();
+        this.#listed = true;
+      } catch {
+        // Listed on a later round; meanwhile every channel's turn reads the spool.
+      }
       for (const key of keys) this.#spooled.add(key);
       await Promise.all(keys.map((key) => this.#options.actors.run(key, () => this.catchUp(key))));
     } finally {
