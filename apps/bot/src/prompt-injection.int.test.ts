@@ -160,7 +160,9 @@ describe('hostile chat through a running bot', () => {
     }
     expect(blocks.memories).toBe(1);
     expect(blocks.summaries).toBeGreaterThan(0);
-    expect(sent.at(-1)).toEqual({
+    // The memories recalled for the latest message come after it, last.
+    expect(sent.at(-1)?.content.startsWith('<ebb-memories')).toBe(true);
+    expect(sent.at(-2)).toEqual({
       role: 'user',
       content: 'ana: zqzlast when do deploys happen on Tuesdays?',
     });

@@ -99,16 +99,16 @@ describe('renderContext over arbitrary chat text', () => {
         chatMessageTokens(tokenizer, out[0]?.content ?? ''),
       );
 
-      const lines = payloadOf(out[1]?.content ?? '', MEMORIES_TAG).split(LINE_BREAK);
+      payloadOf(out[1]?.content ?? '', SUMMARY_TAG);
+      expect(spanTokens(tokenizer, summary)).toBe(chatMessageTokens(tokenizer, out[1]?.content ?? ''));
+
+      expect(out[2]?.content).toBe(`${quotedLabel(author)}: ${chatText}`);
+      expect(messageTokens(tokenizer, message)).toBe(chatMessageTokens(tokenizer, out[2]?.content ?? ''));
+
+      const lines = payloadOf(out[3]?.content ?? '', MEMORIES_TAG).split(LINE_BREAK);
       expect(lines).toHaveLength(2);
       expect(lines[0]).toMatch(new RegExp(`^- \\(${type}[,)]`));
       expect(lines[1]).toBe('- (fact) plain');
-
-      payloadOf(out[2]?.content ?? '', SUMMARY_TAG);
-      expect(spanTokens(tokenizer, summary)).toBe(chatMessageTokens(tokenizer, out[2]?.content ?? ''));
-
-      expect(out[3]?.content).toBe(`${quotedLabel(author)}: ${chatText}`);
-      expect(messageTokens(tokenizer, message)).toBe(chatMessageTokens(tokenizer, out[3]?.content ?? ''));
     },
   );
 

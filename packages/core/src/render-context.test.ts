@@ -12,7 +12,7 @@ import {
 import { WorkingContext } from './working-context.js';
 
 describe('renderContext', () => {
-  it('renders system prompt, memories, spans and raw messages in order, with a continuation note', () => {
+  it('renders system prompt, spans, raw messages, then the memories, with a continuation note', () => {
     const ctx = new WorkingContext({
       spans: [summary(1, 10, 40), truncated(11, 20)],
       raw: [
@@ -43,23 +43,23 @@ describe('renderContext', () => {
       'user',
       'user',
       'user',
-      'user',
       'assistant',
       'tool',
       'assistant',
+      'user',
     ]);
     expect(out[0]).toEqual({ role: 'system', content: `You are Ebb.\n\n${REFERENCE_RULE}` });
-    expect(out[1]?.content).toBe(
-      '<ebb-memories of="this channel">\n- (decision, ana) Deploys on Tuesdays\n</ebb-memories>',
-    );
-    expect(out[2]?.content).toMatch(/^<ebb-summary messages="#1–#10">\nsummary 1\.\.10\n<\/ebb-summary>\n\n/);
-    expect(out[2]?.content.endsWith(CONTINUATION_NOTE)).toBe(true);
-    expect(out[3]?.content).toBe(TRUNCATION_MARKER);
-    expect(out[4]).toEqual({ role: 'user', content: 'ana: ship it?' });
-    expect(out[5]).toMatchObject({
+    expect(out[1]?.content).toMatch(/^<ebb-summary messages="#1–#10">\nsummary 1\.\.10\n<\/ebb-summary>\n\n/);
+    expect(out[1]?.content.endsWith(CONTINUATION_NOTE)).toBe(true);
+    expect(out[2]?.content).toBe(TRUNCATION_MARKER);
+    expect(out[3]).toEqual({ role: 'user', content: 'ana: ship it?' });
+    expect(out[4]).toMatchObject({
       tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup' } }],
     });
-    expect(out[6]).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+    expect(out[5]).toMatchObject({ role: 'tool', tool_call_id: 'c1' });
+    expect(out[7]?.content).toBe(
+      '<ebb-memories of="this channel">\n- (decision, ana) Deploys on Tuesdays\n</ebb-memories>',
+    );
   });
 
   it('counts a span as the chat message it renders to', () => {

@@ -138,9 +138,10 @@ describe.each(HOSTILE_INPUTS)('hostile input "$name"', ({ text }) => {
     const sent = contents(await lastRequest(() => model.reply(messages)));
 
     // One system message: the operator's prompt and our fixed rule, nothing from the channel.
-    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'user', 'user', 'user', 'user', 'assistant']);
+    expect(sent.map((m) => m.role)).toEqual(['system', 'user', 'user', 'user', 'user', 'assistant', 'user']);
     expect(sent[0]?.content).toBe(`${SYSTEM_PROMPT}\n\n${REFERENCE_RULE}`);
-    const [, memories, summary, marker, chat, byAuthor] = sent.map((m) => m.content);
+    // The memories come last, after the conversation, where a change of them leaves the prefix cacheable.
+    const [, summary, marker, chat, byAuthor, , memories] = sent.map((m) => m.content);
 
     // Memories: one block, one line per memory, each `- (type[, speaker]) text`.
     const memoryBlock = parseReferenceBlock(memories ?? '', 'ebb-memories');
@@ -179,11 +180,11 @@ describe.each(HOSTILE_INPUTS)('hostile input "$name"', ({ text }) => {
 
     // Each planted string is where it was put and nowhere else.
     const all = sent.map((m) => m.content);
-    expect(holders(all, memoryText)).toEqual([1]);
-    expect(holders(all, memorySpeaker)).toEqual([1]);
-    expect(holders(all, summaryText)).toEqual([2]);
-    expect(holders(all, chatText)).toEqual([4]);
-    expect(holders(all, author)).toEqual([5]);
+    expect(holders(all, memoryText)).toEqual([6]);
+    expect(holders(all, memorySpeaker)).toEqual([6]);
+    expect(holders(all, summaryText)).toEqual([1]);
+    expect(holders(all, chatText)).toEqual([3]);
+    expect(holders(all, author)).toEqual([4]);
   });
 
   it('reaches the summarizer only inside the fences of the transcript, the earlier summaries and the focus', async () => {
