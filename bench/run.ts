@@ -8,6 +8,7 @@ import { microcompactionBench } from './microcompaction.bench.js';
 import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
+import { promptCacheBench } from './prompt-cache.bench.js';
 import { searchHistoryBench } from './search-history.bench.js';
 import { simulateBench } from './simulate.bench.js';
 import { startupBench } from './startup.bench.js';
@@ -28,6 +29,7 @@ const benches: [string, () => Promise<string>][] = [
   ['microcompaction', microcompactionBench],
   ['dashboard', dashboardBench],
   ['startup', startupBench],
+  ['prompt-cache', promptCacheBench],
 ];
 
 console.log(

@@ -7,10 +7,12 @@
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
   type Calibration,
+  type ChannelCost,
   type ChannelStore,
   type ChannelSummary,
   type CompactionRun,
   type CompactorSettings,
+  channelCost,
   costUsd,
   type HISTORY_TOOL_NAMES,
   HISTORY_TOOL_SPECS,
@@ -23,6 +25,7 @@ import {
   type Tier,
   type Tokenizer,
   toolSpecsTokens,
+  type UsageStore,
   usageOf,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -86,6 +89,11 @@ export interface ChannelStatus<Count extends number | null = number> {
   readonly generation: number;
   readonly memories: { readonly scope: string; readonly count: Count };
   readonly passes: readonly PassStatus[];
+  /**
+   * The model calls of the last 24 hours (replies and passes): tokens, the share of reply prompt
+   * tokens the provider's cache served, and the cost at `[prices]`; null when not read.
+   */
+  readonly lastDay: ChannelCost | null;
   readonly settings: readonly SettingStatus[] | null;
 }
 
@@ -94,7 +102,12 @@ export interface StatusStores {
   readonly channels: Pick<ChannelStore, 'loadPrefix' | 'calibration'>;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'count'>;
+  /** Without it a status has no `lastDay`. */
+  readonly usage?: Pick<UsageStore, 'totalsSince'>;
 }
+
+/** The period a status's `lastDay` covers (from the start of the hour 24 hours ago). */
+export const LAST_DAY_MS = 24 * 60 * 60 * 1000;
 
 /** What `loadChannelStatus` may share across the channels of one report. */
 export interface ChannelStatusOptions {
@@ -133,11 +146,12 @@ export async function loadChannelStatus(
   const { memoryCounts = new Map<string, Promise<number>>() } = options;
   const count =
     memoryCounts === false ? null : memoized(memoryCounts, scope, () => stores.memories.count({ scope }));
-  const [compactor, prefix, calibration, runs] = await Promise.all([
+  const [compactor, prefix, calibration, runs, usage] = await Promise.all([
     loadCompactorSettings(settings, options.systemTokens),
     stores.channels.loadPrefix(key),
     stores.channels.calibration(key),
     stores.runs.recent(key, RECENT_PASSES),
+    stores.usage?.totalsSince(new Date(Date.now() - LAST_DAY_MS), [key]),
   ]);
   return describeChannel({
     summary,
@@ -148,6 +162,7 @@ export async function loadChannelStatus(
     runs,
     memories: { scope, count: count === null ? null : await count },
     prices: config.prices,
+    lastDay: usage === undefined ? null : channelCost(usage, config.prices),
     settingRows: options.settingRows ?? null,
   });
 }
@@ -233,6 +248,7 @@ export interface DescribeChannelInput<Count extends number | null = number> {
   readonly runs: readonly CompactionRun[];
   readonly memories: ChannelStatus<Count>['memories'];
   readonly prices: EbbConfig['prices'];
+  readonly lastDay?: ChannelCost | null;
   readonly settingRows: readonly SettingStatus[] | null;
 }
 
@@ -276,6 +292,7 @@ export function describeChannel<Count extends number | null>(
     generation: summary.generation,
     memories: input.memories,
     passes: input.runs.map((run) => describePass(run, input.prices)),
+    lastDay: input.lastDay ?? null,
     settings: input.settingRows,
   };
 }

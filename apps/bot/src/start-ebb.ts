@@ -25,7 +25,7 @@ import {
   type PlatformAdapter,
   settleWithin,
 } from '@ebb/core';
-import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
 import { OFFLINE_LABEL, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
@@ -250,6 +250,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       channels: new PgChannelStore({ db: database.db }),
       memories: new PgMemoryStore({ db: database.db }),
       runs: new PgRunStore({ db: database.db }),
+      usage: new PgUsageStore({ db: database.db }),
     };
     mountDashboard(web.app, {
       tokenRequired: env.EBB_ADMIN_TOKEN !== undefined,

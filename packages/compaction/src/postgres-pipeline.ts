@@ -4,10 +4,11 @@
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
 import type { CompactionEventSink, ContextNotifier, Logger, Summarizer } from '@ebb/core';
-import { type Database, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { type Database, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import { passSettingsResolver } from './channel-pass-settings.js';
 import { createCompactionProcessor } from './compaction-processor.js';
+import { recordedSummarizer } from './recorded-summarizer.js';
 
 export interface PostgresPipelineOptions {
   /** Read for every pass, so a reloaded config applies to the next one. */
@@ -29,6 +30,8 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
   const channels = new PgChannelStore({ db: options.database.db });
   const memories = new PgMemoryStore({ db: options.database.db });
   const runs = new PgRunStore({ db: options.database.db });
+  const usage = new PgUsageStore({ db: options.database.db });
+  const { wrapSummarizer, logger } = options;
   const processor = createCompactionProcessor({
     channels,
     memories,
@@ -39,8 +42,9 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
       env: options.env,
       ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
       ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(options.wrapSummarizer === undefined ? {} : { wrap: options.wrapSummarizer }),
-      ...(options.logger === undefined ? {} : { log: options.logger }),
+      // Every pass's calls go to the channel's usage record (then to the caller's wrapper: metrics).
+      wrap: (s) => recordedSummarizer(wrapSummarizer ? wrapSummarizer(s) : s, usage, logger),
+      ...(logger === undefined ? {} : { log: logger }),
     }),
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });

@@ -39,6 +39,7 @@ describe('postgres: migrations', () => {
         'channels',
         'compaction_runs',
         'context_spans',
+        'llm_usage',
         'memories',
         'messages',
       ]);

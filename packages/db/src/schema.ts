@@ -198,3 +198,28 @@ export const compactionRuns = pgTable(
     index('compaction_runs_unfinished_idx').on(t.createdAt).where(sql`${t.status} in ('queued', 'running')`),
   ],
 );
+
+/**
+ * What each channel's model calls took, summed per hour, model and purpose (`reply`: the bot's
+ * answers; `summary`: the worker's passes): `ebb status` and the dashboard read a channel's last day
+ * of tokens, cached tokens and cost from here. One upsert per answered turn and per pass, off the
+ * turn's path.
+ */
+export const llmUsage = pgTable(
+  'llm_usage',
+  {
+    channelKey: text('channel_key').notNull(),
+    hour: timestamp('hour', { withTimezone: true }).notNull(),
+    purpose: text('purpose', { enum: ['reply', 'summary'] }).notNull(),
+    model: text('model').notNull(),
+    calls: integer('calls').notNull().default(0),
+    promptTokens: bigint('prompt_tokens', { mode: 'number' }).notNull().default(0),
+    cachedTokens: bigint('cached_tokens', { mode: 'number' }).notNull().default(0),
+    completionTokens: bigint('completion_tokens', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.channelKey, t.hour, t.purpose, t.model] }),
+    // The dashboard's and ebb status's read of every channel's last day.
+    index('llm_usage_hour_idx').on(t.hour),
+  ],
+);

@@ -32,6 +32,7 @@ import type {
   SpooledMessage,
   Tokenizer,
   TurnResult,
+  UsageStore,
 } from '@ebb/core';
 import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { ToolCallSample } from '@ebb/observability';
@@ -70,6 +71,8 @@ export interface BotOptions {
   readonly toolbox?: Toolbox;
   /** After every tool call: for metrics. */
   readonly onToolCall?: (sample: ToolCallSample) => void;
+  /** Where each answered turn's tokens go, for a channel's cost in `ebb status` and the dashboard. */
+  readonly usage?: UsageStore;
   /** After every turn: for metrics. */
   readonly onTurn?: (turn: {
     platform: Platform;
@@ -88,6 +91,23 @@ export const APOLOGY =
   "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
 export const MODEL_APOLOGY =
   "Sorry, the model I use isn't answering right now. Please try again in a minute.";
+
+/** The log line of a model that failed for good: what to check first. */
+function modelFailure(code: string): string {
+  switch (code) {
+    case 'llm_connection':
+    case 'llm_timeout':
+      return 'model call failed: the model server did not answer; check [llm] base_url and that the server is up';
+    case 'llm_auth':
+      return 'model call failed: the server refused the key; check OPENAI_API_KEY';
+    case 'llm_quota_exceeded':
+      return 'model call failed: the account is out of credit';
+    case 'llm_unsupported_parameter':
+      return 'model call failed: the server refused a request parameter; see [llm] token_limit_param and the README, "Providers"';
+    default:
+      return 'model call failed';
+  }
+}
 
 export class Bot {
   readonly #options: BotOptions;
@@ -136,6 +156,7 @@ export class Bot {
       stopping: this.#stopping.signal,
       ...(options.toolbox === undefined ? {} : { toolbox: options.toolbox }),
       ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }),
+      ...(options.usage === undefined ? {} : { usage: options.usage }),
     });
     this.#commands = new BotCommands({ config, runs, memories, states, compaction });
     this.#spool =
@@ -266,14 +287,17 @@ export class Bot {
         try {
           const adapter = this.#adapter(message.platform);
           const typing = () => void adapter.typing(key);
-          text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log);
+          ({ text } = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log));
         } catch (err) {
           // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
           // handled below like any store failure, not the model's.
           if (!isLlmError(err)) throw err;
           // The model failed for good (retries done): say so, and keep the turn going. A sender
           // told of failures (the web API) gets that in the answer's code, not as a reply.
-          log.error({ err }, 'model call failed');
+          log.error(
+            { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
+            modelFailure(err.code),
+          );
           if (message.reportsFailure) modelFailed = true;
           else text = MODEL_APOLOGY;
         }

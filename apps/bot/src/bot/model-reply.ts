@@ -18,6 +18,7 @@ import {
   type ChatReply,
   calibrate,
   chatMessageTokens,
+  costUsd,
   type Logger,
   type Memory,
   type MemoryStore,
@@ -27,6 +28,7 @@ import {
   type Tokenizer,
   type ToolCall,
   type ToolSpec,
+  type UsageStore,
   WorkingContext,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
@@ -64,6 +66,23 @@ export interface ModelReplierOptions {
    */
   readonly stopping?: AbortSignal;
   readonly onToolCall?: (sample: ToolCallSample) => void;
+  /** Where each answered turn's tokens are recorded (off the turn's path: a failure is only logged). */
+  readonly usage?: UsageStore;
+}
+
+/** What a turn's model calls took, all steps together: for the turn's log line and the usage record. */
+export interface TurnUsage {
+  readonly model: string;
+  readonly calls: number;
+  readonly promptTokens: number;
+  /** The part of `promptTokens` the provider served from its prompt cache. */
+  readonly cachedTokens: number;
+  readonly completionTokens: number;
+}
+
+export interface ModelAnswer {
+  readonly text: string;
+  readonly usage: TurnUsage;
 }
 
 export class ModelReplier {
@@ -86,11 +105,18 @@ export class ModelReplier {
     text: string,
     typing: () => void,
     log: Logger,
-  ): Promise<string> {
+  ): Promise<ModelAnswer> {
     const recalled = await this.#recall(key, settings, tokenizer, text);
     const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
     const offered = tools?.specs ?? [];
     const { stopping } = this.#options;
+    const usage = {
+      model: settings.llm.model,
+      calls: 0,
+      promptTokens: 0,
+      cachedTokens: 0,
+      completionTokens: 0,
+    };
     for (let step = 1; ; step++) {
       const last =
         tools === undefined ||
@@ -98,9 +124,15 @@ export class ModelReplier {
         step >= settings.tools.maxSteps ||
         stopping?.aborted === true;
       const reply = await this.#ask(key, state, tokenizer, settings, recalled, typing, last ? [] : offered);
+      usage.calls += 1;
+      usage.promptTokens += reply.promptTokens ?? 0;
+      usage.cachedTokens += reply.cachedPromptTokens ?? 0;
+      usage.completionTokens += reply.completionTokens ?? 0;
       const calls = reply.toolCalls ?? [];
-      if (calls.length === 0 || last || tools === undefined)
-        return reply.text === '' ? STEP_LIMIT_REPLY : reply.text;
+      if (calls.length === 0 || last || tools === undefined) {
+        this.#account(key, settings, usage, log);
+        return { text: reply.text === '' ? STEP_LIMIT_REPLY : reply.text, usage };
+      }
       typing();
       const reports = await Promise.all(
         calls.map((call) =>
@@ -151,7 +183,9 @@ export class ModelReplier {
       });
       typing();
       try {
-        const reply = await this.#options.chatModel(key).reply(messages, tools.length === 0 ? {} : { tools });
+        const reply = await this.#options
+          .chatModel(key)
+          .reply(messages, tools.length === 0 ? { channelKey: key } : { tools, channelKey: key });
         if (reply.promptTokens) {
           // Against what was actually rendered (recalled memories rarely fill their budget), from
           // counts already made: the context's running total, the system prompt, the memories, and
@@ -184,6 +218,38 @@ export class ModelReplier {
         state.context = new WorkingContext(after);
       }
     }
+  }
+
+  /**
+   * The turn's `turn.answered` line (its tokens, the share the provider's prompt cache served, and
+   * the cost at `[prices]`), and its usage record.
+   */
+  #account(key: string, settings: ResolvedChannelConfig, usage: TurnUsage, log: Logger): void {
+    const price = settings.llm.price;
+    const cost =
+      price === undefined
+        ? null
+        : costUsd(
+            { input: usage.promptTokens, cached: usage.cachedTokens, output: usage.completionTokens },
+            price,
+          );
+    log.info(
+      {
+        event: 'turn.answered',
+        model: usage.model,
+        calls: usage.calls,
+        promptTokens: usage.promptTokens,
+        cachedTokens: usage.cachedTokens,
+        completionTokens: usage.completionTokens,
+        costUsd: cost,
+      },
+      `answered: ${usage.promptTokens} prompt tokens (${usage.cachedTokens} cached), ${usage.completionTokens} completion`,
+    );
+    void this.#options.usage
+      ?.record({ channelKey: key, purpose: 'reply', ...usage }, new Date())
+      .catch((err: unknown) =>
+        log.warn({ event: 'usage.record_failed', err }, 'could not record the turn’s usage'),
+      );
   }
 
   /** `tool.called` (never the arguments or the result, except at debug) and the metric sample. */

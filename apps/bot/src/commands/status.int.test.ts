@@ -13,6 +13,7 @@ import {
   PgChannelStore,
   PgMemoryStore,
   PgRunStore,
+  PgUsageStore,
 } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { emptySchema, type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
@@ -38,6 +39,7 @@ writeFileSync(
     `system_prompt = "${SYSTEM_PROMPT}"`,
     '[prices."gpt-4o-mini"]',
     'input_per_mtok = 0.15',
+    'cached_input_per_mtok = 0.075',
     'output_per_mtok = 0.6',
     '[channels."slack:T1:*".compaction]',
     'background_threshold = 0.5',
@@ -70,6 +72,29 @@ beforeAll(async () => {
   await channels.setCalibration(SLACK, { factor: 1.2, samples: 4 });
   await channels.append(THREAD, message(1, 30));
   for (let i = 1; i <= 3; i++) await channels.append(WEB, message(i, 20));
+
+  // A day of replies and passes, and an older hour the last day leaves out.
+  const usage = new PgUsageStore({ db: pg.db });
+  const calls = { channelKey: SLACK, model: 'gpt-4o-mini' } as const;
+  await usage.record(
+    {
+      ...calls,
+      purpose: 'reply',
+      calls: 10,
+      promptTokens: 100_000,
+      cachedTokens: 90_000,
+      completionTokens: 500,
+    },
+    new Date(),
+  );
+  await usage.record(
+    { ...calls, purpose: 'summary', calls: 1, promptTokens: 4_000, cachedTokens: 0, completionTokens: 100 },
+    new Date(),
+  );
+  await usage.record(
+    { ...calls, purpose: 'reply', calls: 99, promptTokens: 9_999, cachedTokens: 0, completionTokens: 9 },
+    new Date(Date.now() - 3 * 24 * 3600_000),
+  );
 
   const range = { channelKey: SLACK, fromSeq: 1, toSeq: 10, generation: 0 };
   await runs.create({ jobId: 'job-done', tier: 'background', usage: 0.81, ...range });
@@ -151,6 +176,9 @@ describe('ebb status', () => {
     );
     expect(text).toContain('  messages  30 archived, 20 in the context; generation 1');
     expect(text).toContain('  spans     1 summary (50 tokens), 0 pending truncations');
+    expect(text).toContain(
+      '  last day  11 model calls, 104,000 prompt tokens (90.0% of reply prompts cached), 600 completion; $0.0092',
+    );
     expect(text).toContain(`  memories  3 in scope ${SLACK}`);
     expect(text).toContain(`  memories  1 in scope ${WEB}`);
     expect(text).toMatch(
@@ -192,8 +220,18 @@ describe('ebb status', () => {
       'generation',
       'memories',
       'passes',
+      'lastDay',
       'settings',
     ]);
+    expect(channel.lastDay).toEqual({
+      calls: 11,
+      promptTokens: 104_000,
+      cachedTokens: 90_000,
+      completionTokens: 600,
+      replyCacheShare: 0.9,
+      costUsd: expect.closeTo((14_000 * 0.15 + 90_000 * 0.075 + 600 * 0.6) / 1_000_000, 12),
+      unpriced: [],
+    });
     expect(channel.microcompaction).toEqual({ stubbed: 0, tokensSaved: 0 });
     expect(channel.key).toBe(SLACK);
     expect(channel.usage).toBeCloseTo(expectedUsage, 10);

@@ -39,6 +39,12 @@
  *         "error": string | null,
  *         "createdAt": string | null, "finishedAt": string | null  // ISO 8601
  *       }],
+ *       "lastDay": {                       // model calls of the last 24 hours, replies and passes
+ *         "calls": number, "promptTokens": number, "cachedTokens": number, "completionTokens": number,
+ *         "replyCacheShare": number | null,  // cachedTokens / promptTokens of the replies (0..1)
+ *         "costUsd": number | null,        // at [prices."<model>"]; null when a model used is unpriced
+ *         "unpriced": string[]             // the models with calls and no [prices."<model>"]
+ *       } | null,
  *       "settings": [{ "key": string, "value": unknown, "source": string }] | null  // with --channel only
  *     }],
  *     "mcp": [{                            // each of [mcp.servers]; [] when none
@@ -181,6 +187,7 @@ function formatChannel(c: ChannelStatus): string[] {
     `  stubs     ${plural(c.microcompaction?.stubbed ?? 0, 'tool result', 'tool results')} microcompacted, ${num(c.microcompaction?.tokensSaved ?? 0)} tokens saved`,
     `  memories  ${num(c.memories.count)} in scope ${c.memories.scope}`,
   ];
+  if (c.lastDay !== null) lines.push(`  last day  ${formatLastDay(c.lastDay)}`);
   const refusal = refusalOf(c.passes[0]);
   if (refusal !== undefined) {
     lines.push(
@@ -200,6 +207,18 @@ function formatChannel(c: ChannelStatus): string[] {
     }
   }
   return lines;
+}
+
+/** A channel's last 24 hours of model calls: tokens, what the provider's cache served, cost. */
+function formatLastDay(d: NonNullable<ChannelStatus['lastDay']>): string {
+  if (d.calls === 0) return 'no model calls';
+  const cached =
+    d.replyCacheShare === null ? '' : ` (${(d.replyCacheShare * 100).toFixed(1)}% of reply prompts cached)`;
+  const cost =
+    d.costUsd !== null
+      ? `$${d.costUsd.toFixed(4)}`
+      : `cost unknown: no [prices] for ${d.unpriced.join(', ')}`;
+  return `${plural(d.calls, 'model call', 'model calls')}, ${num(d.promptTokens)} prompt tokens${cached}, ${num(d.completionTokens)} completion; ${cost}`;
 }
 
 /** The refusal (a rejected key, no credit) a failed pass reports: it needs an operator, not a retry. */

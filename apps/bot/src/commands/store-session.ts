@@ -12,7 +12,14 @@
  */
 import { type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
 import { EbbError } from '@ebb/core';
-import { type Database, type DbErrorCode, PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import {
+  type Database,
+  type DbErrorCode,
+  PgChannelStore,
+  PgMemoryStore,
+  PgRunStore,
+  PgUsageStore,
+} from '@ebb/db';
 import type { CommandIo } from './io.js';
 import { openDatabase, reportConfigError } from './runtime.js';
 
@@ -40,6 +47,7 @@ export interface StoreSession {
   readonly channels: PgChannelStore;
   readonly memories: PgMemoryStore;
   readonly runs: PgRunStore;
+  readonly usage: PgUsageStore;
 }
 
 /**
@@ -102,6 +110,7 @@ export async function withStores(
       channels: new PgChannelStore({ db }),
       memories: new PgMemoryStore({ db }),
       runs: new PgRunStore({ db }),
+      usage: new PgUsageStore({ db }),
     });
   } catch (err) {
     return reportStoreError(command, err, io);

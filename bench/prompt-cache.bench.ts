@@ -1,0 +1,268 @@
+/**
+ * What a provider's prompt cache can serve of a busy channel, on the real stack: the real teams-chat
+ * transcript replayed into one web channel through the bot (real Postgres, Redis, BullMQ worker, the
+ * real openai client), against fake OpenAI servers that apply OpenAI's caching rule (from 1,024
+ * tokens, in 128-token steps, for an identical prefix) and report `cached_tokens`. Every message is
+ * answered and every pass extracts memories, so a turn's prompt carries recalled memories.
+ *
+ * Each window is replayed twice in the same run: with Ebb's prompt, and with the same prompt in the
+ * layout Ebb sent before (the recalled memories moved back right after the system prompt, by a
+ * decorator around the chat model: every other byte is the same). Cost is at gpt-5.4-mini's list
+ * prices ($0.75 input, $0.075 cached input, $4.50 output per million tokens).
+ *
+ *   npm run bench -- prompt-cache                      # 20,000 messages, 32k and 128k windows
+ *   EBB_BENCH_MESSAGES=5000 npm run bench -- prompt-cache
+ */
+import { existsSync } from 'node:fs';
+import { runCompactionWorker } from '@ebb/compaction';
+import { parseConfig } from '@ebb/config';
+import {
+  type ChatMessage,
+  type ChatModel,
+  costUsd,
+  type InboundMessage,
+  MEMORIES_TAG,
+  type PlatformAdapter,
+  type PlatformHandlers,
+} from '@ebb/core';
+import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { loadTokenizer, OpenAiChatModel } from '@ebb/llm';
+import { createLogger } from '@ebb/logger';
+import { createMetrics, meteredChatModel } from '@ebb/observability';
+import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
+import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
+import { freshSchemaDb } from '@ebb/testing/postgres';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import OpenAI from 'openai';
+import { Bot } from '../apps/bot/src/bot/bot.js';
+import { IRC_TRANSCRIPT, readJsonl, table } from './support.js';
+
+const MESSAGES = Number(process.env.EBB_BENCH_MESSAGES ?? 20_000);
+const WINDOWS = [32_000, 128_000] as const;
+const PRICE = { input_per_mtok: 0.75, cached_input_per_mtok: 0.075, output_per_mtok: 4.5 };
+const REPLY =
+  'Thanks, noted. If the install still fails, paste the exact error and the output of uname -a, and say which release you are on.';
+
+class NullPlatform implements PlatformAdapter {
+  readonly platform = 'web' as const;
+  #n = 0;
+  handlers: PlatformHandlers | undefined;
+  async start(handlers: PlatformHandlers) {
+    this.handlers = handlers;
+  }
+  async send() {
+    return { platformMessageId: `out-${++this.#n}` };
+  }
+  async typing() {}
+  async stop() {}
+}
+
+/** The prompt as Ebb laid it out before: the recalled memories right after the system prompt. */
+function memoriesFirst(model: ChatModel): ChatModel {
+  return {
+    label: model.label,
+    reply(messages, options) {
+      const last = messages.at(-1);
+      if (last?.role !== 'user' || !last.content.startsWith(`<${MEMORIES_TAG}`))
+        return model.reply(messages, options);
+      const [system, ...rest] = messages.slice(0, -1);
+      return model.reply([system as ChatMessage, last, ...rest], options);
+    },
+  };
+}
+
+/** A summary of what the request shows, and a memory for a few of its lines (their seqs and authors). */
+function summaryReply(request: RecordedRequest) {
+  const user = String(request.body.messages[1]?.content ?? '');
+  const lines = [...user.matchAll(/^\[#(\d+)\] ([^:\n]+): (.+)$/gm)];
+  const picked = lines.filter((_, i) => i % Math.max(1, Math.floor(lines.length / 6)) === 0).slice(0, 6);
+  const merge = !user.includes('[#');
+  return {
+    json: {
+      summary: `## Topics\n${picked.map((m) => `- ${m[2]} asked about ${m[3]?.slice(0, 80)} (#${m[1]})`).join('\n') || '- earlier discussion'}`,
+      ...(merge
+        ? {}
+        : {
+            memories: picked.map((m) => ({
+              type: 'fact',
+              text: `${m[2]} said: ${m[3]?.slice(0, 100)}`,
+              importance: 0.6,
+              speaker: m[2],
+              fromSeq: Number(m[1]),
+              toSeq: Number(m[1]),
+            })),
+          }),
+    },
+  };
+}
+
+interface Outcome {
+  readonly prompt: number;
+  readonly cached: number;
+  readonly output: number;
+  readonly replies: number;
+  readonly withMemories: number;
+  readonly withKey: number;
+  readonly metricCached: number;
+  readonly passes: number;
+  readonly emergencies: number;
+  readonly seconds: number;
+}
+
+async function replay(window: number, layout: 'ebb' | 'before', texts: readonly string[]): Promise<Outcome> {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const counted = new Map<string, number>();
+  const countTokens = (text: string) => {
+    let n = counted.get(text);
+    if (n === undefined) {
+      n = tokenizer.count(text);
+      if (counted.size > 200_000) counted.clear();
+      counted.set(text, n);
+    }
+    return n;
+  };
+  const chat = await FakeOpenAiServer.start({ countTokens });
+  chat.reply({ content: REPLY });
+  const summarizer = await FakeOpenAiServer.start({ countTokens, promptCache: false });
+  summarizer.reply(summaryReply);
+  const fresh = await freshSchemaDb({ poolSize: 10 });
+  const prefix = randomPrefix();
+  const producer = createRedis(redisUrl(), { role: 'producer' });
+  await waitForReady(producer);
+  const toml = (url: string) =>
+    parseConfig(
+      `[llm]\nmodel = "gpt-5.4-mini"\ncontext_window = ${window}\nbase_url = "${url}"\n[web.bot]\nrespond_to = "all"\n`,
+      'bench.toml',
+    );
+  const botConfig = toml(chat.url);
+  const workerConfig = toml(summarizer.url);
+  const logger = createLogger({ level: 'silent' });
+  const worker = await runCompactionWorker({
+    config: () => workerConfig,
+    env: { OPENAI_API_KEY: 'bench' },
+    database: fresh.database,
+    redisUrl: redisUrl(),
+    redisPrefix: prefix,
+    logger,
+  });
+  const metrics = createMetrics({ prices: () => ({ 'gpt-5.4-mini': PRICE }) });
+  const model = meteredChatModel(
+    new OpenAiChatModel({
+      client: new OpenAI({ baseURL: chat.url, apiKey: 'bench', maxRetries: 0 }),
+      model: 'gpt-5.4-mini',
+      maxOutputTokens: 4096,
+    }),
+    metrics.onLlmCalls,
+  );
+  const runs = new PgRunStore({ db: fresh.db });
+  const bot = new Bot({
+    config: () => botConfig,
+    channels: new PgChannelStore({ db: fresh.db }),
+    memories: new PgMemoryStore({ db: fresh.db }),
+    runs,
+    queue: new BullmqCompactionQueue({ connection: producer, prefix }),
+    notifier: RedisContextNotifier.connect(redisUrl(), { prefix }),
+    chatModel: () => (layout === 'ebb' ? model : memoriesFirst(model)),
+    logger,
+  });
+  const platform = new NullPlatform();
+  await bot.start([platform]);
+  const handlers = platform.handlers as PlatformHandlers;
+  const key = `web:cache-${window}-${layout}`;
+  const started = performance.now();
+  try {
+    let id = 0;
+    for (const text of texts) {
+      const message: InboundMessage = {
+        platform: 'web',
+        channelKey: key,
+        platformMessageId: `in-${++id}`,
+        authorId: 'irc',
+        authorName: 'irc',
+        fromBot: false,
+        text,
+        ts: new Date().toISOString(),
+        mentionsBot: false,
+        direct: false,
+      };
+      await handlers.onMessage(message);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const requests = chat.completionRequests;
+    const recent = await runs.recent(key, 100_000);
+    const metric =
+      (await metrics.registry.getSingleMetric('ebb_llm_prompt_tokens_total')?.get())?.values ?? [];
+    return {
+      prompt: chat.cacheTotals.promptTokens,
+      cached: chat.cacheTotals.cachedTokens,
+      output: requests.length * countTokens(REPLY),
+      replies: requests.length,
+      withMemories: requests.filter((r) =>
+        String(r.body.messages.at(-1)?.content ?? '').startsWith(`<${MEMORIES_TAG}`),
+      ).length,
+      withKey: requests.filter((r) => typeof r.body.prompt_cache_key === 'string').length,
+      metricCached: metric
+        .filter((v) => v.labels.purpose === 'reply' && v.labels.cached === 'true')
+        .reduce((sum, v) => sum + v.value, 0),
+      passes: recent.filter((r) => r.status === 'completed').length,
+      emergencies: recent.filter((r) => r.tier === 'emergency').length,
+      seconds,
+    };
+  } finally {
+    await bot.stop();
+    await worker.close(5_000);
+    await cleanupPrefix(producer, prefix);
+    producer.disconnect();
+    await fresh.close();
+    await chat.close();
+    await summarizer.close();
+  }
+}
+
+export async function promptCacheBench(): Promise<string> {
+  if (!existsSync(IRC_TRANSCRIPT)) return `(skipped: ${IRC_TRANSCRIPT} is not there; set EBB_BENCH_DATA)`;
+  const texts = readJsonl(IRC_TRANSCRIPT)
+    .slice(0, MESSAGES)
+    .map((m) => `${m.author}: ${m.text}`);
+  const rows: (string | number)[][] = [];
+  for (const window of WINDOWS) {
+    for (const layout of ['before', 'ebb'] as const) {
+      const o = await replay(window, layout, texts);
+      const cost = costUsd({ input: o.prompt, cached: o.cached, output: o.output }, PRICE);
+      const uncachedCost = costUsd({ input: o.prompt, output: o.output }, PRICE);
+      rows.push([
+        `${window / 1000}k`,
+        layout === 'ebb' ? 'memories last (now)' : 'memories first (before)',
+        o.replies,
+        `${((100 * o.cached) / Math.max(1, o.prompt)).toFixed(1)}%`,
+        ((o.prompt / o.replies) * 1000).toFixed(0),
+        `$${((1000 * cost) / o.replies).toFixed(3)}`,
+        `$${((1000 * uncachedCost) / o.replies).toFixed(3)}`,
+        `${o.withMemories} / ${o.withKey}`,
+        o.metricCached === o.cached ? 'equal' : `${o.metricCached} ≠ ${o.cached}`,
+        `${o.passes} / ${o.emergencies}`,
+        (o.replies / o.seconds).toFixed(0),
+      ]);
+    }
+  }
+  return [
+    `${MESSAGES.toLocaleString('en')} messages of ${IRC_TRANSCRIPT.split('/').at(-1)}, one web channel, every message answered, at gpt-5.4-mini prices.`,
+    '',
+    table(
+      [
+        'window',
+        'prompt layout',
+        'replies',
+        'prompt tokens served from cache',
+        'prompt tokens per 1,000 replies',
+        'cost per 1,000 messages',
+        'cost with no cache',
+        'prompts with memories / with prompt_cache_key',
+        'cached tokens in /metrics vs the server',
+        'passes / emergencies',
+        'turns/s',
+      ],
+      rows,
+    ),
+  ].join('\n');
+}

@@ -1,0 +1,129 @@
+/**
+ * What a channel's model calls took, kept per hour so `ebb status` and the dashboard can say what a
+ * channel cost over the last day and how much of its prompts the provider served from its cache.
+ * The bot records each answered turn (`reply`), the worker each pass (`summary`).
+ */
+import { costUsd, type ModelPrice, priceOf } from './pricing.js';
+
+export type UsagePurpose = 'reply' | 'summary';
+
+/** Calls of one model for one channel and purpose, and their tokens. */
+export interface UsageTotals {
+  readonly channelKey: string;
+  readonly purpose: UsagePurpose;
+  readonly model: string;
+  readonly calls: number;
+  readonly promptTokens: number;
+  /** The part of `promptTokens` the provider served from its prompt cache. */
+  readonly cachedTokens: number;
+  readonly completionTokens: number;
+}
+
+export interface UsageStore {
+  /** Adds one turn's or one pass's calls to the hour `at` falls in. */
+  record(usage: UsageTotals, at: Date): Promise<void>;
+  /** Totals since `since`, per channel, purpose and model; only `channelKeys` when given. */
+  totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]>;
+}
+
+/** A channel's usage over a period, all models and purposes together, priced where `[prices]` can. */
+export interface ChannelCost {
+  readonly calls: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  readonly completionTokens: number;
+  /** `cachedTokens / promptTokens` of the replies (what the cache can do for them), null with none. */
+  readonly replyCacheShare: number | null;
+  /** USD at `[prices]`; null when a model used is not priced (a partial sum would mislead). */
+  readonly costUsd: number | null;
+  /** Models with calls but no `[prices."<model>"]`. */
+  readonly unpriced: readonly string[];
+}
+
+/** Sums one channel's rows, pricing each model's own. */
+export function channelCost(
+  rows: readonly UsageTotals[],
+  prices: Readonly<Record<string, ModelPrice>>,
+): ChannelCost {
+  let calls = 0;
+  let promptTokens = 0;
+  let cachedTokens = 0;
+  let completionTokens = 0;
+  let replyPrompt = 0;
+  let replyCached = 0;
+  let cost = 0;
+  const unpriced = new Set<string>();
+  for (const row of rows) {
+    calls += row.calls;
+    promptTokens += row.promptTokens;
+    cachedTokens += row.cachedTokens;
+    completionTokens += row.completionTokens;
+    if (row.purpose === 'reply') {
+      replyPrompt += row.promptTokens;
+      replyCached += row.cachedTokens;
+    }
+    const price = priceOf(prices, row.model);
+    if (price === undefined) unpriced.add(row.model);
+    else
+      cost += costUsd(
+        { input: row.promptTokens, cached: row.cachedTokens, output: row.completionTokens },
+        price,
+      );
+  }
+  return {
+    calls,
+    promptTokens,
+    cachedTokens,
+    completionTokens,
+    replyCacheShare: replyPrompt > 0 ? replyCached / replyPrompt : null,
+    costUsd: unpriced.size > 0 ? null : cost,
+    unpriced: [...unpriced].sort(),
+  };
+}
+
+/** Keeps usage in memory: the reference for the Postgres store, and tests. */
+export class InMemoryUsageStore implements UsageStore {
+  readonly #rows = new Map<string, UsageTotals & { readonly hour: number }>();
+
+  async record(usage: UsageTotals, at: Date): Promise<void> {
+    const hour = hourOf(at).getTime();
+    const key = JSON.stringify([usage.channelKey, hour, usage.purpose, usage.model]);
+    const old = this.#rows.get(key);
+    this.#rows.set(key, {
+      ...usage,
+      hour,
+      calls: (old?.calls ?? 0) + usage.calls,
+      promptTokens: (old?.promptTokens ?? 0) + usage.promptTokens,
+      cachedTokens: (old?.cachedTokens ?? 0) + usage.cachedTokens,
+      completionTokens: (old?.completionTokens ?? 0) + usage.completionTokens,
+    });
+  }
+
+  async totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]> {
+    const from = hourOf(since).getTime();
+    const wanted = channelKeys === undefined ? undefined : new Set(channelKeys);
+    const sums = new Map<string, UsageTotals>();
+    for (const row of this.#rows.values()) {
+      if (row.hour < from || (wanted && !wanted.has(row.channelKey))) continue;
+      const key = JSON.stringify([row.channelKey, row.purpose, row.model]);
+      const old = sums.get(key);
+      sums.set(key, {
+        channelKey: row.channelKey,
+        purpose: row.purpose,
+        model: row.model,
+        calls: (old?.calls ?? 0) + row.calls,
+        promptTokens: (old?.promptTokens ?? 0) + row.promptTokens,
+        cachedTokens: (old?.cachedTokens ?? 0) + row.cachedTokens,
+        completionTokens: (old?.completionTokens ?? 0) + row.completionTokens,
+      });
+    }
+    return [...sums.values()];
+  }
+}
+
+/** The start of the hour `at` falls in (UTC). */
+export function hourOf(at: Date): Date {
+  const hour = new Date(at.getTime());
+  hour.setUTCMinutes(0, 0, 0);
+  return hour;
+}

@@ -1,0 +1,66 @@
+/**
+ * `UsageStore` on Postgres (or PGlite): one `llm_usage` row per channel, hour, purpose and model,
+ * each record added to its row in one upsert.
+ */
+import { hourOf, type UsageStore, type UsageTotals } from '@ebb/core';
+import { and, gte, inArray, sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import { dbCall } from './pg-errors.js';
+import { llmUsage } from './schema.js';
+
+export class PgUsageStore implements UsageStore {
+  readonly #db: EbbDatabase;
+
+  constructor(options: { readonly db: EbbDatabase }) {
+    this.#db = options.db;
+  }
+
+  async record(usage: UsageTotals, at: Date): Promise<void> {
+    await dbCall('recordUsage', () =>
+      this.#db
+        .insert(llmUsage)
+        .values({ ...usage, hour: hourOf(at) })
+        .onConflictDoUpdate({
+          target: [llmUsage.channelKey, llmUsage.hour, llmUsage.purpose, llmUsage.model],
+          set: {
+            calls: sql`${llmUsage.calls} + excluded.calls`,
+            promptTokens: sql`${llmUsage.promptTokens} + excluded.prompt_tokens`,
+            cachedTokens: sql`${llmUsage.cachedTokens} + excluded.cached_tokens`,
+            completionTokens: sql`${llmUsage.completionTokens} + excluded.completion_tokens`,
+          },
+        }),
+    );
+  }
+
+  async totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]> {
+    if (channelKeys !== undefined && channelKeys.length === 0) return [];
+    const rows = await dbCall('usageTotals', () =>
+      this.#db
+        .select({
+          channelKey: llmUsage.channelKey,
+          purpose: llmUsage.purpose,
+          model: llmUsage.model,
+          calls: sql<number>`sum(${llmUsage.calls})::int`,
+          promptTokens: sql<number>`sum(${llmUsage.promptTokens})::bigint`,
+          cachedTokens: sql<number>`sum(${llmUsage.cachedTokens})::bigint`,
+          completionTokens: sql<number>`sum(${llmUsage.completionTokens})::bigint`,
+        })
+        .from(llmUsage)
+        .where(
+          and(
+            gte(llmUsage.hour, hourOf(since)),
+            channelKeys === undefined ? undefined : inArray(llmUsage.channelKey, [...channelKeys]),
+          ),
+        )
+        .groupBy(llmUsage.channelKey, llmUsage.purpose, llmUsage.model),
+    );
+    // Sums come back as strings from pg's bigint; counts of tokens fit a double.
+    return rows.map((r) => ({
+      ...r,
+      calls: Number(r.calls),
+      promptTokens: Number(r.promptTokens),
+      cachedTokens: Number(r.cachedTokens),
+      completionTokens: Number(r.completionTokens),
+    }));
+  }
+}
