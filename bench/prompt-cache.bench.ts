@@ -198,7 +198,7 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
       output: requests.length * countTokens(REPLY),
       replies: requests.length,
       withMemories: requests.filter((r) =>
-        String(r.body.messages.at(-1)?.content ?? '').startsWith(`<${MEMORIES_TAG}`),
+        r.body.messages.some((m) => String(m.content ?? '').startsWith(`<${MEMORIES_TAG}`)),
       ).length,
       withKey: requests.filter((r) => typeof r.body.prompt_cache_key === 'string').length,
       metricCached: metric
