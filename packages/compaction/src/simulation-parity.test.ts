@@ -221,7 +221,6 @@ async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
   };
   let context: ContextView = await channels.loadContext(KEY);
   const awaited = new Set<string>();
-  const usage = (c: ContextView) => bot.usage(c, settings, UNCALIBRATED);
 
   for (const message of messages) {
     turn++;
@@ -245,7 +244,7 @@ async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
     }
     const stored = await channels.loadContext(KEY);
     if (stored.generation !== context.generation) {
-      await bot.contextChanged(KEY, policy, usage(context), usage(stored));
+      await bot.contextChanged(KEY, settings, UNCALIBRATED);
       context = stored;
     }
     const { entry, archivedTokens } = measureMessage(

@@ -202,3 +202,60 @@ describe('ChannelCompactor microcompaction', () => {
     expect(result.context?.raw.some((m) => m.stubbed) ?? false).toBe(false);
   });
 });
+
+describe('ChannelCompactor after passes land', () => {
+  /** A background pass that spliced `before` context tokens down to `after`, recorded as the worker records it. */
+  async function landed(runs: InMemoryRunStore, jobId: string, before: number, after: number) {
+    await runs.create({
+      jobId,
+      channelKey: KEY,
+      tier: 'background',
+      usage: 0.9,
+      fromSeq: 1,
+      toSeq: 5,
+      generation: 0,
+    });
+    await runs.finish(jobId, { status: 'completed', tokensBefore: before, tokensAfter: after });
+  }
+
+  it("judges each landing on the store's figures at its splice, whatever context the caller holds", async () => {
+    // 820 of 1,000 tokens: over the background threshold after every landing, so only the
+    // judgement decides whether the channel keeps queueing.
+    const channels = await channelWith(41);
+    let clock = 0;
+    const runs = new InMemoryRunStore({ now: () => (clock += 1_000) });
+    const queue = new RecordingQueue();
+    const events: CompactionLogEvent[] = [];
+    const compactor = new ChannelCompactor({
+      channels,
+      runs,
+      queue,
+      markerTokens: 10,
+      onEvent: (e) => events.push(e),
+    });
+    const afterTurn = async () =>
+      (await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED)).action;
+
+    // Four passes that each freed 0.15 of usage (at least half of the 30% a background pass aims at)
+    // though usage stayed over the threshold: the channel keeps queueing.
+    for (let i = 1; i <= 4; i++) {
+      await landed(runs, `helped-${i}`, 990, 840);
+      await compactor.contextChanged(KEY, settings, UNCALIBRATED);
+      expect(await afterTurn()).toMatchObject({ kind: 'enqueue' });
+    }
+    // Three that freed 0.01 each: it stops.
+    for (let i = 1; i <= 3; i++) {
+      await landed(runs, `freed-little-${i}`, 990, 980);
+      await compactor.contextChanged(KEY, settings, UNCALIBRATED);
+    }
+    expect(await afterTurn()).toMatchObject({ kind: 'skip', reason: 'ineffective' });
+    // Passes that landed together are judged together: 0.05 + 0.1 freed of 0.99 helped.
+    await landed(runs, 'together-1', 990, 940);
+    await landed(runs, 'together-2', 940, 840);
+    await compactor.contextChanged(KEY, settings, UNCALIBRATED);
+    expect(await afterTurn()).toMatchObject({ kind: 'enqueue' });
+    expect(events.filter((e) => e.event === 'compaction.skipped').map((e) => e.reason)).toEqual([
+      'ineffective',
+    ]);
+  });
+});

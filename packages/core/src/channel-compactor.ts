@@ -176,15 +176,18 @@ export class ChannelCompactor {
   }
 
   /**
-   * The caller reloaded the channel's context after it changed under it (a worker's splice): the
-   * passes that landed since feed the channel's pace and cooldown, and whether they helped is
-   * counted. `usageBefore` is the cached context just before the reload, `usageAfter` the reloaded one.
+   * The caller's cached context moved to a newer generation (it reloaded after a worker's splice, or
+   * took a context that already holds one): the passes that landed since feed the channel's pace and
+   * cooldown, and whether they helped is counted. Helping is judged on the figures the store took
+   * under its lock at each splice, the context just before it against just after it, never on the
+   * caller's copies: those can hold messages appended since, or be the spliced context already (a
+   * turn's append reloaded it before its notification was handled), which made a pass that freed
+   * plenty count as freeing nothing.
    */
   async contextChanged(
     channelKey: string,
-    policy: CompactionPolicy,
-    usageBefore: number,
-    usageAfter: number,
+    settings: CompactorSettings,
+    calibration: Calibration,
   ): Promise<void> {
     const record = this.#record(channelKey);
     const runs = await this.#options.runs.recent(channelKey, LANDINGS_LOOKBACK).catch(() => []);
@@ -202,7 +205,18 @@ export class ChannelCompactor {
       record.monitor.landed({ tier: run.tier, latencyMs: at - (run.createdAt ?? at), at });
       record.landingsSeenUntil = at;
     }
-    if (landed.some((r) => r.tier !== 'emergency')) record.monitor.shrunk(policy, usageBefore, usageAfter);
+    // Heals are not judged (they replace a marker, and may grow the context); nor is a splice whose
+    // figures were never recorded (an earlier try applied it and died before saying so).
+    const judged = landed.filter(
+      (r) => r.tier !== 'emergency' && r.tokensBefore !== undefined && r.tokensAfter !== undefined,
+    );
+    const first = judged[0];
+    if (first?.tokensBefore === undefined) return;
+    // Passes that landed together are judged together, as `ebb simulate` judges a turn's landings:
+    // the context before the first, less what each freed.
+    const freed = judged.reduce((sum, r) => sum + (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0), 0);
+    const usage = (tokens: number) => compactorUsage({ tokens }, settings, calibration);
+    record.monitor.shrunk(settings.policy, usage(first.tokensBefore), usage(first.tokensBefore - freed));
   }
 
   async #act(

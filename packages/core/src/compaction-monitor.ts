@@ -152,11 +152,13 @@ export class CompactionMonitor {
   }
 
   /**
-   * The context after one or more passes landed, against the same context before: returns whether
-   * they helped. Helping means usage is now under the background threshold, or they freed at least
-   * half of what a background pass aims at (under a burst usage can stay high although a pass freed
-   * plenty). Passes that did not help are counted; past `max_ineffective_passes` the channel stops
-   * queueing until usage drops under the background threshold.
+   * The context after one or more passes landed, against the same context before (the splices the
+   * only difference: the bot takes both from the store's figures at each splice, the simulation from
+   * the turn the passes landed in): returns whether they helped. Helping means usage is now under
+   * the background threshold, or they freed at least half of what a background pass aims at (under
+   * a burst usage can stay high although a pass freed plenty). Passes that did not help are counted;
+   * past `max_ineffective_passes` the channel stops queueing until usage drops under the background
+   * threshold.
    */
   shrunk(
     policy: Pick<CompactionPolicy, 'backgroundThreshold' | 'backgroundFraction'>,

@@ -117,9 +117,9 @@ export async function truncateThroughStore(
   return { context, truncated: true };
 }
 
-/** Usage of a context under a channel's compactor settings (the prompt budget, calibrated). */
+/** Usage of a context (or of a token count) under a channel's compactor settings (the prompt budget, calibrated). */
 export function compactorUsage(
-  context: ContextView,
+  context: Pick<ContextView, 'tokens'>,
   settings: CompactorSettings,
   calibration: Calibration,
 ): number {

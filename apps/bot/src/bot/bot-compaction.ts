@@ -111,19 +111,15 @@ export class BotCompaction {
     return this.compactor.usage(state.context.view(), compactorSettings, state.calibration);
   }
 
-  /** A worker's splice landed: the compactor learns the pass's duration and whether it helped. */
-  async contextChanged(
-    key: string,
-    before: WorkingContext,
-    after: WorkingContext,
-    calibration: Calibration,
-  ): Promise<void> {
+  /**
+   * The channel's cached context moved to a newer generation: the compactor learns the passes that
+   * landed since, their durations and whether they helped (judged on the store's figures at each
+   * splice, whenever and however the bot came to hold the spliced context).
+   */
+  async contextChanged(key: string, calibration: Calibration): Promise<void> {
     const settings = resolveChannel(this.#options.config(), key);
     const tokenizer = await loadTokenizer(settings.llm.encoding);
-    const compactorSettings = this.settingsOf(settings, tokenizer);
-    const usage = (context: WorkingContext) =>
-      this.compactor.usage(context.view(), compactorSettings, calibration);
-    await this.compactor.contextChanged(key, settings.compaction, usage(before), usage(after));
+    await this.compactor.contextChanged(key, this.settingsOf(settings, tokenizer), calibration);
   }
 
   /**

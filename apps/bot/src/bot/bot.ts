@@ -141,8 +141,7 @@ export class Bot {
     });
     const states = new ChannelStates({
       channels,
-      contextChanged: (key, before, after, calibration) =>
-        compaction.contextChanged(key, before, after, calibration),
+      contextChanged: (key, calibration) => compaction.contextChanged(key, calibration),
     });
     this.#compaction = compaction;
     this.#states = states;

@@ -1,8 +1,10 @@
 /**
  * The bot's per-channel working-context cache. Each channel's context and calibration are kept in
  * memory and current incrementally as messages are appended; a context-changed notification marks a
- * channel stale, and its next read reloads it (telling the caller what changed); the generation the
- * store returns on every append catches a missed notification.
+ * channel stale, and its next read reloads it; the generation the store returns on every append
+ * catches a missed notification (and a notification that arrived mid-turn), and reloads then.
+ * However the cached context reached a newer generation (either reload, or a turn that took the
+ * stored context after a cut), the compactor is told once, so it learns the passes that landed.
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import {
@@ -25,7 +27,10 @@ const MAX_CACHED_CHANNELS = 2_000;
 export interface ChannelState {
   context: WorkingContext;
   calibration: Calibration;
-  stale: boolean;
+  /** The newest generation a context-changed notification announced: the context is stale while older. */
+  notified: number;
+  /** The generation the compactor was last told of; a newer context may hold passes that landed. */
+  reported: number;
 }
 
 /**
@@ -51,13 +56,11 @@ export interface AppendedMessage {
 
 export interface ChannelStatesOptions {
   readonly channels: ChannelStore;
-  /** A stale channel was reloaded: `before` is the cached context, `after` the reloaded one. */
-  readonly contextChanged: (
-    key: string,
-    before: WorkingContext,
-    after: WorkingContext,
-    calibration: Calibration,
-  ) => Promise<void>;
+  /**
+   * The cached context of a channel moved to a newer generation (a splice, or a cut): passes may
+   * have landed. Called once per move, in the channel's actor.
+   */
+  readonly contextChanged: (key: string, calibration: Calibration) => Promise<void>;
 }
 
 export class ChannelStates {
@@ -71,27 +74,29 @@ export class ChannelStates {
 
   /** The channel's state: cached, or loaded from the store (again, when stale). */
   async get(key: string): Promise<ChannelState> {
-    let state = this.#states.get(key);
-    if (!state || state.stale) {
+    const cached = this.#states.get(key);
+    if (!cached) {
       const context = new WorkingContext(await this.#options.channels.loadContext(key));
-      const calibration =
-        state?.calibration ?? (await this.#options.channels.calibration(key).catch(() => UNCALIBRATED));
-      if (state?.stale) await this.#options.contextChanged(key, state.context, context, calibration);
-      state = { context, calibration, stale: false };
+      const calibration = await this.#options.channels.calibration(key).catch(() => UNCALIBRATED);
+      const state = { context, calibration, notified: context.generation, reported: context.generation };
       this.#states.set(key, state);
+      return state;
     }
-    return state;
+    if (cached.context.generation < cached.notified) await this.#reload(key, cached);
+    else await this.#report(key, cached);
+    return cached;
   }
 
   /**
-   * A context change at `generation` was notified: a cached context older than that is marked stale.
-   * True when one was.
+   * A context change at `generation` was notified: a cached context older than that is marked
+   * stale. True when the channel has news for its monitor: its context is stale, or already holds
+   * the change without the compactor having been told.
    */
   markStale(key: string, generation: number): boolean {
     const state = this.#states.get(key);
-    if (!state || state.context.generation >= generation) return false;
-    state.stale = true;
-    return true;
+    if (!state) return false;
+    state.notified = Math.max(state.notified, generation);
+    return state.context.generation < generation || state.reported < generation;
   }
 
   /** Drops the channel's cache (after a failure), so its next turn reloads. */
@@ -146,12 +151,28 @@ export class ChannelStates {
         result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1 + i,
     );
     if (moved) {
-      state.context = new WorkingContext(await this.#options.channels.loadContext(key));
+      await this.#reload(key, state);
       return;
     }
     appended.forEach((message, i) => {
       state.context.append(contextEntryOf(message, results[i]?.seq ?? 0));
     });
+  }
+
+  /**
+   * Loads the stored context into the cache (in place: the turn holding `state` sees it), and tells
+   * the compactor when it moved.
+   */
+  async #reload(key: string, state: ChannelState): Promise<void> {
+    state.context = new WorkingContext(await this.#options.channels.loadContext(key));
+    await this.#report(key, state);
+  }
+
+  /** Tells the compactor once that the cached context moved to a newer generation. */
+  async #report(key: string, state: ChannelState): Promise<void> {
+    if (state.context.generation <= state.reported) return;
+    state.reported = state.context.generation;
+    await this.#options.contextChanged(key, state.calibration);
   }
 }
 
