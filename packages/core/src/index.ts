@@ -30,6 +30,7 @@ export * from './plan-snapshot.js';
 export * from './plan-splice.js';
 export * from './platform.js';
 export * from './policy.js';
+export * from './prefix-cache.js';
 export * from './ports.js';
 export * from './pricing.js';
 export * from './render-context.js';

@@ -2,6 +2,7 @@
 import type { EventTier } from './compaction-events.js';
 import type { Tier, ToolCall } from './model.js';
 import type { CompactionPolicy } from './policy.js';
+import type { PrefixCacheTotals } from './prefix-cache.js';
 import type { Tokenizer } from './tokens.js';
 
 export interface TranscriptMessage {
@@ -24,6 +25,11 @@ export interface SimulationOptions {
    * the tool definitions (the built-in ones the channel allows; a running bot adds its MCP tools).
    */
   readonly reservedTokens: number;
+  /**
+   * Tokens every prompt starts with before the context (the system prompt and the tool definitions,
+   * not the recall budget): the prefix a provider's cache always shares. Default: `reservedTokens`.
+   */
+  readonly promptHeadTokens?: number;
   readonly tokenizer: Tokenizer;
   /** The channel may call read_history: stubs say how to read a result back (default: yes), as the bot's do. */
   readonly readHistory?: boolean;
@@ -98,6 +104,11 @@ export interface SummaryEvent {
   /** Turns on which microcompaction stubbed tool results, and how many results it stubbed. */
   readonly microcompactions: number;
   readonly stubbedResults: number;
+  /**
+   * The prompts of an answer to every participant's message (the context, no recalled memories) as
+   * OpenAI's prefix cache would serve them (`prefix-cache.ts`).
+   */
+  readonly promptCache: PrefixCacheTotals;
 }
 
 export type SimulationEvent = MessageEvent | CompactionEvent | SummaryEvent;

@@ -12,11 +12,12 @@ import type { EventTier } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { AfterTurnAction, EnqueueMode, PassInFlight } from './decide-after-turn.js';
 import { measureMessage } from './measure-message.js';
-import type { ArchivedMessage, ContextView, Tier } from './model.js';
+import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
 import type { CompactionPlan } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { stubToolResults } from './plan-microcompaction.js';
 import { planSplice, type SummaryResult } from './plan-splice.js';
+import { type CacheBreakCause, PrefixCacheMeter } from './prefix-cache.js';
 import { TRUNCATION_MARKER } from './render-context.js';
 import { roundUsage } from './round-usage.js';
 import {
@@ -55,6 +56,8 @@ export class Simulation {
   readonly #stubs = new Map<number, { readonly text: string; readonly tokens: number }>();
   /** Passes waiting or running, oldest range first. */
   #jobs: SimJob[] = [];
+  /** The prompts an answer to every participant's message would send, as a prefix cache sees them. */
+  readonly #cache = new PrefixCacheMeter();
   #jobCount = 0;
   #turn = 0;
   #now = 0;
@@ -104,6 +107,8 @@ export class Simulation {
       this.#monitor.observe(turn);
       this.#act(turn);
     }
+    // The bot answers a participant: its prompt is the context now (memories are not simulated).
+    if (archived.role === 'user') this.#cache.prompt(this.#promptHead() + this.#context.tokens);
     const usage = this.#usage();
     this.#peakUsage = Math.max(this.#peakUsage, usage);
     this.#options.emit({
@@ -141,6 +146,7 @@ export class Simulation {
       peakUsageBeforeMonitor: roundUsage(this.#peakBeforeMonitor),
       ...this.#totals,
       tiers: { ...this.#totals.tiers },
+      promptCache: this.#cache.totals(),
     };
     this.#options.emit(summary);
     return summary;
@@ -172,6 +178,8 @@ export class Simulation {
           this.#options.readHistory ?? true,
         );
         const tokensBefore = this.#contextTokens();
+        const first = stubs[0]?.seq;
+        if (first !== undefined) this.#brokeAtRaw(first, 'microcompaction');
         this.#context.replaceRaw(stubs);
         for (const stub of stubs) this.#stubs.set(stub.seq, { text: stub.text, tokens: stub.tokens });
         this.#totals.microcompactions++;
@@ -221,7 +229,9 @@ export class Simulation {
       this.#event('skipped', 'emergency', { reason: plan.reason });
       return false;
     }
+    const spans = [...this.#context.view().spans];
     const outcome = this.#context.applyTruncation(plan);
+    this.#brokeAtSpans(spans, 'truncation');
     this.#totals.tiers.emergency++;
     this.#event('emergency', 'emergency', {
       fromSeq: plan.fromSeq,
@@ -340,7 +350,9 @@ export class Simulation {
       this.#event('stale', job.plan.tier, { ...range, reason: plan.reason });
       return false;
     }
+    const spans = [...this.#context.view().spans];
     const outcome = this.#context.applySplice(plan);
+    this.#brokeAtSpans(spans, 'splice');
     this.#monitor.landed({ tier: job.plan.tier, latencyMs: this.#now - job.enqueuedAt, at: this.#now });
     this.#event('completed', job.plan.tier, {
       ...range,
@@ -374,6 +386,32 @@ export class Simulation {
     this.#options.emit(compactionEvent(event, tier, at, fields));
   }
 
+  /** Tokens every prompt starts with: the system prompt and the tools (`promptHeadTokens`). */
+  #promptHead(): number {
+    return this.#options.promptHeadTokens ?? this.#options.reservedTokens;
+  }
+
+  /** The prompt changed from the first span that differs from `before` on. */
+  #brokeAtSpans(before: readonly Span[], cause: CacheBreakCause): void {
+    const after = this.#context.view().spans;
+    let at = this.#promptHead();
+    for (let i = 0; i < before.length && i < after.length && sameSpan(before[i], after[i]); i++) {
+      at += after[i]?.tokens ?? 0;
+    }
+    this.#cache.broke(at, cause);
+  }
+
+  /** The prompt changed from the raw message `seq` on. */
+  #brokeAtRaw(seq: number, cause: CacheBreakCause): void {
+    const view = this.#context.view();
+    let at = this.#promptHead() + view.spans.reduce((n, span) => n + span.tokens, 0);
+    for (const m of view.raw) {
+      if (m.seq >= seq) break;
+      at += m.tokens;
+    }
+    this.#cache.broke(at, cause);
+  }
+
   #contextTokens(): number {
     return this.#context.tokens + this.#options.reservedTokens;
   }
@@ -393,4 +431,16 @@ export class Simulation {
     const parsed = ts === undefined ? Number.NaN : Date.parse(ts);
     this.#now = Number.isNaN(parsed) ? this.#now + 1000 : Math.max(this.#now, parsed);
   }
+}
+
+function sameSpan(a: Span | undefined, b: Span | undefined): boolean {
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.kind === b.kind &&
+    a.fromSeq === b.fromSeq &&
+    a.toSeq === b.toSeq &&
+    a.tokens === b.tokens &&
+    (a.kind !== 'summary' || (b.kind === 'summary' && a.text === b.text))
+  );
 }

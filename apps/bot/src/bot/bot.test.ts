@@ -143,12 +143,18 @@ describe('Bot turns', () => {
     model.refusing = true;
     const result = await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb status?' }));
     expect(result).toMatchObject({ archived: 'stored' });
-    const failed = log.entries.filter((e) => e.message === 'model call failed');
+    const failed = log.events('turn.model_failed');
     expect(failed).toEqual([
       {
         level: 'error',
-        fields: { channel: KEY, err: expect.objectContaining({ code: 'llm_auth' }) },
-        message: 'model call failed',
+        fields: {
+          channel: KEY,
+          event: 'turn.model_failed',
+          err: expect.objectContaining({ code: 'llm_auth' }),
+          code: 'llm_auth',
+          failedTries: undefined,
+        },
+        message: 'model call failed: the server refused the key; check OPENAI_API_KEY',
       },
     ]);
   });
@@ -327,7 +333,7 @@ describe('Bot turns with tools', () => {
     const result = await platform.handlers?.onMessage(inbound({ mentionsBot: true, text: '@ebb echo?' }));
     expect(result).toMatchObject({ archived: 'stored', failedAfterStore: true });
     expect(log.entries.map((e) => e.message)).toContain('turn failed');
-    expect(log.entries.map((e) => e.message)).not.toContain('model call failed');
+    expect(log.events('turn.model_failed')).toEqual([]);
     expect(platform.sent.map((s) => s.text)).toEqual([expect.stringMatching(/^Sorry/)]);
     await bot.stop();
   });

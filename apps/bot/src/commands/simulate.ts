@@ -86,10 +86,9 @@ export async function replay(
   }
   const channel = resolveChannel(config, args.channel ?? 'defaults');
   const tokenizer = await loadTokenizer(channel.llm.encoding);
-  const reservedTokens =
-    systemPromptTokens(tokenizer, channel.bot.systemPrompt) +
-    channel.memory.recallMaxTokens +
-    builtInToolTokens(channel, tokenizer);
+  const promptHeadTokens =
+    systemPromptTokens(tokenizer, channel.bot.systemPrompt) + builtInToolTokens(channel, tokenizer);
+  const reservedTokens = promptHeadTokens + channel.memory.recallMaxTokens;
 
   const out = args.json ? jsonPrinter(io) : textPrinter(io, channel);
   const sim = new Simulation({
@@ -97,6 +96,7 @@ export async function replay(
     contextWindow: channel.llm.contextWindow,
     maxOutputTokens: channel.llm.maxOutputTokens,
     reservedTokens,
+    promptHeadTokens,
     tokenizer,
     readHistory: mayReadHistory(channel),
     jobLatency: args.jobLatency ?? DEFAULT_JOB_LATENCY,
@@ -200,7 +200,38 @@ function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
     const cost = costUsd({ input: s.summarizerInputTokens, output: s.summarizerOutputTokens }, channel.price);
     lines.push(`  summarizer cost at ${channel.compaction.summarizerModel} prices: $${cost.toFixed(4)}`);
   }
+  lines.push(...promptCacheLines(s, channel));
   return lines.join('\n');
+}
+
+/**
+ * The reply prompts (one answer per participant's message; recalled memories and the answers' own
+ * output left out) as a prefix cache serves them, what each compaction event cost the cache, and
+ * the input cost per 1,000 messages at `[prices]`.
+ */
+function promptCacheLines(s: SummaryEvent, channel: ResolvedChannelConfig): string[] {
+  const c = s.promptCache;
+  if (c.prompts === 0) return [];
+  const share = (n: number) => `${((100 * n) / Math.max(1, c.promptTokens)).toFixed(1)}%`;
+  const perThousand = (n: number) => (1000 * n) / Math.max(1, s.messages);
+  const lines = [
+    `  reply prompts: ${c.prompts} (one per participant's message), ${c.promptTokens} tokens, ${share(c.cachedTokens)} servable from a prefix cache`,
+    `  cache misses by cause: splices ${c.missedBy.splice} tokens (${share(c.missedBy.splice)}), emergency truncations ${c.missedBy.truncation} (${share(c.missedBy.truncation)}), microcompaction ${c.missedBy.microcompaction} (${share(c.missedBy.microcompaction)})`,
+  ];
+  const chat = channel.llm.price;
+  const summarizer = channel.price;
+  if (chat && summarizer) {
+    const replies = costUsd({ input: c.promptTokens, cached: c.cachedTokens, output: 0 }, chat);
+    const passes = costUsd({ input: s.summarizerInputTokens, output: s.summarizerOutputTokens }, summarizer);
+    lines.push(
+      `  estimated input cost per 1,000 messages: $${perThousand(replies + passes).toFixed(4)} (reply prompts $${perThousand(replies).toFixed(4)} at ${channel.llm.model} prices, summarizer $${perThousand(passes).toFixed(4)}; replies' output not included)`,
+    );
+  } else {
+    lines.push(
+      `  estimated cost: add [prices."${chat ? channel.compaction.summarizerModel : channel.llm.model}"] to config.toml`,
+    );
+  }
+  return lines;
 }
 
 function isNodeError(err: unknown): err is NodeJS.ErrnoException {
