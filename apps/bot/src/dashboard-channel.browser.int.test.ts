@@ -58,6 +58,13 @@ describe('a channel of the dashboard in a browser', () => {
     expect(row).toMatch(
       /^\d\d:\d\d:\d\d\s+(background|aggressive|emergency)\s+(\d+\.\d%|—)\s+[\d,]+ → [\d,]+\s+\d+\.\d\d s\s+no\s+\d+\s+completed$/,
     );
+    // What the channel's model calls took today, as ebb status says it (no [prices] for the model here).
+    await page
+      .locator('#cost', {
+        hasText: /^last 24 hours: \d+ model calls, [\d,]+ prompt tokens \(\d+\.\d% of reply prompts cached/,
+      })
+      .waitFor();
+    expect(await page.textContent('#cost')).toMatch(/cost unknown: no \[prices\] for gpt-5\.4-mini/);
     // The summary span sits in the history where it is in the context, and expands to its text.
     const span = page.locator('#history li.span.summary').first();
     await span.waitFor();

@@ -24,6 +24,7 @@ import {
   memoryScope,
   type RunStore,
   UNCALIBRATED,
+  type UsageStore,
   usageOf,
 } from '@ebb/core';
 import {
@@ -51,6 +52,8 @@ export interface DashboardStores {
   >;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
+  /** Each channel's recorded model calls: the last day's tokens, cache share and cost. */
+  readonly usage?: Pick<UsageStore, 'totalsSince'>;
   /** The bot's live feed: the usage series and the events. */
   readonly feed: DashboardFeed;
   /**
@@ -136,6 +139,7 @@ export class StoreDashboardSource implements DashboardSource {
         ...(m.speaker === undefined ? {} : { speaker: m.speaker }),
       })),
       memoryCount: status.memories.count,
+      lastDay: status.lastDay,
     };
   }
 

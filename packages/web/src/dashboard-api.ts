@@ -80,6 +80,21 @@ export interface DashboardChannelDetail extends DashboardChannelRow {
   readonly memories: readonly DashboardMemory[];
   /** Memories in the channel's scope in all (the list holds at most `DASHBOARD_LIMITS.memories`). */
   readonly memoryCount: number;
+  /** The model calls of the last 24 hours, as `ebb status --json`'s `lastDay`; null when not recorded. */
+  readonly lastDay: DashboardCost | null;
+}
+
+/** A channel's model calls over a period: tokens, what the provider's cache served, cost. */
+export interface DashboardCost {
+  readonly calls: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  readonly completionTokens: number;
+  /** Share of the replies' prompt tokens the provider served from its prompt cache (0..1). */
+  readonly replyCacheShare: number | null;
+  /** USD at `[prices]`; null when a model used has no price. */
+  readonly costUsd: number | null;
+  readonly unpriced: readonly string[];
 }
 
 /** A span of the context prefix as the history shows it. */

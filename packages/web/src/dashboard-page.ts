@@ -76,6 +76,7 @@ export function dashboardPage(authNote: string): string {
         <p id="usage-label" class="figure"><span id="usage">usage —</span></p>
         <p id="tokens" class="note">tokens —</p>
         <p id="spans" class="note">spans —</p>
+        <p id="cost" class="note">last 24 hours —</p>
       </div>
       <div class="columns">
         <div class="col">

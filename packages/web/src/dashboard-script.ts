@@ -210,6 +210,8 @@ const SCRIPT_START = `
     $('tokens').textContent = num(d.tokens.context + d.tokens.reserved) + ' of ' + num(d.tokens.budget) + ' tokens (' + num(d.tokens.reserved) + ' reserved) · ' + num(d.messages) + ' messages archived, ' + num(d.inContext) + ' raw in the context · thresholds ' + Object.entries(t).map(([n, a]) => n + ' ' + Math.round(a * 100) + '%').join(', ');
     const s = d.spans;
     $('spans').textContent = s.summaries + ' summary span' + (s.summaries === 1 ? '' : 's') + ' (' + num(s.summaryTokens) + ' tokens), ' + s.truncations + ' truncation' + (s.truncations === 1 ? '' : 's') + (d.microcompaction ? ', ' + d.microcompaction.stubbed + ' tool results stubbed (' + num(d.microcompaction.tokensSaved) + ' tokens saved)' : '');
+    const c = d.lastDay;
+    $('cost').textContent = 'last 24 hours: ' + (!c ? 'not recorded' : c.calls === 0 ? 'no model calls' : c.calls + ' model call' + (c.calls === 1 ? '' : 's') + ', ' + num(c.promptTokens) + ' prompt tokens' + (c.replyCacheShare === null ? '' : ' (' + pct(c.replyCacheShare) + ' of reply prompts cached by the provider)') + ', ' + num(c.completionTokens) + ' completion · ' + (c.costUsd === null ? 'cost unknown: no [prices] for ' + c.unpriced.join(', ') : '$' + c.costUsd.toFixed(4)));
   }
 
   function drawPasses() {

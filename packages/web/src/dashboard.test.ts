@@ -31,6 +31,7 @@ function fakeSource() {
             passes: [],
             memories: [],
             memoryCount: 0,
+            lastDay: null,
           }
         : undefined,
     history: async (key, page) => {
