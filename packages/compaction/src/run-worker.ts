@@ -12,6 +12,7 @@ import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
 import {
   BullmqCompactionQueue,
   type BullmqCompactionWorker,
+  closeRedis,
   createRedis,
   RedisContextNotifier,
   startCompactionWorker,
@@ -92,8 +93,16 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   worker.on('stalled', (e) =>
     passLogger(e.jobId, undefined).warn('compaction job stalled; another worker takes it over'),
   );
-  await worker.waitUntilReady();
-  logger.info({ concurrency: options.concurrency ?? 2, database: database.kind }, 'compaction worker ready');
+  // Not awaited: a worker started before Redis (or while it is away) waits for it in the background,
+  // and its caller gets the handle at once, so a SIGTERM meanwhile can still close it.
+  worker.waitUntilReady().then(
+    () =>
+      logger.info(
+        { concurrency: options.concurrency ?? 2, database: database.kind },
+        'compaction worker ready',
+      ),
+    () => {},
+  );
   // Runs left queued or running by a lost job (see reconciler.ts), at start and every minute.
   const producer = createRedis(options.redisUrl, { role: 'producer', logger });
   // Not ready yet: the first round fails, says so, and the next one runs a minute later.
@@ -116,7 +125,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
       if (outcome === 'timed_out')
         logger.warn('compaction worker closed with jobs still running; they will be retried');
       await queue.close();
-      await producer.quit().catch(() => producer.disconnect());
+      await closeRedis(producer);
       await notifier.close();
     },
   };

@@ -19,7 +19,9 @@
  * stays `active` until its lock expires (`lockDuration`); then the stalled checker of any other
  * worker (every `stalledInterval`) moves it back to waiting and it runs again from the start. A
  * stall does not spend an attempt; after `maxStalledCount` stalls the job fails. Running a pass
- * twice is safe: the splice is idempotent on the job id.
+ * twice is safe: the splice is idempotent on the job id. With Redis away when `close()` is called,
+ * it stops fetching, waits for the jobs in hand the same way, and closes without a word to Redis
+ * (BullMQ's own close would wait for Redis for ever).
  *
  * Events (`completed`, `failed`, `stalled`) are for the caller to log; this class logs only
  * connection problems and a timed-out close.
@@ -37,7 +39,7 @@ import {
   providerWaitMs,
   toError,
 } from './job-driver.js';
-import { createRedis } from './redis-connection.js';
+import { closeRedis, createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 export interface CompactionWorkerOptions {
@@ -73,9 +75,12 @@ export type CloseOutcome = 'drained' | 'timed_out';
 
 export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   readonly #worker: Worker<unknown, unknown, string>;
+  readonly #connection: Redis;
   readonly #ownedConnection: Redis | undefined;
   readonly #log: Logger;
   readonly #active = new Set<string>();
+  /** Called once no job is running. */
+  readonly #onIdle = new Set<() => void>();
   #closing: Promise<CloseOutcome> | undefined;
 
   constructor(options: CompactionWorkerOptions) {
@@ -88,6 +93,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       options.url === undefined ? undefined : createRedis(options.url, { role: 'worker', logger: this.#log });
     const connection = options.connection ?? this.#ownedConnection;
     if (connection === undefined) throw new TypeError('unreachable: no connection');
+    this.#connection = connection;
     const d = DEFAULT_COMPACTION_WORKER_OPTIONS;
     const workerOptions: WorkerOptions = {
       connection,
@@ -126,6 +132,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
         throw err;
       } finally {
         this.#active.delete(jobId);
+        if (this.#active.size === 0) for (const idle of this.#onIdle) idle();
       }
     };
     this.#worker = new Worker<unknown, unknown, string>(COMPACTION_QUEUE_NAME, run, workerOptions);
@@ -177,6 +184,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   }
 
   async #close(timeoutMs: number): Promise<CloseOutcome> {
+    if (this.#connection.status !== 'ready') return this.#closeWithoutRedis(timeoutMs);
     const graceful = this.#worker.close().catch((err: unknown) => {
       this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
     });
@@ -192,7 +200,38 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       this.#worker.cancelAllJobs('compaction worker shut down');
       return outcome;
     }
-    await this.#ownedConnection?.quit().catch(() => this.#ownedConnection?.disconnect());
+    if (this.#ownedConnection) await closeRedis(this.#ownedConnection);
+    return outcome;
+  }
+
+  /**
+   * BullMQ's graceful close waits for its blocking connection to end, which ioredis never does for a
+   * client told to disconnect while it is reconnecting (BullMQ #4585), then quits: with Redis away it
+   * never returns, even with no job in hand. So: stop fetching, wait for the jobs in hand here (a
+   * pass's work is in Postgres; its job stalls and is looked at again once Redis is back), then let
+   * BullMQ close by dropping its connections.
+   */
+  async #closeWithoutRedis(timeoutMs: number): Promise<CloseOutcome> {
+    await this.#worker.pause(true);
+    let idle = () => {};
+    const finished = new Promise<void>((resolve) => {
+      idle = resolve;
+      if (this.#active.size === 0) resolve();
+    });
+    this.#onIdle.add(idle);
+    const outcome = (await settleWithin(finished, timeoutMs)).done ? 'drained' : 'timed_out';
+    this.#onIdle.delete(idle);
+    if (outcome === 'timed_out') {
+      this.#log.warn(
+        { jobIds: this.activeJobIds, timeoutMs },
+        'compaction worker closed with jobs still running and Redis away; they stall and run again',
+      );
+      this.#worker.cancelAllJobs('compaction worker shut down');
+    }
+    await this.#worker.close(true).catch((err: unknown) => {
+      this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
+    });
+    this.#ownedConnection?.disconnect();
     return outcome;
   }
 }

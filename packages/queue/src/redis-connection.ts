@@ -132,6 +132,24 @@ export async function waitForReady(redis: Redis, timeoutMs?: number): Promise<vo
 }
 
 /**
+ * Closes a connection: QUIT when it is connected (so the replies in flight are read first), else it
+ * is dropped. A QUIT sent while Redis is away waits in the offline queue behind what is queued there
+ * for as long as Redis stays away, and the connection goes on reconnecting meanwhile: a process
+ * stopping then would never exit.
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') {
+    try {
+      await redis.quit();
+      return;
+    } catch {
+      // Dropped below.
+    }
+  }
+  redis.disconnect();
+}
+
+/**
  * Whether a Redis answers PING at `url` within `timeoutMs`: the embedded-mode decision at startup
  * (no Redis → jobs run in-process). Never throws, never retries, leaves no connection behind.
  */

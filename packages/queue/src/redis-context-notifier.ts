@@ -13,7 +13,7 @@ import { type ContextNotifier, type Logger, SILENT_LOGGER } from '@ebb/core';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { toError } from './job-driver.js';
-import { assertRedisReady, createRedis } from './redis-connection.js';
+import { assertRedisReady, closeRedis, createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 export const ContextChange = z.strictObject({
@@ -96,7 +96,7 @@ export class RedisContextNotifier implements ContextNotifier {
       return;
     }
     this.#subscription = undefined;
-    await Promise.all([quit(this.#publisher), quit(this.#subscriber)]);
+    await Promise.all([closeRedis(this.#publisher), closeRedis(this.#subscriber)]);
   }
 
   #deliver(message: string): void {
@@ -147,13 +147,5 @@ export class InProcessContextNotifier implements ContextNotifier {
     return async () => {
       this.#events.off('change', guarded);
     };
-  }
-}
-
-async function quit(redis: Redis): Promise<void> {
-  try {
-    await redis.quit();
-  } catch {
-    redis.disconnect();
   }
 }

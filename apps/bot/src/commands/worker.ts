@@ -14,7 +14,7 @@ import {
   redisCheck,
   serveObservabilityOnDefaultPort,
 } from '@ebb/observability';
-import { createRedis } from '@ebb/queue';
+import { closeRedis, createRedis } from '@ebb/queue';
 import { exposure, mountGuards } from '@ebb/web';
 import { describeStartFailure, StartRefusedError } from '../start-failure.js';
 import type { CommandIo } from './io.js';
@@ -48,6 +48,9 @@ export async function worker(
     logger.fatal(describeStartFailure(refused), 'Ebb worker could not start');
     return 1;
   }
+  // Listening from here on: a signal while the worker starts stops it once it has, rather than
+  // meeting Node's default action, which kills at once.
+  const stopSignal = untilStopSignal(logger);
   let database: Awaited<ReturnType<typeof openDatabase>>;
   try {
     database = await openDatabase(env);
@@ -100,12 +103,12 @@ export async function worker(
     logger,
     ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
   });
-  const signal = await untilStopSignal(logger);
+  const signal = await stopSignal;
   logger.info({ signal }, 'stopping the compaction worker');
   reloading.stop();
   await running.close();
   await observability.close();
-  await healthRedis.quit().catch(() => healthRedis.disconnect());
+  await closeRedis(healthRedis);
   await database.close();
   return 0;
 }
