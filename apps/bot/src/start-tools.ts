@@ -4,7 +4,7 @@
  * built-in history tools over the archive, in one `Toolbox` the bot asks per channel.
  */
 import { type EbbConfig, mcpServerSpecs, resolveChannel } from '@ebb/config';
-import { HISTORY_TOOLS, historyTools, settleWithin } from '@ebb/core';
+import { historyResultTokens, historyTools, settleWithin } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
@@ -15,12 +15,11 @@ import { type McpBackoff, McpServers, Toolbox } from '@ebb/tools';
  * slower or failing server comes up in the background (`mcp.server_failed`, retried).
  */
 const MCP_START_WAIT_MS = 5_000;
-/** Bound on one history tool result: at most a clipped message of the default channel, and 4,000. */
-const HISTORY_RESULT_MAX_TOKENS = 4_000;
 
 export interface StartToolsOptions {
   readonly config: () => EbbConfig;
-  readonly database: Database;
+  /** Only its archive search: the history tools read the archive through it. */
+  readonly database: Pick<Database, 'archiveSearch'>;
   readonly logger: Logger;
   readonly mcpBackoff?: Partial<McpBackoff>;
 }
@@ -33,14 +32,12 @@ export async function startTools(options: StartToolsOptions): Promise<{ mcp: Mcp
     ...(options.mcpBackoff === undefined ? {} : { backoff: options.mcpBackoff }),
   });
   await settleWithin(mcp.start(), MCP_START_WAIT_MS);
-  const defaults = resolveChannel(config(), 'defaults');
   const toolbox = new Toolbox({
     builtIns: historyTools(options.database.archiveSearch, {
       tokenizerFor: (key) => loadTokenizer(resolveChannel(config(), key).llm.encoding),
-      maxResultTokens: Math.max(
-        HISTORY_TOOLS.minResultTokens,
-        Math.min(HISTORY_RESULT_MAX_TOKENS, defaults.compaction.messageMaxTokens),
-      ),
+      // The calling channel's own cap (hot-reloaded), so its context never clips a result.
+      maxResultTokens: (key) =>
+        historyResultTokens(resolveChannel(config(), key).compaction.messageMaxTokens),
     }),
     mcp,
     logger: options.logger,

@@ -5,6 +5,7 @@
  * clipped with a marker; a message too large for a whole result is cut into numbered parts whose
  * sizes depend only on the message and the budget, so part n is the same text on every call.
  */
+import { ARCHIVE_SEARCH } from './archive-search.js';
 import type { StoredMessage } from './ports.js';
 import type { Tokenizer } from './tokens.js';
 import type { ToolOutcome } from './tool-ports.js';
@@ -17,8 +18,6 @@ export const HISTORY_RENDERING = {
    * must not crowd out every other match (the model reads it whole with read_history).
    */
   searchMatchShare: 0.25,
-  /** Tokens kept for read_history's first and last lines (search measures its own). */
-  frameTokens: 64,
 } as const;
 
 /** What a search asked for, as its result names it. */
@@ -110,7 +109,11 @@ function filtersOf(args: SearchedFor): string {
   return parts.join('');
 }
 
-/** Part `part` of a message too large for one result, and what to read next. */
+/**
+ * Part `part` of a message too large for one result, and what to read next; the whole message, when
+ * it fits (`rangeEnd`: the range read_history was asked for goes on after it). Every result is
+ * measured as it is returned, indentation and last line included.
+ */
 export function partOf(
   message: StoredMessage,
   part: number,
@@ -118,45 +121,105 @@ export function partOf(
   maxTokens: number,
   rangeEnd?: number,
 ): ToolOutcome {
-  const budget = new Budget(tokenizer, maxTokens - HISTORY_RENDERING.frameTokens);
-  const whole = messageBlock(message);
-  if (part === 1 && budget.cost(whole) <= budget.left) {
-    return { text: `Archived message #${message.seq}, whole.\n${whole}`, isError: false };
-  }
-  const header = headerOf(message);
-  // Part sizes depend only on the message and the budget, so part n is the same on every call.
-  const size = Math.max(1, budget.left - budget.cost(header) - HISTORY_RENDERING.frameTokens);
-  const tokens = tokenizer.encode(bodyOf(message));
-  const parts = Math.max(1, Math.ceil(tokens.length / size));
+  const then =
+    rangeEnd !== undefined && rangeEnd > message.seq ? { from: message.seq + 1, to: rangeEnd } : undefined;
+  const whole =
+    `Archived message #${message.seq}, whole.\n${messageBlock(message)}` +
+    (then ? `\n[Continue with read_history from_seq ${then.from} to_seq ${then.to}.]` : '');
+  const fitsWhole = tokenizer.count(whole) <= maxTokens;
+  if (part === 1 && fitsWhole) return { text: whole, isError: false };
+  const { body, bounds } = fitsWhole
+    ? { body: [], bounds: [0, 0] }
+    : partBounds(message, tokenizer, maxTokens);
+  const parts = bounds.length - 1;
   if (part > parts) {
     return {
       text: `Message #${message.seq} has ${parts} part${parts === 1 ? '' : 's'}; there is no part ${part}.`,
       isError: true,
     };
   }
-  const text = tokenizer.decode(tokens.slice((part - 1) * size, part * size));
-  const then =
-    rangeEnd !== undefined && rangeEnd > message.seq
-      ? `, then from_seq ${message.seq + 1} to_seq ${rangeEnd}`
-      : '';
-  const next =
-    part < parts
-      ? `[Part ${part} of ${parts} of #${message.seq}: it is too large for one result. Continue with read_history from_seq ${message.seq} to_seq ${message.seq} part ${part + 1}${then}.]`
-      : `[Part ${part} of ${parts} of #${message.seq}, its end.${then ? ` Continue with read_history${then.slice(1)}.` : ''}]`;
-  return { text: `${header}${indent(text)}\n${next}`, isError: false };
+  const text = tokenizer.decode(body.slice(bounds[part - 1], bounds[part]));
+  return {
+    text: `${headerOf(message)}${indent(text)}\n${partFooter(message.seq, part, parts, then)}`,
+    isError: false,
+  };
 }
 
-/** A message's block cut to `maxTokens`, with a marker saying how to read it whole. */
+/**
+ * Where the parts of a message too large for one result begin and end, as offsets into its body's
+ * tokens: each part as returned (header, indented text and the longest last line a part of this
+ * message can have) fits `maxTokens`. The bounds depend only on the message and the budget, so part
+ * n is the same text on every call, whatever range the call came from.
+ */
+function partBounds(
+  message: StoredMessage,
+  tokenizer: Tokenizer,
+  maxTokens: number,
+): { body: number[]; bounds: number[] } {
+  const header = headerOf(message);
+  const body = tokenizer.encode(bodyOf(message));
+  // Part numbers are at most the body's token count, and any range ends at the largest seq.
+  const widest = { from: ARCHIVE_SEARCH.maxSeq, to: ARCHIVE_SEARCH.maxSeq };
+  const footer = [
+    partFooter(message.seq, body.length, body.length + 1, widest),
+    partFooter(message.seq, body.length, body.length, widest),
+  ].reduce((a, b) => (tokenizer.count(a) >= tokenizer.count(b) ? a : b));
+  const render = (from: number, to: number) =>
+    `${header}${indent(tokenizer.decode(body.slice(from, to)))}\n${footer}`;
+  const bounds = [0];
+  for (let start = 0; start < body.length; ) {
+    const count = (n: number) => tokenizer.count(render(start, start + n));
+    start += mostThatFits(count, maxTokens, Math.min(body.length - start, maxTokens), 1);
+    bounds.push(start);
+  }
+  return { body, bounds };
+}
+
+/** A part's last line: where it is in the message, and what to read next. */
+function partFooter(seq: number, part: number, parts: number, then?: { from: number; to: number }): string {
+  const after = then ? `from_seq ${then.from} to_seq ${then.to}` : '';
+  return part < parts
+    ? `[Part ${part} of ${parts} of #${seq}: it is too large for one result. Continue with read_history from_seq ${seq} to_seq ${seq} part ${part + 1}${after ? `, then ${after}` : ''}.]`
+    : `[Part ${part} of ${parts} of #${seq}, its end.${after ? ` Continue with read_history ${after}.` : ''}]`;
+}
+
+/**
+ * A message's block cut to `maxTokens` as returned (indentation and marker included), with a marker
+ * saying how to read it whole.
+ */
 function clippedBlock(message: StoredMessage, tokenizer: Tokenizer, maxTokens: number, hint: string): string {
   const whole = messageBlock(message);
   if (tokenizer.count(whole) <= maxTokens) return whole;
   const header = headerOf(message);
   const body = tokenizer.encode(bodyOf(message));
-  const marker = `[… clipped: ${'{n}'} more tokens of #${message.seq}; ${hint}.]`;
-  const room = Math.max(0, maxTokens - tokenizer.count(header) - tokenizer.count(marker) - 8);
-  const kept = tokenizer.decode(body.slice(0, room));
-  const omitted = body.length - Math.min(room, body.length);
-  return `${header}${indent(kept)}\n${CONTINUATION}${marker.replace('{n}', String(omitted))}`;
+  const render = (keep: number) =>
+    `${header}${indent(tokenizer.decode(body.slice(0, keep)))}\n${CONTINUATION}` +
+    `[… clipped: ${body.length - keep} more tokens of #${message.seq}; ${hint}.]`;
+  const most = Math.min(body.length, maxTokens);
+  return render(mostThatFits((keep) => tokenizer.count(render(keep)), maxTokens, most, 0));
+}
+
+/**
+ * The most of `available` tokens of a text whose rendering (`count(n)`: the tokens of the rendering
+ * with `n` of them) fits `maxTokens`, and never fewer than `least`. Measured, not assumed: the
+ * rendering indents lines, and tokens merge or split where text is cut and joined. Each try scales
+ * down by how far over the last one was, so it takes a few counts, not one per token.
+ */
+function mostThatFits(
+  count: (n: number) => number,
+  maxTokens: number,
+  available: number,
+  least: number,
+): number {
+  const base = count(least);
+  let n = available;
+  for (;;) {
+    const tokens = count(n);
+    if (tokens <= maxTokens || n <= least) return n;
+    const scaled =
+      least + Math.floor(((n - least) * Math.max(0, maxTokens - base)) / Math.max(1, tokens - base));
+    n = Math.max(least, Math.min(n - 1, scaled));
+  }
 }
 
 function readWholeHint(seq: number): string {

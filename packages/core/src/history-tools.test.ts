@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
 import type { ArchiveSearch } from './archive-search.js';
-import { historyTools } from './history-tools.js';
+import { HISTORY_TOOLS, historyResultTokens, historyTools } from './history-tools.js';
 import { InMemoryArchiveSearch } from './in-memory-archive-search.js';
 import { InMemoryChannelStore } from './in-memory-channel-store.js';
 import type { NewMessage } from './ports.js';
@@ -19,7 +19,10 @@ let channels: InMemoryChannelStore;
 let searchTool: Tool;
 let readTool: Tool;
 
-function tools(archive: ArchiveSearch, maxResultTokens = BUDGET): [Tool, Tool] {
+function tools(
+  archive: ArchiveSearch,
+  maxResultTokens: number | ((channelKey: string) => number) = BUDGET,
+): [Tool, Tool] {
   const [search, read] = historyTools(archive, { tokenizerFor: async () => tokenizer, maxResultTokens });
   return [search as Tool, read as Tool];
 }
@@ -275,6 +278,90 @@ describe('read_history', () => {
     const outcome = await read(args);
     expect(outcome.isError).toBe(true);
     expect(outcome.text).toMatch(message);
+  });
+});
+
+/**
+ * Reads a message too large for one result part by part, as the model would, following each part's
+ * last line; returns the results.
+ */
+async function readInParts(seq: number, call = read): Promise<ToolOutcome[]> {
+  const results = [await call({ from_seq: seq, to_seq: seq })];
+  for (let part = 2; ; part++) {
+    const last = results.at(-1) as ToolOutcome;
+    const next = last.text.match(/part (\d+)(?:, then [^.]*)?\.\]$/);
+    if (!next) break;
+    expect(Number(next[1])).toBe(part);
+    results.push(await call({ from_seq: seq, to_seq: seq, part }));
+    expect(part).toBeLessThan(500);
+  }
+  return results;
+}
+
+/** The message's text from its parts: the header, last lines and indentation taken off. */
+function bodyOfParts(results: readonly ToolOutcome[], header: string): string {
+  return results
+    .map((r) =>
+      r.text
+        .replace(header, '')
+        .replace(/\n\[Part [^\n]*\]$/, '')
+        .replaceAll('\n  ', '\n'),
+    )
+    .join('');
+}
+
+describe('result budget, measured on what is returned', () => {
+  // A log of one-character lines: the result indents each by two spaces, which triples its length.
+  const log = Array.from({ length: 2_000 }, (_, i) => String(i % 10)).join('\n');
+
+  it('keeps every part of a many-lined message within the budget, and the parts read back to its text', async () => {
+    await append(say('ci', log));
+    const parts = await readInParts(1);
+    expect(parts.length).toBeGreaterThan(2);
+    for (const part of parts) {
+      expect(part.isError).toBe(false);
+      expectWithinBudget(part);
+    }
+    expect(bodyOfParts(parts, '#1 ci: ')).toBe(log);
+  });
+
+  it('keeps a clipped search match within its share of the budget, however many lines it has', async () => {
+    await append(say('ci', `deploy failed\n${log}`), say('ana', 'the deploy is green again'));
+    const outcome = await search({ query: 'deploy' });
+    expectWithinBudget(outcome);
+    const clipped = outcome.text.match(/^#1 ci: [\s\S]*?clipped: [^\n]*\]$/m)?.[0] ?? '';
+    expect(clipped).toMatch(/read_history from_seq 1 to_seq 1 shows it whole/);
+    expect(tokenizer.count(clipped)).toBeLessThanOrEqual(Math.floor(BUDGET * HISTORY_TOOLS.searchMatchShare));
+    expect(seqsShown(outcome)).toEqual([1, 2]);
+  });
+
+  it('gives each channel its own budget', async () => {
+    const budgets: Record<string, number> = { 'web:small': 250, 'web:wide': 1_000 };
+    const [, perChannel] = tools(new InMemoryArchiveSearch(channels), (key) => budgets[key] ?? BUDGET);
+    for (const key of Object.keys(budgets)) {
+      await channels.append(key, say('ci', log));
+      const call = (args: unknown) => perChannel.call(args, context(key));
+      const parts = await readInParts(1, call);
+      for (const part of parts) expectWithinBudget(part, budgets[key]);
+      expect(tokenizer.count(parts[0]?.text ?? '')).toBeGreaterThan((budgets[key] as number) * 0.8);
+      expect(bodyOfParts(parts, '#1 ci: ')).toBe(log);
+    }
+  });
+
+  it("sizes a channel's budget to what its context keeps whole, between the smallest useful and 4,000", () => {
+    expect(historyResultTokens(1_000)).toBe(996);
+    expect(historyResultTokens(32_000)).toBe(4_000);
+    expect(historyResultTokens(50)).toBe(HISTORY_TOOLS.minResultTokens);
+  });
+
+  it('says where the range goes on after a first message that fits only alone', async () => {
+    // Too large for the range's frame beside it, small enough for a result of its own.
+    await append(say('ana', 'w'.repeat(BUDGET * 4 - 160)), say('bo', 'after'));
+    const outcome = await read({ from_seq: 1, to_seq: 2 });
+    expectWithinBudget(outcome);
+    expect(outcome.text).toMatch(
+      /^Archived message #1, whole\.\n#1 ana: w+\n\[Continue with read_history from_seq 2 to_seq 2\.\]$/,
+    );
   });
 });
 

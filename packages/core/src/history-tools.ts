@@ -7,10 +7,13 @@
  *
  * What the model reads is plain text, one block per message: `#1234 alice (2026-03-01T10:00:00Z): …`,
  * the text after the header, every further line of it indented by two spaces so that no archived
- * line can pass for another message's header. A result never exceeds `maxResultTokens` (counted
- * with the channel's tokenizer): read_history stops before the first message that does not fit and
- * says where to continue; a message larger than a whole result is cut into numbered parts, read one
- * per call. Bad arguments come back as `isError` outcomes with a sentence, never as a throw.
+ * line can pass for another message's header. A result never exceeds the channel's result budget
+ * (`maxResultTokens`, counted with the channel's tokenizer on the text as returned): read_history
+ * stops before the first message that does not fit and says where to continue; a message larger than
+ * a whole result is cut into numbered parts, read one per call. A running Ebb sizes the budget to what
+ * the channel's context keeps whole (`historyResultTokens`), so no result is ever clipped in the
+ * context, where its middle could not be read back. Bad arguments come back as `isError` outcomes
+ * with a sentence, never as a throw.
  */
 import {
   ARCHIVE_SEARCH,
@@ -26,15 +29,19 @@ import {
   renderSearch,
   type SearchedFor,
 } from './history-rendering.js';
-import type { Tokenizer } from './tokens.js';
+import { MESSAGE_OVERHEAD_TOKENS, type Tokenizer } from './tokens.js';
 import type { Tool, ToolCallContext, ToolOutcome, ToolSpec } from './tool-ports.js';
 import { quotedLine } from './untrusted-text.js';
 
 export interface HistoryToolsOptions {
   /** The tokenizer of the channel's model: results are measured in its tokens. */
   tokenizerFor(channelKey: string): Promise<Tokenizer>;
-  /** The most tokens one result may take in the context. */
-  maxResultTokens: number;
+  /**
+   * The most tokens one result may take in the context: the same for every channel, or per channel
+   * (a running Ebb gives `historyResultTokens` of the channel's `message_max_tokens`). A per-channel
+   * budget below `HISTORY_TOOLS.minResultTokens` is raised to it.
+   */
+  maxResultTokens: number | ((channelKey: string) => number);
 }
 
 export const HISTORY_TOOLS = {
@@ -47,9 +54,28 @@ export const HISTORY_TOOLS = {
   maxAuthorChars: 200,
   /** The smallest budget a result can be useful in. */
   minResultTokens: 200,
-  /** searchMatchShare and frameTokens: the result's budget, kept beside the rendering that spends it. */
+  /**
+   * The largest budget: a result is read in the turn's prompt, and a long range is better read in
+   * steps than crowd out the conversation.
+   */
+  maxResultTokens: 4_000,
+  /** searchMatchShare: the result's budget, kept beside the rendering that spends it. */
   ...HISTORY_RENDERING,
 } as const;
+
+/**
+ * The result budget of a channel whose context clips a message above `messageMaxTokens` (its
+ * `compaction.message_max_tokens`): a tool result is a message of the context like any other, and a
+ * clipped one loses its middle for good (reading it again gives the same result, clipped the same
+ * way). So a result is at most what the context keeps whole, less the message's own overhead, and at
+ * most `HISTORY_TOOLS.maxResultTokens`.
+ */
+export function historyResultTokens(messageMaxTokens: number): number {
+  return Math.max(
+    HISTORY_TOOLS.minResultTokens,
+    Math.min(HISTORY_TOOLS.maxResultTokens, messageMaxTokens - MESSAGE_OVERHEAD_TOKENS),
+  );
+}
 
 const [SEARCH_HISTORY, READ_HISTORY] = HISTORY_TOOL_NAMES;
 
@@ -107,7 +133,10 @@ const READ_HISTORY_SPEC: ToolSpec = {
 export const HISTORY_TOOL_SPECS: readonly ToolSpec[] = [SEARCH_HISTORY_SPEC, READ_HISTORY_SPEC];
 
 export function historyTools(search: ArchiveSearch, options: HistoryToolsOptions): readonly Tool[] {
-  if (!(options.maxResultTokens >= HISTORY_TOOLS.minResultTokens)) {
+  if (
+    typeof options.maxResultTokens === 'number' &&
+    !(options.maxResultTokens >= HISTORY_TOOLS.minResultTokens)
+  ) {
     throw new RangeError(
       `maxResultTokens must be at least ${HISTORY_TOOLS.minResultTokens}, got ${options.maxResultTokens}`,
     );
@@ -133,7 +162,7 @@ function searchHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions):
           found = await search.search(context.channelKey, { ...query, text: words.join(' or ') });
           loosened = found.length > 0;
         }
-        return renderSearch(parsed, found, loosened, tokenizer, options.maxResultTokens);
+        return renderSearch(parsed, found, loosened, tokenizer, resultTokens(options, context.channelKey));
       });
     },
   };
@@ -147,10 +176,21 @@ function readHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): T
       if (typeof parsed === 'string') return failure(parsed);
       return guarded(READ_HISTORY, context, async () => {
         const tokenizer = await options.tokenizerFor(context.channelKey);
-        return readRange(search, context.channelKey, parsed, tokenizer, options.maxResultTokens);
+        const maxTokens = resultTokens(options, context.channelKey);
+        return readRange(search, context.channelKey, parsed, tokenizer, maxTokens);
       });
     },
   };
+}
+
+/** The calling channel's result budget. */
+function resultTokens(options: HistoryToolsOptions, channelKey: string): number {
+  const { maxResultTokens } = options;
+  if (typeof maxResultTokens === 'number') return maxResultTokens;
+  const tokens = maxResultTokens(channelKey);
+  return Number.isFinite(tokens)
+    ? Math.max(HISTORY_TOOLS.minResultTokens, Math.floor(tokens))
+    : HISTORY_TOOLS.minResultTokens;
 }
 
 // ---- arguments ----
@@ -272,7 +312,15 @@ async function readRange(
     if (!message) return { text: `No archived message #${fromSeq} in this channel.`, isError: false };
     return partOf(message, args.part, tokenizer, maxTokens);
   }
-  const budget = new Budget(tokenizer, maxTokens - HISTORY_TOOLS.frameTokens);
+  // The first and last lines are measured as written, with the widest seqs they can name.
+  const headOf = (stopped: boolean) =>
+    `Archived messages ${range}${stopped ? ' (first part)' : ''}. Lines after a message’s first are indented.`;
+  const stopOf = (last: number, next: number) =>
+    `[Stopped at the result's size limit after #${last}; continue with read_history from_seq ${next} to_seq ${toSeq}.]`;
+  const end = `[End of ${range}.]`;
+  const frame =
+    tokenizer.count(headOf(true)) + Math.max(tokenizer.count(stopOf(toSeq, toSeq)), tokenizer.count(end)) + 2;
+  const budget = new Budget(tokenizer, maxTokens - frame);
   const blocks: string[] = [];
   let next = fromSeq;
   let stop: string | undefined;
@@ -286,14 +334,12 @@ async function readRange(
         continue;
       }
       if (blocks.length === 0) return partOf(message, 1, tokenizer, maxTokens, toSeq);
-      stop = `[Stopped at the result's size limit after #${next - 1}; continue with read_history from_seq ${message.seq} to_seq ${toSeq}.]`;
+      stop = stopOf(next - 1, message.seq);
       break reading;
     }
     if (page.length < HISTORY_TOOLS.readPage) break;
   }
   if (blocks.length === 0)
     return { text: `No archived messages in ${range} in this channel.`, isError: false };
-  const head = `Archived messages ${range}${stop ? ' (first part)' : ''}. Lines after a message’s first are indented.`;
-  const tail = stop ?? `[End of ${range}.]`;
-  return { text: `${head}\n${blocks.join('\n')}\n${tail}`, isError: false };
+  return { text: `${headOf(stop !== undefined)}\n${blocks.join('\n')}\n${stop ?? end}`, isError: false };
 }
