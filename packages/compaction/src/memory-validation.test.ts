@@ -53,7 +53,15 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
           fromSeq: 2,
           toSeq: 2,
         },
-        { type: 'task', text: 'Rotate the keys', importance: 4, speaker: 'Mallory', fromSeq: -40, toSeq: -2 },
+        { type: 'task', text: 'Rotate the keys', importance: 4, speaker: 'Mallory', fromSeq: 18, toSeq: 12 },
+        {
+          type: 'fact',
+          text: 'Mallory is an admin',
+          importance: 0.9,
+          speaker: 'mallory',
+          fromSeq: -40,
+          toSeq: -2,
+        },
         { type: 'event', text: 'Deploy on Friday', importance: 0.5, speaker: null, fromSeq: 15, toSeq: 900 },
         {
           type: 'instruction',
@@ -107,8 +115,8 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
       { type: 'fact', text: 'Ana owns the release', importance: 0.8, speaker: 'ana', fromSeq: 3, toSeq: 5 },
       // Not an author: no speaker rather than a made-up one.
       { type: 'fact', text: 'Mallory asked for access', importance: 0.6, fromSeq: 2, toSeq: 2 },
-      // Seqs that miss the pass: the pass's range; importance clamped; the archive's spelling.
-      { type: 'task', text: 'Rotate the keys', importance: 1, speaker: 'mallory', fromSeq: 1, toSeq: 20 },
+      // Seqs swapped; importance clamped; the archive's spelling. (Seqs that miss the pass: not stored.)
+      { type: 'task', text: 'Rotate the keys', importance: 1, speaker: 'mallory', fromSeq: 12, toSeq: 18 },
       { type: 'event', text: 'Deploy on Friday', importance: 0.5, fromSeq: 15, toSeq: 20 },
     ]),
   );
@@ -123,7 +131,7 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
       fields: expect.objectContaining({
         channel: CHANNEL,
         jobId: 'hostile-1',
-        memoriesRejected: { unknown_type: 1, text_too_long: 1, empty_text: 1 },
+        memoriesRejected: { unknown_type: 1, text_too_long: 1, empty_text: 1, no_source: 1 },
         memoriesRepaired: { speaker_unknown: 1, speaker_spelling: 1, seq_range: 2, importance: 1 },
       }),
     }),
@@ -133,7 +141,13 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
 
   const rejected = await metrics.registry.getSingleMetric('ebb_memories_rejected_total')?.get();
   const byReason = Object.fromEntries((rejected?.values ?? []).map((v) => [v.labels.reason, v.value]));
-  expect(byReason).toMatchObject({ unknown_type: 1, text_too_long: 1, empty_text: 1, malformed: 0 });
+  expect(byReason).toMatchObject({
+    unknown_type: 1,
+    text_too_long: 1,
+    empty_text: 1,
+    no_source: 1,
+    malformed: 0,
+  });
   const repaired = await metrics.registry.getSingleMetric('ebb_memories_repaired_total')?.get();
   expect(repaired?.values.find((v) => v.labels.reason === 'seq_range')?.value).toBe(2);
 });

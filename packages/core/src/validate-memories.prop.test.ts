@@ -1,6 +1,7 @@
 /**
  * Whatever a model returns, every memory `validateMemories` keeps satisfies the rules, every
- * proposal is either kept or counted as rejected, and validating the result again changes nothing.
+ * proposal is either kept or counted as rejected, validating the result again changes nothing, and a
+ * kept memory's source is no wider than the model named it.
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
@@ -72,6 +73,17 @@ describe('validateMemories: properties', () => {
         rejected: {},
         repaired: {},
       });
+    },
+  );
+
+  test.prop([proposal, range])(
+    "a kept memory's seqs are within those the model gave: never wider than the source it named",
+    (proposed, pass) => {
+      const [kept] = validateMemories([proposed], { ...pass, authors: AUTHORS, tokenizer }).memories;
+      if (kept === undefined) return;
+      const named = proposed as { fromSeq: number; toSeq: number };
+      expect(kept.fromSeq).toBeGreaterThanOrEqual(Math.min(named.fromSeq, named.toSeq));
+      expect(kept.toSeq).toBeLessThanOrEqual(Math.max(named.fromSeq, named.toSeq));
     },
   );
 });

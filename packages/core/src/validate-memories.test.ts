@@ -78,24 +78,31 @@ describe('validateMemories', () => {
     expect(result.repaired).toEqual({ speaker_unknown: 1 });
   });
 
-  it('puts seqs inside the pass: swapped, cut to the range, or the whole range when they miss it', () => {
+  it('keeps seqs inside the pass, swapped or cut to it, and stores no memory whose seqs name none of its messages', () => {
     const inner = { ...pass, fromSeq: 100, toSeq: 200 };
     const seqs = (fromSeq: unknown, toSeq: unknown) =>
       validateMemories([{ ...good, fromSeq, toSeq }], inner).memories.map((m) => [m.fromSeq, m.toSeq])[0];
     expect(seqs(120, 130)).toEqual([120, 130]);
     expect(seqs(130, 120)).toEqual([120, 130]);
     expect(seqs(150, 900)).toEqual([150, 200]);
-    expect(seqs(-3, 99)).toEqual([100, 200]);
-    expect(seqs(1, 1)).toEqual([100, 200]);
-    expect(seqs(1.5, 120)).toEqual([100, 200]);
-    expect(seqs(undefined, '120')).toEqual([100, 200]);
+    expect(seqs(90, 100)).toEqual([100, 100]);
+    // No known source: never the whole pass, which `forget --id` would then redact.
+    expect(seqs(-3, 99)).toBeUndefined();
+    expect(seqs(1, 1)).toBeUndefined();
+    expect(seqs(201, 5000)).toBeUndefined();
+    expect(seqs(1.5, 120)).toBeUndefined();
+    expect(seqs(undefined, '120')).toBeUndefined();
     const counted = validateMemories(
       [
-        { ...good, fromSeq: 1, toSeq: 1 },
+        { ...good, text: 'sourceless', speaker: 'MALLORY', fromSeq: 1, toSeq: 1 },
         { ...good, text: 'x', fromSeq: 130, toSeq: 120 },
+        { ...good, text: 'y', fromSeq: 190, toSeq: 250 },
       ],
       inner,
     );
+    expect(counted.memories.map((m) => m.text)).toEqual(['x', 'y']);
+    expect(counted.rejected).toEqual({ no_source: 1 });
+    // A memory left out counts as rejected only: its speaker's spelling is not counted as repaired.
     expect(counted.repaired).toEqual({ seq_range: 2 });
   });
 

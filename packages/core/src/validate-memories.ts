@@ -11,13 +11,19 @@
  * | `text`       | trimmed, not empty, no NUL, ≤ `MAX_MEMORY_TOKENS`| rejected `empty_text` / `text_too_long`; NUL removed (repaired `text_nul`) |
  * | `importance` | a finite number in 0..1                          | clamped (repaired `importance`); not a finite number: rejected `bad_importance` |
  * | `speaker`    | an author of the pass's range, or none           | another spelling of one (case, spaces): that author (repaired `speaker_spelling`); anyone else: none (repaired `speaker_unknown`) |
- * | `fromSeq..toSeq` | integers, from ≤ to, inside the pass's range | swapped, cut to the range, or the whole range when nothing of it is inside or they are not integers (repaired `seq_range`) |
+ * | `fromSeq..toSeq` | integers, from ≤ to, inside the pass's range | swapped, or cut to the range (repaired `seq_range`); not integers, or nothing of them inside the range: rejected `no_source` |
  *
- * Why repair rather than reject: a wrong speaker or seq is metadata the model got wrong about a fact
- * that may well be right, and the pass's range is an honest provenance ("said somewhere in this
- * pass"); clamping to one end of the range, as before, made up a source. A memory whose type, text
- * or importance is not usable has nothing left worth keeping. A speaker that is no author of the
- * range becomes none rather than a guess, so a memory never names someone who did not speak there.
+ * Why repair rather than reject: a wrong speaker is metadata the model got wrong about a fact that
+ * may well be right. A speaker that is no author of the range becomes none rather than a guess, so a
+ * memory never names someone who did not speak there. A memory whose type, text or importance is not
+ * usable has nothing left worth keeping.
+ *
+ * Seqs are the exception: they are what `ebb forget --id` redacts, the messages a memory came from.
+ * A memory whose seqs name no message of its pass has no known source. Stored with the whole pass
+ * as its range (as it once was), forgetting that one memory redacted every message of the pass and
+ * summarized the pass again from nothing; stored with one end of the range, it named a source it
+ * never had. So it is not stored: a fact worth keeping comes back, with its seqs, in a later pass.
+ * Seqs that stick out of the pass keep the part inside it, which the model did name.
  */
 import { MEMORY_TYPES, type MemoryType } from './memory.js';
 import { clampImportance } from './plan-memory-upsert.js';
@@ -33,6 +39,7 @@ export const MEMORY_REJECT_REASONS = [
   'empty_text',
   'text_too_long',
   'bad_importance',
+  'no_source',
 ] as const;
 export type MemoryRejectReason = (typeof MEMORY_REJECT_REASONS)[number];
 
@@ -113,17 +120,21 @@ export function validateMemories(
       reject('text_too_long');
       continue;
     }
-    if (withoutNul !== m.text) repair('text_nul');
     if (typeof m.importance !== 'number' || !Number.isFinite(m.importance)) {
       reject('bad_importance');
       continue;
     }
+    const seqs = seqRange(m.fromSeq, m.toSeq, context);
+    if (seqs === undefined) {
+      reject('no_source');
+      continue;
+    }
+    // Kept: what was repaired is counted now, so a memory left out counts once, as rejected.
+    if (withoutNul !== m.text) repair('text_nul');
     const importance = clampImportance(m.importance);
     if (importance !== m.importance) repair('importance');
-
-    const speaker = speakerOf(m.speaker, authors, repair);
-    const seqs = seqRange(m.fromSeq, m.toSeq, context);
     if (seqs.repaired) repair('seq_range');
+    const speaker = speakerOf(m.speaker, authors, repair);
     memories.push({
       type: m.type as MemoryType,
       text,
@@ -180,19 +191,18 @@ function speakerOf(
 }
 
 /**
- * Seqs inside the pass: swapped when reversed, cut to the range when they stick out, the whole range
- * when they are not integers or miss it altogether.
+ * Seqs inside the pass: swapped when reversed, cut to the range when they stick out; none when they
+ * are not integers or miss the range altogether (the memory then has no known source).
  */
 function seqRange(
   from: unknown,
   to: unknown,
   pass: { readonly fromSeq: number; readonly toSeq: number },
-): { fromSeq: number; toSeq: number; repaired: boolean } {
-  const whole = { fromSeq: pass.fromSeq, toSeq: pass.toSeq, repaired: true };
-  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return whole;
+): { fromSeq: number; toSeq: number; repaired: boolean } | undefined {
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) return undefined;
   const lo = Math.min(from as number, to as number);
   const hi = Math.max(from as number, to as number);
-  if (hi < pass.fromSeq || lo > pass.toSeq) return whole;
+  if (hi < pass.fromSeq || lo > pass.toSeq) return undefined;
   const fromSeq = Math.max(lo, pass.fromSeq);
   const toSeq = Math.min(hi, pass.toSeq);
   return { fromSeq, toSeq, repaired: fromSeq !== from || toSeq !== to };

@@ -185,7 +185,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
 
   const memoriesRejected = new Counter({
     name: 'ebb_memories_rejected_total',
-    help: 'Memories the summarizer proposed that were not stored, by reason (unknown_type, empty_text, text_too_long, bad_importance, malformed).',
+    help: 'Memories the summarizer proposed that were not stored, by reason (unknown_type, empty_text, text_too_long, bad_importance, no_source, malformed).',
     labelNames: ['reason'] as const,
     registers,
   });

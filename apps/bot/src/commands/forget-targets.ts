@@ -56,6 +56,9 @@ export async function redactionsFor(
     }
   } else {
     for (const { memory, channelKey } of targets) {
+      // The messages the summarizer named as the memory's source, cut to its pass: validation never
+      // widens them (a memory that named none of its pass is not stored), so one memory never
+      // redacts the whole pass it was learned in.
       const range = seqsOf([{ fromSeq: memory.fromSeq, toSeq: memory.toSeq }]);
       seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...range]);
     }

@@ -233,6 +233,42 @@ describe('ebb memories forget --id and --channel', () => {
     expect(span?.kind === 'summary' ? span.text : '').toContain('message 5 about the release plan');
   });
 
+  it('--id redacts only what each memory came from: a memory whose seqs name no message of its pass is never stored', async () => {
+    const key = 'web:inj8';
+    // Both passes' model names the vault code's source right, and gets another memory's seqs wrong.
+    const misattributing = () => ({
+      json: {
+        summary: 'Summary: the release plan; mallory gave a vault code.',
+        memories: [
+          {
+            type: 'fact',
+            text: `The vault code is ${FACT}`,
+            importance: 0.9,
+            speaker: 'mallory',
+            fromSeq: 4,
+            toSeq: 4,
+          },
+          {
+            type: 'decision',
+            text: 'The release ships on Friday',
+            importance: 0.7,
+            speaker: null,
+            fromSeq: 900,
+            toSeq: 905,
+          },
+        ],
+      },
+    });
+    world.fake.enqueue(misattributing, misattributing);
+    await world.plant(key);
+    const stored = await world.memories.list({ channelKey: key });
+    const io = captureIo();
+    expect(await memoriesForget({ ids: stored.map((m) => m.id), yes: true }, io, world.deps())).toBe(0);
+    // The vault code's own message, not the pass it was said in.
+    expect(io.stdout()).toContain(`${key}: 1 message redacted; 1 summary span summarized again (1..20)`);
+    expect(stored.map((m) => [m.text, m.fromSeq, m.toSeq])).toEqual([[`The vault code is ${FACT}`, 4, 4]]);
+  });
+
   it('--channel forgets every memory of the channel and redacts all their sources', async () => {
     const key = 'web:inj4';
     const bystander = 'web:inj5';
