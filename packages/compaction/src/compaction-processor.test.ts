@@ -141,6 +141,17 @@ describe('compaction processor', () => {
     expect(events.map((e) => e.event)).toEqual(['compaction.started', 'compaction.completed']);
   });
 
+  it('keeps a completed pass completed when its job is reported failed after it (BullMQ lost the job)', async () => {
+    await processor()(job);
+    await recordFailure(runs, job.jobId, new Error('Missing key for job job-1. moveToFinished'));
+    expect(await runs.get(job.jobId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('records the worker-created run with the job’s focus and the pass it follows', async () => {
+    await processor()({ ...job, focus: 'the release', after: 'job-0' });
+    expect(await runs.get(job.jobId)).toMatchObject({ focus: 'the release', after: 'job-0' });
+  });
+
   it('does nothing the second time a finished job is delivered', async () => {
     await processor()(job);
     const second = await processor()(job);

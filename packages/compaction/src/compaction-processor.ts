@@ -243,6 +243,8 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         emit({ event: 'compaction.stale', ...event, reason: outcome.reason, durationMs: calls.durationMs });
         return { kind: 'stale', reason: outcome.reason };
       }
+      // Set once the pass is recorded completed: nothing after that may fail it.
+      let notifyError: string | undefined;
       if (outcome.kind === 'splice') {
         await runs.finish(job.jobId, {
           status: 'completed',
@@ -250,7 +252,14 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
           tokensAfter: outcome.tokensAfter,
           ...calls,
         });
-        await options.notifier.publish({ channelKey: channel, generation: outcome.generation });
+        // The pass is in Postgres: Redis away cannot undo it. Bots that miss the notice see the new
+        // generation on their next append and reload then.
+        notifyError = await options.notifier
+          .publish({ channelKey: channel, generation: outcome.generation })
+          .then(
+            () => undefined,
+            (err: unknown) => errorCode(err),
+          );
       } else {
         // Applied by an earlier try that died before recording it.
         await runs.finish(job.jobId, { status: 'completed', ...calls });
@@ -269,6 +278,8 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         memoriesAdded: upserted.added,
         durationMs: calls.durationMs,
         fallback: output.fallback,
+        // The context-changed notice could not be sent (e.g. redis_unavailable).
+        ...(notifyError === undefined ? {} : { error: notifyError }),
       });
       return { kind: 'completed', outcome, memoriesAdded: upserted.added, fallback: output.fallback };
     } catch (err) {
@@ -293,9 +304,14 @@ export function errorCode(err: unknown): string {
   return 'internal_error';
 }
 
-/** After the driver's last try of a job failed: the run is marked failed (this feeds the circuit breaker). */
+/**
+ * After the driver's last try of a job failed: the run is marked failed (this feeds the circuit
+ * breaker), unless it ended already. The driver also reports a job whose pass completed when only
+ * its own Redis steps after it failed (BullMQ's move to completed, with Redis away or restarted
+ * empty): such a run stays `completed`.
+ */
 export async function recordFailure(runs: RunStore, jobId: string, err: unknown): Promise<void> {
-  await runs.finish(jobId, { status: 'failed', error: errorCode(err) });
+  await runs.finish(jobId, { status: 'failed', error: errorCode(err) }, { onlyFrom: ['queued', 'running'] });
 }
 
 /**
@@ -314,6 +330,8 @@ function jobRange(job: ProcessorJob) {
     fromSeq: job.fromSeq,
     toSeq: job.toSeq,
     generation: job.generation,
+    ...(job.focus === undefined ? {} : { focus: job.focus }),
+    ...(job.after === undefined ? {} : { after: job.after }),
   };
 }
 

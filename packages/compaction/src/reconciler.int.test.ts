@@ -8,6 +8,7 @@ import { resolveChannel } from '@ebb/config';
 import {
   ChannelCompactor,
   type CompactionJob,
+  type CompactionLogEvent,
   chatMessageTokens,
   EbbError,
   measureMessage,
@@ -119,7 +120,7 @@ it('enqueues again a run whose job Redis lost, and the pass completes once', asy
     redisPrefix: prefix,
     logger: createLogger({ level: 'info', destination }),
     retry: FAST_RETRY,
-    reconcile: { policy: { graceMs: 0, requeueWithinMs: 60_000 }, intervalMs: 100 },
+    reconcile: { policy: { missingGraceMs: 0, graceMs: 0, requeueWithinMs: 60_000 }, intervalMs: 100 },
   });
   cleanups.push(() => worker.close(5_000));
 
@@ -141,7 +142,7 @@ it('enqueues again a run whose job Redis lost, and the pass completes once', asy
 });
 
 describe('reconcileRuns', () => {
-  const policy = { graceMs: 0, requeueWithinMs: 60 * 60_000 };
+  const policy = { missingGraceMs: 0, graceMs: 0, requeueWithinMs: 60 * 60_000 };
   const job = (channelKey: string): CompactionJob => ({
     channelKey,
     tier: 'background',
@@ -195,9 +196,37 @@ describe('reconcileRuns', () => {
     expect(await queue.bullmq.remove(lost)).toBe(1);
     expect(await queue.jobState(lost)).toBe('missing');
 
-    await reconcileRuns({ runs, queue, policy: { graceMs: 0, requeueWithinMs: 0 } });
+    await reconcileRuns({ runs, queue, policy: { missingGraceMs: 0, graceMs: 0, requeueWithinMs: 0 } });
     expect(await runs.get(lost)).toMatchObject({ status: 'stale', error: 'job_lost' });
     expect(await runs.get(waiting)).toMatchObject({ status: 'queued' });
     expect(await queue.jobState(waiting)).toBe('pending');
+  });
+
+  it('enqueues a job Redis lost again half a minute on, as it was: its focus, the pass it follows', async () => {
+    const prefix = randomPrefix();
+    const queue = queueOn(prefix);
+    const runs = new PgRunStore({ db: fresh.db });
+    const followUp: CompactionJob = {
+      channelKey: 'web:lost-follow-up',
+      tier: 'aggressive',
+      fromSeq: 11,
+      toSeq: 20,
+      generation: 2,
+      focus: 'the deploy plan',
+      after: 'web%3Alost-follow-up.aggressive.g2.s1-10',
+    };
+    const { jobId } = await queue.enqueue(followUp);
+    await runs.create({ ...followUp, jobId, usage: 0.9 });
+    // Redis restarted without persistence.
+    await cleanupPrefix(producer, prefix);
+
+    const events: CompactionLogEvent[] = [];
+    // The default policy, 31 s after the run was recorded.
+    await reconcileRuns({ runs, queue, now: () => Date.now() + 31_000, onEvent: (e) => events.push(e) });
+    expect(events.filter((e) => e.jobId === jobId)).toEqual([
+      expect.objectContaining({ action: 'requeued', reason: 'job_missing' }),
+    ]);
+    expect((await queue.bullmq.getJob(jobId))?.data).toEqual(followUp);
+    await runs.finish(jobId, { status: 'stale', error: 'test_done' });
   });
 });

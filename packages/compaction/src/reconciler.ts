@@ -8,9 +8,11 @@
  * run. Stalled jobs (a worker killed mid-pass) are not its business: BullMQ's stalled check moves
  * them back to waiting, and fails them after `maxStalledCount` stalls, which the worker records.
  *
- * It runs in every worker (and in embedded mode, in the bot) at start and every `intervalMs`. Two
- * reconcilers on one run do no harm: an enqueue of a job that exists again is deduplicated, and a
- * finish only moves a run out of `queued` or `running`.
+ * It runs in every worker (and in embedded mode, in the bot) at start and every `intervalMs` (15 s),
+ * and looks at every unfinished run from 30 s old (`missingGraceMs`): a pass whose job Redis lost is
+ * enqueued again within about 45 s of Redis answering again (a round while Redis is away fails and
+ * is tried on the next tick). Two reconcilers on one run do no harm: an enqueue of a job that exists
+ * again is deduplicated, and a finish only moves a run out of `queued` or `running`.
  */
 import {
   type CompactionEventSink,
@@ -20,6 +22,7 @@ import {
   planReconcile,
   type ReconcilePolicy,
   type RunStore,
+  reconcileAfterMs,
 } from '@ebb/core';
 import type { Logger } from '@ebb/logger';
 
@@ -34,7 +37,8 @@ export interface ReconcilerOptions {
 }
 
 export const DEFAULT_RECONCILER = {
-  intervalMs: 60_000,
+  /** With `missingGraceMs`, how soon a run whose job Redis lost is enqueued again. */
+  intervalMs: 15_000,
   batch: 200,
 } as const;
 
@@ -45,14 +49,14 @@ export interface ReconcileTally {
   readonly stale: number;
 }
 
-/** One round: every unfinished run past the grace period, settled or left alone. */
+/** One round: every unfinished run old enough for a rule of `planReconcile`, settled or left alone. */
 export async function reconcileRuns(options: ReconcilerOptions): Promise<ReconcileTally> {
   const now = options.now ?? Date.now;
   const policy = options.policy ?? DEFAULT_RECONCILE_POLICY;
   const emit = options.onEvent ?? (() => {});
   const tally = { checked: 0, requeued: 0, failed: 0, stale: 0 };
   const candidates = await options.runs.unfinished({
-    createdBefore: now() - policy.graceMs,
+    createdBefore: now() - reconcileAfterMs(policy),
     limit: options.batch ?? DEFAULT_RECONCILER.batch,
   });
   for (const run of candidates) {

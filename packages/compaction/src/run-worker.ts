@@ -103,7 +103,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
       ),
     () => {},
   );
-  // Runs left queued or running by a lost job (see reconciler.ts), at start and every minute.
+  // Runs left queued or running by a lost job (see reconciler.ts), at start and every 15 s.
   const producer = createRedis(options.redisUrl, { role: 'producer', logger });
   // Not ready yet: the first round fails, says so, and the next one runs a minute later.
   await waitForReady(producer).catch(() => {});

@@ -77,6 +77,8 @@ async function enqueueOrThrow(
       fromSeq: plan.fromSeq,
       toSeq: plan.toSeq,
       generation: plan.generation,
+      ...(request.focus === undefined ? {} : { focus: request.focus }),
+      ...(request.after === undefined ? {} : { after: request.after }),
     });
   }
   if (outcome.kind === 'escalated') {

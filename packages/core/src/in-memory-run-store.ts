@@ -18,7 +18,10 @@ export class InMemoryRunStore implements RunStore {
   }
 
   async create(
-    run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
+    run: Pick<
+      CompactionRun,
+      'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation' | 'focus' | 'after'
+    >,
   ): Promise<void> {
     const existing = this.#runs.get(run.jobId);
     if (existing) {
@@ -35,6 +38,8 @@ export class InMemoryRunStore implements RunStore {
       fromSeq: run.fromSeq,
       toSeq: run.toSeq,
       generation: run.generation,
+      ...(run.focus === undefined ? {} : { focus: run.focus }),
+      ...(run.after === undefined ? {} : { after: run.after }),
       attempts: 0,
       createdAt: this.#now(),
     });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { planReconcile, type ReconcilePolicy } from './plan-reconcile.js';
 import type { CompactionRun, JobState } from './ports.js';
 
-const policy: ReconcilePolicy = { graceMs: 1_000, requeueWithinMs: 10_000 };
+const policy: ReconcilePolicy = { missingGraceMs: 1_000, graceMs: 4_000, requeueWithinMs: 10_000 };
 const NOW = 100_000;
 
 function runOf(fields: Partial<CompactionRun> = {}): CompactionRun {
@@ -32,6 +32,33 @@ describe('planReconcile', () => {
     for (const job of ['missing', 'failed', 'completed'] as const satisfies JobState[]) {
       expect(planReconcile(runOf({ createdAt: NOW - 999 }), job, NOW, policy)).toEqual({ kind: 'leave' });
     }
+  });
+
+  it('acts on a missing job soon, and leaves a failed or completed one to the worker for longer', () => {
+    const young = runOf({ createdAt: NOW - 1_000 });
+    expect(planReconcile(young, 'missing', NOW, policy)).toMatchObject({ kind: 'requeue' });
+    for (const job of ['failed', 'completed'] as const satisfies JobState[]) {
+      expect(planReconcile(young, job, NOW, policy)).toEqual({ kind: 'leave' });
+      expect(planReconcile(runOf({ createdAt: NOW - 4_000 }), job, NOW, policy)).toMatchObject({
+        kind: 'finish',
+      });
+    }
+  });
+
+  it('enqueues a lost job again with its focus and the pass it follows', () => {
+    const run = runOf({ focus: 'the deploy plan', after: 'web%3Aa.background.g3.s1-20', fromSeq: 21 });
+    expect(planReconcile(run, 'missing', NOW, policy)).toEqual({
+      kind: 'requeue',
+      job: {
+        channelKey: 'web:a',
+        tier: 'background',
+        fromSeq: 21,
+        toSeq: 40,
+        generation: 3,
+        focus: 'the deploy plan',
+        after: 'web%3Aa.background.g3.s1-20',
+      },
+    });
   });
 
   it('leaves a finished run, whatever its job', () => {

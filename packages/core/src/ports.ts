@@ -284,6 +284,9 @@ export interface CompactionRun {
   readonly fromSeq: number;
   readonly toSeq: number;
   readonly generation: number;
+  /** The job's `focus` and `after`, kept so a job Redis lost is enqueued again as it was. */
+  readonly focus?: string;
+  readonly after?: string;
   readonly attempts: number;
   readonly tokensBefore?: number;
   readonly tokensAfter?: number;
@@ -308,7 +311,10 @@ export interface RunStore {
    * except that it fills in the usage of a run a worker created first (usage NaN).
    */
   create(
-    run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
+    run: Pick<
+      CompactionRun,
+      'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation' | 'focus' | 'after'
+    >,
   ): Promise<void>;
   /**
    * Marks a run `running` and counts the attempt, unless it ended for good (`completed`, `stale`):

@@ -51,7 +51,10 @@ export class PgRunStore implements RunStore {
   }
 
   create(
-    run: Pick<CompactionRun, 'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation'>,
+    run: Pick<
+      CompactionRun,
+      'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation' | 'focus' | 'after'
+    >,
   ): Promise<void> {
     return dbCall('createRun', async () => {
       await this.#db
@@ -65,6 +68,8 @@ export class PgRunStore implements RunStore {
           fromSeq: run.fromSeq,
           toSeq: run.toSeq,
           generation: run.generation,
+          focus: run.focus ?? null,
+          after: run.after ?? null,
         })
         // A worker that got the job first created the row without the usage; fill it in.
         .onConflictDoUpdate({

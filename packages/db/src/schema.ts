@@ -175,6 +175,10 @@ export const compactionRuns = pgTable(
     fromSeq: integer('from_seq').notNull(),
     toSeq: integer('to_seq').notNull(),
     generation: integer('generation').notNull(),
+    /** What the pass was asked to keep (`/compact <focus>`): a job Redis lost is enqueued again with it. */
+    focus: text('focus'),
+    /** A follow-up: the job id of the pass whose range ends right before this one's (the job's `after`). */
+    after: text('after_job_id'),
     attempts: integer('attempts').notNull().default(0),
     tokensBefore: integer('tokens_before'),
     tokensAfter: integer('tokens_after'),

@@ -24,13 +24,19 @@
  * (BullMQ's own close would wait for Redis for ever).
  *
  * Events (`completed`, `failed`, `stalled`) are for the caller to log; this class logs only
- * connection problems and a timed-out close.
+ * connection problems, a timed-out close, and a job Redis lost while it ran (`queue.job_vanished`,
+ * once per job: BullMQ then fails each move of it; the run in Postgres is what counts).
  */
 import { EventEmitter } from 'node:events';
-import { type Logger, PassDeferredError, SILENT_LOGGER, settleWithin } from '@ebb/core';
+import { type Logger, LruMap, PassDeferredError, SILENT_LOGGER, settleWithin } from '@ebb/core';
 import { DelayedError, type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { COMPACTION_QUEUE_NAME, CompactionJobPayload, parseCompactionPayload } from './compaction-jobs.js';
+import {
+  COMPACTION_QUEUE_NAME,
+  CompactionJobPayload,
+  decodeChannelKey,
+  parseCompactionPayload,
+} from './compaction-jobs.js';
 import {
   type CompactionEvents,
   type CompactionProcessor,
@@ -79,6 +85,8 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   readonly #ownedConnection: Redis | undefined;
   readonly #log: Logger;
   readonly #active = new Set<string>();
+  /** Jobs whose loss from Redis was logged. */
+  readonly #vanished = new LruMap<string, true>(MAX_VANISHED_LOGGED);
   /** Called once no job is running. */
   readonly #onIdle = new Set<() => void>();
   #closing: Promise<CloseOutcome> | undefined;
@@ -160,7 +168,26 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       });
     });
     this.#worker.on('stalled', (jobId) => this.emit('stalled', { jobId }));
-    this.#worker.on('error', (err) => this.#log.error({ err }, 'compaction worker error'));
+    this.#worker.on('error', (err) => {
+      const vanished = vanishedJob(err);
+      if (vanished === undefined) {
+        this.#log.error({ err }, 'compaction worker error');
+        return;
+      }
+      // BullMQ tries each of its moves of the job (to completed, then to failed or delayed): one line.
+      if (this.#vanished.get(vanished.jobId)) return;
+      this.#vanished.set(vanished.jobId, true);
+      this.#log.warn(
+        {
+          event: 'queue.job_vanished',
+          channel: vanished.channel,
+          jobId: vanished.jobId,
+          step: vanished.step,
+          err,
+        },
+        'Redis no longer has this compaction job (restarted without persistence?): its run in Postgres stands, and the reconciler enqueues it again if it had not finished',
+      );
+    });
   }
 
   /** Resolves once the worker is connected. */
@@ -239,6 +266,21 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
 /** Starts a compaction worker on the `compaction` queue; it connects and runs in the background. */
 export function startCompactionWorker(options: CompactionWorkerOptions): BullmqCompactionWorker {
   return new BullmqCompactionWorker(options);
+}
+
+/** Vanished jobs remembered so each is logged once. */
+const MAX_VANISHED_LOGGED = 1_000;
+
+/**
+ * A job BullMQ could not move because Redis no longer has it (`Missing key for job <id>. <script>`):
+ * Redis restarted without persistence while the job ran. Its pass is in Postgres whatever happened.
+ */
+function vanishedJob(err: Error): { channel: string; jobId: string; step: string } | undefined {
+  const match = /^Missing key for job (\S+)\. (\w+)/.exec(err.message);
+  const [, jobId, step] = match ?? [];
+  if (jobId === undefined || step === undefined) return undefined;
+  // A job id starts with its encoded channel key (`compactionJobId`).
+  return { channel: decodeChannelKey(jobId.split('.')[0] ?? ''), jobId, step };
 }
 
 function unrecoverable(err: unknown): UnrecoverableError {

@@ -107,6 +107,17 @@ export function runsCases(current: () => ContractContext): void {
       expect(await stores.runs.get(stale)).toMatchObject({ status: 'stale', attempts: 0 });
     });
 
+    it('keeps a run’s focus and the pass it follows, so a lost job is enqueued again as it was', async () => {
+      const jobId = `${key}:follow-up`;
+      await stores.runs.create({ ...range(jobId), focus: 'the deploy plan', after: `${key}:ahead` });
+      expect(await stores.runs.get(jobId)).toMatchObject({ focus: 'the deploy plan', after: `${key}:ahead` });
+      const plain = `${key}:plain`;
+      await stores.runs.create(range(plain));
+      const run = await stores.runs.get(plain);
+      expect(run).not.toHaveProperty('focus');
+      expect(run).not.toHaveProperty('after');
+    });
+
     it('keeps the first checkpoint: a second worker on the job gets the stored output back', async () => {
       const jobId = `${key}:checkpoint`;
       await stores.runs.create(range(jobId));
