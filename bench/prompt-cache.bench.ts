@@ -22,7 +22,6 @@ import {
   costUsd,
   type InboundMessage,
   MEMORIES_TAG,
-  type PlatformAdapter,
   type PlatformHandlers,
 } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -35,27 +34,13 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import OpenAI from 'openai';
 import { Bot } from '../apps/bot/src/bot/bot.js';
-import { IRC_TRANSCRIPT, readJsonl, table } from './support.js';
+import { IRC_TRANSCRIPT, NullPlatform, readJsonl, table } from './support.js';
 
 const MESSAGES = Number(process.env.EBB_BENCH_MESSAGES ?? 20_000);
 const WINDOWS = [32_000, 128_000] as const;
 const PRICE = { input_per_mtok: 0.75, cached_input_per_mtok: 0.075, output_per_mtok: 4.5 };
 const REPLY =
   'Thanks, noted. If the install still fails, paste the exact error and the output of uname -a, and say which release you are on.';
-
-class NullPlatform implements PlatformAdapter {
-  readonly platform = 'web' as const;
-  #n = 0;
-  handlers: PlatformHandlers | undefined;
-  async start(handlers: PlatformHandlers) {
-    this.handlers = handlers;
-  }
-  async send() {
-    return { platformMessageId: `out-${++this.#n}` };
-  }
-  async typing() {}
-  async stop() {}
-}
 
 /** The prompt as Ebb laid it out before: the recalled memories right after the system prompt. */
 function memoriesFirst(model: ChatModel): ChatModel {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
-import type { TranscriptMessage } from '@ebb/core';
+import type { PlatformAdapter, PlatformHandlers, TranscriptMessage } from '@ebb/core';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const EBB_BIN = join(ROOT, 'apps/bot/bin/ebb.mjs');
@@ -71,4 +71,19 @@ export function table(header: readonly string[], rows: readonly (readonly (strin
 /** The settings of the shipped config.toml for a channel with no overrides. */
 export async function shippedDefaults(): Promise<ResolvedChannelConfig> {
   return resolveChannel(await loadConfig({ path: join(ROOT, 'config.toml') }), 'defaults');
+}
+
+/** A platform that posts nowhere: the bot's `send` and `typing` cost nothing to measure. */
+export class NullPlatform implements PlatformAdapter {
+  readonly platform = 'web' as const;
+  #n = 0;
+  handlers: PlatformHandlers | undefined;
+  async start(handlers: PlatformHandlers) {
+    this.handlers = handlers;
+  }
+  async send() {
+    return { platformMessageId: `out-${++this.#n}` };
+  }
+  async typing() {}
+  async stop() {}
 }

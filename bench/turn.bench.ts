@@ -9,7 +9,7 @@
 
 import { runCompactionWorker } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
-import type { ChatModel, InboundMessage, PlatformAdapter, PlatformHandlers } from '@ebb/core';
+import type { ChatModel, InboundMessage, PlatformHandlers } from '@ebb/core';
 import { measureMessage } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
@@ -19,25 +19,10 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { Bot } from '../apps/bot/src/bot/bot.js';
-import { median, nowMs, percentile, table } from './support.js';
+import { median, NullPlatform, nowMs, percentile, table } from './support.js';
 
 /** Answers at once: the model call is not part of the turn overhead. */
 const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 'ok, noted.' }) };
-
-/** A platform that posts nowhere: the bot's `send` and `typing` cost nothing to measure. */
-class NullPlatform implements PlatformAdapter {
-  readonly platform = 'web' as const;
-  #n = 0;
-  handlers: PlatformHandlers | undefined;
-  async start(handlers: PlatformHandlers) {
-    this.handlers = handlers;
-  }
-  async send() {
-    return { platformMessageId: `out-${++this.#n}` };
-  }
-  async typing() {}
-  async stop() {}
-}
 
 export async function turnBench(): Promise<string> {
   const fake = await FakeOpenAiServer.start();
