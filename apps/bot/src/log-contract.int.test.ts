@@ -154,14 +154,19 @@ it('logs one JSON line per compaction step and reload, with the documented field
       .sort(),
   ).toEqual(
     [
+      'cachedInputTokens',
       'channel',
+      'costUsd',
       'durationMs',
       'event',
       'fallback',
       'fromSeq',
+      'inputTokens',
       'jobId',
       'memoriesAdded',
       'messagesCompacted',
+      'model',
+      'outputTokens',
       'summaryTokens',
       'tier',
       'toSeq',
@@ -169,7 +174,17 @@ it('logs one JSON line per compaction step and reload, with the documented field
       'tokensBefore',
     ].sort(),
   );
-  expect(completed).toMatchObject({ tier: 'background', jobId, fallback: false, memoriesAdded: 0 });
+  // What wrote the summary and its calls; this config prices no model, so the cost is unknown.
+  expect(completed).toMatchObject({
+    tier: 'background',
+    jobId,
+    fallback: false,
+    model: resolveChannel(config, 'web:logs').compaction.summarizerModel,
+    costUsd: null,
+    memoriesAdded: 0,
+  });
+  expect(completed.inputTokens).toBeGreaterThan(0);
+  expect(completed.outputTokens).toBeGreaterThan(0);
   expect(completed.tokensAfter).toBeLessThan(completed.tokensBefore);
 
   // An emergency truncation.

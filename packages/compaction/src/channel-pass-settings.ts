@@ -1,8 +1,9 @@
 /**
  * Per-channel settings for the worker, resolved from config.toml: the summary budget, the memory
- * scope, the chat model's tokenizer and the summarizer. Offline (no OPENAI_API_KEY and no
- * `[llm] base_url`) the summarizer is the extractive one. Summarizers are shared per model and
- * server; OpenAI clients are built with `maxRetries: 0`, since the summarizer runs its own retries.
+ * scope, the chat model's tokenizer, the summarizer and `[prices]` (the cost on a pass's log line).
+ * Offline (no OPENAI_API_KEY and no `[llm] base_url`) the summarizer is the extractive one.
+ * Summarizers are shared per model and server; OpenAI clients are built with `maxRetries: 0`, since
+ * the summarizer runs its own retries.
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import type { Logger, Summarizer } from '@ebb/core';
@@ -43,7 +44,8 @@ export function passSettingsResolver(
   const summarizers = new Map<string, Summarizer>();
 
   return async (channelKey) => {
-    const channel = resolveChannel(options.config(), channelKey);
+    const config = options.config();
+    const channel = resolveChannel(config, channelKey);
     const tokenizer = await loadTokenizer(channel.llm.encoding);
     const offline = options.env.OPENAI_API_KEY === undefined && channel.llm.baseUrl === undefined;
     const model = channel.compaction.summarizerModel;
@@ -84,6 +86,7 @@ export function passSettingsResolver(
       memoryScope: channel.memory.scope,
       tokenizer,
       summarizer,
+      prices: config.prices,
     };
   };
 }

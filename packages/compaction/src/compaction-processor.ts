@@ -27,12 +27,15 @@ import {
   type CompactionJob,
   type CompactionRun,
   type ContextNotifier,
+  callsCost,
   countOf,
   EbbError,
   type ExtractedMemory,
   FINISHED_RUN_STATUSES,
+  type LlmCall,
   type MemoryScopeSetting,
   type MemoryStore,
+  type ModelPrice,
   memoryScope,
   PassDeferredError,
   type PrefixView,
@@ -41,6 +44,7 @@ import {
   type SpliceOutcome,
   type StoredMessage,
   type Summarizer,
+  SummarizerGaveUpError,
   type SummaryOutput,
   spanTokens,
   summarizedMessage,
@@ -65,6 +69,8 @@ export interface ChannelPassSettings {
   readonly tokenizer: Tokenizer;
   /** The channel's summarizer (its summarizer model, or the extractive one offline). */
   readonly summarizer: Summarizer;
+  /** `[prices]`: the cost of a pass's calls on its `compaction.completed`/`failed` line (none: unpriced). */
+  readonly prices?: Readonly<Record<string, ModelPrice>>;
 }
 
 export interface CircuitBreakerOptions {
@@ -119,6 +125,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
     const started = now();
     const channel = job.channelKey;
     const event = { channel, tier: job.tier, jobId: job.jobId, fromSeq: job.fromSeq, toSeq: job.toSeq };
+    let prices: Readonly<Record<string, ModelPrice>> = {};
 
     try {
       let run = await runs.start(job.jobId);
@@ -141,6 +148,7 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       if (!resumed) emit({ event: 'compaction.started', ...event });
 
       const settings = await options.settingsFor(channel);
+      prices = settings.prices ?? {};
       const snapshot = resumed
         ? EMPTY_SNAPSHOT
         : await snapshotRange(channels, await channels.loadPrefix(channel), job);
@@ -278,6 +286,8 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
         memoriesAdded: upserted.added,
         durationMs: calls.durationMs,
         fallback: output.fallback,
+        model: output.model,
+        ...callsCost(output.calls, prices),
         // The context-changed notice could not be sent (e.g. redis_unavailable).
         ...(notifyError === undefined ? {} : { error: notifyError }),
       });
@@ -285,7 +295,18 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
     } catch (err) {
       if (err instanceof PassDeferredError) throw err;
       // The driver retries or gives up; `recordFailure` then marks the run (see run-worker.ts).
-      emit({ event: 'compaction.failed', ...event, error: errorCode(err), durationMs: now() - started });
+      // The calls a summarizer made before it gave up are what the failed try cost.
+      const spent =
+        err instanceof SummarizerGaveUpError && err.calls.length > 0
+          ? { model: (err.calls.at(-1) as LlmCall).model, ...callsCost(err.calls, prices) }
+          : {};
+      emit({
+        event: 'compaction.failed',
+        ...event,
+        error: errorCode(err),
+        durationMs: now() - started,
+        ...spent,
+      });
       throw err;
     }
   };

@@ -43,7 +43,23 @@ export interface CompactionLogEvent {
   readonly memoriesAdded?: number;
   readonly durationMs?: number;
   readonly jobId?: string;
+  /**
+   * The extractive summary wrote a pass's summary because its model failed (`error` says why). An
+   * offline pass, which has no model to fail, is `fallback: false` with model `extractive`.
+   */
   readonly fallback?: boolean;
+  /**
+   * The model that wrote a pass's summary (`compaction.completed`: `extractive` for an extractive
+   * summary, offline or as the fallback), or that a failed pass called (`compaction.failed`).
+   */
+  readonly model?: string;
+  /** The pass's model calls, summed (`compaction.completed`; `compaction.failed` when it called one). */
+  readonly inputTokens?: number;
+  /** The part of `inputTokens` the provider served from its prompt cache. */
+  readonly cachedInputTokens?: number;
+  readonly outputTokens?: number;
+  /** What those calls cost in USD at `[prices]`; null when a model called has no price. */
+  readonly costUsd?: number | null;
   /** Why a pass was skipped or went stale, or what failed (an error code, not a stack). */
   readonly reason?: string;
   readonly error?: string;

@@ -4,6 +4,7 @@
  * Cached input is billed at `cached_input_per_mtok` (OpenAI: a tenth of the input price for the
  * GPT-5 family), or at the full input price when the table does not say.
  */
+import type { LlmCall } from './model-ports.js';
 
 /** One model's prices, as config.toml writes them. */
 export interface ModelPrice {
@@ -41,4 +42,30 @@ export function priceOf(
 
 function nonNegative(n: number): number {
   return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** Model calls summed, and what they cost at `[prices]`, each call at its own model's price. */
+export interface CallsCost {
+  readonly inputTokens: number;
+  /** The part of `inputTokens` the provider served from its prompt cache. */
+  readonly cachedInputTokens: number;
+  readonly outputTokens: number;
+  /** USD; null when a model called has no price (a partial sum would mislead); 0 with no calls. */
+  readonly costUsd: number | null;
+}
+
+export function callsCost(calls: readonly LlmCall[], table: Readonly<Record<string, ModelPrice>>): CallsCost {
+  let inputTokens = 0;
+  let cachedInputTokens = 0;
+  let outputTokens = 0;
+  let cost: number | null = 0;
+  for (const call of calls) {
+    const usage = { input: call.inputTokens, cached: call.cachedInputTokens ?? 0, output: call.outputTokens };
+    inputTokens += nonNegative(usage.input);
+    cachedInputTokens += Math.min(nonNegative(usage.input), nonNegative(usage.cached));
+    outputTokens += nonNegative(usage.output);
+    const price = priceOf(table, call.model);
+    cost = price === undefined || cost === null ? null : cost + costUsd(usage, price);
+  }
+  return { inputTokens, cachedInputTokens, outputTokens, costUsd: cost };
 }
