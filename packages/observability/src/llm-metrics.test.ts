@@ -29,6 +29,33 @@ describe('LLM metrics', () => {
     ]);
   });
 
+  it('splits prompt tokens by whether the provider cached them, and prices cached ones at cached_input_per_mtok', async () => {
+    const metrics = createMetrics({
+      processMetrics: false,
+      prices: () => ({
+        'gpt-5.4-mini': { input_per_mtok: 0.75, cached_input_per_mtok: 0.075, output_per_mtok: 4.5 },
+      }),
+    });
+    metrics.onLlmCalls([
+      {
+        purpose: 'reply',
+        model: 'gpt-5.4-mini',
+        inputTokens: 30_000,
+        cachedInputTokens: 28_160,
+        outputTokens: 100,
+        durationMs: 900,
+        attempts: 1,
+      },
+    ]);
+    const text = await metrics.metricsText();
+    expect(value(text, 'ebb_llm_prompt_tokens_total', { purpose: 'reply', cached: 'true' })).toBe(28_160);
+    expect(value(text, 'ebb_llm_prompt_tokens_total', { purpose: 'reply', cached: 'false' })).toBe(1_840);
+    expect(value(text, 'ebb_llm_cost_usd_total', { purpose: 'reply' })).toBeCloseTo(
+      (1_840 * 0.75 + 28_160 * 0.075 + 100 * 4.5) / 1_000_000,
+      12,
+    );
+  });
+
   it('prices calls at [prices], per model and read at each call, and counts the unpriced ones', async () => {
     let prices: Record<string, { input_per_mtok: number; output_per_mtok: number }> = {
       'gpt-4o-mini': { input_per_mtok: 0.15, output_per_mtok: 0.6 },

@@ -52,6 +52,52 @@ describe('meteredChatModel', () => {
   });
 });
 
+describe('meteredChatModel and the tries a retry hid', () => {
+  it('reports the cached tokens and every failed try of a reply, and of a reply that failed for good', async () => {
+    const calls: LlmCall[] = [];
+    let fail = false;
+    const model: ChatModel = {
+      label: 'gpt-5.4-mini',
+      reply: async () => {
+        if (fail) {
+          throw Object.assign(
+            new EbbError('still rate limited', { code: 'llm_rate_limited', retryable: true }),
+            {
+              failedTries: ['llm_rate_limited', 'llm_server', 'llm_rate_limited'],
+            },
+          );
+        }
+        return {
+          text: 'hi',
+          promptTokens: 3_000,
+          cachedPromptTokens: 2_944,
+          completionTokens: 20,
+          failedTries: ['llm_rate_limited', 'llm_rate_limited'],
+        };
+      },
+    };
+    const metered = meteredChatModel(
+      model,
+      (c) => calls.push(...c),
+      () => 0,
+    );
+    await metered.reply([]);
+    fail = true;
+    await expect(metered.reply([])).rejects.toMatchObject({ code: 'llm_rate_limited' });
+    expect(calls).toEqual([
+      expect.objectContaining({
+        inputTokens: 3_000,
+        cachedInputTokens: 2_944,
+        failedTries: ['llm_rate_limited', 'llm_rate_limited'],
+      }),
+      expect.objectContaining({
+        error: 'llm_rate_limited',
+        failedTries: ['llm_rate_limited', 'llm_server', 'llm_rate_limited'],
+      }),
+    ]);
+  });
+});
+
 describe('meteredSummarizer', () => {
   const input = {
     channelKey: 'web:x',
