@@ -123,11 +123,14 @@ export function partOf(
 ): ToolOutcome {
   const then =
     rangeEnd !== undefined && rangeEnd > message.seq ? { from: message.seq + 1, to: rangeEnd } : undefined;
-  const whole =
+  const whole = (after?: { from: number; to: number }) =>
     `Archived message #${message.seq}, whole.\n${messageBlock(message)}` +
-    (then ? `\n[Continue with read_history from_seq ${then.from} to_seq ${then.to}.]` : '');
-  const fitsWhole = tokenizer.count(whole) <= maxTokens;
-  if (part === 1 && fitsWhole) return { text: whole, isError: false };
+    (after ? `\n[Continue with read_history from_seq ${after.from} to_seq ${after.to}.]` : '');
+  // Judged with the longest last line any range can give it, so whether a message comes whole or in
+  // parts (and how many) is the same from every call.
+  const widest = { from: ARCHIVE_SEARCH.maxSeq, to: ARCHIVE_SEARCH.maxSeq };
+  const fitsWhole = tokenizer.count(whole(widest)) <= maxTokens;
+  if (part === 1 && fitsWhole) return { text: whole(then), isError: false };
   const { body, bounds } = fitsWhole
     ? { body: [], bounds: [0, 0] }
     : partBounds(message, tokenizer, maxTokens);

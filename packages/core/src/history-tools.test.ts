@@ -354,6 +354,21 @@ describe('result budget, measured on what is returned', () => {
     expect(historyResultTokens(50)).toBe(HISTORY_TOOLS.minResultTokens);
   });
 
+  it('cuts a message into the same parts whether it was reached from a range or read alone', async () => {
+    // Fits a result alone, but not with a line saying where a range goes on after it.
+    const text = 'w'.repeat(BUDGET * 4 - 60);
+    await append(say('ana', text), say('bo', 'after'));
+    const first = await read({ from_seq: 1, to_seq: 2 });
+    expectWithinBudget(first);
+    const alone = await read({ from_seq: 1, to_seq: 1 });
+    expect(alone.text.replace(/, then from_seq 2 to_seq 2/, '')).toBe(
+      first.text.replace(/, then from_seq 2 to_seq 2/, ''),
+    );
+    const parts = await readInParts(1);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(bodyOfParts(parts, '#1 ana: ')).toBe(text);
+  });
+
   it('says where the range goes on after a first message that fits only alone', async () => {
     // Too large for the range's frame beside it, small enough for a result of its own.
     await append(say('ana', 'w'.repeat(BUDGET * 4 - 160)), say('bo', 'after'));
