@@ -225,6 +225,7 @@ describe('createMetrics', () => {
     expect([...labelNames].sort()).toEqual([
       'action',
       'answered',
+      'cached',
       'code',
       'direction',
       'le',
