@@ -19,6 +19,7 @@ import {
 } from '@ebb/compaction';
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import {
+  type AnswerClaims,
   type CompactionQueue,
   type ContextNotifier,
   type InboundSpool,
@@ -43,6 +44,7 @@ import {
   createRedis,
   describeRedisUrl,
   isRedisReachable,
+  RedisAnswerClaims,
   RedisContextNotifier,
   RedisInboundSpool,
   waitForReady,
@@ -156,6 +158,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     // Redis cannot take them either (or there is no Redis).
     const localSpool = new FileInboundSpool(join(env.EBB_DATA_DIR, 'spool.jsonl'));
     let spool: InboundSpool = localSpool;
+    // Who answers a message when replicas share Redis (one process needs none).
+    let claims: AnswerClaims | undefined;
     let worker: RunningWorker | undefined;
     let boardQueue: BoardQueue | undefined;
     // What the dashboard sees live: usage after each turn, compaction events, context changes.
@@ -185,6 +189,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
         new RedisInboundSpool({ connection: producer, prefix: env.EBB_REDIS_PREFIX }),
         localSpool,
       );
+      claims = new RedisAnswerClaims({ connection: producer, prefix: env.EBB_REDIS_PREFIX });
       boardQueue = bullmq.bullmq;
       notifier = redisNotifier;
       if (options.withWorker) {
@@ -319,6 +324,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       toolbox,
       onToolCall: metrics.onToolCall,
       spool,
+      ...(claims === undefined ? {} : { claims }),
     });
     // A platform that cannot connect for now (DNS, network, the platform down) runs degraded and is
     // retried in the background; a refused token stops the start (see start-failure.ts).

@@ -52,7 +52,11 @@ export interface CommandInvocation {
 
 /** What became of one inbound message. */
 export interface TurnResult {
-  /** The reply posted, or null when the bot did not answer (not addressed, a bot, a duplicate, a failure). */
+  /**
+   * The reply posted, or null when the bot did not answer (not addressed, a bot, a failure, a
+   * duplicate of a message answered before). A duplicate of a message whose first turn left no reply
+   * (it died, or failed after storing it) is answered, once whichever delivery does it.
+   */
   readonly reply: string | null;
   /**
    * What the archive holds of the message: `stored` by this turn; `duplicate`, stored before under
@@ -63,7 +67,7 @@ export interface TurnResult {
   readonly archived: 'stored' | 'duplicate' | 'failed' | 'spooled';
   /** The message was stored, then the turn failed: no reply was made, or it was not kept. */
   readonly failedAfterStore?: boolean;
-  /** For a duplicate: the text stored under the id, and the reply archived right after it (if any). */
+  /** For a duplicate: the text stored under the id, and its reply (archived after it, or made by this delivery), if any. */
   readonly original?: { readonly text: string; readonly reply: string | null };
 }
 
@@ -127,4 +131,24 @@ export interface InboundSpool {
    * operator can read (never dropped); resolves to where it went (a file, a Redis key).
    */
   deadLetter(channelKey: string, entry: SpoolEntry, reason: string): Promise<string>;
+}
+
+/**
+ * Who answers a stored message, so two deliveries of it never both do: two replicas given the same
+ * event, or a sender's retry while the first turn still runs on another replica. A turn claims the
+ * message before it asks the model and releases it once its reply is archived or spooled; a claim
+ * whose holder died expires. Implemented on Redis (`RedisAnswerClaims`); without it, a bot's channel
+ * actor is the only guard, which is enough for one process.
+ */
+export interface AnswerClaims {
+  /**
+   * The message's claim, held (and kept alive) until `release`; undefined while another holder has
+   * it. Throws when it cannot tell (Redis away).
+   */
+  claim(channelKey: string, platformMessageId: string): Promise<AnswerClaim | undefined>;
+}
+
+export interface AnswerClaim {
+  /** Gives the claim up (the reply is archived or spooled, or the turn failed). Never throws. */
+  release(): Promise<void>;
 }

@@ -4,6 +4,7 @@ export * from './compaction-jobs.js';
 export * from './errors.js';
 export * from './inline-compaction-queue.js';
 export * from './job-driver.js';
+export * from './redis-answer-claims.js';
 export * from './redis-connection.js';
 export * from './redis-context-notifier.js';
 export * from './redis-inbound-spool.js';

@@ -13,6 +13,7 @@
  * | `<p>:spool:<ch>`                     | stream        | `RedisInboundSpool`   | chat messages (field `m`, JSON) kept while Postgres is away, until replayed into the archive |
  * | `<p>:spool-channels`                 | set           | `RedisInboundSpool`   | channel keys with a spool stream |
  * | `<p>:spool-dead`                     | stream        | `RedisInboundSpool`   | spooled messages the archive refused for good (fields `channel`, `id`, `reason`, `m`, `at`), kept for an operator |
+ * | `<p>:answer-claim:<ch>:<id>`         | string, PX 15s | `RedisAnswerClaims`  | random token of the turn answering message `<id>` (URI-encoded platform id), renewed while it runs; so two deliveries never both answer |
  *
  * Redis carries ids, ranges and generations, and message text only in the spool, only while
  * Postgres is away.
@@ -43,6 +44,8 @@ export interface RedisKeys {
   readonly spoolChannels: string;
   /** Spooled messages the archive refused for good. */
   readonly spoolDeadLetters: string;
+  /** The claim of the turn answering one message. */
+  answerClaim(channelKey: string, platformMessageId: string): string;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -67,6 +70,8 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     spool: (channelKey) => `${prefix}:spool:${encodeChannelKey(channelKey)}`,
     spoolChannels: `${prefix}:spool-channels`,
     spoolDeadLetters: `${prefix}:spool-dead`,
+    answerClaim: (channelKey, platformMessageId) =>
+      `${prefix}:answer-claim:${encodeChannelKey(channelKey)}:${encodeURIComponent(platformMessageId)}`,
   };
 }
 

@@ -5,6 +5,11 @@
  *   → render the prompt → model (with a typing indicator) ⇄ tool calls (archived, monitored, up to
  *   `[tools] max_steps` model calls) → post the final text → append the reply → monitor
  *
+ * A message answered by a turn is claimed first (`AnswerClaims`, across replicas), so two deliveries
+ * of it never both answer. A redelivery (the same platform id) gets the reply archived after the
+ * message; when there is none (the first turn died, or failed after storing it), it runs the answer
+ * step itself, under the claim, waiting while another delivery's turn holds it.
+ *
  * Each channel's working context is cached in memory and kept current incrementally; a splice by a
  * worker arrives as a context-changed notification and marks the cache stale, and the generation
  * the store returns on every append catches a missed notification. The monitor never waits for a
@@ -14,8 +19,11 @@
  * the monitor in `bot-compaction.ts`, the model call in `model-reply.ts`, the slash commands in
  * `bot-commands.ts`, the inbound spool in `spool-replay.ts`, the adapters in `platform-connections.ts`.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import type {
+  AnswerClaim,
+  AnswerClaims,
   ChannelStore,
   ChatModel,
   CompactionEventSink,
@@ -42,7 +50,7 @@ import { OfferedTools } from '../offered-tools.js';
 import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
-import { type ChannelState, ChannelStates } from './channel-states.js';
+import { type ChannelState, ChannelStates, ContextReloadError } from './channel-states.js';
 import { ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 import { SpoolReplay } from './spool-replay.js';
@@ -67,6 +75,11 @@ export interface BotOptions {
   readonly spool?: InboundSpool;
   /** How often channels with spooled messages are replayed into the archive (default 2 s). */
   readonly spoolReplayMs?: number;
+  /**
+   * Who answers a message, across replicas: without it, this process's channel actors are the only
+   * guard against two deliveries of one message both answering (enough for one process).
+   */
+  readonly claims?: AnswerClaims;
   /** The tools channels may be allowed (built-in and MCP); without it the model is offered none. */
   readonly toolbox?: Toolbox;
   /** After every tool call: for metrics. */
@@ -86,6 +99,8 @@ export interface BotOptions {
 
 /** Messages read past a redelivered one to find its reply: room for a turn's tool steps. */
 const ORIGINAL_LOOKAHEAD = 200;
+/** How often a turn asks again for a message's claim while another delivery's turn holds it. */
+const CLAIM_RETRY_MS = 200;
 
 export const APOLOGY =
   "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
@@ -109,6 +124,13 @@ function modelFailure(code: string): string {
   }
 }
 
+/** What a turn works with once its message is stored. */
+interface TurnContext {
+  readonly state: ChannelState;
+  readonly tokenizer: Tokenizer;
+  readonly settings: ResolvedChannelConfig;
+}
+
 export class Bot {
   readonly #options: BotOptions;
   readonly #actors = new ChannelActors();
@@ -123,6 +145,8 @@ export class Bot {
   readonly #botName: string;
   /** Aborted when the bot starts stopping: tool calls in flight end, and turns stop offering tools. */
   readonly #stopping = new AbortController();
+  /** Claiming answers failed, and has not worked since (logged once per run of failures). */
+  #claimsFailing = false;
   #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(options: BotOptions) {
@@ -250,8 +274,11 @@ export class Bot {
       ts: message.ts,
       platformMessageId: message.platformMessageId,
     };
-    // Messages spooled before this one go into the archive first, so the order is kept.
-    if (!message.reportsFailure && this.#spool && !(await this.#spool.catchUp(key))) {
+    // Messages spooled before this one go into the archive first, so the order is kept; in a web
+    // channel too, where the spool holds replies posted while the archive was away.
+    if (this.#spool && !(await this.#spool.catchUp(key))) {
+      // A sender told of failures sends the message again: it is not archived ahead of the spool.
+      if (message.reportsFailure) return { reply: null, archived: 'failed' };
       const spooled = await this.#spool.keep(incoming, message.platform);
       if (spooled) return spooled;
     }
@@ -259,75 +286,38 @@ export class Bot {
       const settings = resolveChannel(this.#options.config(), key);
       const tokenizer = await loadTokenizer(settings.llm.encoding);
       const state = await this.#states.get(key);
-      const appended = await this.#states.append(key, state, tokenizer, settings, incoming);
-      if (!appended.inserted) {
-        const original = await this.#original(key, appended.seq);
-        return { reply: null, archived: 'duplicate', ...(original ? { original } : {}) };
-      }
+      const appended = await this.#states
+        .append(key, state, tokenizer, settings, incoming)
+        .catch((err: unknown) => {
+          // Stored, but the context could not follow: the turn fails, its message kept (its
+          // redelivery is answered).
+          if (err instanceof ContextReloadError) stored = true;
+          throw err;
+        });
       stored = true;
-      log.debug({ seq: appended.seq, text: message.text }, 'message');
-
       const answer =
         !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
-      let reply: string | null = null;
-      let modelFailed = false;
-      if (answer) {
-        // A message that pushed the context past the emergency threshold is cut before the model
-        // sees it, rather than sending a prompt the provider would refuse.
-        const compactorSettings = this.#compaction.settingsOf(settings, tokenizer);
-        const usage = this.#compaction.compactor.usage(
-          state.context.view(),
-          compactorSettings,
-          state.calibration,
+      if (!appended.inserted) {
+        return await this.#redelivered(
+          message,
+          appended.seq,
+          answer,
+          { state, tokenizer, settings },
+          log,
+          started,
         );
-        if (usage >= settings.compaction.emergencyThreshold)
-          await this.#compaction.monitor(key, state, settings, tokenizer);
-        let text: string | undefined;
-        try {
-          const adapter = this.#adapter(message.platform);
-          const typing = () => void adapter.typing(key);
-          ({ text } = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log));
-        } catch (err) {
-          // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
-          // handled below like any store failure, not the model's.
-          if (!isLlmError(err)) throw err;
-          // The model failed for good (retries done): say so, and keep the turn going. A sender
-          // told of failures (the web API) gets that in the answer's code, not as a reply.
-          log.error(
-            { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
-            modelFailure(err.code),
-          );
-          if (message.reportsFailure) modelFailed = true;
-          else text = MODEL_APOLOGY;
-        }
-        if (text !== undefined) {
-          reply = text;
-          const sent = await this.#adapter(message.platform).send(key, text);
-          // The reply is posted: from here on, a failure must not add an apology after it. The
-          // archive append is retried once; if the store is still down the reply stays unarchived
-          // (logged), and the cache is dropped so the next turn reloads.
-          const assistant = {
-            role: 'assistant' as const,
-            author: this.#botName,
-            text,
-            ts: new Date().toISOString(),
-            platformMessageId: sent.platformMessageId,
-          };
-          const kept = await this.#archiveReply(key, state, tokenizer, settings, assistant, log);
-          if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
-          // Kept for the archive; the store is away, so the monitor waits for the next turn.
-          if (kept === 'spooled') return { reply, archived: 'stored' };
-        }
       }
-      const usage = await this.#compaction.monitor(key, state, settings, tokenizer);
-      this.#options.onTurn?.({
-        platform: message.platform,
-        channel: key,
-        answered: reply !== null,
-        usage,
-        durationMs: performance.now() - started,
-      });
-      return { reply, archived: 'stored', ...(modelFailed ? { failedAfterStore: true } : {}) };
+      log.debug({ seq: appended.seq, text: message.text }, 'message');
+      const right = answer
+        ? await this.#claimAnswer(key, message.platformMessageId, appended.seq, false, log)
+        : { kind: 'claimed' as const, claim: undefined };
+      // Another delivery of this message answered it meanwhile (a replica that took it too).
+      if (right.kind === 'answered') return { reply: right.reply, archived: 'stored' };
+      try {
+        return await this.#answer(message, answer, { state, tokenizer, settings }, log, started);
+      } finally {
+        await right.claim?.release();
+      }
     } catch (err) {
       // Postgres down (or any failure): never a crash; the next turn reloads. A sender that is told
       // of the failure (the web API) sends the message again; a chat gets a short apology.
@@ -346,6 +336,160 @@ export class Bot {
         .catch(() => {});
       return { ...failed, reply: APOLOGY };
     }
+  }
+
+  /**
+   * A message stored before under its platform id: its reply, when the archive holds one. A message
+   * to answer whose first turn left no reply (it died, or failed after storing it) is answered now,
+   * under its claim: while another delivery's turn holds the claim this one waits, then returns the
+   * reply that turn archived, so two deliveries never both answer.
+   */
+  async #redelivered(
+    message: InboundMessage,
+    seq: number,
+    answer: boolean,
+    turn: TurnContext,
+    log: Logger,
+    started: number,
+  ): Promise<TurnResult> {
+    const key = message.channelKey;
+    const original = await this.#original(key, seq);
+    // A different text under the id is a conflict, never answered; an unreadable archive, no answer.
+    if (!answer || original === undefined || original.reply !== null || original.text !== message.text)
+      return { reply: null, archived: 'duplicate', ...(original ? { original } : {}) };
+    const right = await this.#claimAnswer(key, message.platformMessageId, seq, true, log);
+    if (right.kind === 'answered')
+      return { reply: null, archived: 'duplicate', original: { text: original.text, reply: right.reply } };
+    try {
+      log.info(
+        { event: 'turn.redelivery_answered', seq },
+        'answering a redelivered message its first turn left unanswered',
+      );
+      const result = await this.#answer(message, true, turn, log, started);
+      return {
+        ...result,
+        archived: 'duplicate',
+        original: { text: original.text, reply: result.reply },
+      };
+    } finally {
+      await right.claim?.release();
+    }
+  }
+
+  /**
+   * The right to answer a stored message: its claim (none to take without `claims`, or with Redis
+   * away), or the reply another delivery's turn archived while this one waited for the claim. With
+   * `recheck` (a redelivery, which found no reply before it asked) the archive is read again once the
+   * claim is taken, as it is after any wait: the holder before may have answered.
+   */
+  async #claimAnswer(
+    key: string,
+    platformMessageId: string,
+    seq: number,
+    recheck: boolean,
+    log: Logger,
+  ): Promise<{ kind: 'claimed'; claim?: AnswerClaim } | { kind: 'answered'; reply: string | null }> {
+    const claims = this.#options.claims;
+    if (!claims) return { kind: 'claimed' };
+    for (let waited = false; ; waited = true) {
+      let claim: AnswerClaim | undefined;
+      try {
+        claim = await claims.claim(key, platformMessageId);
+      } catch (err) {
+        // Redis away: no replica can be asked. This process's own deliveries are still one at a time.
+        if (!this.#claimsFailing)
+          log.warn(
+            { event: 'turn.claim_unavailable', err },
+            'could not claim the answer to a message; answering without claims until they work again',
+          );
+        this.#claimsFailing = true;
+        return { kind: 'claimed' };
+      }
+      this.#claimsFailing = false;
+      if (claim) {
+        if (!recheck && !waited) return { kind: 'claimed', claim };
+        const original = await this.#original(key, seq);
+        if (original !== undefined && original.reply === null) return { kind: 'claimed', claim };
+        await claim.release();
+        return { kind: 'answered', reply: original?.reply ?? null };
+      }
+      // Stopping: the turn in hand ends without answering rather than hold the drain.
+      if (this.#stopping.signal.aborted) return { kind: 'answered', reply: null };
+      await sleep(CLAIM_RETRY_MS);
+    }
+  }
+
+  /**
+   * The answer step of a stored message: the model's reply (a message not to answer gets none),
+   * posted and archived, then the monitor.
+   */
+  async #answer(
+    message: InboundMessage,
+    answer: boolean,
+    { state, tokenizer, settings }: TurnContext,
+    log: Logger,
+    started: number,
+  ): Promise<TurnResult> {
+    const key = message.channelKey;
+    let reply: string | null = null;
+    let modelFailed = false;
+    if (answer) {
+      // A message that pushed the context past the emergency threshold is cut before the model
+      // sees it, rather than sending a prompt the provider would refuse.
+      const compactorSettings = this.#compaction.settingsOf(settings, tokenizer);
+      const usage = this.#compaction.compactor.usage(
+        state.context.view(),
+        compactorSettings,
+        state.calibration,
+      );
+      if (usage >= settings.compaction.emergencyThreshold)
+        await this.#compaction.monitor(key, state, settings, tokenizer);
+      let text: string | undefined;
+      try {
+        const adapter = this.#adapter(message.platform);
+        const typing = () => void adapter.typing(key);
+        ({ text } = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log));
+      } catch (err) {
+        // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
+        // handled below like any store failure, not the model's.
+        if (!isLlmError(err)) throw err;
+        // The model failed for good (retries done): say so, and keep the turn going. A sender
+        // told of failures (the web API) gets that in the answer's code, not as a reply.
+        log.error(
+          { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
+          modelFailure(err.code),
+        );
+        if (message.reportsFailure) modelFailed = true;
+        else text = MODEL_APOLOGY;
+      }
+      if (text !== undefined) {
+        reply = text;
+        const sent = await this.#adapter(message.platform).send(key, text);
+        // The reply is posted: from here on, a failure must not add an apology after it. The
+        // archive append is retried once; if the store is still down the reply stays unarchived
+        // (logged), and the cache is dropped so the next turn reloads.
+        const assistant = {
+          role: 'assistant' as const,
+          author: this.#botName,
+          text,
+          ts: new Date().toISOString(),
+          platformMessageId: sent.platformMessageId,
+        };
+        const kept = await this.#archiveReply(key, state, tokenizer, settings, assistant, log);
+        if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
+        // Kept for the archive; the store is away, so the monitor waits for the next turn.
+        if (kept === 'spooled') return { reply, archived: 'stored' };
+      }
+    }
+    const usage = await this.#compaction.monitor(key, state, settings, tokenizer);
+    this.#options.onTurn?.({
+      platform: message.platform,
+      channel: key,
+      answered: reply !== null,
+      usage,
+      durationMs: performance.now() - started,
+    });
+    return { reply, archived: 'stored', ...(modelFailed ? { failedAfterStore: true } : {}) };
   }
 
   /**

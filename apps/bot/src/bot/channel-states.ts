@@ -20,6 +20,7 @@ import {
   UNCALIBRATED,
   WorkingContext,
 } from '@ebb/core';
+import { BotError } from '../errors.js';
 
 /** Cached working contexts kept in memory; the least recently used channel is reloaded when needed. */
 const MAX_CACHED_CHANNELS = 2_000;
@@ -52,6 +53,24 @@ export interface AppendedMessage {
   toolCalls?: readonly ToolCall[];
   /** A tool result: the id of the call it answers. */
   toolCallId?: string;
+}
+
+/**
+ * The store took the message (under `seq`), but the cached context could not be brought up to date
+ * after it (the reload another process's change called for failed): the turn cannot go on, and the
+ * message must not be reported as not archived. The channel is loaded afresh on its next read.
+ */
+export class ContextReloadError extends BotError {
+  readonly seq: number;
+
+  constructor(seq: number, cause: unknown) {
+    super(`message ${seq} is stored, but the channel's context could not be reloaded`, {
+      code: 'context_unavailable',
+      retryable: true,
+      cause,
+    });
+    this.seq = seq;
+  }
 }
 
 export interface ChannelStatesOptions {
@@ -107,7 +126,8 @@ export class ChannelStates {
   /**
    * Appends a message to the store and to the cached context: its seq, and whether it is new (a
    * redelivery gives the seq it was stored under). NUL characters, which Postgres cannot store in
-   * text, are dropped.
+   * text, are dropped. `ContextReloadError` when the message is stored but the context could not
+   * follow it.
    */
   async append(
     key: string,
@@ -119,7 +139,12 @@ export class ChannelStates {
     const appended = measured(message, tokenizer, settings);
     const result = await this.#options.channels.append(key, appended);
     if (!result.inserted) return { seq: result.seq, inserted: false };
-    await this.#follow(key, state, [appended], [result]);
+    try {
+      await this.#follow(key, state, [appended], [result]);
+    } catch (err) {
+      this.forget(key);
+      throw new ContextReloadError(result.seq, err);
+    }
     return { seq: result.seq, inserted: true };
   }
 
