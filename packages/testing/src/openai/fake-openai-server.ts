@@ -107,6 +107,11 @@ export interface FakeOpenAiServerOptions {
   readonly latencyMs?: number | ((request: RecordedRequest) => number);
   /** Milliseconds since the epoch, for the cache's expiry. */
   readonly now?: () => number;
+  /**
+   * Requests kept in `requests`, newest last (their `index` still counts every request): a replay
+   * of thousands of 100k-token prompts would otherwise hold every body in memory.
+   */
+  readonly keepRequests?: number;
 }
 
 const DEFAULTS = {
@@ -118,6 +123,7 @@ const DEFAULTS = {
   promptCache: true,
   latencyMs: 0,
   now: Date.now,
+  keepRequests: Number.POSITIVE_INFINITY,
 } as const satisfies Required<FakeOpenAiServerOptions>;
 
 /** Prompt tokens the server has been asked for and served from its cache, over every completed reply. */
@@ -142,6 +148,8 @@ export class FakeOpenAiServer {
   readonly #cache: PromptCache | undefined;
   #totals = { promptTokens: 0, cachedTokens: 0 };
   #ids = 0;
+  /** Requests received, whether or not `requests` still holds them. */
+  #seen = 0;
 
   private constructor(server: Server, options: Required<FakeOpenAiServerOptions>) {
     this.#server = server;
@@ -225,6 +233,7 @@ export class FakeOpenAiServer {
   /** Forgets scripted replies, the handler, faults and recorded requests. */
   reset(): void {
     this.#requests.length = 0;
+    this.#seen = 0;
     this.#queue.length = 0;
     this.#handler = undefined;
     this.#faults.clear();
@@ -271,7 +280,7 @@ export class FakeOpenAiServer {
       sendJson(res, 400, refused);
       return;
     }
-    const fault = this.#faults.take({ ...request, index: this.#requests.length });
+    const fault = this.#faults.take({ ...request, index: this.#seen });
     const tokens = promptTokens(body, this.#options.countTokens);
     const maxTokens = requestedMaxTokens(body);
     const overflow = tokens + maxTokens > this.#options.contextWindow;
@@ -324,8 +333,9 @@ export class FakeOpenAiServer {
   }
 
   #record(request: Omit<RecordedRequest, 'index'>): RecordedRequest {
-    const recorded = { ...request, index: this.#requests.length };
+    const recorded = { ...request, index: this.#seen++ };
     this.#requests.push(recorded);
+    if (this.#requests.length > this.#options.keepRequests) this.#requests.shift();
     return recorded;
   }
 
