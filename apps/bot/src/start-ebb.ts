@@ -51,7 +51,7 @@ import {
 } from '@ebb/queue';
 import type { McpBackoff } from '@ebb/tools';
 import { type BoardQueue, exposure, mountDashboard, WebAdapter } from '@ebb/web';
-import { Bot } from './bot/bot.js';
+import { Bot, TURN_CUT_OFF_MS } from './bot/bot.js';
 import { FallbackInboundSpool, FileInboundSpool } from './bot/file-inbound-spool.js';
 import { chatModels } from './chat-models.js';
 import { StoreDashboardSource } from './dashboard-channels.js';
@@ -337,10 +337,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       { platforms: adapters.map((a) => a.platform), degraded: Object.keys(bot.degradedPlatforms()) },
       `platforms: ${adapters.map((a) => a.platform).join(', ')}`,
     );
-    // Stops intake, then lets the turns in hand finish (up to the grace period) before the worker,
-    // the queue and the stores close.
+    // Stops intake, then lets the turns in hand finish (up to the grace period; past it, the turns
+    // not begun are refused and the running ones cut off, for up to TURN_CUT_OFF_MS) before the
+    // worker, the queue and the stores close: no turn is left running against closed stores.
     const graceMs = config.shutdown.grace_seconds * 1000;
-    onClose(() => bot.stop(graceMs), graceMs + SHUTDOWN_STEP_MS);
+    onClose(() => bot.stop(graceMs), graceMs + TURN_CUT_OFF_MS + SHUTDOWN_STEP_MS);
     logger.info({ url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
     return { bot, web, adapters, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
   } catch (err) {

@@ -62,9 +62,12 @@ export interface TurnResult {
    * What the archive holds of the message: `stored` by this turn; `duplicate`, stored before under
    * its platform id (a redelivery); `failed`, the store failed before it could keep it, so nothing of
    * the turn is kept and the message must be sent again; `spooled`, the store was away and the
-   * message waits in the inbound spool, archived in order once the store is back.
+   * message waits in the inbound spool, archived in order once the store is back; `refused`, the
+   * process is stopping and its grace period ran out before the turn began, so nothing is kept and
+   * the sender sends it again (to the next process). Only a sender that `reportsFailure` is refused:
+   * a chat message, already acknowledged to its platform, is spooled instead.
    */
-  readonly archived: 'stored' | 'duplicate' | 'failed' | 'spooled';
+  readonly archived: 'stored' | 'duplicate' | 'failed' | 'spooled' | 'refused';
   /** The message was stored, then the turn failed: no reply was made, or it was not kept. */
   readonly failedAfterStore?: boolean;
   /** For a duplicate: the text stored under the id, and its reply (archived after it, or made by this delivery), if any. */

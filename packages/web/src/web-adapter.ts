@@ -21,7 +21,9 @@
  *
  * A 2xx answer to a message means it is archived; the caller retries anything else with the same
  * `id`, which is idempotent: 503 `store_unavailable` (not archived; `Retry-After`), 503
- * `shutting_down` (this process is stopping), 409 `id_conflict` (the id was used for another text).
+ * `shutting_down` (this process is stopping: the message came after the stop began, or its turn had
+ * not begun when the grace period ran out; not archived; `Retry-After`), 409 `id_conflict` (the id
+ * was used for another text).
  * Errors are `{"error": "…", "code": "…"}`, `code` one of `WEB_ERROR_CODES` (`errors.ts`).
  */
 import { randomUUID } from 'node:crypto';
@@ -172,8 +174,7 @@ export class WebAdapter implements PlatformAdapter {
         return;
       }
       c.header('Connection', 'close');
-      c.header('Retry-After', String(RETRY_AFTER_SECONDS));
-      return webError(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
+      return shuttingDown(c);
     });
     mountGuards(app, this.#options);
     // One rule for the channel id on every channel route, the event stream included.
@@ -244,6 +245,9 @@ export class WebAdapter implements PlatformAdapter {
         this.#echoes.settle(echo, result?.archived === 'stored' || result?.archived === 'spooled');
       }
       switch (result?.archived) {
+        case 'refused':
+          // Taken before the stop, but its turn had not begun when the grace period ran out.
+          return shuttingDown(c);
         case 'failed':
           c.header('Retry-After', String(RETRY_AFTER_SECONDS));
           return webError(
@@ -265,7 +269,8 @@ export class WebAdapter implements PlatformAdapter {
           return c.json({
             reply: result?.reply ?? null,
             id: platformMessageId,
-            // Archived, but no reply was made or kept: sending it again is a duplicate, not a retry.
+            // Archived, but no reply was made or kept: sending it again with the same id is answered
+            // (once, as a duplicate with the reply), and never archives it twice.
             ...(result?.failedAfterStore ? { code: 'turn_failed' satisfies WebErrorCode } : {}),
           });
       }
@@ -317,6 +322,12 @@ export class WebAdapter implements PlatformAdapter {
 }
 
 const CHANNEL_ID_RULE = 'channel id: letters, digits, _ . - (at most 100)';
+
+/** `503 shutting_down`: this process is stopping; the client sends it again in a moment (to the next one). */
+function shuttingDown(c: Context): Response {
+  c.header('Retry-After', String(RETRY_AFTER_SECONDS));
+  return webError(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
+}
 
 function isShortText(value: unknown, max: number): value is string {
   return (

@@ -2,6 +2,9 @@
  * The bot's turn decisions against in-memory stores, the in-process queue and a recording platform
  * (a port implementation; the real adapters are tested against fake Slack and Discord servers).
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseConfig } from '@ebb/config';
 import {
   type ChatMessage,
@@ -17,8 +20,9 @@ import { LlmError } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { Toolbox } from '@ebb/tools';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { Bot } from './bot.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Bot, STOPPING_APOLOGY } from './bot.js';
+import { FileInboundSpool } from './file-inbound-spool.js';
 
 class RecordingPlatform implements PlatformAdapter {
   readonly platform = 'slack' as const;
@@ -336,5 +340,100 @@ describe('Bot turns with tools', () => {
     expect(log.events('turn.model_failed')).toEqual([]);
     expect(platform.sent.map((s) => s.text)).toEqual([expect.stringMatching(/^Sorry/)]);
     await bot.stop();
+  });
+});
+
+describe('Bot stopping past its grace period', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'ebb-bot-stop-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  /** A model that answers only once its call is aborted (a slow provider), and says when it is asked. */
+  function hangingModel(): { model: ChatModel; asked: Promise<void> } {
+    let asked = () => {};
+    const askedOnce = new Promise<void>((resolve) => (asked = resolve));
+    const model: ChatModel = {
+      label: 'hanging',
+      reply: (_messages, options) =>
+        new Promise((_resolve, reject) => {
+          asked();
+          options?.signal?.addEventListener(
+            'abort',
+            () => reject(new LlmError('aborted', { code: 'llm_aborted', retryable: false })),
+            { once: true },
+          );
+        }),
+    };
+    return { model, asked: askedOnce };
+  }
+
+  async function startBot(model: ChatModel, spool?: FileInboundSpool) {
+    const platform = new RecordingPlatform();
+    const channels = new InMemoryChannelStore();
+    const log = new RecordingLogger();
+    const bot = new Bot({
+      config: () => parseConfig('', 'bot-stop.toml'),
+      channels,
+      memories: new InMemoryMemoryStore(),
+      runs: new InMemoryRunStore(),
+      queue: new InlineCompactionQueue({ processor: async () => undefined }),
+      notifier: new InProcessContextNotifier(),
+      chatModel: () => model,
+      logger: log,
+      ...(spool === undefined ? {} : { spool }),
+    });
+    await bot.start([platform]);
+    return { bot, platform, channels, log, handlers: platform.handlers as PlatformHandlers };
+  }
+
+  it('cuts the running model call off, refuses a reporting sender, spools a chat message, then disconnects', async () => {
+    const { model, asked } = hangingModel();
+    const spool = new FileInboundSpool(join(dir, 'spool.jsonl'));
+    const { bot, platform, channels, log, handlers } = await startBot(model, spool);
+    const running = handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb the long question' }));
+    const chat = [1, 2, 3].map((i) => handlers.onMessage(inbound({ text: `queued chat ${i}` })));
+    const web = handlers.onMessage(inbound({ text: 'queued web', reportsFailure: true }));
+    await asked;
+    await bot.stop(50);
+
+    // The running turn's message is kept; its channel is told, and the apology archived after it.
+    expect(await running).toEqual({ reply: STOPPING_APOLOGY, archived: 'stored' });
+    expect((await channels.loadContext(KEY)).raw.map((m) => m.text)).toEqual([
+      '@ebb the long question',
+      STOPPING_APOLOGY,
+    ]);
+    // Acknowledged to the platform before: kept for the next start, in the order it came.
+    expect(await Promise.all(chat)).toEqual([1, 2, 3].map(() => ({ reply: null, archived: 'spooled' })));
+    expect((await spool.peek(KEY, 10)).map((e) => e.message.text)).toEqual([
+      'queued chat 1',
+      'queued chat 2',
+      'queued chat 3',
+    ]);
+    // The web API's sender is told to send it again: nothing of it is kept.
+    expect(await web).toEqual({ reply: null, archived: 'refused' });
+    // All of it settled before the adapter stopped (so its answers could still go out).
+    expect(platform.lifecycle).toEqual(['pause', 'send', 'stop']);
+    expect(log.events('turn.cut_off')).toHaveLength(1);
+    expect(log.events('turn.model_failed')).toEqual([]);
+    expect(log.events('shutdown.grace_expired')).toMatchObject([
+      { level: 'warn', fields: { channels: 1, refused: 4 } },
+    ]);
+  });
+
+  it('without a spool, says a chat message it could not keep is lost, once, and tells its channel', async () => {
+    const { model, asked } = hangingModel();
+    const { bot, platform, log, handlers } = await startBot(model);
+    const running = handlers.onMessage(inbound({ mentionsBot: true }));
+    const queued = handlers.onMessage(inbound({ text: 'queued chat' }));
+    await asked;
+    await bot.stop(50);
+    expect(await running).toMatchObject({ archived: 'stored' });
+    expect(await queued).toEqual({ reply: null, archived: 'failed' });
+    expect(log.events('shutdown.message_dropped')).toMatchObject([
+      { level: 'error', fields: { channel: KEY } },
+    ]);
+    expect(platform.sent.map((s) => s.text)).toEqual([STOPPING_APOLOGY, STOPPING_APOLOGY]);
   });
 });

@@ -101,11 +101,22 @@ export interface BotOptions {
 const ORIGINAL_LOOKAHEAD = 200;
 /** How often a turn asks again for a message's claim while another delivery's turn holds it. */
 const CLAIM_RETRY_MS = 200;
+/**
+ * Past the grace period of a stop: how long the turns cut off (their model calls aborted) and the
+ * refusals of the turns not started get to settle before the adapters stop. The caller that closes
+ * the stores after `stop` waits this long on top of the grace period.
+ */
+export const TURN_CUT_OFF_MS = 3_000;
 
 export const APOLOGY =
   "Sorry, I can't reach my memory right now, so I can't answer. Please try again in a minute.";
 export const MODEL_APOLOGY =
   "Sorry, the model I use isn't answering right now. Please try again in a minute.";
+/** Said in a chat whose turn the end of a stop's grace period cut off (its message is kept). */
+export const STOPPING_APOLOGY =
+  "Sorry, I'm restarting and couldn't finish this answer. Please ask again in a minute.";
+/** A command whose turn had not begun when the grace period of a stop ran out. */
+const STOPPING_COMMAND_REPLY = 'Ebb is stopping; run this again in a moment.';
 
 /** The log line of a model that failed for good: what to check first. */
 function modelFailure(code: string): string {
@@ -145,6 +156,8 @@ export class Bot {
   readonly #botName: string;
   /** Aborted when the bot starts stopping: tool calls in flight end, and turns stop offering tools. */
   readonly #stopping = new AbortController();
+  /** Aborted when the grace period of a stop runs out: model calls in flight end. */
+  readonly #deadline = new AbortController();
   /** Claiming answers failed, and has not worked since (logged once per run of failures). */
   #claimsFailing = false;
   #unsubscribe: (() => Promise<void>) | undefined;
@@ -172,7 +185,7 @@ export class Bot {
     this.#replier = new ModelReplier({
       channels,
       memories,
-      chatModel: options.chatModel,
+      chatModel: (key) => endedBy(this.#deadline.signal, options.chatModel(key)),
       compaction,
       states,
       botName: this.#botName,
@@ -211,7 +224,11 @@ export class Bot {
       if (!this.#states.markStale(change.channelKey, change.generation)) return;
       // A pass landed: decide again now, in the channel's actor, rather than on the next message,
       // so a quiet channel still gets the heal or the next pass it needs.
-      void this.#actors.run(change.channelKey, () => this.#recheck(change.channelKey));
+      void this.#actors.run(
+        change.channelKey,
+        () => this.#recheck(change.channelKey),
+        async () => {},
+      );
     });
     this.#spool?.start();
     const handlers = this.handlers();
@@ -235,6 +252,13 @@ export class Bot {
    * (each a result saying the bot is stopping, archived with its call) and the model is asked once
    * more with no tools, so it answers in words instead of holding the drain for up to
    * `call_timeout_seconds` × `max_steps`.
+   *
+   * When `drainMs` runs out, no turn starts any more: a web message not started is refused (503
+   * `shutting_down`, not archived: the sender sends it again), a chat message (acknowledged to its
+   * platform, which will not deliver it again) goes to the spool for the next start; the running
+   * turns' model calls are aborted (their messages are kept, unanswered), and `stop` waits up to
+   * `TURN_CUT_OFF_MS` for all that to settle before the adapters stop, so no client's connection is
+   * cut without an answer and no turn runs on once the caller closes the stores.
    */
   async stop(drainMs = 10_000): Promise<void> {
     const log = this.#options.logger;
@@ -245,7 +269,19 @@ export class Bot {
     const busy = this.#actors.busy;
     const drained = await this.#actors.drain(drainMs);
     if (drained === 'timed_out') {
-      log.warn({ busy: this.#actors.busy, graceMs: drainMs }, 'stopped with turns still running');
+      const running = this.#actors.busy;
+      const refused = this.#actors.close();
+      this.#deadline.abort();
+      const settled = await this.#actors.drain(TURN_CUT_OFF_MS);
+      log.warn(
+        { event: 'shutdown.grace_expired', graceMs: drainMs, channels: running, refused },
+        `the grace period ran out: ${refused} turns not started were refused, the running ones cut off`,
+      );
+      if (settled === 'timed_out')
+        log.error(
+          { event: 'shutdown.turns_abandoned', channels: this.#actors.busy, ms: TURN_CUT_OFF_MS },
+          'turns still running after their model calls were cut off; the stores close under them',
+        );
     } else if (busy > 0) {
       log.info({ channels: busy, ms: Math.round(performance.now() - started) }, 'finished the turns in hand');
     }
@@ -256,8 +292,18 @@ export class Bot {
 
   handlers(): PlatformHandlers {
     return {
-      onMessage: (message) => this.#actors.run(message.channelKey, () => this.#turn(message)),
-      onCommand: (command) => this.#actors.run(command.channelKey, () => this.#commands.run(command)),
+      onMessage: (message) =>
+        this.#actors.run(
+          message.channelKey,
+          () => this.#turn(message),
+          () => this.#refused(message),
+        ),
+      onCommand: (command) =>
+        this.#actors.run(
+          command.channelKey,
+          () => this.#commands.run(command),
+          async () => STOPPING_COMMAND_REPLY,
+        ),
     };
   }
 
@@ -266,14 +312,7 @@ export class Bot {
     const log = this.#options.logger.child({ channel: key });
     const started = performance.now();
     let stored = false;
-    const incoming: SpooledMessage = {
-      channelKey: key,
-      role: 'user',
-      author: message.authorName,
-      text: message.text,
-      ts: message.ts,
-      platformMessageId: message.platformMessageId,
-    };
+    const incoming = spooledOf(message);
     // Messages spooled before this one go into the archive first, so the order is kept; in a web
     // channel too, where the spool holds replies posted while the archive was away.
     if (this.#spool && !(await this.#spool.catchUp(key))) {
@@ -336,6 +375,37 @@ export class Bot {
         .catch(() => {});
       return { ...failed, reply: APOLOGY };
     }
+  }
+
+  /**
+   * A message whose turn had not begun when the grace period of a stop ran out. A sender told of
+   * failures (the web API) is refused, nothing kept, and sends it again; a chat message was already
+   * acknowledged to its platform, which will not deliver it again, so it waits in the spool for the
+   * next start (its channel is not told: the catch-up notice is about the archive being away).
+   */
+  async #refused(message: InboundMessage): Promise<TurnResult> {
+    if (message.reportsFailure) return { reply: null, archived: 'refused' };
+    const key = message.channelKey;
+    // Without a spool there is nowhere to keep it (err undefined).
+    const pushed = await this.#options.spool?.push(spooledOf(message)).then(
+      () => true,
+      (err: unknown) => err,
+    );
+    if (pushed === true) return { reply: null, archived: 'spooled' };
+    this.#options.logger.error(
+      {
+        event: 'shutdown.message_dropped',
+        channel: key,
+        err: pushed,
+        platformMessageId: message.platformMessageId,
+      },
+      'Ebb is stopping and could not spool a message it had not started on; it is not kept',
+    );
+    if (!message.fromBot)
+      await this.#adapter(message.platform)
+        .send(key, STOPPING_APOLOGY)
+        .catch(() => {});
+    return { reply: null, archived: 'failed' };
   }
 
   /**
@@ -453,14 +523,22 @@ export class Bot {
         // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
         // handled below like any store failure, not the model's.
         if (!isLlmError(err)) throw err;
-        // The model failed for good (retries done): say so, and keep the turn going. A sender
-        // told of failures (the web API) gets that in the answer's code, not as a reply.
-        log.error(
-          { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
-          modelFailure(err.code),
-        );
+        const cutOff = isLlmError(err, 'llm_aborted') && this.#deadline.signal.aborted;
+        // The model failed for good (retries done), or the end of a stop's grace period cut it off:
+        // say so, and keep the turn going. A sender told of failures (the web API) gets that in the
+        // answer's code, not as a reply.
+        if (cutOff)
+          log.warn(
+            { event: 'turn.cut_off' },
+            'the grace period of the stop ran out while the model answered; the message is kept, unanswered',
+          );
+        else
+          log.error(
+            { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
+            modelFailure(err.code),
+          );
         if (message.reportsFailure) modelFailed = true;
-        else text = MODEL_APOLOGY;
+        else text = cutOff ? STOPPING_APOLOGY : MODEL_APOLOGY;
       }
       if (text !== undefined) {
         reply = text;
@@ -564,4 +642,39 @@ export class Bot {
     if (!adapter) throw new BotError(`no ${platform} adapter is running`, { code: 'no_adapter' });
     return adapter;
   }
+}
+
+/** An inbound message as the spool keeps it. */
+function spooledOf(message: InboundMessage): SpooledMessage {
+  return {
+    channelKey: message.channelKey,
+    role: 'user',
+    author: message.authorName,
+    text: message.text,
+    ts: message.ts,
+    platformMessageId: message.platformMessageId,
+  };
+}
+
+/** `model`, whose calls also end when `stop` aborts (a stop's grace period ran out). */
+function endedBy(stop: AbortSignal, model: ChatModel): ChatModel {
+  return {
+    label: model.label,
+    async reply(messages, options = {}) {
+      // A signal of its own per call: the OpenAI client never takes its listener off the signal it
+      // is given, so the bot's long-lived one would gather one per call.
+      const call = new AbortController();
+      const abort = () => call.abort();
+      const sources = options.signal === undefined ? [stop] : [stop, options.signal];
+      for (const source of sources) {
+        if (source.aborted) call.abort();
+        else source.addEventListener('abort', abort, { once: true });
+      }
+      try {
+        return await model.reply(messages, { ...options, signal: call.signal });
+      } finally {
+        for (const source of sources) source.removeEventListener('abort', abort);
+      }
+    },
+  };
 }

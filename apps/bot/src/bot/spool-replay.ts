@@ -252,7 +252,16 @@ export class SpoolReplay {
         // Listed on a later round; meanwhile every channel's turn reads the spool.
       }
       for (const key of keys) this.#spooled.add(key);
-      await Promise.all(keys.map((key) => this.#options.actors.run(key, () => this.catchUp(key))));
+      // Once the bot stops taking turns, a replay waits for the next start.
+      await Promise.all(
+        keys.map((key) =>
+          this.#options.actors.run(
+            key,
+            () => this.catchUp(key),
+            async () => false,
+          ),
+        ),
+      );
     } finally {
       this.#replaying = false;
     }
