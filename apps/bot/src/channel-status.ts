@@ -178,8 +178,10 @@ function memoized<V>(cache: Map<string, V>, key: string, make: () => V): V {
 
 /**
  * What a channel's compactor runs with: its policy, its window, and the tokens every prompt reserves
- * (the system message, `systemTokens`, the recall budget, and in the bot the tool definitions the
- * channel is offered). The bot and every status use this.
+ * besides the conversation: the system message (`systemTokens`) and the tool definitions the
+ * channel is offered. Not the recall budget: only a turn knows the memories it recalled, and the bot
+ * adds those (`BotCompaction.settingsOf`); a reserve for memories no turn sends would leave passes
+ * nothing to free in a small window. The bot, `ebb simulate` and every status use this.
  */
 export function compactorSettingsOf(
   settings: ResolvedChannelConfig,
@@ -193,7 +195,7 @@ export function compactorSettingsOf(
     tokenizer,
     contextWindow: settings.llm.contextWindow,
     maxOutputTokens: settings.llm.maxOutputTokens,
-    reservedTokens: systemTokens + settings.memory.recallMaxTokens + toolTokens,
+    reservedTokens: systemTokens + toolTokens,
     readHistory: mayReadHistory(settings),
   };
 }

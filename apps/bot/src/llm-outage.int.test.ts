@@ -6,7 +6,7 @@
  * Each test prints its row of RELIABILITY.md.
  */
 import { loadEnv, resolveChannel } from '@ebb/config';
-import { type CompactionRun, chatMessageTokens, measureMessage, UNCALIBRATED, usageOf } from '@ebb/core';
+import { type CompactionRun, measureMessage, systemPromptTokens, UNCALIBRATED, usageOf } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
@@ -19,8 +19,9 @@ import { type RunningEbb, startEbb } from './start-ebb.js';
 
 /**
  * The web channel answers every message and is offered no tools: the quiet-channel case fills the
- * archive to just under the background threshold counting the system prompt and recall budget only,
- * and the history tools' definitions (about 10% of this 4,000-token window) would push it past.
+ * archive to just under the background threshold counting the system prompt only (the bot reserves
+ * the memories a turn recalled, and this channel has none), and the history tools' definitions
+ * (about 10% of this 4,000-token window) would push it past.
  */
 const NO_TOOLS = ['[web.bot]', 'respond_to = "all"', '[web.tools]', 'allow = []'];
 
@@ -133,7 +134,7 @@ async function quietChannelPass(tries: number): Promise<CompactionRun> {
   const compactor = {
     contextWindow: settings.llm.contextWindow,
     maxOutputTokens: settings.llm.maxOutputTokens,
-    reservedTokens: chatMessageTokens(tokenizer, settings.bot.systemPrompt) + settings.memory.recallMaxTokens,
+    reservedTokens: systemPromptTokens(tokenizer, settings.bot.systemPrompt),
   };
   const channels = new PgChannelStore({ db: fresh.db });
   const usage = async () =>

@@ -56,8 +56,8 @@ describe('compaction processor', () => {
   let events: CompactionLogEvent[];
   let changes: { channelKey: string; generation: number }[];
 
-  const settings = (s: Summarizer): ChannelPassSettings => ({
-    summaryMaxTokens: 200,
+  const settings = (s: Summarizer, summaryMaxTokens = 200): ChannelPassSettings => ({
+    summaryMaxTokens,
     memoryScope: 'channel',
     tokenizer,
     summarizer: s,
@@ -84,13 +84,13 @@ describe('compaction processor', () => {
     }
   });
 
-  const processor = (s: Summarizer = summarizer) =>
+  const processor = (s: Summarizer = summarizer, summaryMaxTokens?: number) =>
     createCompactionProcessor({
       channels,
       memories,
       runs,
       notifier,
-      settingsFor: async () => settings(s),
+      settingsFor: async () => settings(s, summaryMaxTokens),
       onEvent: (e) => events.push(e),
     });
   const job = {
@@ -361,7 +361,8 @@ describe('compaction processor', () => {
 
   it('keeps an offline channel (the extractive summarizer, no LLM) out of the breaker', async () => {
     const offline = new ExtractiveSummarizer({ tokenizer });
-    const run = processor(offline);
+    // A budget under what each range holds: a summary larger than its range would not splice.
+    const run = processor(offline, 40);
     for (const [n, toSeq] of [10, 20, 30, 35].entries()) {
       expect(await run({ ...job, jobId: `off${n}`, toSeq, generation: n })).toMatchObject({
         kind: 'completed',

@@ -44,7 +44,8 @@ const policy: CompactionPolicy = {
   emergencyFraction: 0.5,
   protectRecent: 6,
   summaryMaxTokens: 300,
-  cooldownMs: 10_000,
+  // Long enough that a background pass waits out the cooldown and a burst escalates it.
+  cooldownMs: 60_000,
   maxIneffectivePasses: 3,
   messageMaxTokens: 1_500,
   microcompaction: true,
@@ -290,6 +291,7 @@ describe('ebb simulate and the bot', () => {
         'emergency:null',
         'completed:null',
         'microcompacted:null',
+        'skipped:nothing_to_free',
       ]),
     );
     expect(sim.summary.delayed).toBeGreaterThan(0);

@@ -4,7 +4,7 @@
  * `aggressive_threshold` below the global `background_threshold` breaks the order without ever naming
  * `background_threshold`.
  */
-import { PLATFORMS } from '@ebb/core';
+import { PLATFORMS, passRoom, SHORT_MESSAGE_TOKENS } from '@ebb/core';
 import {
   blockIndicesBySpecificity,
   DEFAULTS_CHANNEL_KEY,
@@ -66,6 +66,31 @@ export const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
   },
 ];
 
+/**
+ * What the file alone cannot count: the channel's system prompt and offered tools, and the block a
+ * summary is wrapped in, in its model's tokens. `ebb config check` counts them with the channel's
+ * tokenizer; parsing (every command) uses 0 for both, so it refuses only what no prompt could fix.
+ */
+export interface PromptMeasure {
+  /** Tokens of the system message and the definitions of the tools the channel is offered. */
+  readonly promptHeadTokens: number;
+  /** Tokens of a summary span besides its text (`summarySpanBound(tokenizer, 0)`). */
+  readonly summaryFrameTokens: number;
+}
+
+const UNMEASURED: PromptMeasure = { promptHeadTokens: 0, summaryFrameTokens: 0 };
+
+/** The settings that decide whether a background pass has anything to free (see `passRoom`), most blamed first. */
+const PASS_ROOM_LEAVES: readonly LeafKey[] = [
+  'compaction.background_threshold',
+  'llm.context_window',
+  'llm.max_output_tokens',
+  'memory.recall_max_tokens',
+  'compaction.summary_max_tokens',
+  'compaction.protect_recent',
+  'compaction.background_fraction',
+];
+
 interface Context {
   /** `[slack]`, `[channels."slack:*"]`; undefined for the top-level sections. */
   readonly label: string | undefined;
@@ -94,10 +119,19 @@ export function checkConfigRules(
   return contexts.flatMap((context) => checkContext(context, file, tainted, seen));
 }
 
-/** Checks what one concrete channel key resolves to, including overlaps of pattern blocks. */
-export function checkChannel(config: EbbConfig, channelKey: string, file: string): ConfigIssue[] {
+/**
+ * Checks what one concrete channel key resolves to, including overlaps of pattern blocks; with
+ * `measure`, whether a pass has room counts the channel's system prompt, tools and summary block too.
+ */
+export function checkChannel(
+  config: EbbConfig,
+  channelKey: string,
+  file: string,
+  measure: PromptMeasure = UNMEASURED,
+): ConfigIssue[] {
   const label = channelKey === DEFAULTS_CHANNEL_KEY ? undefined : `channel ${channelKey}`;
-  return checkContext({ label, layers: layersForKey(config, channelKey) }, file, new Set(), new Set());
+  const context = { label, layers: layersForKey(config, channelKey) };
+  return checkContext(context, file, new Set(), new Set(), measure);
 }
 
 function checkContext(
@@ -105,15 +139,18 @@ function checkContext(
   file: string,
   tainted: ReadonlySet<string>,
   seen: Set<string>,
+  measure: PromptMeasure = UNMEASURED,
 ): ConfigIssue[] {
   const merged = mergeSettings(context.layers.map((layer) => layer.settings));
   const issues: ConfigIssue[] = [];
+  let broken = false;
   for (const rule of CROSS_FIELD_RULES) {
     const leaves = [...rule.below, ...rule.above];
     const skip = leaves.some((leaf) =>
       context.layers.some((layer) => isTainted(tainted, layerId(layer.source), leaf)),
     );
     if (skip || sum(merged, rule.below) < sum(merged, rule.above)) continue;
+    broken = true;
 
     const fingerprint = [
       rule.id,
@@ -134,7 +171,69 @@ function checkContext(
       found: value(merged, blamed),
     });
   }
+  // A window that cannot even hold the reply, a summary and the recall budget says so once.
+  const room = broken ? undefined : checkPassRoom(context, merged, file, tainted, measure);
+  if (room && !seen.has(room.fingerprint)) {
+    seen.add(room.fingerprint);
+    issues.push(room.issue);
+  }
   return issues;
+}
+
+/**
+ * A window whose reserve leaves a background pass nothing to free (`passRoom`): the recall budget,
+ * the system prompt and the tools take so much of the prompt at the background threshold that a
+ * pass freeing `background_fraction` of the conversation besides its summary does not fit. Every
+ * pass would then free little or nothing and the channel would live on emergency truncations.
+ */
+function checkPassRoom(
+  context: Context,
+  merged: MergedSettings,
+  file: string,
+  tainted: ReadonlySet<string>,
+  measure: PromptMeasure,
+): { issue: ConfigIssue; fingerprint: string } | undefined {
+  const skip = PASS_ROOM_LEAVES.some((leaf) =>
+    context.layers.some((layer) => isTainted(tainted, layerId(layer.source), leaf)),
+  );
+  if (skip) return undefined;
+  const { llm, compaction, memory } = merged.settings;
+  const room = passRoom({
+    contextWindow: llm.context_window,
+    maxOutputTokens: llm.max_output_tokens,
+    reservedTokens: memory.recall_max_tokens + measure.promptHeadTokens,
+    backgroundThreshold: compaction.background_threshold,
+    backgroundFraction: compaction.background_fraction,
+    summaryTokens: compaction.summary_max_tokens + measure.summaryFrameTokens,
+    protectRecent: compaction.protect_recent,
+  });
+  if (room.fits) return undefined;
+
+  const blamed = PASS_ROOM_LEAVES.reduce((best, leaf) =>
+    merged.origin[leaf] > merged.origin[best] ? leaf : best,
+  );
+  const term = (leaf: LeafKey) => describe(leaf, blamed, context, merged);
+  const { promptHeadTokens: head, summaryFrameTokens: frame } = measure;
+  const prompt = Math.floor(compaction.background_threshold * (llm.context_window - llm.max_output_tokens));
+  const suffix = context.label === undefined ? '' : ` in the merged settings for ${context.label}`;
+  const rule =
+    `leaves a background pass nothing to free${suffix}: at ${term('compaction.background_threshold')}, ` +
+    `(${term('llm.context_window')} - ${term('llm.max_output_tokens')}) × ${compaction.background_threshold} = ${prompt} prompt tokens ` +
+    `less the reserve (${term('memory.recall_max_tokens')}${head > 0 ? ` + the system prompt and tools (${head})` : ''}) ` +
+    `leave ${room.conversationTokens} of conversation; a pass must free at least half of ${term('compaction.background_fraction')} of it ` +
+    `besides a summary of up to ${term('compaction.summary_max_tokens')}${frame > 0 ? ` + ${frame} for its block` : ''} ` +
+    `and the ${term('compaction.protect_recent')} newest messages (${SHORT_MESSAGE_TOKENS} tokens each), so it needs ${room.neededTokens}. ` +
+    'Raise llm.context_window or compaction.background_threshold, or lower llm.max_output_tokens, ' +
+    'memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent' +
+    (head > 0 ? ' (or shorten bot.system_prompt, or allow fewer tools)' : '');
+  const fingerprint = [
+    'pass_room',
+    head,
+    frame,
+    ...PASS_ROOM_LEAVES.map((leaf) => `${where(context, merged, leaf)}=${value(merged, leaf)}`),
+  ].join('\n');
+  const issue = { file, path: where(context, merged, blamed), rule, found: value(merged, blamed) };
+  return { issue, fingerprint };
 }
 
 function explain(rule: CrossFieldRule, blamed: LeafKey, context: Context, merged: MergedSettings): string {

@@ -50,7 +50,7 @@ export {
   changedSettings,
   type ReloadOutcome,
 } from './config-watcher.js';
-export { checkChannel } from './cross-field-rules.js';
+export { checkChannel, type PromptMeasure } from './cross-field-rules.js';
 export type { DeepReadonly } from './deep-freeze.js';
 export type { ChannelBlock, EbbConfig } from './ebb-config.js';
 export { type EbbEnv, loadEnv } from './env.js';

@@ -180,6 +180,20 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('refuses a window whose recall budget leaves a background pass nothing to free', () => {
+    const error = configError('[llm]\ncontext_window = 2000\nmax_output_tokens = 500\n');
+    expect(error.issues.map((issue) => `${issue.path}: ${issue.rule}`)).toEqual([
+      'llm.context_window: leaves a background pass nothing to free: at compaction.background_threshold (0.8, default), (context_window (2000, from [llm]) - max_output_tokens (500, from [llm])) × 0.8 = 1200 prompt tokens less the reserve (memory.recall_max_tokens (1000, default)) leave 200 of conversation; a pass must free at least half of compaction.background_fraction (0.3, default) of it besides a summary of up to compaction.summary_max_tokens (160, default) and the compaction.protect_recent (10, default) newest messages (32 tokens each), so it needs 565. Raise llm.context_window or compaction.background_threshold, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
+    ]);
+    // A smaller recall budget leaves the pass its room.
+    expect(() =>
+      parseConfig(
+        '[llm]\ncontext_window = 2000\nmax_output_tokens = 500\n[memory]\nrecall_max_tokens = 500\n',
+        'c.toml',
+      ),
+    ).not.toThrow();
+  });
+
   it('checks an explicit message cap against the window left for it', () => {
     const error = configError('[channels."discord:*".compaction]\nmessage_max_tokens = 200000\n');
     expect(error.issues).toHaveLength(1);

@@ -25,8 +25,10 @@ class RecordingQueue implements CompactionQueue {
 }
 
 const KEY = 'web:c';
+/** A summary budget a 1,000-token window can afford (the default's 4,096 would leave passes nothing to free). */
+const policy = testPolicy({ protectRecent: 2, summaryMaxTokens: 60 });
 const settings = {
-  policy: testPolicy({ protectRecent: 2 }),
+  policy,
   contextWindow: 1_100,
   maxOutputTokens: 100,
   reservedTokens: 0,
@@ -141,7 +143,7 @@ describe('ChannelCompactor microcompaction', () => {
     });
     const smallResults = {
       ...settings,
-      policy: testPolicy({ protectRecent: 2, microcompactMinTokens: 100 }),
+      policy: { ...policy, microcompactMinTokens: 100 },
     };
     const result = await compactor.afterTurn(
       KEY,
@@ -196,7 +198,7 @@ describe('ChannelCompactor microcompaction', () => {
     });
     const off = {
       ...settings,
-      policy: testPolicy({ protectRecent: 2, microcompactMinTokens: 100, microcompaction: false }),
+      policy: { ...policy, microcompactMinTokens: 100, microcompaction: false },
     };
     const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), off, UNCALIBRATED);
     expect(result.context?.raw.some((m) => m.stubbed) ?? false).toBe(false);

@@ -5,8 +5,8 @@
  * lock) and then decides again, which queues the heal when nothing else is in flight. The per-turn
  * cost is O(1) while no pass is due: the queue is asked what is in flight only once one is.
  *
- * Token figures in the events are prompt tokens in calibrated terms (context, system prompt and
- * recall budget, times the calibration factor), the same terms as `usage`, so a line never shows
+ * Token figures in the events are prompt tokens in calibrated terms (context and reserve: system
+ * prompt, tools and recalled memories, times the calibration factor), the same terms as `usage`, so a line never shows
  * more tokens than the window while its usage reads 0.95.
  */
 
@@ -22,7 +22,7 @@ import type { AfterTurnAction, PassInFlight } from './decide-after-turn.js';
 import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 import { LruMap } from './lru-map.js';
 import type { ContextView } from './model.js';
-import { planCompaction } from './plan-compaction.js';
+import { planCompaction, summarySpanBound } from './plan-compaction.js';
 import type { CompactionPolicy } from './policy.js';
 import type { ChannelStore, CompactionQueue, RunStore } from './ports.js';
 import { roundUsage } from './round-usage.js';
@@ -35,8 +35,9 @@ export interface CompactorSettings {
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
   /**
-   * Tokens every prompt spends before the context: the system prompt, the memory recall budget and
-   * the definitions of the tools the channel is offered.
+   * Tokens every prompt spends besides the context: the system prompt, the definitions of the tools
+   * the channel is offered and the memories its turn recalled (what the turn really sends, not the
+   * recall budget: a reserve no turn uses would leave passes nothing to free).
    */
   readonly reservedTokens: number;
   /** The channel may call read_history, so microcompaction's stubs say how to read a result back (default: yes). */
@@ -154,6 +155,7 @@ export class ChannelCompactor {
       tier: 'background',
       fraction: policy.backgroundFraction,
       protectRecent: policy.protectRecent,
+      summaryTokens: summarySpanBound(settings.tokenizer, policy.summaryMaxTokens),
     });
     this.#emit({ event: 'compaction.triggered', channel: channelKey, tier: 'background', usage });
     if (result.kind === 'nothing') {
@@ -216,7 +218,12 @@ export class ChannelCompactor {
     // the context before the first, less what each freed.
     const freed = judged.reduce((sum, r) => sum + (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0), 0);
     const usage = (tokens: number) => compactorUsage({ tokens }, settings, calibration);
-    record.monitor.shrunk(settings.policy, usage(first.tokensBefore), usage(first.tokensBefore - freed));
+    record.monitor.shrunk(
+      settings.policy,
+      usage(first.tokensBefore),
+      usage(first.tokensBefore - freed),
+      usage(0),
+    );
   }
 
   async #act(
@@ -379,6 +386,7 @@ export class ChannelCompactor {
       context,
       usage: this.usage(context, settings, calibration),
       usagePerToken: calibration.factor / (settings.contextWindow - settings.maxOutputTokens),
+      summaryTokens: summarySpanBound(settings.tokenizer, settings.policy.summaryMaxTokens),
       now: this.#now(),
     };
   }

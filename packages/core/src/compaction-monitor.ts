@@ -42,6 +42,8 @@ export interface MonitorTurn {
   readonly usage: number;
   /** Usage of one context token (calibration factor / (window − reply reserve)). */
   readonly usagePerToken: number;
+  /** Tokens of the largest summary span a pass writes (`summarySpanBound`). */
+  readonly summaryTokens: number;
   readonly now: number;
 }
 
@@ -128,8 +130,13 @@ export class CompactionMonitor {
       this.#lastSkip = undefined;
       return { action, report: true };
     }
-    if ((action.reason === 'all_protected' || action.reason === 'empty') && turn.inFlight.length === 0) {
-      // A pass was due and nothing can be summarized: counted as a pass that landed and did not help,
+    if (
+      (action.reason === 'all_protected' ||
+        action.reason === 'empty' ||
+        action.reason === 'nothing_to_free') &&
+      turn.inFlight.length === 0
+    ) {
+      // A pass was due and nothing can be freed: counted as a pass that landed and did not help,
       // so a channel that cannot shrink stops trying (and waits out the cooldown before it retries).
       this.#ineffectivePasses++;
       this.#lastLandedAt = turn.now;
@@ -155,19 +162,22 @@ export class CompactionMonitor {
    * The context after one or more passes landed, against the same context before (the splices the
    * only difference: the bot takes both from the store's figures at each splice, the simulation from
    * the turn the passes landed in): returns whether they helped. Helping means usage is now under
-   * the background threshold, or they freed at least half of what a background pass aims at (under
-   * a burst usage can stay high although a pass freed plenty). Passes that did not help are counted;
-   * past `max_ineffective_passes` the channel stops queueing until usage drops under the background
-   * threshold.
+   * the background threshold, or they freed at least half of what a background pass aims at: its
+   * fraction of the conversation, not of the reserve (`reservedUsage`, the system prompt, tools and
+   * recalled memories, which no pass can free); under a burst usage can stay high although a pass
+   * freed plenty. Passes that did not help are counted; past `max_ineffective_passes` the channel
+   * stops queueing until usage drops under the background threshold.
    */
   shrunk(
     policy: Pick<CompactionPolicy, 'backgroundThreshold' | 'backgroundFraction'>,
     usageBefore: number,
     usageAfter: number,
+    reservedUsage: number,
   ): boolean {
+    const conversation = Math.max(0, usageBefore - reservedUsage);
     const effective =
       usageAfter < policy.backgroundThreshold ||
-      usageBefore - usageAfter >= 0.5 * policy.backgroundFraction * usageBefore;
+      usageBefore - usageAfter >= 0.5 * policy.backgroundFraction * conversation;
     this.#ineffectivePasses = effective ? 0 : this.#ineffectivePasses + 1;
     return effective;
   }

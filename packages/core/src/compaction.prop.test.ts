@@ -2,17 +2,18 @@
  * Properties of the compaction core over random interleavings of appends, plans, follow-up plans
  * over the next disjoint range, job starts and finishes in any order (so passes over disjoint ranges
  * live at the same time and land in either order), emergency truncations, heals, microcompaction
- * (stubs for old tool results), and duplicated (retried) results.
+ * (stubs for old tool results), and duplicated (retried) results. Summaries come back at any size,
+ * also larger than the budget their pass was planned with.
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
 import { contextProblems } from '../test/check-context.js';
 import type { ArchivedMessage, ContextMessage, Tier } from './model.js';
-import { type CompactionPlan, planCompaction, planHeal } from './plan-compaction.js';
+import { type CompactionPlan, planCompaction, planHeal, tokensInRange } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { planMicrocompaction, stubToolResults } from './plan-microcompaction.js';
-import { planSplice, type SummaryResult } from './plan-splice.js';
+import { planSplice, rawTokensThrough, type SummaryResult } from './plan-splice.js';
 import { WorkingContext } from './working-context.js';
 
 const op = fc.oneof(
@@ -31,6 +32,7 @@ const op = fc.oneof(
       kind: fc.constant('plan' as const),
       tier: fc.constantFrom<Tier>('background', 'aggressive'),
       fraction: fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+      summaryTokens: fc.integer({ min: 0, max: 150 }),
     }),
   },
   {
@@ -39,6 +41,7 @@ const op = fc.oneof(
       kind: fc.constant('follow' as const),
       job: fc.nat(),
       fraction: fc.double({ min: 0.05, max: 0.95, noNaN: true }),
+      summaryTokens: fc.integer({ min: 0, max: 150 }),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('start' as const), job: fc.nat() }) },
@@ -58,7 +61,13 @@ const op = fc.oneof(
       fraction: fc.double({ min: 0.05, max: 0.95, noNaN: true }),
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('heal' as const) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('heal' as const),
+      summaryTokens: fc.integer({ min: 0, max: 150 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -97,6 +106,8 @@ type Outcomes = {
   truncate: number;
   followUpSplice: number;
   microcompact: number;
+  /** Results refused because they would have made the context bigger. */
+  wouldGrow: number;
 };
 const noOutcomes = (): Outcomes => ({
   splice: 0,
@@ -106,6 +117,7 @@ const noOutcomes = (): Outcomes => ({
   truncate: 0,
   followUpSplice: 0,
   microcompact: 0,
+  wouldGrow: 0,
 });
 const tokenizer = new CharTokenizer();
 
@@ -149,8 +161,11 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
           tier: o.tier,
           fraction: o.fraction,
           protectRecent,
+          summaryTokens: o.summaryTokens,
         });
         if (result.kind === 'plan') {
+          // It covers more than the summary that will replace it.
+          expect(result.plan.tokensCovered).toBeGreaterThan(o.summaryTokens);
           // Never reaches into the newest protected messages (a heal-only plan stops at the prefix).
           const limit = Math.max(ctx.view().spans.at(-1)?.toSeq ?? 0, ctx.headSeq - protectRecent);
           expect(result.plan.toSeq).toBeLessThanOrEqual(limit);
@@ -168,9 +183,11 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
           tier: 'aggressive',
           fraction: o.fraction,
           protectRecent,
+          summaryTokens: o.summaryTokens,
           after: previous.plan.toSeq,
         });
         if (result.kind === 'plan') {
+          expect(result.plan.tokensCovered).toBeGreaterThan(o.summaryTokens);
           expect(result.plan.fromSeq).toBe(previous.plan.toSeq + 1);
           expect(result.plan.toSeq).toBeLessThanOrEqual(
             Math.max(ctx.view().spans.at(-1)?.toSeq ?? 0, ctx.headSeq - protectRecent),
@@ -180,8 +197,14 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
         break;
       }
       case 'heal': {
-        const plan = planHeal(ctx.view());
-        if (plan) jobs.push({ id: `job-${jobs.length}`, plan });
+        const plan = planHeal(ctx.view(), { protectRecent, summaryTokens: o.summaryTokens });
+        if (plan) {
+          // It covers every truncation of the prefix, and more than its summary.
+          const truncations = ctx.view().spans.filter((s) => s.kind === 'truncated');
+          expect(plan.toSeq).toBeGreaterThanOrEqual(truncations.at(-1)?.toSeq ?? 0);
+          expect(plan.tokensCovered).toBeGreaterThan(o.summaryTokens);
+          jobs.push({ id: `job-${jobs.length}`, plan });
+        }
         break;
       }
       case 'start': {
@@ -227,8 +250,9 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
         job.result = result;
         spanSources.set(job.id, job.sources);
         const before = snapshotOf();
-        const plan = planSplice(ctx.view(), result);
+        const plan = planSplice(ctx.view(), result, rawTokensThrough(ctx.view().raw, result.toSeq));
         seen[plan.kind]++;
+        if (plan.kind === 'stale' && plan.reason.includes('larger than')) seen.wouldGrow++;
         if (plan.kind !== 'splice') {
           expect(snapshotOf()).toBe(before);
           // A gap means a pass ahead of this one's range has not landed: only a follow-up meets one.
@@ -238,10 +262,12 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
         }
         // A result is spliced once: applying it again changes nothing.
         expect(job.applied).toBeUndefined();
-        ctx.applySplice(plan);
+        const outcome = ctx.applySplice(plan);
+        // A completed pass never makes the context bigger, whatever ran meanwhile.
+        expect(outcome.tokensAfter).toBeLessThanOrEqual(outcome.tokensBefore);
         job.applied = true;
         if (job.plan.fromSeq > 1) seen.followUpSplice++;
-        const again = planSplice(ctx.view(), result);
+        const again = planSplice(ctx.view(), result, rawTokensThrough(ctx.view().raw, result.toSeq));
         expect(again.kind).not.toBe('splice');
         break;
       }
@@ -318,7 +344,7 @@ function replay(ops: Op[], protectRecent: number, seen: Outcomes = noOutcomes())
 
 describe('compaction core under random interleavings', () => {
   test.prop([interleavings], { numRuns: 250 })(
-    'keeps every message exactly once, spans tiling the prefix, tool pairs together, and retries idempotent',
+    'keeps every message exactly once, spans tiling the prefix, tool pairs together, retries idempotent, and no completed pass grows the context',
     ([ops, protectRecent]) => {
       replay(ops, protectRecent);
     },
@@ -338,34 +364,49 @@ describe('compaction core under random interleavings', () => {
     expect(seen.gap).toBeGreaterThan(10);
     expect(seen.followUpSplice).toBeGreaterThan(10);
     expect(seen.microcompact).toBeGreaterThan(50);
+    expect(seen.wouldGrow).toBeGreaterThan(10);
   });
 
   test.prop([
     fc.array(fc.integer({ min: 1, max: 300 }), { minLength: 1, maxLength: 200 }),
     fc.double({ min: 0.05, max: 0.95, noNaN: true }),
-    fc.integer({ min: 5, max: 80 }),
+    fc.integer({ min: 0, max: 400 }),
+    fc.integer({ min: 0, max: 400 }),
+    fc.integer({ min: 0, max: 20 }),
   ])(
-    'a pass applied without interleaving replaces exactly the tokens it covered with its summary',
-    (sizes, fraction, summaryTokens) => {
+    'a pass applied without interleaving frees its fraction (or all it may take) and never grows the context',
+    (sizes, fraction, bound, summaryTokens, protectRecent) => {
       const ctx = new WorkingContext();
       for (const tokens of sizes)
         ctx.append({ seq: ctx.headSeq + 1, role: 'user', author: 'a', text: '', tokens });
-      const result = planCompaction({ context: ctx.view(), tier: 'background', fraction, protectRecent: 0 });
-      if (result.kind !== 'plan') return;
-      const { plan } = result;
-      const before = ctx.tokens;
-      const splice = planSplice(ctx.view(), {
-        jobId: 'j',
-        fromSeq: plan.fromSeq,
-        toSeq: plan.toSeq,
-        text: 's',
-        tokens: summaryTokens,
+      const result = planCompaction({
+        context: ctx.view(),
+        tier: 'background',
+        fraction,
+        protectRecent,
+        summaryTokens: bound,
       });
+      const before = ctx.tokens;
+      const mayTake = tokensInRange(ctx.view(), 1, ctx.headSeq - protectRecent);
+      if (result.kind !== 'plan') {
+        // Only when what a pass may take holds no more than its summary.
+        expect(mayTake).toBeLessThanOrEqual(bound);
+        return;
+      }
+      const { plan } = result;
+      const summary = Math.min(summaryTokens, bound);
+      const view = ctx.view();
+      const splice = planSplice(
+        view,
+        { jobId: 'j', fromSeq: plan.fromSeq, toSeq: plan.toSeq, text: 's', tokens: summary },
+        rawTokensThrough(view.raw, plan.toSeq),
+      );
       if (splice.kind !== 'splice') throw new Error(`expected a splice, got ${splice.kind}`);
       const outcome = ctx.applySplice(splice);
-      expect(outcome.tokensAfter).toBe(before - plan.tokensCovered + summaryTokens);
-      // The plan takes at least the fraction asked for (or everything it may take).
-      expect(plan.tokensCovered >= fraction * before || plan.toSeq === ctx.headSeq).toBe(true);
+      expect(outcome.tokensAfter).toBe(before - plan.tokensCovered + summary);
+      expect(outcome.tokensAfter).toBeLessThan(before);
+      // It frees at least the fraction asked for, whatever the summary (or takes all it may).
+      expect(before - outcome.tokensAfter >= fraction * before || plan.tokensCovered === mayTake).toBe(true);
     },
   );
 

@@ -4,8 +4,8 @@
  * context the decision saw and refused by the store when the channel moved on since (a splice, or
  * another bot's step); each reports its outcome as one compaction event.
  *
- * Token figures in the events are prompt tokens in calibrated terms (context, system prompt and
- * recall budget, times the calibration factor), the same terms as `usage`.
+ * Token figures in the events are prompt tokens in calibrated terms (context and reserve: system
+ * prompt, tools and recalled memories, times the calibration factor), the same terms as `usage`.
  */
 import type { CompactorSettings } from './channel-compactor.js';
 import type { CompactionEventSink } from './compaction-events.js';

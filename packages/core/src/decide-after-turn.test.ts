@@ -27,6 +27,7 @@ function input(overrides: Partial<AfterTurnInput> = {}): AfterTurnInput {
     context: context(),
     usage: 0.5,
     usagePerToken: 0.001,
+    summaryTokens: 50,
     policy,
     now: 100_000,
     inFlight: [],
@@ -138,14 +139,26 @@ describe('decideAfterTurn', () => {
       kind: 'skip',
       reason: 'ineffective',
     });
+    // The heal takes raw messages after the 10-token marker until it covers more than its summary.
     const cut = context([truncated(1, 40)], 41);
-    expect(decideAfterTurn(input({ context: cut, usage: 0.3 }))).toMatchObject({
-      kind: 'enqueue',
-      mode: 'heal',
-      plan: { tier: 'emergency', fromSeq: 1, toSeq: 40 },
-    });
+    const heal = { kind: 'enqueue', mode: 'heal', plan: { tier: 'emergency', fromSeq: 1, toSeq: 45 } };
+    expect(decideAfterTurn(input({ context: cut, usage: 0.3 }))).toMatchObject(heal);
     expect(decideAfterTurn(input({ context: cut, usage: 0.3, inFlight: [running(1, 20)] }))).toEqual({
       kind: 'none',
+    });
+    // A channel whose passes stopped helping still gets its truncations healed.
+    expect(decideAfterTurn(input({ context: cut, usage: 0.9, ineffectivePasses: 3 }))).toMatchObject(heal);
+  });
+
+  it('sizes a pass by what it frees: its fraction of the context plus the summary that replaces it', () => {
+    const action = decideAfterTurn(input({ usage: 0.8, summaryTokens: 200 }));
+    // 30% of 1,000 tokens freed, 200 more for the summary: 500 tokens covered, seqs 1..50.
+    expect(action).toMatchObject({ kind: 'enqueue', plan: { fromSeq: 1, toSeq: 50, tokensCovered: 500 } });
+    // A context whose unprotected messages hold no more than a summary gets no pass, which would grow it.
+    const small = { ...context(), raw: context().raw.slice(0, 12), tokens: 120, headSeq: 12 };
+    expect(decideAfterTurn(input({ context: small, usage: 0.8, summaryTokens: 70 }))).toMatchObject({
+      kind: 'skip',
+      reason: 'nothing_to_free',
     });
   });
 });
@@ -178,6 +191,7 @@ describe('CompactionMonitor', () => {
     context: view(generation),
     usage,
     usagePerToken: 0.001,
+    summaryTokens: 50,
     now,
   });
 
@@ -210,9 +224,11 @@ describe('CompactionMonitor', () => {
 
   it('counts passes that freed little, and reports a repeated skip once', () => {
     const monitor = new CompactionMonitor();
-    expect(monitor.shrunk(policy, 0.9, 0.82)).toBe(false); // freed 0.08 < half of 30% of 0.9
-    expect(monitor.shrunk(policy, 0.95, 0.805)).toBe(true); // freed 0.145 under a burst: it helped
-    for (let i = 0; i < 3; i++) monitor.shrunk(policy, 0.9, 0.88);
+    expect(monitor.shrunk(policy, 0.9, 0.82, 0)).toBe(false); // freed 0.08 < half of 30% of 0.9
+    expect(monitor.shrunk(policy, 0.95, 0.805, 0)).toBe(true); // freed 0.145 under a burst: it helped
+    // Judged on the conversation: with 0.4 of the usage reserved, 0.08 is more than half of 30% of 0.5.
+    expect(monitor.shrunk(policy, 0.9, 0.82, 0.4)).toBe(true);
+    for (let i = 0; i < 3; i++) monitor.shrunk(policy, 0.9, 0.88, 0);
     const skipped = { ...turn(0.9, 1), inFlight: [] };
     expect(monitor.decide(policy, skipped)).toMatchObject({
       action: { reason: 'ineffective' },

@@ -19,8 +19,11 @@
  *    burst a pass thus starts early enough to land by the background threshold, leaving the whole room
  *    up to the emergency threshold for the pace to be misjudged; at human pace the growth term is a
  *    rounding error and passes start at the background threshold as configured.
- * 3. **How big?** `aggressive_fraction` (labelled `aggressive`) when usage or the projection is at or
- *    above `aggressive_threshold`; else `background_fraction`.
+ * 3. **How big?** A pass frees `aggressive_fraction` of the context (labelled `aggressive`) when
+ *    usage or the projection is at or above `aggressive_threshold`; else `background_fraction`. It
+ *    covers that share plus the summary that replaces it (`planCompaction`), so it frees what it
+ *    aims at, and a range that cannot hold more than a summary is never planned (`nothing_to_free`):
+ *    a pass never makes the context bigger.
  * 4. **With nothing in flight:** a pass from seq 1 (folding earlier summaries). A background-sized
  *    pass within `cooldown_seconds` of the last background or aggressive pass *landing* is enqueued
  *    delayed until the cooldown ends (not dropped: a channel that goes quiet still gets it). The
@@ -33,11 +36,21 @@
  *    still at or above `aggressive_threshold`; at most `MAX_PASSES_IN_FLIGHT` per channel. Never a
  *    follow-up of a follow-up: the next pass starts at the front again and folds both summaries, so
  *    summaries never pile up in the prefix. Otherwise the pass in flight is enough: skip (`in_flight`).
- * 7. After `max_ineffective_passes` passes in a row that freed little, stop queueing (`ineffective`).
- * 8. Not due, a truncated span in the prefix, nothing in flight: heal it with a summary.
+ * 7. After `max_ineffective_passes` passes in a row that freed little, stop queueing (`ineffective`),
+ *    but for a heal (rule 8): a channel that passes cannot help still gets its truncations healed.
+ * 8. A truncated span in the prefix and nothing in flight, when no pass is due (or rule 7 holds passes
+ *    back): heal it with a summary that also takes the oldest raw messages, so it frees tokens
+ *    (`planHeal`). When those are not enough yet, the channel's next messages will be: every
+ *    truncation is healed, by a heal or by the next pass, which starts at the front and covers it.
  */
 import type { ContextView, Tier } from './model.js';
-import { type CompactionPlan, planCompaction, planHeal, tokensInRange } from './plan-compaction.js';
+import {
+  type CompactionPlan,
+  type NothingReason,
+  planCompaction,
+  planHeal,
+  tokensInRange,
+} from './plan-compaction.js';
 import { type MicrocompactPolicy, planMicrocompaction } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
 
@@ -70,7 +83,6 @@ export type AfterTurnPolicy = Pick<
   | 'backgroundFraction'
   | 'aggressiveFraction'
   | 'protectRecent'
-  | 'summaryMaxTokens'
   | 'cooldownMs'
   | 'maxIneffectivePasses'
 > &
@@ -81,6 +93,8 @@ export interface AfterTurnInput {
   readonly usage: number;
   /** Usage of one context token (calibration factor / (window − reply reserve)). */
   readonly usagePerToken: number;
+  /** Tokens of the largest summary span a pass writes (`summarySpanBound`). */
+  readonly summaryTokens: number;
   readonly policy: AfterTurnPolicy;
   readonly now: number;
   /** The channel's passes waiting or running, oldest range first. */
@@ -93,7 +107,7 @@ export interface AfterTurnInput {
 
 export type EnqueueMode = 'new' | 'escalate' | 'follow_up' | 'heal';
 
-export type SkipReason = 'in_flight' | 'ineffective' | 'empty' | 'all_protected';
+export type SkipReason = 'in_flight' | 'ineffective' | NothingReason;
 
 export type AfterTurnAction =
   | { readonly kind: 'none' }
@@ -149,11 +163,14 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   if (usage >= policy.emergencyThreshold) return { kind: 'emergency' };
   const projected = projectedUsage(usage, input.pace);
 
-  if (!passDue(usage, projected, policy)) {
-    const heal = inFlight.length === 0 ? planHeal(context) : undefined;
-    if (!heal) return { kind: 'none' };
-    return { kind: 'enqueue', mode: 'heal', plan: heal, delayMs: 0, projectedUsage: projected };
-  }
+  const heal = (): AfterTurnAction | undefined => {
+    const plan =
+      inFlight.length === 0
+        ? planHeal(context, { protectRecent: policy.protectRecent, summaryTokens: input.summaryTokens })
+        : undefined;
+    return plan && { kind: 'enqueue', mode: 'heal', plan, delayMs: 0, projectedUsage: projected };
+  };
+  if (!passDue(usage, projected, policy)) return heal() ?? { kind: 'none' };
 
   const tier: Tier =
     usage >= policy.aggressiveThreshold || projected >= policy.aggressiveThreshold
@@ -165,7 +182,7 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
     reason,
     projectedUsage: projected,
   });
-  if (input.ineffectivePasses >= policy.maxIneffectivePasses) return skip('ineffective');
+  if (input.ineffectivePasses >= policy.maxIneffectivePasses) return heal() ?? skip('ineffective');
 
   const fraction = tier === 'aggressive' ? policy.aggressiveFraction : policy.backgroundFraction;
   const plan = (mode: EnqueueMode, previous: PassInFlight | undefined, delayMs: number): AfterTurnAction => {
@@ -174,6 +191,7 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
       tier,
       fraction,
       protectRecent: policy.protectRecent,
+      summaryTokens: input.summaryTokens,
       ...(previous ? { after: previous.toSeq } : {}),
     });
     if (result.kind === 'nothing') return skip(result.reason);
@@ -224,13 +242,13 @@ function cooldownDelay(input: AfterTurnInput, tier: Tier): number {
 
 /**
  * Usage the passes in flight will free when they land: what their ranges hold now, less a summary
- * each (at most `summaryMaxTokens`; a pass over less than that frees nothing).
+ * each (at most `summaryTokens`; a pass over less than that frees nothing).
  */
 function freedBy(passes: readonly PassInFlight[], input: AfterTurnInput): number {
   let tokens = 0;
   for (const pass of passes) {
     const covered = tokensInRange(input.context, pass.fromSeq, pass.toSeq);
-    tokens += Math.max(0, covered - input.policy.summaryMaxTokens);
+    tokens += Math.max(0, covered - input.summaryTokens);
   }
   return tokens * input.usagePerToken;
 }

@@ -7,7 +7,7 @@ import { InvariantError } from './errors.js';
 import type { ContextMessage, ContextView } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { overlapsAny, type SeqRange } from './plan-redaction.js';
-import { planSplice, type SummaryResult } from './plan-splice.js';
+import { planSplice, rawTokensThrough, type SummaryResult } from './plan-splice.js';
 import type {
   AppendResult,
   AuthoredSeqs,
@@ -122,7 +122,8 @@ export class InMemoryChannelStore implements ChannelStore {
   async splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
     const channel = this.#channels.get(channelKey);
     const context = channel?.context ?? new WorkingContext();
-    const plan = planSplice(context.view(), result);
+    const view = context.view();
+    const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
     if (plan.kind !== 'splice') return plan;
     const before = context.view().spans;
     const applied = context.applySplice(plan);

@@ -20,6 +20,7 @@ export * from './measure-message.js';
 export * from './memory.js';
 export * from './memory-recall.js';
 export * from './model.js';
+export * from './pass-room.js';
 export * from './plan-compaction.js';
 export * from './plan-emergency-truncation.js';
 export * from './plan-memory-upsert.js';

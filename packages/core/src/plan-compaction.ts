@@ -1,7 +1,9 @@
 /**
- * Which part of the context a pass summarizes: the oldest `fraction` of it by tokens, cut on a
- * message boundary that keeps tool calls with their results, and never reaching into the newest
- * `protectRecent` messages.
+ * Which part of the context a pass summarizes, sized by what it frees: a pass replaces its range
+ * with a summary of up to `summaryTokens`, so to free `fraction` of the context's tokens it covers
+ * that much *and* a summary's worth more. The range is cut on a message boundary that keeps tool
+ * calls with their results and never reaches into the newest `protectRecent` messages; a range that
+ * cannot hold more than a summary would make the context bigger, and is never planned.
  *
  * A pass normally starts at the first seq, so earlier summary spans are folded into the new summary.
  * A follow-up pass (one planned while another pass of the channel is in flight) starts right after
@@ -10,6 +12,8 @@
  */
 import type { ContextView, Tier } from './model.js';
 import { prefixEnd } from './model.js';
+import { spanTokens } from './render-context.js';
+import type { Tokenizer } from './tokens.js';
 import { safeCut } from './tool-pairs.js';
 
 export interface CompactionPlan {
@@ -24,28 +28,38 @@ export interface CompactionPlan {
   readonly rawMessages: number;
 }
 
+/**
+ * Why no pass: nothing in the context (`empty`), every raw message protected and no truncation to
+ * heal (`all_protected`), or what a pass may take holds no more than the summary that would replace
+ * it (`nothing_to_free`).
+ */
+export type NothingReason = 'empty' | 'all_protected' | 'nothing_to_free';
+
 export type CompactionPlanResult =
   | { readonly kind: 'plan'; readonly plan: CompactionPlan }
-  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' };
+  | { readonly kind: 'nothing'; readonly reason: NothingReason };
 
 export interface PlanCompactionInput {
   readonly context: ContextView;
   readonly tier: Tier;
-  /** Share of the whole context's tokens the range should hold. */
+  /** Share of the whole context's tokens the pass should free (it covers that plus a summary). */
   readonly fraction: number;
   readonly protectRecent: number;
+  /** Tokens of the largest summary span the pass may write (`summarySpanBound`). */
+  readonly summaryTokens: number;
   /** Plan a follow-up: the range starts after this seq (the end of the pass in flight). Default 0. */
   readonly after?: number;
 }
 
 export function planCompaction(input: PlanCompactionInput): CompactionPlanResult {
-  const { context } = input;
+  const { context, summaryTokens } = input;
   const { spans, raw } = context;
   const after = input.after ?? 0;
   if (spans.length === 0 && raw.length === 0) return { kind: 'nothing', reason: 'empty' };
 
   const limit = Math.max(0, raw.length - input.protectRecent);
-  const target = input.fraction * context.tokens;
+  // What the range must hold: the summary that replaces it, and what the pass frees (at least a token).
+  const target = summaryTokens + Math.max(1, input.fraction * context.tokens);
   const laterSpans = spans.filter((s) => s.toSeq > after);
   let covered = laterSpans.reduce((sum, s) => sum + s.tokens, 0);
   const start = firstRawAfter(raw, after);
@@ -56,18 +70,38 @@ export function planCompaction(input: PlanCompactionInput): CompactionPlanResult
     end++;
   }
   const cut = end > start ? safeCut(raw, end, limit) : start;
-  if (cut <= start) {
-    // Nothing raw can go; a truncated span can still be healed on its own.
-    if (!laterSpans.some((s) => s.kind === 'truncated')) return { kind: 'nothing', reason: 'all_protected' };
-    return { kind: 'plan', plan: planFor(input, prefixEnd(spans)) };
-  }
-  return { kind: 'plan', plan: planFor(input, raw[cut - 1]?.seq ?? 0) };
+  const toSeq = cut > start ? (raw[cut - 1]?.seq ?? 0) : prefixEnd(spans);
+  if (cut <= start && !laterSpans.some((s) => s.kind === 'truncated'))
+    return { kind: 'nothing', reason: 'all_protected' };
+  const plan = planFor(input, toSeq);
+  // Replacing no more than a summary's worth would free nothing, or make the context bigger.
+  if (plan.tokensCovered <= summaryTokens) return { kind: 'nothing', reason: 'nothing_to_free' };
+  return { kind: 'plan', plan };
 }
 
-/** A pass that replaces the truncated spans of the prefix (and any summary before them) with a real summary. */
-export function planHeal(context: ContextView): CompactionPlan | undefined {
+/**
+ * A pass that replaces the truncated spans of the prefix (and any summary before them) with a real
+ * summary from the archive. A marker is far smaller than a summary, so the heal also takes the
+ * oldest raw messages until it covers more than its summary: it never makes the context bigger.
+ * Undefined when there is no truncation, or when the messages it may take are not enough yet (the
+ * channel's next messages will be).
+ */
+export function planHeal(
+  context: ContextView,
+  options: Pick<PlanCompactionInput, 'protectRecent' | 'summaryTokens'>,
+): CompactionPlan | undefined {
   if (!context.spans.some((s) => s.kind === 'truncated')) return undefined;
-  return planFor({ context, tier: 'emergency' }, prefixEnd(context.spans));
+  const result = planCompaction({ context, tier: 'emergency', fraction: 0, ...options });
+  return result.kind === 'plan' ? result.plan : undefined;
+}
+
+/**
+ * Tokens of the largest summary span a pass writes with a budget of `summaryMaxTokens`: the text and
+ * the block around it (`renderSummary`). What a pass must cover more than to free anything.
+ */
+export function summarySpanBound(tokenizer: Tokenizer, summaryMaxTokens: number): number {
+  const seq = 999_999_999;
+  return summaryMaxTokens + spanTokens(tokenizer, { kind: 'summary', fromSeq: seq, toSeq: seq, text: '' });
 }
 
 /** Tokens the context holds for seqs fromSeq..toSeq (spans overlapping the range count whole). */

@@ -104,6 +104,7 @@ describe('microcompaction in the after-turn decision', () => {
     context: context(toolTurns()),
     usage,
     usagePerToken: 0.001,
+    summaryTokens: 50,
     policy,
     now: 0,
     inFlight: [],

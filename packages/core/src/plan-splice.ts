@@ -10,7 +10,11 @@
  * 3. A range that starts past the first raw message would leave a gap in the prefix: it is a
  *    follow-up pass whose predecessor has not landed yet (`gap`). The caller waits for that pass, or
  *    drops the result if the predecessor will never land.
- * 4. Otherwise the new summary replaces every span inside its range: older summaries it folded, a
+ * 4. A summary larger than what it would replace now is stale too: a completed pass never makes the
+ *    context bigger. Passes are planned to cover more than their summary, so this happens only when
+ *    an emergency truncation set most of the range aside while the pass ran (the truncation marker
+ *    stays, and a heal sized to free tokens replaces it later), or a summarizer overran its budget.
+ * 5. Otherwise the new summary replaces every span inside its range: older summaries it folded, a
  *    newer summary of a sub-range (whose sources it saw all of, from the archive or the summaries
  *    it folded), and truncation markers it heals. A truncated span that sticks out past toSeq is
  *    trimmed to the part not covered, and the raw messages up to toSeq leave the context. The
@@ -41,10 +45,15 @@ export type SplicePlan =
   | { readonly kind: 'gap'; readonly reason: string }
   | { readonly kind: 'noop'; readonly reason: 'already_applied' };
 
-/** Reads only the generation, head and spans of the context, so a store can plan without loading raw messages. */
+/**
+ * Reads only the generation, head and spans of the context, and `droppedRawTokens`: the tokens of
+ * the raw messages after the prefix up to `result.toSeq` (what the splice drops; `rawTokensThrough`
+ * for a loaded context), so a store can plan without loading raw messages.
+ */
 export function planSplice(
   context: Pick<ContextView, 'generation' | 'headSeq' | 'spans'>,
   result: SummaryResult,
+  droppedRawTokens: number,
 ): SplicePlan {
   const { spans } = context;
   const a = result.fromSeq;
@@ -91,7 +100,28 @@ export function planSplice(
     if (s.toSeq <= b) continue;
     next.push(s.fromSeq > b ? s : { ...s, fromSeq: b + 1 });
   }
+  const replaced = sumTokens(spans) - sumTokens(next) + summary.tokens + droppedRawTokens;
+  if (summary.tokens > replaced) {
+    return {
+      kind: 'stale',
+      reason: `the summary (${summary.tokens} tokens) is larger than the ${replaced} tokens it would replace`,
+    };
+  }
   return { kind: 'splice', generation: context.generation, spans: next, dropRawThrough: b };
+}
+
+/** Tokens of the raw messages of a loaded context up to `toSeq`: what a splice through it drops. */
+export function rawTokensThrough(raw: ContextView['raw'], toSeq: number): number {
+  let tokens = 0;
+  for (const m of raw) {
+    if (m.seq > toSeq) break;
+    tokens += m.tokens;
+  }
+  return tokens;
+}
+
+function sumTokens(spans: readonly Span[]): number {
+  return spans.reduce((n, s) => n + s.tokens, 0);
 }
 
 function overlaps(s: Span, a: number, b: number): boolean {

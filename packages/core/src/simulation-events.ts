@@ -21,13 +21,14 @@ export interface SimulationOptions {
   readonly contextWindow: number;
   readonly maxOutputTokens: number;
   /**
-   * Tokens every prompt spends before the context: the system prompt, the memory recall budget and
-   * the tool definitions (the built-in ones the channel allows; a running bot adds its MCP tools).
+   * Tokens every prompt spends besides the context: the system prompt and the tool definitions (the
+   * built-in ones the channel allows; a running bot adds its MCP tools), and the memories a turn
+   * recalls (`ebb simulate` simulates none; the bot reserves what each turn recalled).
    */
   readonly reservedTokens: number;
   /**
    * Tokens every prompt starts with before the context (the system prompt and the tool definitions,
-   * not the recall budget): the prefix a provider's cache always shares. Default: `reservedTokens`.
+   * not memories): the prefix a provider's cache always shares. Default: `reservedTokens`.
    */
   readonly promptHeadTokens?: number;
   readonly tokenizer: Tokenizer;

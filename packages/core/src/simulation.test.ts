@@ -70,10 +70,10 @@ describe('Simulation', () => {
     expect(summary?.type === 'summary' && summary.heals).toBeGreaterThan(0);
   });
 
-  it('completed passes shrink the context (a heal may grow it: a summary replaces a short marker)', () => {
-    for (const e of compaction.filter((c) => c.event === 'completed' && c.tier !== 'emergency')) {
-      expect(e.tokensAfter).toBeLessThan(e.tokensBefore ?? 0);
-    }
+  it('completed passes shrink the context, heals too (a heal takes raw messages besides the marker)', () => {
+    const completed = compaction.filter((c) => c.event === 'completed');
+    expect(completed.some((e) => e.tier === 'emergency')).toBe(true);
+    for (const e of completed) expect(e.tokensAfter).toBeLessThan(e.tokensBefore ?? 0);
   });
 
   it('is deterministic, and a zero job latency applies passes in the same turn', () => {

@@ -13,10 +13,10 @@ import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { AfterTurnAction, EnqueueMode, PassInFlight } from './decide-after-turn.js';
 import { measureMessage } from './measure-message.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
-import type { CompactionPlan } from './plan-compaction.js';
+import { type CompactionPlan, summarySpanBound } from './plan-compaction.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { stubToolResults } from './plan-microcompaction.js';
-import { planSplice, type SummaryResult } from './plan-splice.js';
+import { planSplice, rawTokensThrough, type SummaryResult } from './plan-splice.js';
 import { type CacheBreakCause, PrefixCacheMeter } from './prefix-cache.js';
 import { TRUNCATION_MARKER } from './render-context.js';
 import { roundUsage } from './round-usage.js';
@@ -50,6 +50,8 @@ export class Simulation {
   /** Tokens of each archived message, whole (the context may hold a clipped copy). */
   readonly #archiveTokens: number[] = [];
   readonly #markerTokens: number;
+  /** The largest summary span a pass writes. */
+  readonly #summaryTokens: number;
   /** Ids of the newest tool calls whose results have not all arrived: the monitor waits for them. */
   readonly #awaitedResults = new Set<string>();
   /** Stubs microcompaction put in place of tool results, by seq: what a later pass summarizes. */
@@ -80,6 +82,7 @@ export class Simulation {
   constructor(options: SimulationOptions) {
     this.#options = options;
     this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
+    this.#summaryTokens = summarySpanBound(options.tokenizer, options.policy.summaryMaxTokens);
   }
 
   /**
@@ -323,7 +326,7 @@ export class Simulation {
     for (const job of [...this.#jobs]) {
       if (job.started && (this.#due(job) || force(job))) landed = this.#finish(job) || landed;
     }
-    if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage()))
+    if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage(), this.#reservedUsage()))
       this.#totals.ineffective++;
   }
 
@@ -341,7 +344,8 @@ export class Simulation {
     const result = job.started?.result;
     if (!result) return false;
     const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
-    const plan = planSplice(this.#context.view(), result);
+    const view = this.#context.view();
+    const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
     // A follow-up done before the pass ahead of it waits for it (the worker defers the job).
     if (plan.kind === 'gap' && this.#jobs.some((j) => j.id === job.after)) return false;
     this.#jobs = this.#jobs.filter((j) => j !== job);
@@ -377,6 +381,7 @@ export class Simulation {
       context: this.#context.view(),
       usage: this.#usage(),
       usagePerToken: 1 / (this.#options.contextWindow - this.#options.maxOutputTokens),
+      summaryTokens: this.#summaryTokens,
       now: this.#now,
     };
   }
@@ -416,14 +421,19 @@ export class Simulation {
     return this.#context.tokens + this.#options.reservedTokens;
   }
 
-  #usage(): number {
+  #usage(contextTokens = this.#context.tokens): number {
     return usageOf({
-      contextTokens: this.#context.tokens,
+      contextTokens,
       reservedTokens: this.#options.reservedTokens,
       contextWindow: this.#options.contextWindow,
       maxOutputTokens: this.#options.maxOutputTokens,
       calibration: UNCALIBRATED,
     });
+  }
+
+  /** Usage of the reserve alone: what no pass can free. */
+  #reservedUsage(): number {
+    return this.#usage(0);
   }
 
   /** Simulated time: the transcript's timestamps when they parse, never going backwards; else a second a turn. */

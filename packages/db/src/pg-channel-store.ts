@@ -211,24 +211,11 @@ export class PgChannelStore implements ChannelStore {
     return dbCall('splice', () =>
       this.#db.transaction(async (tx) => {
         const channel = await lockChannel(tx, channelKey);
-        const rows = channel ? await activeSpans(tx, channelKey) : [];
-        const spans = rows.map(toSpan);
-        const plan = planSplice(
-          { generation: channel?.generation ?? 0, headSeq: channel?.headSeq ?? 0, spans },
-          result,
-        );
-        if (plan.kind !== 'splice') return plan;
         if (!channel) return { kind: 'stale', reason: 'the channel has no messages' };
-
-        const generation = channel.generation + 1;
-        // The plan passes untouched spans through as the same objects: every other span is replaced.
-        const kept = new Set<Span>(plan.spans);
-        const retired = rows.filter((_, i) => !kept.has(spans[i] as Span)).map((r) => r.id);
-        const loaded = new Set<Span>(spans);
-        const added = plan.spans.filter((s) => !loaded.has(s));
-        await retireSpans(tx, retired, generation);
-        if (added.length > 0) await tx.insert(contextSpans).values(added.map((s) => spanRow(channelKey, s)));
-
+        const rows = await activeSpans(tx, channelKey);
+        const spans = rows.map(toSpan);
+        // The raw messages a splice through result.toSeq drops: planSplice refuses a summary larger
+        // than what it would replace.
         const [dropped] = await tx
           .select({
             messages: sql<number>`count(*)`.mapWith(Number),
@@ -239,9 +226,25 @@ export class PgChannelStore implements ChannelStore {
             and(
               eq(messages.channelKey, channelKey),
               gt(messages.seq, channel.prefixEnd),
-              lte(messages.seq, plan.dropRawThrough),
+              lte(messages.seq, result.toSeq),
             ),
           );
+        const plan = planSplice(
+          { generation: channel.generation, headSeq: channel.headSeq, spans },
+          result,
+          dropped?.tokens ?? 0,
+        );
+        if (plan.kind !== 'splice') return plan;
+
+        const generation = channel.generation + 1;
+        // The plan passes untouched spans through as the same objects: every other span is replaced.
+        const kept = new Set<Span>(plan.spans);
+        const retired = rows.filter((_, i) => !kept.has(spans[i] as Span)).map((r) => r.id);
+        const loaded = new Set<Span>(spans);
+        const added = plan.spans.filter((s) => !loaded.has(s));
+        await retireSpans(tx, retired, generation);
+        if (added.length > 0) await tx.insert(contextSpans).values(added.map((s) => spanRow(channelKey, s)));
+
         const spanTokens = plan.spans.reduce((n, s) => n + s.tokens, 0);
         const rawTokens = channel.rawTokens - (dropped?.tokens ?? 0);
         await tx

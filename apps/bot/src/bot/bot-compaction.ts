@@ -1,8 +1,13 @@
 /**
  * The bot's hold on its `ChannelCompactor`: made when the bot starts, asked with the channel's
  * compactor settings (the system prompt's and the offered tools' tokens counted once per prompt,
- * tools and encoding), run as the
- * monitor after a turn, and told when a worker's splice changed a channel's context.
+ * tools and encoding, and the memories the channel's last turn recalled), run as the monitor after
+ * a turn, and told when a worker's splice changed a channel's context.
+ *
+ * Usage reserves the memories a turn really sent, not the recall budget: in a small window a
+ * reserve for memories that are not there leaves passes nothing to free. A turn's recall is bounded
+ * by the room its prompt has left under the emergency threshold (`recallBudget`), so recalling
+ * never pushes a prompt past the window.
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
@@ -37,8 +42,13 @@ export interface BotCompactionOptions {
   readonly offeredTools?: OfferedTools;
 }
 
+/** Channels whose last recall is remembered; one forgotten counts no memories until its next turn. */
+const RECALLED_CHANNELS = 10_000;
+
 export class BotCompaction {
   readonly #options: BotCompactionOptions;
+  /** Tokens of the memories each channel's last turn recalled. */
+  readonly #recalled = new LruMap<string, number>(RECALLED_CHANNELS);
   readonly #promptTokenCache = new LruMap<string, number>(64);
   readonly #offeredTools: OfferedTools;
   /** Per resolved config (one per turn); dropped with it. The tokenizer follows from its encoding. */
@@ -69,11 +79,36 @@ export class BotCompaction {
   }
 
   /**
-   * The channel's compactor settings, made once per resolved config: a turn resolves its channel's
-   * config once and asks for these several times (the pre-check, each tool step's monitor, a
-   * provider overflow), and the offered tools are worked out only the first time.
+   * The channel's compactor settings: made once per resolved config (a turn resolves its channel's
+   * config once and asks for these several times: the pre-check, each tool step's monitor, a
+   * provider overflow; the offered tools are worked out only the first time), with the memories the
+   * channel's last turn recalled added to the reserve.
    */
   settingsOf(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
+    const made = this.#baseSettings(settings, tokenizer);
+    const recalled = this.#recalled.get(settings.channelKey) ?? 0;
+    return recalled === 0 ? made : { ...made, reservedTokens: made.reservedTokens + recalled };
+  }
+
+  /**
+   * Tokens of memories a turn of the channel may recall: `recall_max_tokens`, within the room its
+   * prompt has left under the emergency threshold (the context, system prompt and tools counted).
+   */
+  recallBudget(state: ChannelState, settings: ResolvedChannelConfig, tokenizer: Tokenizer): number {
+    const { llm, compaction, memory } = settings;
+    const prompt =
+      (compaction.emergencyThreshold * (llm.contextWindow - llm.maxOutputTokens)) / state.calibration.factor;
+    const room =
+      Math.floor(prompt) - state.context.tokens - this.#baseSettings(settings, tokenizer).reservedTokens;
+    return Math.max(0, Math.min(memory.recallMaxTokens, room));
+  }
+
+  /** The memories a turn of the channel recalled: its usage reserves these from now on. */
+  recalled(key: string, tokens: number): void {
+    this.#recalled.set(key, tokens);
+  }
+
+  #baseSettings(settings: ResolvedChannelConfig, tokenizer: Tokenizer): CompactorSettings {
     let made = this.#settingsOf.get(settings);
     if (made === undefined) {
       made = compactorSettingsOf(

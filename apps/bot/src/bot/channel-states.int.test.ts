@@ -125,9 +125,10 @@ describe('a burst into one channel whose passes land mid-turn', () => {
 
     expect(archived.filter((m) => m.role === 'user')).toHaveLength(MESSAGES);
     expect(skipped.filter((l) => l.reason === 'ineffective')).toEqual([]);
-    // The passes freed what a pass of their size frees: a tenth of the context, less the summary
-    // (all but one in twenty at least half of that, all the way through the burst).
-    expect(passes.length).toBeGreaterThan(50);
+    // The passes freed what a pass of their size frees: a tenth of the context, a pass being sized
+    // to free that besides its summary (all but one in twenty at least half of it, all the way
+    // through the burst; 44 passes freeing about a fifth each when measured).
+    expect(passes.length).toBeGreaterThan(30);
     expect(freed.filter((f) => f >= 0.05).length).toBeGreaterThanOrEqual(0.95 * passes.length);
     expect(emergencies).toEqual([]);
   }, 120_000);

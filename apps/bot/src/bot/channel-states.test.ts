@@ -90,6 +90,7 @@ describe('a pass that lands while a turn is running', () => {
         'background_threshold = 0.6',
         'aggressive_threshold = 0.9',
         'background_fraction = 0.1',
+        'summary_max_tokens = 40',
         'protect_recent = 4',
         'cooldown_seconds = 0',
         '[memory]',

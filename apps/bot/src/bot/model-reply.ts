@@ -106,7 +106,15 @@ export class ModelReplier {
     typing: () => void,
     log: Logger,
   ): Promise<ModelAnswer> {
-    const recalled = await this.#recall(key, settings, tokenizer, text);
+    const { compaction } = this.#options;
+    const recalled = await this.#recall(
+      key,
+      settings,
+      tokenizer,
+      text,
+      compaction.recallBudget(state, settings, tokenizer),
+    );
+    compaction.recalled(key, recalled.tokens);
     const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
     const offered = tools?.specs ?? [];
     const { stopping } = this.#options;
@@ -280,14 +288,14 @@ export class ModelReplier {
     this.#options.onToolCall?.({ tool, status: report.status, durationMs: report.durationMs });
   }
 
-  /** Memories of this channel's scope only, ranked by the store, within the recall budget; and their tokens. */
+  /** Memories of this channel's scope only, ranked by the store, within `budget` tokens; and their tokens. */
   async #recall(
     key: string,
     settings: ResolvedChannelConfig,
     tokenizer: Tokenizer,
     text: string,
+    budget: number,
   ): Promise<{ memories: Memory[]; tokens: number }> {
-    const budget = settings.memory.recallMaxTokens;
     if (budget <= 0) return { memories: [], tokens: 0 };
     const found = await this.#options.memories.recall({
       scopes: [memoryScope(key, settings.memory.scope)],

@@ -18,7 +18,8 @@ import { compact } from './compact.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-compact-'));
 const configFile = join(dir, 'config.toml');
-writeFileSync(configFile, '[compaction]\nprotect_recent = 4\n');
+// A summary budget small beside the 2,000-token channel below, so a pass has something to free.
+writeFileSync(configFile, '[compaction]\nprotect_recent = 4\nsummary_max_tokens = 200\n');
 
 const capture = captureIo;
 
@@ -71,7 +72,7 @@ describe('ebb compact', () => {
     expect(code).toBe(0);
     const jobId = /: (\S+)$/.exec(io.stdout())?.[1];
     expect(io.stdout()).toBe(
-      `Compaction of ${key} queued (messages #1–#6), focus: the deploy plan: ${jobId}`,
+      `Compaction of ${key} queued (messages #1–#9), focus: the deploy plan: ${jobId}`,
     );
 
     // In the BullMQ queue the workers read, under the deployment's prefix.
@@ -80,18 +81,18 @@ describe('ebb compact', () => {
       channelKey: key,
       tier: 'background',
       fromSeq: 1,
-      toSeq: 6,
+      toSeq: 9,
       generation: 0,
       focus: 'the deploy plan',
     });
-    expect(await queue.inFlight(key)).toMatchObject([{ jobId, fromSeq: 1, toSeq: 6 }]);
+    expect(await queue.inFlight(key)).toMatchObject([{ jobId, fromSeq: 1, toSeq: 9 }]);
     expect(await runs.get(String(jobId))).toMatchObject({
       jobId,
       channelKey: key,
       tier: 'background',
       status: 'queued',
       fromSeq: 1,
-      toSeq: 6,
+      toSeq: 9,
     });
 
     const again = capture();
@@ -117,6 +118,20 @@ describe('ebb compact', () => {
     expect(io.stderr()).toBe(
       `ebb compact: nothing enqueued for ${key}: every message in its context is among the 4 newest, ` +
         'which are never compacted (compaction.protect_recent).',
+    );
+    expect(await runs.recent(key, 5)).toEqual([]);
+  });
+
+  it('says why nothing was enqueued when the messages a pass may take hold no more than its summary', async () => {
+    const key = 'web:short';
+    // 6 messages of 100 tokens, the newest 4 protected: 200 tokens, no more than a 200-token summary.
+    for (let i = 1; i <= 6; i++) await channels.append(key, message(i));
+    const io = capture();
+    expect(await compact({ channel: key, config: configFile }, io, deps())).toBe(1);
+    expect(io.stderr()).toBe(
+      `ebb compact: nothing enqueued for ${key}: the messages a pass may take (all but the 4 newest) hold ` +
+        'no more than a summary of up to 200 tokens, so summarizing them would not make the context ' +
+        'smaller; it will once more messages have come in.',
     );
     expect(await runs.recent(key, 5)).toEqual([]);
   });

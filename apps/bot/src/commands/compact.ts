@@ -150,6 +150,12 @@ function explainReason(
         `every message in its context is among the ${settings.compaction.protectRecent} newest, ` +
         'which are never compacted (compaction.protect_recent).'
       );
+    case 'nothing_to_free':
+      return (
+        `the messages a pass may take (all but the ${settings.compaction.protectRecent} newest) hold no more than ` +
+        `a summary of up to ${settings.compaction.summaryMaxTokens} tokens, so summarizing them would not make ` +
+        'the context smaller; it will once more messages have come in.'
+      );
     case 'queue_unavailable':
       // The queue threw (`failure`), or recording the run after the enqueue did (its code in the event).
       return failure instanceof Error

@@ -10,9 +10,12 @@ import {
   formatTomlValue,
   loadConfig,
   mcpServerSpecs,
+  type PromptMeasure,
   type ResolvedMcpServer,
+  resolveChannel,
 } from '@ebb/config';
-import { HISTORY_TOOL_NAMES, SILENT_LOGGER } from '@ebb/core';
+import { HISTORY_TOOL_NAMES, SILENT_LOGGER, summarySpanBound, systemPromptTokens } from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
 import {
   MAX_TOOLS_PER_CHANNEL,
   McpServers,
@@ -20,6 +23,7 @@ import {
   patternServer,
   planToolOffer,
 } from '@ebb/tools';
+import { builtInToolTokens } from '../channel-status.js';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {
@@ -82,7 +86,7 @@ export async function configCheck(
 
   const channelKey = args.channel ?? DEFAULTS_CHANNEL_KEY;
   const file = config.file === null ? 'built-in defaults' : displayPath(cwd, config.file);
-  const problems = checkChannel(config, channelKey, file);
+  const problems = checkChannel(config, channelKey, file, await promptMeasure(config, channelKey));
   if (problems.length > 0) {
     for (const issue of problems) io.err(formatConfigIssue(issue));
     io.err(`config check failed: ${channelKey} resolves to settings that break ${problems.length} rule(s)`);
@@ -109,6 +113,24 @@ export async function configCheck(
   for (const line of alignColumns(rows)) io.out(line);
   await checkMcpServers(config, io, env);
   return 0;
+}
+
+/**
+ * The channel's system prompt and built-in tools, and a summary's block, counted with its model's
+ * tokenizer: whether a pass has room to free anything depends on them (MCP tools are left out, as
+ * `ebb status` and `ebb simulate` leave them out).
+ */
+async function promptMeasure(
+  config: Awaited<ReturnType<typeof loadConfig>>,
+  channelKey: string,
+): Promise<PromptMeasure> {
+  const settings = resolveChannel(config, channelKey);
+  const tokenizer = await loadTokenizer(settings.llm.encoding);
+  return {
+    promptHeadTokens:
+      systemPromptTokens(tokenizer, settings.bot.systemPrompt) + builtInToolTokens(settings, tokenizer),
+    summaryFrameTokens: summarySpanBound(tokenizer, 0),
+  };
 }
 
 /** What the HTTP server listens on and who it answers, with a warning when `ebb start` would refuse or warn. */

@@ -2,10 +2,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TranscriptMessage } from '@ebb/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { main } from '../cli.js';
-import { syntheticTranscript } from '../demo/synthetic-transcript.js';
+import { random, syntheticTranscript } from '../demo/synthetic-transcript.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-simulate-'));
 const transcriptFile = join(dir, 'chat.jsonl');
@@ -81,6 +82,69 @@ describe('ebb simulate with the shipped config.toml', () => {
     expect(summary.tiers.aggressive).toBeGreaterThan(0);
     expect(summary.tiers.emergency).toBeGreaterThan(0);
     expect(summary.peakUsage).toBeLessThan(1);
+  });
+});
+
+/**
+ * Ordinary team chat, shaped like the #ubuntu IRC transcript: short lines (most under 20 words, a
+ * few up to 40) from a dozen people, seconds to a minute apart, and now and then the bot's answer.
+ */
+function teamChat(messages: number, seed: number): TranscriptMessage[] {
+  const rnd = random(seed);
+  const words =
+    'the deploy is green again can someone look at why ci fails on main i think the cache key changed after we bumped node so restart the runner and retry ok thanks that fixed it'.split(
+      ' ',
+    );
+  const line = (n: number) =>
+    Array.from({ length: n }, () => words[Math.floor(rnd() * words.length)]).join(' ');
+  let at = Date.UTC(2026, 0, 5, 9, 0, 0);
+  return Array.from({ length: messages }, (_, i): TranscriptMessage => {
+    at += Math.floor(rnd() * 60) * 1_000;
+    const ts = new Date(at).toISOString();
+    if (i % 8 === 7) return { role: 'assistant', author: 'ebb', text: line(15 + Math.floor(rnd() * 30)), ts };
+    return {
+      role: 'user',
+      author: `p${Math.floor(rnd() * 12)}`,
+      text: line(1 + Math.floor(rnd() ** 2 * 40)),
+      ts,
+    };
+  });
+}
+
+describe('ebb simulate: a small window with its own thresholds (issue 23)', () => {
+  // The new user's web channel: 4,000 tokens, 500 of them for the reply, background at 0.70. With
+  // the whole recall budget reserved (and no memories to recall), passes could not bring usage under
+  // 0.70, grew the context, and the channel lived on emergency truncations.
+  const chat = join(dir, 'team-chat.jsonl');
+  const config = join(dir, 'new-user.toml');
+  writeFileSync(
+    chat,
+    `${teamChat(400, 11)
+      .map((m) => JSON.stringify(m))
+      .join('\n')}\n`,
+  );
+  writeFileSync(
+    config,
+    '[llm]\ncontext_window = 4000\nmax_output_tokens = 500\n[web.compaction]\nbackground_threshold = 0.70\n',
+  );
+
+  it.each([
+    ['at the pace it was written', []],
+    ['as a burst, 5 messages a second, passes taking 2 s', ['--rate', '5', '--job-seconds', '2']],
+  ])('replays 400 messages %s with no emergency and no pass that grows the context', async (_, pace) => {
+    const io = capture();
+    const args = ['simulate', chat, '--config', config, '--channel', 'web:new-user', '--json', ...pace];
+    expect(await main(args, io)).toBe(0);
+    const lines = io
+      .stdout()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const summary = lines.at(-1);
+    const completed = lines.filter((l) => l.type === 'compaction' && l.event === 'completed');
+    expect(completed.length).toBeGreaterThan(5);
+    expect(summary).toMatchObject({ archived: 400, tiers: { emergency: 0 }, ineffective: 0 });
+    for (const pass of completed) expect(pass.tokensAfter).toBeLessThan(pass.tokensBefore);
+    expect(summary.peakUsage).toBeLessThan(0.95);
   });
 });
 

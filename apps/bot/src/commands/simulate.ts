@@ -86,9 +86,11 @@ export async function replay(
   }
   const channel = resolveChannel(config, args.channel ?? 'defaults');
   const tokenizer = await loadTokenizer(channel.llm.encoding);
+  // The reserve is what every prompt sends besides the conversation: the system prompt and the
+  // tools. Memories are not simulated, so none are recalled (the bot reserves what a turn recalls).
   const promptHeadTokens =
     systemPromptTokens(tokenizer, channel.bot.systemPrompt) + builtInToolTokens(channel, tokenizer);
-  const reservedTokens = promptHeadTokens + channel.memory.recallMaxTokens;
+  const reservedTokens = promptHeadTokens;
 
   const out = args.json ? jsonPrinter(io) : textPrinter(io, channel);
   const sim = new Simulation({

@@ -132,8 +132,9 @@ beforeAll(async () => {
   ]);
 
   const tokenizer = await loadTokenizer('o200k_base');
-  // The system prompt, the recall budget, and the tool definitions the bot would offer the channel
-  // (the default allow list: the two history tools), counted the way the bot counts them.
+  // The system prompt and the tool definitions the bot would offer the channel (the default allow
+  // list: the two history tools), counted the way the bot counts them; no memories (only the bot
+  // knows what a turn recalled, and it reserves only that, never the recall budget).
   const builtIns = historyTools(new PgArchiveSearch({ db: pg.db }), {
     tokenizerFor: async () => tokenizer,
     maxResultTokens: 4_000,
@@ -142,7 +143,6 @@ beforeAll(async () => {
   const config = parseConfig(readFileSync(configFile, 'utf8'), configFile);
   reserved =
     systemPromptTokens(tokenizer, SYSTEM_PROMPT) +
-    200 +
     offered.tokensFor(resolveChannel(config, SLACK), tokenizer);
   expectedUsage = ((8_050 + reserved) * 1.2) / 15_000;
 });
@@ -172,7 +172,7 @@ describe('ebb status', () => {
     // The web channel keeps the defaults.
     expect(headers[2]).toContain('(background 80%, aggressive 85%, emergency 95%)');
     expect(text).toContain(
-      `  tokens    ${(8_050 + reserved).toLocaleString('en-US')} of 15,000: context 8,050 + system prompt, recall and tools ${reserved}, calibration ×1.20`,
+      `  tokens    ${(8_050 + reserved).toLocaleString('en-US')} of 15,000: context 8,050 + system prompt and tools ${reserved}, calibration ×1.20`,
     );
     expect(text).toContain('  messages  30 archived, 20 in the context; generation 1');
     expect(text).toContain('  spans     1 summary (50 tokens), 0 pending truncations');

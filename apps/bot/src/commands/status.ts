@@ -4,8 +4,9 @@
  * passes with their outcome and duration, the memories in its scope; for one channel also the
  * settings that drive compaction and where each value came from (default, a section, a platform
  * section or a `[channels."<pattern>"]` block). Usage is computed as the bot computes it: (context
- * tokens + system prompt tokens + recall budget) × the channel's calibration, over the context window
- * minus the output reserve.
+ * tokens + system prompt tokens + built-in tool tokens) × the channel's calibration, over the context
+ * window minus the output reserve; the bot adds the memories its last turn recalled, which only it
+ * knows.
  *
  * `--json` prints one JSON document instead. Its fields are stable; absent values are `null`, never
  * missing:
@@ -19,7 +20,7 @@
  *       "thresholds": { "background": number, "aggressive": number, "emergency": number },
  *       "tokens": {
  *         "context": number,               // active spans + raw messages, as stored
- *         "reserved": number,              // system prompt + memory recall budget + built-in tools
+ *         "reserved": number,              // system prompt + built-in tools (the bot adds recalled memories)
  *         "budget": number,                // llm.context_window - llm.max_output_tokens
  *         "calibration": number            // factor on our count from the provider's reports (1: none yet)
  *       },
@@ -180,7 +181,7 @@ function formatChannel(c: ChannelStatus): string[] {
       `  (background ${pct(t.background)}, aggressive ${pct(t.aggressive)}, emergency ${pct(t.emergency)}` +
       `${c.reached === 'none' ? '' : `; past ${c.reached}`})`,
     `  tokens    ${num(c.tokens.context + c.tokens.reserved)} of ${num(c.tokens.budget)}: context ${num(c.tokens.context)}` +
-      ` + system prompt, recall and tools ${num(c.tokens.reserved)}${calibrated}`,
+      ` + system prompt and tools ${num(c.tokens.reserved)}${calibrated}`,
     `  messages  ${num(c.messages.archived)} archived, ${num(c.messages.inContext)} in the context; generation ${c.generation}`,
     `  spans     ${plural(c.spans.summaries, 'summary', 'summaries')} (${num(c.spans.summaryTokens)} tokens), ` +
       `${plural(c.spans.truncations, 'pending truncation', 'pending truncations')}`,

@@ -130,6 +130,29 @@ export function truncateCases(current: () => ContractContext): void {
 
     it('is trimmed by a pass that covers part of it', async () => {
       await appendMany(stores.channels, key, 20);
+      await stores.channels.splice(key, { jobId: 'j0', fromSeq: 1, toSeq: 5, text: 'S0', tokens: 20 });
+      // A pass planned over 1..8 folds the summary; the truncation (6..14) lands while it runs.
+      await stores.channels.truncate(key, request);
+      const outcome = await stores.channels.splice(key, {
+        jobId: 'j1',
+        fromSeq: 1,
+        toSeq: 8,
+        text: 'S',
+        tokens: 12,
+      });
+      expect(outcome).toMatchObject({ kind: 'splice', generation: 3, messagesRemoved: 0 });
+      const view = await expectIntact(stores.channels, key);
+      expect(view.spans.map((s) => [s.kind, s.fromSeq, s.toSeq])).toEqual([
+        ['summary', 1, 8],
+        ['truncated', 9, 14],
+      ]);
+      expect(view.tokens).toBe(12 + 30 + 60);
+    });
+
+    it('refuses a summary larger than what it would replace: a pass never makes the context bigger', async () => {
+      await appendMany(stores.channels, key, 20);
+      // The pass was planned over 1..6; the truncation set 1..10 aside while it ran, so its summary
+      // would sit beside the marker, which stays.
       await stores.channels.truncate(key, request);
       const outcome = await stores.channels.splice(key, {
         jobId: 'j1',
@@ -138,13 +161,14 @@ export function truncateCases(current: () => ContractContext): void {
         text: 'S',
         tokens: 12,
       });
-      expect(outcome).toMatchObject({ kind: 'splice', generation: 2, messagesRemoved: 0 });
+      expect(outcome).toEqual({
+        kind: 'stale',
+        reason: 'the summary (12 tokens) is larger than the 0 tokens it would replace',
+      });
       const view = await expectIntact(stores.channels, key);
-      expect(view.spans.map((s) => [s.kind, s.fromSeq, s.toSeq])).toEqual([
-        ['summary', 1, 6],
-        ['truncated', 7, 10],
-      ]);
-      expect(view.tokens).toBe(12 + 30 + 100);
+      expect(view.generation).toBe(1);
+      expect(view.spans.map((s) => [s.kind, s.fromSeq, s.toSeq])).toEqual([['truncated', 1, 10]]);
+      expect(view.tokens).toBe(30 + 100);
     });
 
     it('makes a pass that lost to a wider one stale, and loses nothing', async () => {
