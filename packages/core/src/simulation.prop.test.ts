@@ -130,7 +130,7 @@ type ChannelSettings = typeof channels extends fc.Arbitrary<infer T> ? T : never
 type Traffic = typeof traffic extends fc.Arbitrary<infer T> ? T : never;
 
 describe('compaction under random windows, reserves and traffic', () => {
-  test.prop([channels, traffic], { numRuns: Number(process.env.PROP_RUNS ?? 60) })(
+  test.prop([channels, traffic], { numRuns: 100 })(
     'a completed pass never makes the context bigger, and every truncation is eventually healed',
     (channel, sizes) => {
       const { events, oldestCut, turns } = replay(channel, sizes);
@@ -161,9 +161,9 @@ describe('the draws above', () => {
           seen.wouldGrow++;
       }
     }
-    console.log(seen);
     expect(seen.emergencies).toBeGreaterThan(50);
     expect(seen.heals).toBeGreaterThan(10);
+    expect(seen.wouldGrow).toBeGreaterThan(3);
     expect(seen.cutWhenCalm).toBeGreaterThan(5);
   });
 });
