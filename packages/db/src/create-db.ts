@@ -81,7 +81,7 @@ export const DEFAULT_DB_OPTIONS = {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export async function createDb(options: CreateDbOptions = {}): Promise<Database> {
-  const { schema } = options;
+  const schema = options.schema ?? searchPathSchema(options.databaseUrl);
   if (schema !== undefined && !SCHEMA_NAME.test(schema)) {
     throw new TypeError(`schema ${JSON.stringify(schema)} must match ${SCHEMA_NAME}`);
   }
@@ -185,6 +185,24 @@ export async function makeDefaultPgliteTemplate(root = PGLITE_TEMPLATES_ROOT): P
     }
   });
   return { path, made };
+}
+
+/**
+ * The schema a `DATABASE_URL` puts first on the search path (`?options=-c search_path=ebb`), if
+ * any but `public`: Ebb's tables are created there, so the migrations table must live there too.
+ * Left in the shared `drizzle` schema, it would say "applied" for a schema that has no tables yet
+ * (a second Ebb on another schema of the same database would never create its own).
+ */
+function searchPathSchema(databaseUrl: string | undefined): string | undefined {
+  if (databaseUrl === undefined) return undefined;
+  let options: string | null;
+  try {
+    options = new URL(databaseUrl).searchParams.get('options');
+  } catch {
+    return undefined; // not a URL (a key=value connection string): no schema of its own
+  }
+  const first = /(?:^|\s)(?:-c\s*|--)search_path=([^,\s]+)/.exec(options ?? '')?.[1];
+  return first !== undefined && first !== 'public' && SCHEMA_NAME.test(first) ? first : undefined;
 }
 
 /** The tables of our schema, by name (unqualified: the search path finds them in the database's schema). */

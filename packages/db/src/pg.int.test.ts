@@ -1,5 +1,5 @@
 import { EbbError, REDACTED_SUMMARY } from '@ebb/core';
-import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { emptySchema, type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStoreContract } from '../test/contract/index.js';
@@ -113,6 +113,28 @@ describe('postgres: errors', () => {
       expect((error as Error).message).toMatch(/^getRun failed: .*compaction_runs/);
     } finally {
       await database.close();
+    }
+  });
+});
+
+describe('postgres: a DATABASE_URL that names a schema on its search path', () => {
+  it('creates the tables and keeps the migrations table in that schema, for each of two schemas', async () => {
+    for (let i = 0; i < 2; i++) {
+      const empty = await emptySchema();
+      const database = await createDb({ databaseUrl: empty.url });
+      try {
+        await migrate(database);
+        const tables = rowsOf<{ table_name: string }>(
+          await database.db.execute(
+            sql`select table_name from information_schema.tables where table_schema = current_schema() order by 1`,
+          ),
+        ).map((r) => r.table_name);
+        expect(tables).toContain('__drizzle_migrations');
+        expect(tables).toContain('compaction_runs');
+      } finally {
+        await database.close();
+        await empty.drop();
+      }
     }
   });
 });
