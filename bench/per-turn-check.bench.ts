@@ -11,6 +11,7 @@ import {
   type ContextMessage,
   measureMessage,
   type SummarySpan,
+  summarySpanBound,
   UNCALIBRATED,
   usageOf,
   WorkingContext,
@@ -24,6 +25,7 @@ const BATCH = 200;
 export async function perTurnCheck(): Promise<string> {
   const settings = await shippedDefaults();
   const tokenizer = await loadTokenizer(settings.llm.encoding);
+  const summaryTokens = summarySpanBound(tokenizer, settings.compaction.summaryMaxTokens);
   const { source, messages } = chatMessages();
   // Count every message once, as Ebb does at append.
   const counted = messages.map(
@@ -32,13 +34,13 @@ export async function perTurnCheck(): Promise<string> {
   const at = (i: number): ContextMessage => counted[i % counted.length] as ContextMessage;
 
   // Warm the JIT on both paths before measuring.
-  timeTurns(1_000, at, 'ebb', settings);
-  timeTurns(1_000, at, 'baseline', settings);
+  timeTurns(1_000, at, 'ebb', settings, summaryTokens);
+  timeTurns(1_000, at, 'baseline', settings, summaryTokens);
   const rows: (string | number)[][] = [];
   const results: { history: number; ebb: number; baseline: number }[] = [];
   for (const history of [1_000, 10_000, 100_000]) {
-    const ebb = timeTurns(history, at, 'ebb', settings);
-    const baseline = timeTurns(history, at, 'baseline', settings);
+    const ebb = timeTurns(history, at, 'ebb', settings, summaryTokens);
+    const baseline = timeTurns(history, at, 'baseline', settings, summaryTokens);
     results.push({ history, ebb: ebb.p50, baseline: baseline.p50 });
     rows.push([
       history.toLocaleString('en'),
@@ -66,6 +68,8 @@ function timeTurns(
   at: (i: number) => ContextMessage,
   mode: 'ebb' | 'baseline',
   settings: ResolvedChannelConfig,
+  /** The largest summary span a pass writes (`summarySpanBound`): the monitor sizes passes with it. */
+  summaryTokens: number,
 ) {
   const { compaction: policy, llm } = settings;
   // History 1..history: a summary of everything but the newest messages that fill half the budget.
@@ -128,7 +132,7 @@ function timeTurns(
       });
       // What the compactor does every turn: observe the pace, and decide only when a pass may be due
       // (here with a pass of the whole prefix running, the most expensive case it meets).
-      const turn = { context: ctx.view(), usage, usagePerToken, now: seq * 1000 };
+      const turn = { context: ctx.view(), usage, usagePerToken, summaryTokens, now: seq * 1000 };
       monitor.observe(turn);
       if (monitor.needsQueue(policy, turn)) {
         const { action } = monitor.decide(policy, { ...turn, inFlight: [running] });
