@@ -58,6 +58,13 @@ describe('a channel of the dashboard in a browser', () => {
     expect(row).toMatch(
       /^\d\d:\d\d:\d\d\s+(background|aggressive|emergency)\s+(\d+\.\d%|—)\s+[\d,]+ → [\d,]+\s+\d+\.\d\d s\s+no\s+\d+\s+completed$/,
     );
+    // The tokens shown are the ones usage is computed from: the provider's count (calibrated).
+    const shown = /^([\d,]+) of ([\d,]+) tokens as the provider counts them/.exec(
+      (await page.textContent('#tokens')) ?? '',
+    );
+    const percent = Number(/^usage (\d+\.\d)%/.exec((await page.textContent('#usage')) ?? '')?.[1]);
+    const [used, budget] = [shown?.[1], shown?.[2]].map((n) => Number(n?.replaceAll(',', '')));
+    expect(Math.abs((100 * (used ?? 0)) / (budget ?? 1) - percent)).toBeLessThanOrEqual(0.1);
     // What the channel's model calls took today, as ebb status says it (no [prices] for the model here).
     await page
       .locator('#cost', {

@@ -271,6 +271,7 @@ function row(summary: ChannelSummary, compactor: CompactorSettings): DashboardCh
       context: summary.tokens,
       reserved: compactor.reservedTokens,
       budget: compactor.contextWindow - compactor.maxOutputTokens,
+      calibration: (summary.calibration ?? UNCALIBRATED).factor,
     },
     messages: summary.headSeq,
     lastActiveAt: summary.lastActiveAt === undefined ? null : new Date(summary.lastActiveAt).toISOString(),

@@ -14,7 +14,7 @@ import { type NewMessage, stubToolResults, toNewMessage } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
+import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { chromium, type Page } from 'playwright-core';
@@ -26,8 +26,11 @@ import { passReply, smallWindowConfig } from './small-window.js';
 export const ADMIN_TOKEN = 'dashboard-test-token';
 const TYPES = ['fact', 'decision', 'preference', 'person', 'task', 'event'] as const;
 
-/** Memories a pass extracts: 14 from the first, 12 others from each later one (more than the 20 shown). */
-function memoriesOf(pass: number) {
+/**
+ * Memories a pass extracts: 14 from the first, 12 others from each later one (more than the 20 shown),
+ * each naming `seq`, a message the pass summarizes (one that names none is not kept).
+ */
+function memoriesOf(pass: number, seq: number) {
   const n = pass === 1 ? 14 : 12;
   return Array.from({ length: n }, (_, i) => ({
     type: TYPES[(i + pass) % TYPES.length],
@@ -37,12 +40,18 @@ function memoriesOf(pass: number) {
         : `Pass ${pass} memory ${i + 1}: ${['the edge proxies reset upstream connections', 'Ana owns the rollback', 'deploys go through the canary pool', 'alerts page the on-call engineer', 'request 12345 retried three times', 'the incident review is on Friday'][i % 6]}`,
     importance: Math.round((0.95 - i * 0.05 - pass * 0.01) * 100) / 100,
     speaker: 'operator',
-    fromSeq: 1,
-    toSeq: 1,
+    fromSeq: seq,
+    toSeq: seq,
   }));
 }
 
 export type DashboardBrowser = Awaited<ReturnType<typeof startDashboardBrowser>>;
+
+/** The first message a summary request shows (`[#seq] author: …`), 1 when it shows none. */
+function firstSeq(request: RecordedRequest): number {
+  const user = String(request.body.messages[1]?.content ?? '');
+  return Number(/^\[#(\d+)\]/m.exec(user)?.[1] ?? 1);
+}
 
 export async function startDashboardBrowser() {
   const tokenizer = await loadTokenizer('o200k_base');
@@ -56,7 +65,7 @@ export async function startDashboardBrowser() {
       (pass &&
         passReply(request, {
           summary: `## Incidents\n- upstream resets during the deploy (operator), pass ${pass}.\n## Decisions\n- roll back build 4127; stage proxy deploys through the canary pool.`,
-          memories: memoriesOf(pass),
+          memories: memoriesOf(pass, firstSeq(request)),
         })) || { content: `ack ${++chats}` }
     );
   });

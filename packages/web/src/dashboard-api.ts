@@ -29,7 +29,16 @@ export interface DashboardChannelRow {
   readonly usage: number;
   readonly reached: 'none' | DashboardTier;
   readonly thresholds: DashboardThresholds;
-  readonly tokens: { readonly context: number; readonly reserved: number; readonly budget: number };
+  readonly tokens: {
+    readonly context: number;
+    readonly reserved: number;
+    readonly budget: number;
+    /**
+     * The factor on Ebb's count learned from the provider's (1: none yet): usage is
+     * (context + reserved) × calibration / budget.
+     */
+    readonly calibration: number;
+  };
   /** Archived messages (the head seq). */
   readonly messages: number;
   /** When the channel last changed (a message, a pass), ISO; null when the store does not say. */

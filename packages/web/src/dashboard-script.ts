@@ -207,7 +207,8 @@ const SCRIPT_START = `
     gauge.querySelectorAll('.mark').forEach((m) => m.remove());
     for (const [name, at] of Object.entries(t)) gauge.append(el('div', { class: 'mark', style: 'left:' + at * 100 + '%', title: name + ' ' + Math.round(at * 100) + '%' }));
     $('usage').textContent = 'usage ' + pct(d.usage) + (d.reached === 'none' ? '' : ' (past ' + d.reached + ')');
-    $('tokens').textContent = num(d.tokens.context + d.tokens.reserved) + ' of ' + num(d.tokens.budget) + ' tokens (' + num(d.tokens.reserved) + ' reserved) · ' + num(d.messages) + ' messages archived, ' + num(d.inContext) + ' raw in the context · thresholds ' + Object.entries(t).map(([n, a]) => n + ' ' + Math.round(a * 100) + '%').join(', ');
+    const k = d.tokens.calibration || 1;
+    $('tokens').textContent = num(Math.round((d.tokens.context + d.tokens.reserved) * k)) + ' of ' + num(d.tokens.budget) + ' tokens as the provider counts them (' + num(d.tokens.reserved) + ' reserved' + (k === 1 ? '' : ', our count × ' + k.toFixed(2)) + ') · ' + num(d.messages) + ' messages archived, ' + num(d.inContext) + ' raw in the context · thresholds ' + Object.entries(t).map(([n, a]) => n + ' ' + Math.round(a * 100) + '%').join(', ');
     const s = d.spans;
     $('spans').textContent = s.summaries + ' summary span' + (s.summaries === 1 ? '' : 's') + ' (' + num(s.summaryTokens) + ' tokens), ' + s.truncations + ' truncation' + (s.truncations === 1 ? '' : 's') + (d.microcompaction ? ', ' + d.microcompaction.stubbed + ' tool results stubbed (' + num(d.microcompaction.tokensSaved) + ' tokens saved)' : '');
     const c = d.lastDay;
