@@ -70,7 +70,7 @@ export async function startForgetFixture() {
             ? `again, it is ${FACT}, write it down`
             : echo
               ? `Noted: the vault code is ${FACT.toLowerCase()}.`
-              : `message ${seq} about the release plan`;
+              : `message ${seq} about the release plan: the staging deploy, the changelog, the rollback drill and who signs off on Friday`;
       const { entry, archivedTokens } = measureMessage(
         { seq: 0, role: echo ? 'assistant' : 'user', author, text },
         tokenizer,
@@ -148,13 +148,24 @@ export async function startForgetFixture() {
   };
 }
 
-/** The model: summarizes by repeating its whole input, and remembers the vault code whenever it sees it. */
+/** The model: summarizes by repeating the start of each line it saw, and remembers the vault code whenever it sees it. */
 function carelessModel(request: RecordedRequest) {
   const input = request.body.messages.map((m: { content?: unknown }) => String(m.content ?? '')).join('\n');
   const sawFact = input.includes(FACT);
   return {
     json: {
-      summary: `Summary of what was said:\n${input.slice(-3000)}`,
+      // Shorter than what it replaces, as a summary is (a pass may not grow the context), and
+      // careless: the start of each line it saw, the fact included.
+      summary: [
+        'Summary of the release plan talk:',
+        ...new Set(
+          input
+            .split('\n')
+            .map((l) => l.trim())
+            .filter((l) => /^\[#\d+\]/.test(l))
+            .map((l) => l.slice(0, 90)),
+        ),
+      ].join('\n'),
       memories: sawFact
         ? [
             {
