@@ -141,6 +141,14 @@ describe('Bot turns', () => {
     ]);
     // The prompt ends with the message being answered, speaker named.
     expect(model.prompts[0]?.at(-1)).toEqual({ role: 'user', content: 'ana: @ebb status?' });
+    // A model that reports no token counts is named by its own label, and nothing is priced.
+    const answered = log
+      .events('turn.answered')
+      .map(({ fields: f }) => [f.model, f.calls, f.promptTokens, f.costUsd]);
+    expect(answered).toEqual([
+      ['recording', 1, null, null],
+      ['recording', 1, null, null],
+    ]);
   });
 
   it("logs a turn's failures bound to its channel", async () => {

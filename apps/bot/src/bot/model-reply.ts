@@ -119,7 +119,8 @@ export class ModelReplier {
     const offered = tools?.specs ?? [];
     const { stopping } = this.#options;
     const usage = {
-      model: settings.llm.model,
+      // The model's own label: the offline responder is not the configured model.
+      model: this.#options.chatModel(key).label,
       calls: 0,
       promptTokens: 0,
       cachedTokens: 0,
@@ -233,6 +234,14 @@ export class ModelReplier {
    * the cost at `[prices]`), and its usage record.
    */
   #account(key: string, settings: ResolvedChannelConfig, usage: TurnUsage, log: Logger): void {
+    if (usage.promptTokens + usage.completionTokens === 0) {
+      // The offline responder, or a server that reports no usage: nothing to count or to price.
+      log.info(
+        { event: 'turn.answered', model: usage.model, calls: usage.calls, promptTokens: null, costUsd: null },
+        `answered by ${usage.model} (no token counts)`,
+      );
+      return;
+    }
     const price = settings.llm.price;
     const cost =
       price === undefined
