@@ -6,10 +6,7 @@
  * killed and started again). And an entry the archive refuses for good is set aside, not kept
  * forever in front of its channel.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '@ebb/config';
@@ -30,7 +27,7 @@ import {
   waitForReady,
 } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -100,50 +97,6 @@ async function startBot(options: {
   await bot.start([discord]);
   closers.push(() => bot.stop());
   return { bot, discord };
-}
-
-/** A Redis of the test's own that it can kill; it keeps nothing across a restart (`--save ''`). */
-class DisposableRedis {
-  readonly port: number;
-  #process: ChildProcess | undefined;
-
-  private constructor(port: number) {
-    this.port = port;
-  }
-
-  static async start(): Promise<DisposableRedis> {
-    const server = createServer();
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    server.close();
-    await once(server, 'close');
-    const redis = new DisposableRedis(port);
-    await redis.restart();
-    return redis;
-  }
-
-  async restart(): Promise<void> {
-    const child = spawn(
-      'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    this.#process = child;
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    await vi.waitFor(() => expect(out).toContain('Ready to accept connections'), WAIT);
-  }
-
-  async kill(): Promise<void> {
-    const child = this.#process;
-    if (!child || child.exitCode !== null) return;
-    child.kill('SIGKILL');
-    await once(child, 'exit');
-  }
 }
 
 /** Redis for the spool: `down()` makes it unreachable, `up()` brings it back, with or without its data. */
