@@ -11,7 +11,6 @@ import {
   InMemoryMemoryStore,
   InMemoryRunStore,
   MEMORIES_TAG,
-  type PlatformAdapter,
   type PlatformHandlers,
   systemPromptTokens,
 } from '@ebb/core';
@@ -19,6 +18,7 @@ import { loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
 
 const tokenizer = await loadTokenizer('o200k_base');
@@ -26,20 +26,6 @@ const WITH_MEMORIES = 'slack:T1:C1';
 const WITHOUT = 'slack:T1:C2';
 /** 4,000 tokens, 500 for the reply: a budget of 3,500. */
 const BUDGET = 3_500;
-
-class QuietPlatform implements PlatformAdapter {
-  readonly platform = 'slack' as const;
-  handlers: PlatformHandlers | undefined;
-  #sent = 0;
-  async start(handlers: PlatformHandlers) {
-    this.handlers = handlers;
-  }
-  async send() {
-    return { platformMessageId: `out-${++this.#sent}` };
-  }
-  async typing() {}
-  async stop() {}
-}
 
 class RecordingModel implements ChatModel {
   readonly label = 'recording';
@@ -102,7 +88,7 @@ describe('the reserve the bot counts', () => {
       logger: new RecordingLogger(),
       onTurn: (turn) => usage.set(turn.channel, turn.usage),
     });
-    const platform = new QuietPlatform();
+    const platform = new RecordingPlatform('slack');
     await bot.start([platform]);
     handlers = platform.handlers as PlatformHandlers;
     await memories.upsert(

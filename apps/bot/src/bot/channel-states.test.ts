@@ -15,7 +15,6 @@ import {
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
-  type PlatformAdapter,
   type PlatformHandlers,
   type SummarizeInput,
   type Summarizer,
@@ -26,25 +25,12 @@ import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
 import { ChannelStates } from './channel-states.js';
 
 const KEY = 'slack:T1:C1';
 const tokenizer = await loadTokenizer('o200k_base');
-
-class QuietPlatform implements PlatformAdapter {
-  readonly platform = 'slack' as const;
-  handlers: PlatformHandlers | undefined;
-  #sent = 0;
-  async start(handlers: PlatformHandlers) {
-    this.handlers = handlers;
-  }
-  async send() {
-    return { platformMessageId: `out-${++this.#sent}` };
-  }
-  async typing() {}
-  async stop() {}
-}
 
 /** The extractive summary, answered only while the gate is open (passes stay in flight until then). */
 class GatedSummarizer implements Summarizer {
@@ -159,7 +145,7 @@ describe('a pass that lands while a turn is running', () => {
         if (turn.answered) afterLanding.push(turn.usage);
       },
     });
-    const platform = new QuietPlatform();
+    const platform = new RecordingPlatform('slack');
     await bot.start([platform]);
     const handlers = platform.handlers as PlatformHandlers;
     let n = 0;

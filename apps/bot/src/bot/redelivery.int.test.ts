@@ -4,6 +4,7 @@
  * "not archived"; its redelivery (the web API's retry, a replica given it too, a turn that died) is
  * answered, and answered once, however many deliveries meet.
  */
+import { randomUUID } from 'node:crypto';
 import { parseConfig } from '@ebb/config';
 import {
   type AnswerClaims,
@@ -11,7 +12,6 @@ import {
   type InboundMessage,
   InMemoryMemoryStore,
   InMemoryRunStore,
-  type PlatformAdapter,
   type TurnResult,
   toNewMessage,
 } from '@ebb/core';
@@ -29,28 +29,13 @@ import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
+import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
 
 const KEY = 'web:redelivery';
 
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
-}, 30_000);
-
-/** The web channel's side: what the bot posts. */
-class RecordingWeb implements PlatformAdapter {
-  readonly platform = 'web' as const;
-  readonly sent: string[] = [];
-  async start() {}
-  async send(_key: string, text: string) {
-    this.sent.push(text);
-    return { platformMessageId: `out-${this.sent.length}-${Math.random()}` };
-  }
-  async typing() {}
-  async stop() {}
-}
+const closers = closersAfterEach();
 
 /** Answers `answer <n>`; while `gate` is set, each call waits for it (a model that takes its time). */
 class GatedModel implements ChatModel {
@@ -99,8 +84,8 @@ async function startBot(
   fresh: FreshSchemaDb,
   model: ChatModel,
   claims?: AnswerClaims,
-): Promise<{ bot: Bot; web: RecordingWeb; channels: PgChannelStore }> {
-  const web = new RecordingWeb();
+): Promise<{ bot: Bot; web: RecordingPlatform; channels: PgChannelStore }> {
+  const web = new RecordingPlatform('web', `out-${randomUUID()}`);
   const channels = new PgChannelStore({ db: fresh.db });
   const bot = new Bot({
     config: () => parseConfig('', 'redelivery.toml'),

@@ -8,39 +8,19 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '@ebb/config';
-import {
-  type ChatModel,
-  type InboundMessage,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
-  type PlatformAdapter,
-} from '@ebb/core';
+import { type ChatModel, type InboundMessage, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { postgresBehindProxy } from '../../test/postgres-proxy.js';
+import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
 import { FileInboundSpool } from './file-inbound-spool.js';
 
 const KEY = 'web:reply-spool';
 
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
-}, 30_000);
-
-class RecordingWeb implements PlatformAdapter {
-  readonly platform = 'web' as const;
-  readonly sent: string[] = [];
-  async start() {}
-  async send(_key: string, text: string) {
-    this.sent.push(text);
-    return { platformMessageId: `out-${this.sent.length}` };
-  }
-  async typing() {}
-  async stop() {}
-}
+const closers = closersAfterEach();
 
 const said = (i: number): InboundMessage => ({
   platform: 'web',
@@ -73,7 +53,7 @@ it('archives a reply spooled while Postgres was away before the channel’s next
       return { text: `answer ${calls}` };
     },
   };
-  const web = new RecordingWeb();
+  const web = new RecordingPlatform('web');
   const bot = new Bot({
     config: () => parseConfig('', 'reply-spool.toml'),
     channels,

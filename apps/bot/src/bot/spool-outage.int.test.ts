@@ -15,7 +15,6 @@ import {
   type InboundSpool,
   InMemoryMemoryStore,
   InMemoryRunStore,
-  type PlatformAdapter,
   type SpooledMessage,
 } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
@@ -30,8 +29,9 @@ import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import type { Redis } from 'ioredis';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { postgresBehindProxy } from '../../test/postgres-proxy.js';
+import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
 import { FallbackInboundSpool, FileInboundSpool } from './file-inbound-spool.js';
 import { CATCH_UP_NOTICE, MAX_REPLAY_TRIES } from './spool-replay.js';
@@ -39,23 +39,7 @@ import { CATCH_UP_NOTICE, MAX_REPLAY_TRIES } from './spool-replay.js';
 const WAIT = { timeout: 20_000, interval: 20 };
 const KEY = 'discord:G1:C1';
 
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => {});
-}, 30_000);
-
-/** The platform side: what the bot posts. */
-class RecordingDiscord implements PlatformAdapter {
-  readonly platform = 'discord' as const;
-  readonly sent: string[] = [];
-  async start() {}
-  async send(_key: string, text: string) {
-    this.sent.push(text);
-    return { platformMessageId: `out-${this.sent.length}` };
-  }
-  async typing() {}
-  async stop() {}
-}
+const closers = closersAfterEach();
 
 const said = (i: number): InboundMessage => ({
   platform: 'discord',
@@ -80,8 +64,8 @@ async function startBot(options: {
   channels: PgChannelStore;
   spool: InboundSpool;
   logger?: RecordingLogger;
-}): Promise<{ bot: Bot; discord: RecordingDiscord }> {
-  const discord = new RecordingDiscord();
+}): Promise<{ bot: Bot; discord: RecordingPlatform }> {
+  const discord = new RecordingPlatform('discord');
   const bot = new Bot({
     config: () => parseConfig('', 'spool-outage.toml'),
     channels: options.channels,
