@@ -13,8 +13,10 @@ import {
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
+  InMemoryUsageStore,
   type PlatformAdapter,
   type PlatformHandlers,
+  type UsageStore,
 } from '@ebb/core';
 import { LlmError } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
@@ -308,6 +310,74 @@ describe('Bot turns', () => {
     expect(await handlers.onCommand({ ...command, name: 'context', userId: 'U-someone' })).toMatch(
       /^Context of slack:T1:C1: ▕/,
     );
+  });
+});
+
+describe('Bot turns: what they cost', () => {
+  const priced = parseConfig(
+    '[llm]\nmodel = "gpt-5.4-mini"\n[prices."gpt-5.4-mini"]\ninput_per_mtok = 0.75\ncached_input_per_mtok = 0.075\noutput_per_mtok = 4.5\n',
+    'bot-usage.toml',
+  );
+  const counted: ChatModel = {
+    label: 'gpt-5.4-mini',
+    reply: async () => ({ text: 'ok', promptTokens: 2_000, cachedPromptTokens: 1_920, completionTokens: 10 }),
+  };
+  const start = async (usage: UsageStore) => {
+    const platform = new RecordingPlatform();
+    const log = new RecordingLogger();
+    const bot = new Bot({
+      config: () => priced,
+      channels: new InMemoryChannelStore(),
+      memories: new InMemoryMemoryStore(),
+      runs: new InMemoryRunStore(),
+      queue: new InlineCompactionQueue({ processor: async () => undefined }),
+      notifier: new InProcessContextNotifier(),
+      chatModel: () => counted,
+      logger: log,
+      usage,
+    });
+    await bot.start([platform]);
+    return { handlers: platform.handlers as PlatformHandlers, log };
+  };
+
+  it('logs the turn’s tokens and cost and records them for the channel', async () => {
+    const usage = new InMemoryUsageStore();
+    const { handlers, log } = await start(usage);
+    await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb cost?' }));
+    expect(log.events('turn.answered').map((e) => e.fields)).toEqual([
+      expect.objectContaining({
+        model: 'gpt-5.4-mini',
+        promptTokens: 2_000,
+        cachedTokens: 1_920,
+        completionTokens: 10,
+        costUsd: expect.closeTo((80 * 0.75 + 1_920 * 0.075 + 10 * 4.5) / 1e6, 12),
+      }),
+    ]);
+    await vi.waitFor(async () =>
+      expect(await usage.totalsSince(new Date(0), [KEY])).toEqual([
+        {
+          channelKey: KEY,
+          purpose: 'reply',
+          model: 'gpt-5.4-mini',
+          calls: 1,
+          promptTokens: 2_000,
+          cachedTokens: 1_920,
+          completionTokens: 10,
+        },
+      ]),
+    );
+  });
+
+  it('answers even when the usage cannot be recorded, and says so once in the log', async () => {
+    const { handlers, log } = await start({
+      record: () => Promise.reject(new Error('database is away')),
+      totalsSince: async () => [],
+    });
+    expect(await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb cost?' }))).toMatchObject({
+      reply: 'ok',
+      archived: 'stored',
+    });
+    await vi.waitFor(() => expect(log.events('usage.record_failed')).toHaveLength(1));
   });
 });
 

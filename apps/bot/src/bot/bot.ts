@@ -518,7 +518,7 @@ export class Bot {
       try {
         const adapter = this.#adapter(message.platform);
         const typing = () => void adapter.typing(key);
-        ({ text } = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log));
+        text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log);
       } catch (err) {
         // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
         // handled below like any store failure, not the model's.

@@ -71,18 +71,13 @@ export interface ModelReplierOptions {
 }
 
 /** What a turn's model calls took, all steps together: for the turn's log line and the usage record. */
-export interface TurnUsage {
+interface TurnUsage {
   readonly model: string;
   readonly calls: number;
   readonly promptTokens: number;
   /** The part of `promptTokens` the provider served from its prompt cache. */
   readonly cachedTokens: number;
   readonly completionTokens: number;
-}
-
-export interface ModelAnswer {
-  readonly text: string;
-  readonly usage: TurnUsage;
 }
 
 export class ModelReplier {
@@ -105,7 +100,7 @@ export class ModelReplier {
     text: string,
     typing: () => void,
     log: Logger,
-  ): Promise<ModelAnswer> {
+  ): Promise<string> {
     const { compaction } = this.#options;
     const recalled = await this.#recall(
       key,
@@ -140,7 +135,7 @@ export class ModelReplier {
       const calls = reply.toolCalls ?? [];
       if (calls.length === 0 || last || tools === undefined) {
         this.#account(key, settings, usage, log);
-        return { text: reply.text === '' ? STEP_LIMIT_REPLY : reply.text, usage };
+        return reply.text === '' ? STEP_LIMIT_REPLY : reply.text;
       }
       typing();
       const reports = await Promise.all(
