@@ -1,13 +1,14 @@
 /**
  * OpenAI's prompt caching rule, as the fake applies it: a prompt of at least 1,024 tokens may be
  * served from a cache of earlier prompts, for the longest prefix it shares with one of them, in
- * steps of 128 tokens. The prefix is compared as the provider serializes a request: the tools, then
+ * steps of 128 tokens (core's `servedByCache`, the rule `ebb simulate` applies too). The prefix is compared as the provider serializes a request: the tools, then
  * the messages in order (role, then content), so a change anywhere ends the cacheable part there.
  *
  * Requests are routed by `prompt_cache_key` when they name one, else by their first ~256 tokens (for
  * a bot, its system prompt): without a key, channels that share a system prompt share one cache
  * machine, whose entries push each other out. An entry expires after `ttlMs` without use.
  */
+import { OPENAI_PREFIX_CACHE, servedByCache } from '@ebb/core';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 import { messageText } from './wire.js';
 
@@ -23,8 +24,7 @@ export interface PromptCacheOptions {
 }
 
 export const OPENAI_PROMPT_CACHE = {
-  minTokens: 1024,
-  stepTokens: 128,
+  ...OPENAI_PREFIX_CACHE,
   entriesPerKey: 8,
   ttlMs: 10 * 60_000,
 } as const satisfies PromptCacheOptions;
@@ -67,10 +67,7 @@ export class PromptCache {
     if (bestEntry) bestEntry.usedAt = now;
     live.unshift({ segments, usedAt: now });
     this.#byKey.set(key, live.slice(0, this.#options.entriesPerKey));
-    if (promptTokens < this.#options.minTokens) return 0;
-    const steps = Math.floor(Math.min(best, promptTokens) / this.#options.stepTokens);
-    const cached = steps * this.#options.stepTokens;
-    return cached >= this.#options.minTokens ? cached : 0;
+    return servedByCache(best, promptTokens, this.#options);
   }
 
   clear(): void {
