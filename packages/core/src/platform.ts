@@ -74,6 +74,33 @@ export interface TurnResult {
   readonly original?: { readonly text: string; readonly reply: string | null };
 }
 
+/**
+ * A person took back what they posted: a message deleted (Slack `message_deleted` or a tombstone
+ * `message_changed`, Discord `MessageDelete`/`MessageBulkDelete`, the web API's DELETE), or edited
+ * (Slack `message_changed`, Discord `MessageUpdate`, the web API's PUT). Named by the platform ids the
+ * archive stores messages under; a change to a message the archive never held is a no-op.
+ */
+export type MessageChange =
+  | {
+      readonly kind: 'deleted';
+      readonly platform: Platform;
+      readonly channelKey: string;
+      /** One id, or a bulk deletion's many. */
+      readonly platformMessageIds: readonly string[];
+      /** ISO 8601: when the platform reported the change. */
+      readonly ts: string;
+    }
+  | {
+      readonly kind: 'edited';
+      readonly platform: Platform;
+      readonly channelKey: string;
+      readonly platformMessageId: string;
+      /** The new text, with mentions of this bot rewritten as `InboundMessage.text` is. */
+      readonly text: string;
+      /** ISO 8601: when the platform reported the change. */
+      readonly ts: string;
+    };
+
 export interface PlatformHandlers {
   /**
    * Called for every message except this bot's own; resolves when the turn is done (the reply, if
@@ -82,6 +109,13 @@ export interface PlatformHandlers {
   onMessage(message: InboundMessage): Promise<TurnResult | undefined>;
   /** Returns the reply text, shown to the invoking user (ephemeral where the platform allows). */
   onCommand(command: CommandInvocation): Promise<string>;
+  /**
+   * A message was deleted or edited on the platform. Resolves once the change is applied to the
+   * archive, or spooled while the archive is away (applied in order after it, idempotent on the
+   * platform id). Adapters that must acknowledge quickly do not wait. Optional: an adapter calls it
+   * when present.
+   */
+  onMessageChange?(change: MessageChange): Promise<void>;
 }
 
 export interface PlatformAdapter {
