@@ -1,0 +1,147 @@
+/**
+ * A channel's archive read back in order for `ebb simulate --from-archive`: keyset pagination on the
+ * `(channel_key, seq)` primary key, one page of `batchSize` rows at a time, so replaying a million
+ * messages holds one page in memory (an OFFSET would re-read every earlier row per page, and a
+ * server-side cursor would pin a pooled connection and a transaction for the whole replay). Also what
+ * the channel's recorded passes took (`compaction_runs.duration_ms`), which the replay's passes take.
+ */
+import type { ArchivedMessage } from '@ebb/core';
+import { and, asc, eq, gt, gte, isNotNull, sql } from 'drizzle-orm';
+import type { EbbDatabase } from './create-db.js';
+import { dbCall } from './pg-errors.js';
+import { withoutNulls } from './rows.js';
+import { channels, compactionRuns, messages } from './schema.js';
+
+export interface ArchiveReadOptions {
+  /** Only messages archived at or after this time (`--since`). */
+  readonly since?: Date;
+  /** Rows per page (default 2,000). */
+  readonly batchSize?: number;
+}
+
+export const DEFAULT_ARCHIVE_READ = { batchSize: 2_000 } as const satisfies Pick<
+  Required<ArchiveReadOptions>,
+  'batchSize'
+>;
+
+/** Seconds since the epoch, as Slack writes a message's `ts` (`1700000000.000100`). */
+const EPOCH_SECONDS = /^\d{9,11}(\.\d+)?$/;
+
+/** Durations of a channel's completed passes, in milliseconds. */
+export interface PassDurations {
+  readonly runs: number;
+  readonly medianMs: number | null;
+  /** The 90th percentile: the slow tail a replay should survive. */
+  readonly slowMs: number | null;
+}
+
+export class PgArchiveReader {
+  readonly #db: EbbDatabase;
+
+  constructor(options: { readonly db: EbbDatabase }) {
+    this.#db = options.db;
+  }
+
+  /**
+   * The channel's archived messages, oldest first, each with an ISO `ts`: the message's own time when
+   * it is one (ISO, or Slack's epoch seconds), else when it was archived.
+   */
+  async *messages(channelKey: string, options: ArchiveReadOptions = {}): AsyncGenerator<ArchivedMessage> {
+    const batchSize = options.batchSize ?? DEFAULT_ARCHIVE_READ.batchSize;
+    let after = 0;
+    for (;;) {
+      const page = await dbCall('readArchive', () =>
+        this.#db
+          .select({
+            seq: messages.seq,
+            role: messages.role,
+            author: messages.author,
+            text: messages.content,
+            ts: messages.ts,
+            createdAt: messages.createdAt,
+            toolCalls: messages.toolCalls,
+            toolCallId: messages.toolCallId,
+          })
+          .from(messages)
+          .where(
+            and(
+              eq(messages.channelKey, channelKey),
+              gt(messages.seq, after),
+              options.since === undefined ? undefined : gte(messages.createdAt, options.since),
+            ),
+          )
+          .orderBy(asc(messages.seq))
+          .limit(batchSize),
+      );
+      for (const { createdAt, ts, ...row } of page) {
+        yield { ...withoutNulls(row), ts: messageTime(ts, createdAt) };
+      }
+      const last = page.at(-1);
+      if (last === undefined || page.length < batchSize) return;
+      after = last.seq;
+    }
+  }
+
+  /** How many messages `messages` would yield. */
+  count(channelKey: string, options: Pick<ArchiveReadOptions, 'since'> = {}): Promise<number> {
+    return dbCall('countArchive', async () => {
+      const [row] = await this.#db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(messages)
+        .where(
+          and(
+            eq(messages.channelKey, channelKey),
+            options.since === undefined ? undefined : gte(messages.createdAt, options.since),
+          ),
+        );
+      return row?.n ?? 0;
+    });
+  }
+
+  /** Keys of every channel with a row, in key order (a glob is matched by the caller). */
+  channelKeys(): Promise<string[]> {
+    return dbCall('listChannels', async () => {
+      const rows = await this.#db
+        .select({ key: channels.key })
+        .from(channels)
+        .orderBy(sql`${channels.key} collate "C"`);
+      return rows.map((r) => r.key);
+    });
+  }
+
+  /** Median and 90th percentile of the channel's completed passes (since `since`). */
+  passDurations(channelKey: string, options: Pick<ArchiveReadOptions, 'since'> = {}): Promise<PassDurations> {
+    return dbCall('passDurations', async () => {
+      const [row] = await this.#db
+        .select({
+          runs: sql<number>`count(*)::int`,
+          medianMs: sql<
+            number | null
+          >`percentile_cont(0.5) within group (order by ${compactionRuns.durationMs})`,
+          slowMs: sql<
+            number | null
+          >`percentile_cont(0.9) within group (order by ${compactionRuns.durationMs})`,
+        })
+        .from(compactionRuns)
+        .where(
+          and(
+            eq(compactionRuns.channelKey, channelKey),
+            eq(compactionRuns.status, 'completed'),
+            isNotNull(compactionRuns.durationMs),
+            options.since === undefined ? undefined : gte(compactionRuns.createdAt, options.since),
+          ),
+        );
+      const ms = (v: number | string | null | undefined) =>
+        v === null || v === undefined ? null : Number(v);
+      return { runs: row?.runs ?? 0, medianMs: ms(row?.medianMs), slowMs: ms(row?.slowMs) };
+    });
+  }
+}
+
+function messageTime(ts: string | null, archivedAt: Date): string {
+  if (ts !== null) {
+    const parsed = EPOCH_SECONDS.test(ts) ? Number(ts) * 1000 : Date.parse(ts);
+    if (!Number.isNaN(parsed)) return new Date(parsed).toISOString();
+  }
+  return archivedAt.toISOString();
+}
