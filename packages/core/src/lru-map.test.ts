@@ -29,3 +29,43 @@ describe('LruMap', () => {
     expect(() => new LruMap(0)).toThrow(RangeError);
   });
 });
+
+describe('LruMap weighed', () => {
+  it('keeps the total weight within maxWeight, least recently used out first', () => {
+    const lru = new LruMap<string, string>({ capacity: 100, maxWeight: 10 });
+    lru.set('a', 'A', 4).set('b', 'B', 4);
+    lru.get('a');
+    lru.set('c', 'C', 4);
+
+    expect([lru.has('a'), lru.has('b'), lru.has('c')]).toEqual([true, false, true]);
+    expect([lru.weight, lru.evictions]).toEqual([8, 1]);
+  });
+
+  it('weighs an entry set again by its new weight', () => {
+    const lru = new LruMap<string, string>({ capacity: 100, maxWeight: 10 });
+    lru.set('a', 'A', 2).set('b', 'B', 2).set('a', 'A2', 7);
+    expect([lru.weight, lru.has('b')]).toEqual([9, true]);
+    lru.set('b', 'B', 5);
+    expect([lru.has('a'), lru.weight]).toEqual([false, 5]);
+  });
+
+  it('does not keep an entry heavier than the whole bound', () => {
+    const lru = new LruMap<string, string>({ capacity: 100, maxWeight: 10 });
+    lru.set('a', 'A', 3).set('huge', 'H', 11);
+    expect([lru.has('huge'), lru.has('a'), lru.size, lru.weight]).toEqual([false, false, 0, 0]);
+  });
+
+  it('a lowered bound evicts at once', () => {
+    const lru = new LruMap<string, string>({ capacity: 100, maxWeight: 10 });
+    lru.set('a', 'A', 4).set('b', 'B', 4);
+    lru.maxWeight = 5;
+    expect([lru.has('a'), lru.has('b'), lru.weight, lru.evictions]).toEqual([false, true, 4, 1]);
+  });
+
+  it('refuses a negative or non-finite weight', () => {
+    const lru = new LruMap<string, string>({ capacity: 2, maxWeight: 10 });
+    expect(() => lru.set('a', 'A', -1)).toThrow(RangeError);
+    expect(() => lru.set('a', 'A', Number.NaN)).toThrow(RangeError);
+    expect(() => new LruMap({ capacity: 2, maxWeight: -1 })).toThrow(RangeError);
+  });
+});
