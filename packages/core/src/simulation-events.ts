@@ -34,6 +34,11 @@ export interface SimulationOptions {
   readonly tokenizer: Tokenizer;
   /** The channel may call read_history: stubs say how to read a result back (default: yes), as the bot's do. */
   readonly readHistory?: boolean;
+  /**
+   * `unsummarized`: drop archived messages once a summary covers them, so memory stays bounded on a
+   * long replay (`ebb simulate --from-archive`); the decisions are the same. Default `all`.
+   */
+  readonly retainArchive?: 'all' | 'unsummarized';
   /** Turns between a job's start and its result (when `jobSeconds` is not set). */
   readonly jobLatency: number;
   /** Seconds between a job's start and its result, on the transcript's clock. */

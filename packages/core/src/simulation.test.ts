@@ -44,6 +44,49 @@ function simulate(messages: readonly TranscriptMessage[], jobLatency: number): S
   return events;
 }
 
+describe('Simulation with retainArchive: unsummarized', () => {
+  it('decides exactly as with the whole archive, and keeps only what no summary covers', () => {
+    // Tool turns too, so stubs of microcompacted results are read by passes and then dropped.
+    const messages = transcript().flatMap((m, i): TranscriptMessage[] =>
+      i % 11 === 3
+        ? [
+            {
+              role: 'assistant',
+              author: 'ebb',
+              text: '',
+              toolCalls: [{ id: `c${i}`, name: 'ci.log', arguments: '{}' }],
+            },
+            { role: 'tool', author: 'ci.log', text: `log ${i} ${'z'.repeat(400)}`, toolCallId: `c${i}` },
+            m,
+          ]
+        : [m],
+    );
+    const run = (retainArchive: 'all' | 'unsummarized') => {
+      const events: SimulationEvent[] = [];
+      const sim = new Simulation({
+        policy: { ...policy, microcompactThreshold: 0.5, microcompactMinTokens: 100 },
+        contextWindow: 4_000,
+        maxOutputTokens: 400,
+        reservedTokens: 100,
+        tokenizer: new CharTokenizer(),
+        jobLatency: 2,
+        retainArchive,
+        emit: (e) => events.push(e),
+      });
+      for (const m of messages) sim.turn(m);
+      const kept = sim.archive().length;
+      sim.finish();
+      return { events, kept };
+    };
+    const all = run('all');
+    const bounded = run('unsummarized');
+    expect(bounded.events).toEqual(all.events);
+    expect(all.events.some((e) => e.type === 'compaction' && e.event === 'microcompacted')).toBe(true);
+    expect(all.kept).toBe(messages.length);
+    expect(bounded.kept).toBeLessThan(messages.length / 10);
+  });
+});
+
 describe('Simulation', () => {
   const events = simulate(transcript(), 2);
   const compaction = events.filter((e): e is CompactionEvent => e.type === 'compaction');

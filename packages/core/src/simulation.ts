@@ -46,9 +46,11 @@ export class Simulation {
   readonly #options: SimulationOptions;
   readonly #context = new WorkingContext();
   readonly #monitor = new CompactionMonitor();
-  readonly #archive: ArchivedMessage[] = [];
+  /** Archived messages from seq `#archiveBase + 1` on (all of them unless `retainArchive` drops some). */
+  #archive: ArchivedMessage[] = [];
   /** Tokens of each archived message, whole (the context may hold a clipped copy). */
-  readonly #archiveTokens: number[] = [];
+  #archiveTokens: number[] = [];
+  #archiveBase = 0;
   readonly #markerTokens: number;
   /** The largest summary span a pass writes. */
   readonly #summaryTokens: number;
@@ -129,7 +131,7 @@ export class Simulation {
     return this.#context.view();
   }
 
-  /** Every archived message, oldest first. */
+  /** The archived messages kept, oldest first: every one unless `retainArchive` is `unsummarized`. */
   archive(): readonly ArchivedMessage[] {
     return this.#archive;
   }
@@ -143,7 +145,7 @@ export class Simulation {
     const summary: SummaryEvent = {
       type: 'summary',
       messages: this.#turn,
-      archived: this.#archive.length,
+      archived: this.#archiveBase + this.#archive.length,
       contextTokens: this.#contextTokens(),
       peakUsage: roundUsage(this.#peakUsage),
       peakUsageBeforeMonitor: roundUsage(this.#peakBeforeMonitor),
@@ -299,6 +301,7 @@ export class Simulation {
       context: this.#context.view(),
       archive: this.#archive,
       archiveTokens: this.#archiveTokens,
+      archiveBase: this.#archiveBase,
       stubs: this.#stubs,
       tokenizer: this.#options.tokenizer,
       maxTokens: this.#options.policy.summaryMaxTokens,
@@ -357,6 +360,7 @@ export class Simulation {
     const spans = [...this.#context.view().spans];
     const outcome = this.#context.applySplice(plan);
     this.#brokeAtSpans(spans, 'splice');
+    if (this.#options.retainArchive === 'unsummarized') this.#forgetSummarized();
     this.#monitor.landed({ tier: job.plan.tier, latencyMs: this.#now - job.enqueuedAt, at: this.#now });
     this.#event('completed', job.plan.tier, {
       ...range,
@@ -364,6 +368,25 @@ export class Simulation {
       tokensAfter: outcome.tokensAfter + this.#options.reservedTokens,
     });
     return job.plan.tier !== 'emergency';
+  }
+
+  /**
+   * Drops the archived messages the leading summary spans cover: a pass reads a summary in its range
+   * instead of its messages (`planSnapshot`), and a summarized seq is never raw or truncated again,
+   * so no pass reads them. Keeps a long replay's memory bounded by what is not summarized yet.
+   */
+  #forgetSummarized(): void {
+    let covered = 0;
+    for (const span of this.#context.view().spans) {
+      if (span.kind !== 'summary' || span.fromSeq !== covered + 1) break;
+      covered = span.toSeq;
+    }
+    const drop = covered - this.#archiveBase;
+    if (drop <= 0) return;
+    this.#archive = this.#archive.slice(drop);
+    this.#archiveTokens = this.#archiveTokens.slice(drop);
+    this.#archiveBase = covered;
+    for (const seq of this.#stubs.keys()) if (seq <= covered) this.#stubs.delete(seq);
   }
 
   #inFlight(): PassInFlight[] {

@@ -16,10 +16,12 @@ export interface ArchiveSummaryInput {
   readonly plan: CompactionPlan;
   /** The channel's working context when the pass starts. */
   readonly context: ContextView;
-  /** Every archived message, oldest first (seq `n` at index `n - 1`). */
+  /** The archived messages, oldest first: seq `n` at index `n - 1 - archiveBase`. */
   readonly archive: readonly ArchivedMessage[];
-  /** Tokens of each archived message, whole (the context may hold a clipped copy). */
+  /** Tokens of each archived message, whole (the context may hold a clipped copy), indexed as `archive`. */
   readonly archiveTokens: readonly number[];
+  /** Seqs up to this one were dropped from the front of `archive` (default 0: none). */
+  readonly archiveBase?: number;
   /** Stubs of microcompacted tool results by seq: a pass reads these in place of the results. */
   readonly stubs?: ReadonlyMap<number, { readonly text: string; readonly tokens: number }>;
   readonly tokenizer: Tokenizer;
@@ -68,9 +70,10 @@ export function summarizeFromArchive(input: ArchiveSummaryInput): ArchiveSummary
 }
 
 function takeArchived(input: ArchiveSummaryInput, seq: number, into: ArchivedMessage[]): number {
-  const message = input.archive[seq - 1];
+  const index = seq - 1 - (input.archiveBase ?? 0);
+  const message = input.archive[index];
   if (!message) throw new InvariantError(`seq ${seq} is not archived`);
   const stub = input.stubs?.get(seq);
   into.push(stub === undefined ? message : { ...message, text: stub.text });
-  return stub?.tokens ?? input.archiveTokens[seq - 1] ?? 0;
+  return stub?.tokens ?? input.archiveTokens[index] ?? 0;
 }
