@@ -13,7 +13,10 @@ import type {
   AuthoredSeqs,
   ChannelStore,
   ChannelSummary,
+  EditMessageOutcome,
+  MessageEdit,
   NewMessage,
+  PlatformSeq,
   PrefixView,
   RedactArchiveOutcome,
   ReplaceSummaryOutcome,
@@ -236,6 +239,43 @@ export class InMemoryChannelStore implements ChannelStore {
       tombstones.filter((t) => channel.archive[t.seq - 1]?.seq === t.seq).map((t) => ({ ...t })),
     );
     return { redacted, raw, generation: channel.context.generation };
+  }
+
+  async findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]> {
+    const ids = this.#channels.get(channelKey)?.platformIds;
+    if (!ids) return [];
+    return [...new Set(platformMessageIds)]
+      .flatMap((platformMessageId) => {
+        const seq = ids.get(platformMessageId);
+        return seq === undefined ? [] : [{ platformMessageId, seq }];
+      })
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  async editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome> {
+    const channel = this.#channels.get(channelKey);
+    const stored = channel?.archive[edit.seq - 1];
+    if (!channel || stored?.seq !== edit.seq) return { kind: 'missing' };
+    const { stub: _stub, ...rest } = stored;
+    channel.archive[edit.seq - 1] = { ...rest, text: edit.text, tokens: edit.tokens };
+    const tokensBefore = channel.context.tokens;
+    const { tokens: _tokens, ...base } = rest;
+    const raw =
+      channel.context.replaceRaw([
+        {
+          ...base,
+          text: edit.contextText ?? edit.text,
+          tokens: edit.contextTokens,
+          ...(edit.omittedTokens === undefined ? {} : { omittedTokens: edit.omittedTokens }),
+        },
+      ]) > 0;
+    return {
+      kind: 'edited',
+      raw,
+      generation: channel.context.generation,
+      tokensBefore,
+      tokensAfter: channel.context.tokens,
+    };
   }
 
   async redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {

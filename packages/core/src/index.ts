@@ -24,6 +24,7 @@ export * from './pass-room.js';
 export * from './plan-compaction.js';
 export * from './plan-emergency-truncation.js';
 export * from './plan-memory-upsert.js';
+export * from './plan-message-change.js';
 export * from './plan-microcompaction.js';
 export * from './plan-reconcile.js';
 export * from './plan-redaction.js';

@@ -144,6 +144,37 @@ export interface RedactArchiveOutcome {
   readonly generation: number;
 }
 
+/** A message's new text, measured as an append measures it (see `toNewMessage`). */
+export interface MessageEdit {
+  readonly seq: number;
+  /** The whole new text and its tokens: what the archive keeps (the old text is not kept). */
+  readonly text: string;
+  readonly tokens: number;
+  /** The context's copy: its tokens, and its clipped text when clipped. */
+  readonly contextTokens: number;
+  readonly contextText?: string;
+  readonly omittedTokens?: number;
+}
+
+export type EditMessageOutcome =
+  | {
+      readonly kind: 'edited';
+      /** The message was raw in the context: its copy was replaced in place. */
+      readonly raw: boolean;
+      readonly generation: number;
+      /** Context tokens (spans and raw) before and after. */
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+    }
+  /** The archive holds no such seq: nothing changed. */
+  | { readonly kind: 'missing' };
+
+/** A message the archive holds under a platform id. */
+export interface PlatformSeq {
+  readonly platformMessageId: string;
+  readonly seq: number;
+}
+
 /** The archive and working context of every channel. */
 export interface ChannelStore {
   /** Appends a message at head + 1; idempotent on `platformMessageId`. */
@@ -214,6 +245,18 @@ export interface ChannelStore {
    * (The in-memory store keeps no retired spans.)
    */
   redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
+  /**
+   * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
+   * (ids the archive never held are left out), in seq order.
+   */
+  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]>;
+  /**
+   * An edit on the platform: the archived message keeps only the new text (its tool calls and role
+   * unchanged). A raw copy in the context is replaced in place under the channel lock: the raw token
+   * total moves by the difference and the generation is bumped, so bots reload. A message inside the
+   * compacted prefix changes in the archive only.
+   */
+  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome>;
   calibration(channelKey: string): Promise<Calibration>;
   setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
   /** Every channel the store holds, ordered by key: for operators (`ebb status`), not the hot path. */

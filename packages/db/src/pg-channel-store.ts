@@ -12,8 +12,11 @@ import {
   type ChannelSummary,
   type ContextMessage,
   type ContextView,
+  type EditMessageOutcome,
   InvariantError,
+  type MessageEdit,
   type NewMessage,
+  type PlatformSeq,
   type PrefixView,
   planEmergencyTruncation,
   planSplice,
@@ -40,6 +43,8 @@ import { listChannelSummaries, readChannelSummary } from './pg-channel-summaries
 import { dbCall } from './pg-errors.js';
 import { stubToolResults } from './pg-microcompaction.js';
 import {
+  editMessage,
+  findByPlatformIds,
   redactArchive,
   redactRetiredSpans,
   replaceSummary,
@@ -339,6 +344,14 @@ export class PgChannelStore implements ChannelStore {
 
   redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome> {
     return dbCall('redactArchive', () => redactArchive(this.#db, channelKey, tombstones));
+  }
+
+  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]> {
+    return dbCall('findByPlatformIds', () => findByPlatformIds(this.#db, channelKey, platformMessageIds));
+  }
+
+  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome> {
+    return dbCall('editMessage', () => editMessage(this.#db, channelKey, edit));
   }
 
   redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {

@@ -1,11 +1,14 @@
 /**
- * What forgetting needs of the channel store on Postgres (`ebb forget`): finding the messages to
- * redact, replacing a summary span with one written again, tombstoning archived messages and
- * blanking retired spans. Replacing a span and tombstoning messages run under the channel row lock
+ * What forgetting needs of the channel store on Postgres (`ebb forget`, and a deletion or an edit on
+ * a platform): finding the messages to redact, replacing a summary span with one written again,
+ * tombstoning or editing archived messages and blanking retired spans. Replacing a span and tombstoning messages run under the channel row lock
  * in one transaction; blanking retired spans needs none (nothing else writes retired spans).
  */
 import {
   type AuthoredSeqs,
+  type EditMessageOutcome,
+  type MessageEdit,
+  type PlatformSeq,
   REDACTED_SUMMARY,
   type RedactArchiveOutcome,
   type ReplaceSummaryOutcome,
@@ -13,7 +16,7 @@ import {
   type StoredMessage,
   type SummaryReplacement,
 } from '@ebb/core';
-import { and, asc, eq, ne, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { activeSpans, lockChannel, overlapping, retireSpans, spanRow } from './pg-channel-rows.js';
 import { channels, contextSpans, messages } from './schema.js';
@@ -161,4 +164,78 @@ export async function redactRetiredSpans(
     )
     .returning({ id: contextSpans.id });
   return changed.length;
+}
+
+/** `ChannelStore.findByPlatformIds`: by the unique (channel, platform id) index. */
+export async function findByPlatformIds(
+  db: EbbDatabase,
+  channelKey: string,
+  platformMessageIds: readonly string[],
+): Promise<PlatformSeq[]> {
+  if (platformMessageIds.length === 0) return [];
+  const rows = await db
+    .select({ platformMessageId: messages.platformMessageId, seq: messages.seq })
+    .from(messages)
+    .where(
+      and(
+        eq(messages.channelKey, channelKey),
+        inArray(messages.platformMessageId, [...new Set(platformMessageIds)]),
+      ),
+    )
+    .orderBy(asc(messages.seq));
+  return rows.flatMap((r) =>
+    r.platformMessageId === null ? [] : [{ platformMessageId: r.platformMessageId, seq: r.seq }],
+  );
+}
+
+/** `ChannelStore.editMessage`: under the channel lock; a raw copy moves the totals and the generation. */
+export function editMessage(
+  db: EbbDatabase,
+  channelKey: string,
+  edit: MessageEdit,
+): Promise<EditMessageOutcome> {
+  return db.transaction(async (tx): Promise<EditMessageOutcome> => {
+    const channel = await lockChannel(tx, channelKey);
+    if (!channel) return { kind: 'missing' };
+    const where = and(eq(messages.channelKey, channelKey), eq(messages.seq, edit.seq));
+    const [before] = await tx
+      .select({ contextTokens: messages.contextTokens })
+      .from(messages)
+      .where(where)
+      .for('update');
+    if (!before) return { kind: 'missing' };
+    await tx
+      .update(messages)
+      .set({
+        content: edit.text,
+        contextContent: edit.contextText ?? null,
+        tokens: edit.tokens,
+        contextTokens: edit.contextTokens,
+        omittedTokens: edit.omittedTokens ?? null,
+        stubbed: false,
+      })
+      .where(where);
+    const tokensBefore = channel.spanTokens + channel.rawTokens;
+    if (edit.seq <= channel.prefixEnd)
+      return {
+        kind: 'edited',
+        raw: false,
+        generation: channel.generation,
+        tokensBefore,
+        tokensAfter: tokensBefore,
+      };
+    const generation = channel.generation + 1;
+    const rawTokens = channel.rawTokens + edit.contextTokens - before.contextTokens;
+    await tx
+      .update(channels)
+      .set({ generation, rawTokens, updatedAt: sql`now()` })
+      .where(eq(channels.key, channelKey));
+    return {
+      kind: 'edited',
+      raw: true,
+      generation,
+      tokensBefore,
+      tokensAfter: channel.spanTokens + rawTokens,
+    };
+  });
 }

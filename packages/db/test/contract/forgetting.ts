@@ -154,6 +154,73 @@ export function forgettingCases(current: () => ContractContext): void {
       expect(again).toMatchObject({ seq: 2, inserted: false });
     });
 
+    it('finds the seqs of platform ids, in seq order, leaving out ids it never held', async () => {
+      await appendMany(stores.channels, key, 5);
+      expect(await stores.channels.findByPlatformIds(key, ['p4', 'nope', 'p2', 'p4'])).toEqual([
+        { platformMessageId: 'p2', seq: 2 },
+        { platformMessageId: 'p4', seq: 4 },
+      ]);
+      expect(await stores.channels.findByPlatformIds(`${key}:other`, ['p2'])).toEqual([]);
+      expect(await stores.channels.findByPlatformIds(key, [])).toEqual([]);
+    });
+
+    it('edits a message: the archive keeps only the new text, a raw copy changes in place', async () => {
+      await appendMany(stores.channels, key, 6);
+      await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 3, text: 'S1', tokens: 5 });
+      // Raw (seq 5): a clipped copy, the totals moved by the difference, the generation bumped.
+      const raw = await stores.channels.editMessage(key, {
+        seq: 5,
+        text: 'the new, much longer text',
+        tokens: 40,
+        contextTokens: 20,
+        contextText: 'the new, [clipped] text',
+        omittedTokens: 20,
+      });
+      expect(raw).toEqual({ kind: 'edited', raw: true, generation: 2, tokensBefore: 35, tokensAfter: 45 });
+      const view = await expectIntact(stores.channels, key);
+      expect(view.raw.find((m) => m.seq === 5)).toMatchObject({
+        text: 'the new, [clipped] text',
+        tokens: 20,
+        omittedTokens: 20,
+      });
+      expect((await stores.channels.readArchive(key, 5, 5))[0]).toMatchObject({
+        text: 'the new, much longer text',
+        tokens: 40,
+        author: 'u2',
+        role: 'user',
+      });
+      // Back to a short text: no clipped copy is left.
+      await stores.channels.editMessage(key, { seq: 5, text: 'short', tokens: 4, contextTokens: 4 });
+      const again = await expectIntact(stores.channels, key);
+      expect(again.raw.find((m) => m.seq === 5)).toEqual(
+        expect.objectContaining({ text: 'short', tokens: 4 }),
+      );
+      expect(again.raw.find((m) => m.seq === 5)?.omittedTokens).toBeUndefined();
+      // In the compacted prefix: the archive only; the context and its generation stay.
+      const before = await stores.channels.loadContext(key);
+      expect(
+        await stores.channels.editMessage(key, { seq: 2, text: 'edited', tokens: 6, contextTokens: 6 }),
+      ).toEqual({
+        kind: 'edited',
+        raw: false,
+        generation: before.generation,
+        tokensBefore: before.tokens,
+        tokensAfter: before.tokens,
+      });
+      expect(await stores.channels.loadContext(key)).toEqual(before);
+      expect((await stores.channels.readArchive(key, 2, 2))[0]?.text).toBe('edited');
+      expect(
+        await stores.channels.editMessage(key, { seq: 99, text: 'x', tokens: 1, contextTokens: 1 }),
+      ).toEqual({
+        kind: 'missing',
+      });
+      // The platform id still names it: a redelivery is a duplicate.
+      expect(await stores.channels.append(key, message(5, { platformMessageId: 'p5' }))).toMatchObject({
+        seq: 5,
+        inserted: false,
+      });
+    });
+
     it('never touches active spans when redacting retired ones', async () => {
       await appendMany(stores.channels, key, 8);
       await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S1', tokens: 5 });
