@@ -2,7 +2,7 @@
  * The zod schema of `config.toml`. Every table is a `z.strictObject`, so a misspelt key fails instead
  * of being ignored, and the built-in defaults live here, on the leaves of `settingsSchema`.
  *
- * The five overridable sections (`llm`, `compaction`, `memory`, `bot`, `tools`) exist in two forms:
+ * The six overridable sections (`llm`, `compaction`, `memory`, `bot`, `tools`, `privacy`) exist in two forms:
  * `settingsSchema` carries the defaults and yields `BUILT_IN_DEFAULTS`; `settingsLayerSchema` has the
  * same leaves without defaults and parses every place in the file that may set them (the top-level
  * sections, the platform sections, the `[channels."<pattern>"]` blocks). A layer therefore holds only
@@ -21,7 +21,7 @@ import {
 } from '@ebb/core';
 import { z } from 'zod';
 
-export const SECTIONS = ['llm', 'compaction', 'memory', 'bot', 'tools'] as const;
+export const SECTIONS = ['llm', 'compaction', 'memory', 'bot', 'tools', 'privacy'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 const mustBe = (expected: string) => ({ error: `must be ${expected}` });
@@ -173,13 +173,32 @@ export const toolsSchema = z.strictObject(
   TABLE,
 );
 
-/** The five overridable sections with every default filled in. */
+/**
+ * `[privacy]`: what Ebb does when a person takes back what they posted. `on_delete`: `redact` makes a
+ * deleted message a tombstone in the archive and the context, writes the summaries holding it again,
+ * drops the memories that came from it and redacts the bot's reply to it; `ignore` keeps it all.
+ * `on_edit`: `update` keeps only the new text in the archive and the raw context; `resummarize` also
+ * writes the summaries holding the old text again; `ignore` keeps the old text.
+ */
+export const ON_DELETE = ['redact', 'ignore'] as const;
+export const ON_EDIT = ['update', 'resummarize', 'ignore'] as const;
+
+export const privacySchema = z.strictObject(
+  {
+    on_delete: enumOf(ON_DELETE).default('redact'),
+    on_edit: enumOf(ON_EDIT).default('update'),
+  },
+  TABLE,
+);
+
+/** The six overridable sections with every default filled in. */
 export const settingsSchema = z.strictObject({
   llm: llmSchema.prefault({}),
   compaction: compactionSchema.prefault({}),
   memory: memorySchema.prefault({}),
   bot: botSchema.prefault({}),
   tools: toolsSchema.prefault({}),
+  privacy: privacySchema.prefault({}),
 });
 export type Settings = z.output<typeof settingsSchema>;
 
@@ -199,6 +218,7 @@ const layerShape = {
   memory: overridable(memorySchema).optional(),
   bot: overridable(botSchema).optional(),
   tools: overridable(toolsSchema).optional(),
+  privacy: overridable(privacySchema).optional(),
 };
 
 /** What one place in the file sets of the overridable sections; absent keys are inherited. */
@@ -352,4 +372,5 @@ export const SECTION_KEYS: { readonly [S in Section]: readonly (keyof Settings[S
   memory: Object.keys(memorySchema.shape) as (keyof Settings['memory'] & string)[],
   bot: Object.keys(botSchema.shape) as (keyof Settings['bot'] & string)[],
   tools: Object.keys(toolsSchema.shape) as (keyof Settings['tools'] & string)[],
+  privacy: Object.keys(privacySchema.shape) as (keyof Settings['privacy'] & string)[],
 };

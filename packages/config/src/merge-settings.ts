@@ -49,6 +49,7 @@ export interface EffectiveSettings {
   readonly memory: Settings['memory'];
   readonly bot: Settings['bot'];
   readonly tools: Settings['tools'];
+  readonly privacy: Settings['privacy'];
 }
 
 export interface MergedSettings {

@@ -56,6 +56,48 @@ describe('parseConfig', () => {
     );
   });
 
+  it('resolves [privacy] at every level and names the file, key and rule of a bad value', () => {
+    const config = parseConfig(
+      `
+      [privacy]
+      on_edit = "resummarize"
+      [slack.privacy]
+      on_delete = "ignore"
+      [channels."slack:T1:C9".privacy]
+      on_delete = "redact"
+      on_edit = "ignore"
+    `,
+      'config.toml',
+    );
+    expect(resolveChannel(config, 'web:a').privacy).toEqual({ onDelete: 'redact', onEdit: 'resummarize' });
+    expect(resolveChannel(config, 'slack:T1:C1').privacy).toEqual({
+      onDelete: 'ignore',
+      onEdit: 'resummarize',
+    });
+    expect(resolveChannel(config, 'slack:T1:C9').privacy).toEqual({ onDelete: 'redact', onEdit: 'ignore' });
+    expect(resolveChannel(config, 'slack:T1:C1').sources['privacy.on_delete']).toBe('[slack]');
+    const error = configError(`
+      [privacy]
+      on_delete = "forget"
+      [channels."web:*".privacy]
+      on_edit = true
+    `);
+    expect(error.issues).toEqual([
+      {
+        file: 'config.toml',
+        path: 'privacy.on_delete',
+        rule: 'must be one of "redact", "ignore"',
+        found: 'forget',
+      },
+      {
+        file: 'config.toml',
+        path: 'channels."web:*".privacy.on_edit',
+        rule: 'must be one of "update", "resummarize", "ignore"',
+        found: true,
+      },
+    ]);
+  });
+
   it('collects problems from every part of the file', () => {
     const error = configError(`
       [llm]

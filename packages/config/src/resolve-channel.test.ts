@@ -40,11 +40,12 @@ describe('resolveChannel', () => {
       memory: { scope: 'channel', recallMaxTokens: 1000 },
       bot: { systemPrompt: 'You are Ebb, a helpful assistant in a team chat.', respondTo: 'mentions' },
       tools: { allow: ['search_history', 'read_history'], maxSteps: 6, callTimeoutMs: 30_000 },
+      privacy: { onDelete: 'redact', onEdit: 'update' },
       price: undefined,
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(33);
+    expect(Object.keys(resolved.sources)).toHaveLength(35);
   });
 
   describe('precedence', () => {

@@ -6,7 +6,7 @@ import {
   type TokenizerEncoding,
 } from '@ebb/core';
 import { layerLabel, layersForKey } from './channel-layers.js';
-import { SECTIONS } from './config-schema.js';
+import { type ON_DELETE, type ON_EDIT, SECTIONS } from './config-schema.js';
 import { deepFreeze } from './deep-freeze.js';
 import type { EbbConfig } from './ebb-config.js';
 import { LEAF_KEYS, type LeafKey, leafValue, mergeSettings, splitLeaf } from './merge-settings.js';
@@ -35,6 +35,11 @@ export interface ResolvedChannelConfig {
     readonly maxSteps: number;
     readonly callTimeoutMs: number;
   };
+  /** What a deletion or an edit on the platform does here (`[privacy]`). */
+  readonly privacy: {
+    readonly onDelete: (typeof ON_DELETE)[number];
+    readonly onEdit: (typeof ON_EDIT)[number];
+  };
   /** `[prices."<summarizer model>"]`, if the file prices that model. */
   readonly price: ModelPrice | undefined;
   /** For every TOML leaf (`compaction.background_threshold`), where its value came from: `default`, `[compaction]`, `[slack]`, `[channels."slack:*"]`. */
@@ -48,7 +53,7 @@ export interface ResolvedChannelConfig {
 export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedChannelConfig {
   const layers = layersForKey(config, channelKey);
   const { settings, origin } = mergeSettings(layers.map((layer) => layer.settings));
-  const { llm, compaction, memory, bot, tools } = settings;
+  const { llm, compaction, memory, bot, tools, privacy } = settings;
   const price = priceOf(config.prices, compaction.summarizer_model);
   const sources = Object.fromEntries(
     LEAF_KEYS.map((leaf) => [leaf, layerLabel(layers[origin[leaf]]?.source, splitLeaf(leaf)[0])]),
@@ -97,6 +102,7 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       maxSteps: tools.max_steps,
       callTimeoutMs: Math.round(tools.call_timeout_seconds * 1000),
     },
+    privacy: { onDelete: privacy.on_delete, onEdit: privacy.on_edit },
     price,
     sources,
   });
