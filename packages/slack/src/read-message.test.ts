@@ -67,7 +67,7 @@ describe('readSlackMessage', () => {
     ).toMatchObject({ kind: 'ignore', reason: 'own_message' });
   });
 
-  it.each(['message_changed', 'message_deleted', 'channel_join', 'channel_topic', 'message_replied'])(
+  it.each(['channel_join', 'channel_topic', 'message_replied', 'pinned_item'])(
     'ignores the %s subtype',
     (subtype) => {
       expect(readSlackMessage({ ...base, subtype }, self)).toEqual({
@@ -79,7 +79,129 @@ describe('readSlackMessage', () => {
       });
     },
   );
+});
 
+describe('readSlackMessage on deletions and edits', () => {
+  const eventTs = '1700000099.000900';
+  const reply = { ...base, ts: '1700000000.000300', thread_ts: '1700000000.000100' };
+  const deleted = (previous: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) => ({
+    type: 'message',
+    subtype: 'message_deleted',
+    channel: 'C1',
+    hidden: true,
+    deleted_ts: previous?.ts,
+    ts: eventTs,
+    event_ts: eventTs,
+    channel_type: 'channel',
+    ...(previous ? { previous_message: previous } : {}),
+    ...extra,
+  });
+  const changed = (previous: Record<string, unknown> | undefined, message: Record<string, unknown>) => ({
+    type: 'message',
+    subtype: 'message_changed',
+    channel: 'C1',
+    hidden: true,
+    message,
+    ...(previous ? { previous_message: previous } : {}),
+    ts: eventTs,
+    event_ts: eventTs,
+    channel_type: 'channel',
+  });
+  const edit = (original: Record<string, unknown>, text: string) => ({
+    ...original,
+    text,
+    edited: { user: original.user, ts: eventTs },
+  });
+
+  it('reads a deletion as the ts it names, in the channel, or in the thread the message was in', () => {
+    expect(readSlackMessage(deleted(base), self)).toEqual({
+      kind: 'change',
+      change: { kind: 'deleted', channelKey: 'slack:T1:C1', channel: 'C1', eventTs, messageTs: base.ts },
+    });
+    expect(readSlackMessage(deleted(reply), self)).toMatchObject({
+      change: { kind: 'deleted', channelKey: 'slack:T1:C1:1700000000.000100', messageTs: reply.ts },
+    });
+    // Without previous_message, deleted_ts names the message and a top-level thread_ts the thread.
+    expect(
+      readSlackMessage(deleted(undefined, { deleted_ts: reply.ts, thread_ts: reply.thread_ts }), self),
+    ).toMatchObject({ change: { channelKey: 'slack:T1:C1:1700000000.000100', messageTs: reply.ts } });
+  });
+
+  it("reads a deletion of this bot's own reply too: an admin took it back", () => {
+    const own = { ...base, user: 'UBOT', bot_id: 'BBOT' };
+
+    expect(readSlackMessage(deleted(own), self)).toMatchObject({
+      kind: 'change',
+      change: { kind: 'deleted', messageTs: own.ts },
+    });
+  });
+
+  it('reads a thread parent turned tombstone as its deletion, in the channel', () => {
+    const parent = { ...base, thread_ts: base.ts, reply_count: 2 };
+    const tombstone = {
+      type: 'message',
+      subtype: 'tombstone',
+      text: 'This message was deleted.',
+      user: 'USLACKBOT',
+      hidden: true,
+      ts: base.ts,
+      thread_ts: base.ts,
+      reply_count: 2,
+    };
+
+    expect(readSlackMessage(changed(parent, tombstone), self)).toEqual({
+      kind: 'change',
+      change: { kind: 'deleted', channelKey: 'slack:T1:C1', channel: 'C1', eventTs, messageTs: base.ts },
+    });
+  });
+
+  it('reads an edit as the new raw text under the original ts, in its thread', () => {
+    expect(readSlackMessage(changed(base, edit(base, 'hi <@UBOT>')), self)).toEqual({
+      kind: 'change',
+      change: {
+        kind: 'edited',
+        channelKey: 'slack:T1:C1',
+        channel: 'C1',
+        eventTs,
+        messageTs: base.ts,
+        text: 'hi <@UBOT>',
+      },
+    });
+    expect(readSlackMessage(changed(reply, edit(reply, 'fixed')), self)).toMatchObject({
+      change: { kind: 'edited', channelKey: 'slack:T1:C1:1700000000.000100', messageTs: reply.ts },
+    });
+  });
+
+  it('ignores a change that kept the text (an unfurl, a reply count), and one to its own reply', () => {
+    const unfurled = { ...base, attachments: [{ from_url: 'https://example.com' }] };
+    const own = { ...base, user: 'UBOT', bot_id: 'BBOT' };
+
+    expect(readSlackMessage(changed(base, unfurled), self)).toEqual({
+      kind: 'ignore',
+      reason: 'unchanged',
+      channel: 'C1',
+      ts: eventTs,
+      subtype: 'message_changed',
+    });
+    // Without previous_message, only an `edited` stamp says the words changed.
+    expect(readSlackMessage(changed(undefined, unfurled), self)).toMatchObject({ reason: 'unchanged' });
+    expect(readSlackMessage(changed(undefined, edit(base, 'new')), self)).toMatchObject({ kind: 'change' });
+    expect(readSlackMessage(changed(own, edit(own, 'reworded')), self)).toMatchObject({
+      kind: 'ignore',
+      reason: 'own_message',
+    });
+  });
+
+  it('ignores a change that names no message', () => {
+    expect(readSlackMessage(deleted(undefined), self)).toMatchObject({ kind: 'ignore', reason: 'malformed' });
+    expect(readSlackMessage(changed(base, { text: 'no ts' }), self)).toMatchObject({
+      kind: 'ignore',
+      reason: 'malformed',
+    });
+  });
+});
+
+describe('readSlackMessage on malformed events', () => {
   it.each([
     null,
     'text',

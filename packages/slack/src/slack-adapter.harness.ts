@@ -6,7 +6,13 @@
  *
  * A test file calls `afterEach(stopHarnesses)` to stop every harness it started.
  */
-import type { CommandInvocation, InboundMessage, PlatformHandlers, TurnResult } from '@ebb/core';
+import type {
+  CommandInvocation,
+  InboundMessage,
+  MessageChange,
+  PlatformHandlers,
+  TurnResult,
+} from '@ebb/core';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload, type SlashCommandPayload } from '@ebb/testing/slack';
 import { expect, vi } from 'vitest';
@@ -31,10 +37,14 @@ export class SlackLog extends RecordingLogger {
 export class RecordingHandlers implements PlatformHandlers {
   readonly messages: InboundMessage[] = [];
   readonly commands: CommandInvocation[] = [];
+  readonly changes: MessageChange[] = [];
   reply: (command: CommandInvocation) => Promise<string> = async (c) => `${c.name} answered (${c.args})`;
   onMessage = async (message: InboundMessage): Promise<TurnResult | undefined> => {
     this.messages.push(message);
     return undefined;
+  };
+  onMessageChange?: (change: MessageChange) => Promise<void> = async (change) => {
+    this.changes.push(change);
   };
   onCommand = async (command: CommandInvocation): Promise<string> => {
     this.commands.push(command);

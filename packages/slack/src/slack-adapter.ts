@@ -5,7 +5,9 @@
  * - Bolt acknowledges every event before our listener runs (HTTP 200, or the Socket Mode ack), so
  *   Slack gets its ack within 3 s however long `onMessage` takes to finish the turn.
  * - `message` and `app_mention` events, deduplicated by `channel:ts`: `slack-message-events.ts`, with
- *   the name and DM lookups in `slack-lookups.ts`.
+ *   the name and DM lookups in `slack-lookups.ts`. Deletions and edits (`message_deleted`, a tombstone
+ *   or an edit in `message_changed`) go to `onMessageChange` under the `ts` the message was archived
+ *   under; this bot's own replies deleted are reported too, changes to them are not (`read-message.ts`).
  * - Slash commands `/context` and `/compact [focus]`, answered in the ack or through `response_url`:
  *   `slack-commands.ts`.
  * - Replies: the model's Markdown as Slack's mrkdwn (`markdown-to-mrkdwn.ts`), split into messages

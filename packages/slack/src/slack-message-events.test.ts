@@ -1,6 +1,7 @@
 /**
- * Message events through the SlackAdapter, in both modes: what `onMessage` receives, and what is
- * dropped (duplicates, retries, its own messages, edits) with the log line that says why.
+ * Message events through the SlackAdapter, in both modes: what `onMessage` and `onMessageChange`
+ * receive, and what is dropped (duplicates, retries, its own messages, unfurls) with the log line that
+ * says why.
  */
 import { FAKE_SLACK } from '@ebb/testing/slack';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -12,6 +13,7 @@ import {
   stopHarnesses,
   TEAM,
 } from './slack-adapter.harness.js';
+import { slackTsToIso } from './slack-message-events.js';
 
 afterEach(stopHarnesses);
 
@@ -149,17 +151,136 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     });
   });
 
-  it('ignores edits and deletions', async () => {
-    const original = h.slack.build.channelMessage({ text: 'tpyo' });
-    const edit = h.slack.build.messageChanged(original, 'typo');
-    const deletion = h.slack.build.messageDeleted(original);
+  it('reports a deletion under the ts the message was delivered with, in its conversation', async () => {
+    const message = h.slack.build.channelMessage({ text: 'my password is hunter2' });
+    const reply = h.slack.build.threadReply({ text: 'and my address', threadTs: String(message.ts) });
+    await h.deliver(message);
+    await h.deliver(reply);
+    const deletions = [h.slack.build.messageDeleted(message), h.slack.build.messageDeleted(reply)];
+
+    for (const deletion of deletions) await h.deliver(deletion);
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(2));
+    expect(h.handlers.messages.map((m) => [m.channelKey, m.platformMessageId])).toEqual([
+      [`slack:${TEAM}:${GENERAL}`, message.ts],
+      [`slack:${TEAM}:${GENERAL}:${message.ts}`, reply.ts],
+    ]);
+    expect(h.handlers.changes).toEqual([
+      {
+        kind: 'deleted',
+        platform: 'slack',
+        channelKey: `slack:${TEAM}:${GENERAL}`,
+        platformMessageIds: [message.ts],
+        ts: slackTsToIso(String(deletions[0]?.ts)),
+      },
+      {
+        kind: 'deleted',
+        platform: 'slack',
+        channelKey: `slack:${TEAM}:${GENERAL}:${message.ts}`,
+        platformMessageIds: [reply.ts],
+        ts: slackTsToIso(String(deletions[1]?.ts)),
+      },
+    ]);
+  });
+
+  it('reports a thread parent deleted with replies (a tombstone) as its deletion in the channel', async () => {
+    const parent = h.slack.build.channelMessage({ text: 'the launch code is 0000' });
+
+    await h.deliver(h.slack.build.threadParentDeleted(parent, 3));
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(1));
+    expect(h.handlers.changes[0]).toMatchObject({
+      kind: 'deleted',
+      channelKey: `slack:${TEAM}:${GENERAL}`,
+      platformMessageIds: [parent.ts],
+    });
+  });
+
+  it('reports an edit with its new text, mentions rendered as for a new message', async () => {
+    const original = h.slack.build.threadReply({ text: 'ask bob', threadTs: '1700000000.000100' });
+    const text = `${h.slack.build.mention()} ask ${h.slack.build.mention(FAKE_SLACK.users.bob)} & not me`;
+    const edit = h.slack.build.messageChanged(original, text);
 
     await h.deliver(edit);
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(1));
+    expect(h.handlers.changes[0]).toEqual({
+      kind: 'edited',
+      platform: 'slack',
+      channelKey: `slack:${TEAM}:${GENERAL}:1700000000.000100`,
+      platformMessageId: original.ts,
+      text: '@ebb ask @Bob Builder & not me',
+      ts: slackTsToIso(String(edit.ts)),
+    });
+  });
+
+  it('reports the deletion of its own reply, and ignores unfurls and changes to its own replies', async () => {
+    const own = h.slack.build.ownMessage({ text: 'the answer, with a link' });
+    const unfurl = h.slack.build.messageUnfurled(
+      h.slack.build.channelMessage({ text: 'https://example.com/' }),
+    );
+    const ownUnfurl = h.slack.build.messageChanged(own, 'the answer, with a link (mrkdwn)');
+
+    await h.deliver(unfurl);
+    await h.deliver(ownUnfurl);
+    await h.deliver(h.slack.build.messageDeleted(own));
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(1));
+    expect(h.log.ignored(unfurl.ts)).toEqual(['unchanged']);
+    expect(h.log.ignored(ownUnfurl.ts)).toEqual(['own_message']);
+    expect(h.handlers.changes[0]).toMatchObject({ kind: 'deleted', platformMessageIds: [own.ts] });
+  });
+
+  it('reports a retried change once, and lets the retry through when the handler failed', async () => {
+    const message = h.slack.build.channelMessage({ text: 'x' });
+    const deletion = h.slack.build.messageDeleted(message);
+    const edit = h.slack.build.messageChanged(message, 'y');
+    let calls = 0;
+    h.handlers.onMessageChange = async (change) => {
+      calls++;
+      if (change.kind === 'edited' && calls === 2) throw new Error('store down');
+      h.handlers.changes.push(change);
+    };
+
+    await h.deliver(deletion);
+    await h.deliver(deletion, 1);
+    await vi.waitFor(() => expect(h.log.ignored(deletion.ts)).toEqual(['duplicate']));
+    await h.deliver(edit);
+    await vi.waitFor(() => expect(h.log.events('slack.message_change_failed')).toHaveLength(1));
+    await h.deliver(edit, 1);
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(2));
+    expect(h.handlers.changes.map((c) => c.kind)).toEqual(['deleted', 'edited']);
+    expect(h.log.events('slack.message_change_failed')[0]?.fields).toMatchObject({
+      channel: `slack:${TEAM}:${GENERAL}`,
+      kind: 'edited',
+      platformMessageId: message.ts,
+    });
+    expect(calls).toBe(3);
+  });
+
+  it('acknowledges a change before it is applied', async () => {
+    let finish: () => void = () => {};
+    h.handlers.onMessageChange = (change) => {
+      h.handlers.changes.push(change);
+      return new Promise((resolve) => {
+        finish = resolve;
+      });
+    };
+
+    await h.deliver(h.slack.build.messageDeleted(h.slack.build.channelMessage({ text: 'slow' })));
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(1));
+    finish();
+  });
+
+  it('ignores changes when the bot takes none', async () => {
+    delete h.handlers.onMessageChange;
+    const deletion = h.slack.build.messageDeleted(h.slack.build.channelMessage({ text: 'x' }));
+
     await h.deliver(deletion);
 
-    await vi.waitFor(() => expect(h.log.ignored(edit.ts)).toEqual(['unsupported_subtype']));
-    await vi.waitFor(() => expect(h.log.ignored(deletion.ts)).toEqual(['unsupported_subtype']));
-    expect(h.handlers.messages).toEqual([]);
+    await vi.waitFor(() => expect(h.log.ignored(deletion.ts)).toEqual(['no_change_handler']));
   });
 
   it('acknowledges an event before the turn is done', async () => {

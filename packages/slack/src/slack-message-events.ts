@@ -1,14 +1,26 @@
 /**
- * Slack's `message` and `app_mention` events, carried to `onMessage`. Both are handled, and a
+ * Slack's `message` and `app_mention` events, carried to `onMessage`; deletions and edits
+ * (`message_deleted`, `message_changed`) to `onMessageChange`. Both event types are handled, and a
  * bounded LRU of `channel:ts` drops the second delivery of a message: the `app_mention` twin of a
  * `message` event, and Slack's retries (`x-slack-retry-num` / `retry_attempt`), which carry the same
- * `ts`. Listening to both keeps the bot working for an app subscribed only to `app_mention` (fewer
- * scopes), and the LRU is needed for retries anyway. Every dropped event leaves a
- * `slack.message_ignored` log line.
+ * `ts` (a change event has its own `ts`, so its retries are dropped the same way). Listening to both
+ * keeps the bot working for an app subscribed only to `app_mention` (fewer scopes), and the LRU is
+ * needed for retries anyway. Every dropped event leaves a `slack.message_ignored` log line.
  */
-import { type InboundMessage, type Logger, LruMap, type PlatformHandlers } from '@ebb/core';
+import {
+  type InboundMessage,
+  type Logger,
+  LruMap,
+  type MessageChange,
+  type PlatformHandlers,
+} from '@ebb/core';
 import type { webApi } from '@slack/bolt';
-import { readSlackMessage, type SlackBotIdentity, type SlackMessage } from './read-message.js';
+import {
+  readSlackMessage,
+  type SlackBotIdentity,
+  type SlackChange,
+  type SlackMessage,
+} from './read-message.js';
 import type { SlackLookups } from './slack-lookups.js';
 import { mentionedUserIds, renderSlackText } from './slack-text.js';
 import type { TypingReaction } from './typing-reaction.js';
@@ -61,22 +73,13 @@ export class SlackMessageEvents {
       );
       return;
     }
-    const { message } = decision;
-    const seenKey = `${message.channel}:${message.ts}`;
-    if (this.#seen.has(seenKey)) {
-      this.#log.debug(
-        {
-          event: 'slack.message_ignored',
-          reason: 'duplicate',
-          channelId: message.channel,
-          ts: message.ts,
-          ...(retryNum ? { retryNum } : {}),
-        },
-        'slack message ignored',
-      );
+    if (decision.kind === 'change') {
+      await this.#handleChange(connection, decision.change, retryNum);
       return;
     }
-    this.#seen.set(seenKey, true);
+    const { message } = decision;
+    const seenKey = `${message.channel}:${message.ts}`;
+    if (this.#seenBefore(seenKey, retryNum)) return;
     try {
       const inbound = await this.#toInbound(connection, message);
       if (!inbound.fromBot)
@@ -92,16 +95,68 @@ export class SlackMessageEvents {
     }
   }
 
+  /** A deletion or edit, to `onMessageChange` when the bot takes them; a failure lets Slack's retry through. */
+  async #handleChange(connection: SlackConnection, change: SlackChange, retryNum: number | undefined) {
+    const onMessageChange = connection.handlers.onMessageChange?.bind(connection.handlers);
+    if (!onMessageChange) {
+      this.#log.debug(
+        {
+          event: 'slack.message_ignored',
+          reason: 'no_change_handler',
+          channelId: change.channel,
+          ts: change.eventTs,
+        },
+        'slack message ignored',
+      );
+      return;
+    }
+    const seenKey = `${change.channel}:${change.eventTs}`;
+    if (this.#seenBefore(seenKey, retryNum)) return;
+    try {
+      await onMessageChange(await this.#toMessageChange(connection, change));
+    } catch (err) {
+      this.#seen.delete(seenKey);
+      this.#log.error(
+        {
+          event: 'slack.message_change_failed',
+          err,
+          channel: change.channelKey,
+          kind: change.kind,
+          platformMessageId: change.messageTs,
+        },
+        'slack message change handler failed',
+      );
+    }
+  }
+
+  /** True (and logged) for a delivery seen before; otherwise it is remembered. */
+  #seenBefore(seenKey: string, retryNum: number | undefined): boolean {
+    if (!this.#seen.has(seenKey)) {
+      this.#seen.set(seenKey, true);
+      return false;
+    }
+    const [channelId, ts] = seenKey.split(':');
+    this.#log.debug(
+      {
+        event: 'slack.message_ignored',
+        reason: 'duplicate',
+        channelId,
+        ts,
+        ...(retryNum ? { retryNum } : {}),
+      },
+      'slack message ignored',
+    );
+    return true;
+  }
+
   async #toInbound(connection: SlackConnection, message: SlackMessage): Promise<InboundMessage> {
-    const { self, client } = connection;
+    const { client } = connection;
     const lookups = this.#lookups;
-    const mentioned = mentionedUserIds(message.text, self.botUserId);
-    const [authorName, direct, ...names] = await Promise.all([
+    const [authorName, direct, text] = await Promise.all([
       message.authorNameHint ?? lookups.userName(client, message.authorId),
       lookups.isDirect(client, message),
-      ...mentioned.map((id) => lookups.userName(client, id)),
+      this.#render(connection, message.text),
     ]);
-    const userNames = new Map(mentioned.map((id, i) => [id, names[i] ?? id]));
     return {
       platform: 'slack',
       channelKey: message.channelKey,
@@ -109,11 +164,43 @@ export class SlackMessageEvents {
       authorId: message.authorId,
       authorName,
       fromBot: message.fromBot,
-      text: renderSlackText(message.text, { botUserId: self.botUserId, botName: self.botName, userNames }),
+      text,
       ts: slackTsToIso(message.ts),
       mentionsBot: message.mentionsBot,
       direct,
     };
+  }
+
+  async #toMessageChange(connection: SlackConnection, change: SlackChange): Promise<MessageChange> {
+    const where = {
+      platform: 'slack',
+      channelKey: change.channelKey,
+      ts: slackTsToIso(change.eventTs),
+    } as const;
+    switch (change.kind) {
+      case 'deleted':
+        return { kind: 'deleted', ...where, platformMessageIds: [change.messageTs] };
+      case 'edited':
+        return {
+          kind: 'edited',
+          ...where,
+          platformMessageId: change.messageTs,
+          text: await this.#render(connection, change.text),
+        };
+      default: {
+        const exhaustive: never = change;
+        throw new Error(`unknown Slack change ${String(exhaustive)}`);
+      }
+    }
+  }
+
+  /** Slack's markup as transcript text: this bot's mention as `@<bot name>`, other people by name. */
+  async #render(connection: SlackConnection, text: string): Promise<string> {
+    const { self, client } = connection;
+    const mentioned = mentionedUserIds(text, self.botUserId);
+    const names = await Promise.all(mentioned.map((id) => this.#lookups.userName(client, id)));
+    const userNames = new Map(mentioned.map((id, i) => [id, names[i] ?? id]));
+    return renderSlackText(text, { botUserId: self.botUserId, botName: self.botName, userNames });
   }
 }
 

@@ -183,12 +183,78 @@ describe('FakeSlack Web API', () => {
     expect(slack.reactionsOn(args.channel, args.timestamp)).toEqual([]);
   });
 
+  it("updates and deletes the app's own messages, refusing ones it never posted", async () => {
+    const general = FAKE_SLACK.channels.general;
+    const kept = await call('chat.postMessage', { channel: general, text: 'keep' });
+    const gone = await call('chat.postMessage', { channel: general, text: 'oops' });
+
+    expect(await call('chat.update', { channel: general, ts: kept.ts ?? '', text: 'kept' })).toEqual({
+      ok: true,
+      channel: general,
+      ts: kept.ts,
+      text: 'kept',
+    });
+    expect(await call('chat.delete', { channel: general, ts: gone.ts ?? '' })).toEqual({
+      ok: true,
+      channel: general,
+      ts: gone.ts,
+    });
+    expect(await call('chat.delete', { channel: general, ts: gone.ts ?? '' })).toEqual({
+      ok: false,
+      error: 'message_not_found',
+    });
+    expect(slack.messages).toEqual([{ channel: general, ts: kept.ts, text: 'kept' }]);
+  });
+
   it('fails scripted calls, then answers normally', async () => {
     slack.fail('reactions.add', 'missing_scope', 1);
     const args = { channel: FAKE_SLACK.channels.general, timestamp: '1.000001', name: 'eyes' };
 
     expect(await call('reactions.add', args)).toEqual({ ok: false, error: 'missing_scope' });
     expect(await call('reactions.add', args)).toEqual({ ok: true });
+  });
+});
+
+describe('FakeSlack change payloads', () => {
+  it('nests the message as Slack does in message_changed and message_deleted, under an event ts of its own', () => {
+    const reply = slack.build.threadReply({ text: 'tpyo', threadTs: '1700000000.000100' });
+    const edit = slack.build.messageChanged(reply, 'typo');
+    const deletion = slack.build.messageDeleted(reply);
+    const { channel: _c, event_ts: _e, channel_type: _t, ...nested } = reply;
+
+    expect(edit).toMatchObject({
+      type: 'message',
+      subtype: 'message_changed',
+      channel: reply.channel,
+      hidden: true,
+      previous_message: nested,
+      message: {
+        ...nested,
+        text: 'typo',
+        blocks: [expect.objectContaining({ type: 'rich_text' })],
+        edited: { user: reply.user, ts: edit.ts },
+      },
+    });
+    expect(edit.message).not.toHaveProperty('channel');
+    expect(deletion).toMatchObject({
+      subtype: 'message_deleted',
+      deleted_ts: reply.ts,
+      previous_message: nested,
+    });
+    expect(new Set([reply.ts, edit.ts, deletion.ts]).size).toBe(3);
+  });
+
+  it('reports a thread parent deleted with replies as a tombstone, and an unfurl without an edited stamp', () => {
+    const parent = slack.build.channelMessage({ text: 'see https://example.com/' });
+
+    expect(slack.build.threadParentDeleted(parent, 2)).toMatchObject({
+      subtype: 'message_changed',
+      message: { subtype: 'tombstone', ts: parent.ts, thread_ts: parent.ts, reply_count: 2 },
+      previous_message: { ts: parent.ts, text: parent.text },
+    });
+    const unfurl = slack.build.messageUnfurled(parent);
+    expect(unfurl).toMatchObject({ message: { text: parent.text, attachments: [expect.any(Object)] } });
+    expect(unfurl.message).not.toHaveProperty('edited');
   });
 });
 

@@ -2,7 +2,7 @@
  * A local Slack that the real Bolt, `WebClient` and `SocketModeClient` talk to, on 127.0.0.1:
  *
  * - the Web API at `apiUrl` (`clientOptions.slackApiUrl`): `auth.test`, `chat.postMessage`,
- *   `chat.postEphemeral`, `apps.connections.open`, `users.info`, `conversations.info`,
+ *   `chat.update`, `chat.delete` (the app's own messages), `chat.postEphemeral`, `apps.connections.open`, `users.info`, `conversations.info`,
  *   `reactions.add`/`remove`, `assistant.threads.setStatus`/`setSuggestedPrompts` (the AI-app
  *   surface; a reply in the thread clears its status); other methods answer `unknown_method`. Every call is recorded, tokens
  *   redacted. `fail` scripts `{ ok: false, error }` answers and `rateLimit` HTTP 429s (`faults.ts`).
@@ -214,7 +214,7 @@ export class FakeSlack {
     return this.#calls.filter((c) => c.method === method);
   }
 
-  /** Messages posted with `chat.postMessage`, oldest first. */
+  /** Messages posted with `chat.postMessage` (as `chat.update` left them, less `chat.delete`d ones), oldest first. */
   get messages(): readonly PostedMessage[] {
     return this.#workspace.messages;
   }

@@ -193,38 +193,61 @@ export class SlackPayloads {
     };
   }
 
-  /** An edit of `original` (`subtype: 'message_changed'`). */
+  /**
+   * An edit of `original` (`subtype: 'message_changed'`): `message` is the message as it is now (same
+   * `ts`, new text, an `edited` stamp), `previous_message` as it was; the event has its own `ts`.
+   */
   messageChanged(original: SlackEventPayload, text: string): SlackEventPayload {
     const ts = this.#workspace.nextTs();
-    const channel = String(original.channel ?? FAKE_SLACK.channels.general);
-    return {
-      type: 'message',
-      subtype: 'message_changed',
-      message: { ...original, text, edited: { user: original.user, ts } },
-      previous_message: original,
-      channel,
-      hidden: true,
-      ts,
-      event_ts: ts,
-      channel_type: this.#workspace.channelType(channel),
+    const before = inner(original);
+    const editor = before.user ?? before.bot_id;
+    const now = {
+      ...before,
+      text,
+      ...(before.blocks === undefined ? {} : { blocks: richText(text) }),
+      edited: { user: editor, ts },
     };
+    return this.#changeEvent('message_changed', original, ts, { message: now, previous_message: before });
+  }
+
+  /**
+   * A change Slack reports that keeps the words: a link in `original` unfurled (`attachments` added,
+   * no `edited` stamp).
+   */
+  messageUnfurled(original: SlackEventPayload, url = 'https://example.com/'): SlackEventPayload {
+    const ts = this.#workspace.nextTs();
+    const before = inner(original);
+    const now = { ...before, attachments: [{ id: 1, from_url: url, original_url: url, title: url }] };
+    return this.#changeEvent('message_changed', original, ts, { message: now, previous_message: before });
   }
 
   /** The deletion of `original` (`subtype: 'message_deleted'`). */
   messageDeleted(original: SlackEventPayload): SlackEventPayload {
     const ts = this.#workspace.nextTs();
-    const channel = String(original.channel ?? FAKE_SLACK.channels.general);
-    return {
-      type: 'message',
-      subtype: 'message_deleted',
-      previous_message: original,
-      channel,
-      hidden: true,
+    return this.#changeEvent('message_deleted', original, ts, {
+      previous_message: inner(original),
       deleted_ts: original.ts,
-      ts,
-      event_ts: ts,
-      channel_type: this.#workspace.channelType(channel),
+    });
+  }
+
+  /**
+   * The deletion of a thread parent that has replies: Slack keeps a tombstone in its place and reports
+   * a `message_changed` whose message has `subtype: 'tombstone'`.
+   */
+  threadParentDeleted(parent: SlackEventPayload, replyCount = 1): SlackEventPayload {
+    const ts = this.#workspace.nextTs();
+    const tombstone = {
+      type: 'message',
+      subtype: 'tombstone',
+      text: 'This message was deleted.',
+      user: 'USLACKBOT',
+      hidden: true,
+      ts: parent.ts,
+      thread_ts: parent.ts,
+      reply_count: replyCount,
     };
+    const before = { ...inner(parent), thread_ts: parent.ts, reply_count: replyCount };
+    return this.#changeEvent('message_changed', parent, ts, { message: tombstone, previous_message: before });
   }
 
   /** A slash command; its `response_url` points at this fake. */
@@ -284,6 +307,25 @@ export class SlackPayloads {
     };
   }
 
+  #changeEvent(
+    subtype: 'message_changed' | 'message_deleted',
+    original: SlackEventPayload,
+    ts: string,
+    fields: Readonly<Record<string, unknown>>,
+  ): SlackEventPayload {
+    const channel = String(original.channel ?? FAKE_SLACK.channels.general);
+    return {
+      type: 'message',
+      subtype,
+      ...fields,
+      channel,
+      hidden: true,
+      ts,
+      event_ts: ts,
+      channel_type: this.#workspace.channelType(channel),
+    };
+  }
+
   #userMessage(input: MessageInput, defaultChannel: string): SlackEventPayload {
     const ts = input.ts ?? this.#workspace.nextTs();
     const channel = input.channel ?? defaultChannel;
@@ -301,6 +343,12 @@ export class SlackPayloads {
       ...(input.threadTs ? { thread_ts: input.threadTs, parent_user_id: FAKE_SLACK.users.bob } : {}),
     };
   }
+}
+
+/** A message as Slack nests it in a change event: without the event's own fields. */
+function inner(event: SlackEventPayload): Readonly<Record<string, unknown>> {
+  const { channel: _channel, event_ts: _eventTs, channel_type: _channelType, ...message } = event;
+  return message;
 }
 
 function clientMsgId(): string {

@@ -2,7 +2,7 @@
  * The Web API methods the fake answers, with the bodies Slack returns (`{ ok: true, ... }` or
  * `{ ok: false, error }`, always HTTP 200). Only the fields Ebb and Bolt read are filled in.
  */
-import type { FakeSlackChannel, FakeSlackUser, FakeWorkspace } from './workspace.js';
+import type { FakeSlackChannel, FakeSlackUser, FakeWorkspace, PostedMessage } from './workspace.js';
 
 export type WebApiArgs = Readonly<Record<string, unknown>>;
 export type WebApiBody = Readonly<Record<string, unknown>>;
@@ -69,6 +69,23 @@ const METHODS: Readonly<Record<string, Method>> = {
         ...(threadTs ? { thread_ts: threadTs } : {}),
       },
     };
+  },
+
+  // Only the app's own messages are in `workspace.messages`; others answer as Slack does for them.
+  'chat.update': (args, { workspace }) => {
+    const target = postedMessage(args, workspace);
+    if (typeof target === 'string') return fail(target);
+    const text = str(args.text) ?? '';
+    if (text === '' && args.blocks === undefined && args.attachments === undefined) return fail('no_text');
+    workspace.messages[target.index] = { ...target.message, text };
+    return { ok: true, channel: target.message.channel, ts: target.message.ts, text };
+  },
+
+  'chat.delete': (args, { workspace }) => {
+    const target = postedMessage(args, workspace);
+    if (typeof target === 'string') return fail(target);
+    workspace.messages.splice(target.index, 1);
+    return { ok: true, channel: target.message.channel, ts: target.message.ts };
   },
 
   // The AI-app surface: a status line ("is thinking…") under an assistant thread until the app
@@ -173,6 +190,18 @@ function reactionTarget(
   if (!timestamp) return 'no_item_specified';
   if (!name) return 'invalid_name';
   return { key: `${channel}:${timestamp}`, name };
+}
+
+function postedMessage(
+  args: WebApiArgs,
+  workspace: FakeWorkspace,
+): { readonly index: number; readonly message: PostedMessage } | string {
+  const channel = str(args.channel);
+  const ts = str(args.ts);
+  if (!channel || !workspace.channels.has(channel)) return 'channel_not_found';
+  const index = workspace.messages.findIndex((m) => m.channel === channel && m.ts === ts);
+  const message = workspace.messages[index];
+  return message ? { index, message } : 'message_not_found';
 }
 
 function assistantThread(
