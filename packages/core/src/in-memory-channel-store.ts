@@ -14,6 +14,7 @@ import type {
   ChannelStore,
   ChannelSummary,
   EditMessageOutcome,
+  LoadedChannel,
   MessageEdit,
   NewMessage,
   PlatformSeq,
@@ -100,6 +101,10 @@ export class InMemoryChannelStore implements ChannelStore {
     const view = this.#channels.get(channelKey)?.context.view();
     if (!view) return EMPTY_VIEW;
     return { ...view, spans: [...view.spans], raw: [...view.raw] };
+  }
+
+  async loadChannel(channelKey: string): Promise<LoadedChannel> {
+    return { context: await this.loadContext(channelKey), calibration: await this.calibration(channelKey) };
   }
 
   async loadPrefix(channelKey: string): Promise<PrefixView> {

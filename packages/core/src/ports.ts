@@ -175,6 +175,12 @@ export interface PlatformSeq {
   readonly seq: number;
 }
 
+/** A channel as the bot's context cache holds it. */
+export interface LoadedChannel {
+  readonly context: ContextView;
+  readonly calibration: Calibration;
+}
+
 /** The archive and working context of every channel. */
 export interface ChannelStore {
   /** Appends a message at head + 1; idempotent on `platformMessageId`. */
@@ -187,6 +193,11 @@ export interface ChannelStore {
   appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]>;
   /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
   loadContext(channelKey: string): Promise<ContextView>;
+  /**
+   * The working context and the calibration together, in one round trip: what the bot's context
+   * cache loads on a miss. Its cost follows the context, never the archived history.
+   */
+  loadChannel(channelKey: string): Promise<LoadedChannel>;
   /**
    * The compacted prefix only (generation, head and active spans), without the raw messages: what a
    * pass needs to snapshot its range, at a fraction of `loadContext`'s cost on a full window.

@@ -63,7 +63,13 @@ export async function retireSpans(
     .where(inArray(contextSpans.id, [...ids]));
 }
 
-export function toSpan(row: SpanRow): Span {
+/** A span row's fields the core's span holds (a row read whole, or built by a query as JSON). */
+export type SpanFields = Pick<
+  SpanRow,
+  'kind' | 'fromSeq' | 'toSeq' | 'text' | 'tokens' | 'createdGeneration' | 'jobId'
+>;
+
+export function toSpan(row: SpanFields): Span {
   const { fromSeq, toSeq, tokens, createdGeneration } = row;
   return row.kind === 'summary'
     ? {

@@ -10,10 +10,10 @@ import {
   type Calibration,
   type ChannelStore,
   type ChannelSummary,
-  type ContextMessage,
   type ContextView,
   type EditMessageOutcome,
   InvariantError,
+  type LoadedChannel,
   type MessageEdit,
   type NewMessage,
   type PlatformSeq,
@@ -41,6 +41,7 @@ import { DUPLICATE, insertMessage } from './pg-append.js';
 import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
 import { listChannelSummaries, readChannelSummary } from './pg-channel-summaries.js';
 import { dbCall } from './pg-errors.js';
+import { loadChannel } from './pg-load-channel.js';
 import { stubToolResults } from './pg-microcompaction.js';
 import {
   editMessage,
@@ -57,8 +58,6 @@ import { channels, contextSpans, messages } from './schema.js';
 export interface PgStoreOptions {
   readonly db: EbbDatabase;
 }
-
-const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
 
 export class PgChannelStore implements ChannelStore {
   readonly #db: EbbDatabase;
@@ -109,41 +108,11 @@ export class PgChannelStore implements ChannelStore {
   }
 
   loadContext(channelKey: string): Promise<ContextView> {
-    return dbCall('loadContext', () =>
-      // One snapshot for the channel row, its spans and its raw messages.
-      this.#db.transaction(
-        async (tx) => {
-          const prefix = await readPrefix(tx, channelKey);
-          if (!prefix) return EMPTY_VIEW;
-          const { channel, spans } = prefix;
-          const raw = await tx
-            .select({
-              seq: messages.seq,
-              role: messages.role,
-              author: messages.author,
-              text: sql<string>`coalesce(${messages.contextContent}, ${messages.content})`,
-              tokens: messages.contextTokens,
-              omittedTokens: messages.omittedTokens,
-              // Absent (null) unless stubbed, as the core's optional `stubbed: true`.
-              stubbed: sql<true | null>`case when ${messages.stubbed} then true end`,
-              ts: messages.ts,
-              toolCalls: messages.toolCalls,
-              toolCallId: messages.toolCallId,
-            })
-            .from(messages)
-            .where(and(eq(messages.channelKey, channelKey), gt(messages.seq, channel.prefixEnd)))
-            .orderBy(asc(messages.seq));
-          return {
-            generation: channel.generation,
-            headSeq: channel.headSeq,
-            spans: spans.map(toSpan),
-            raw: raw.map((r): ContextMessage => withoutNulls(r)),
-            tokens: channel.spanTokens + channel.rawTokens,
-          };
-        },
-        { isolationLevel: 'repeatable read', accessMode: 'read only' },
-      ),
-    );
+    return dbCall('loadContext', async () => (await loadChannel(this.#db, channelKey)).context);
+  }
+
+  loadChannel(channelKey: string): Promise<LoadedChannel> {
+    return dbCall('loadChannel', () => loadChannel(this.#db, channelKey));
   }
 
   loadPrefix(channelKey: string): Promise<PrefixView> {

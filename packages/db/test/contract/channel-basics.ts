@@ -162,6 +162,18 @@ export function channelBasicsCases(current: () => ContractContext): void {
       expect(await stores.channels.calibration(key)).toEqual({ factor: 0.75, samples: 4 });
       expect((await stores.channels.loadContext(key)).headSeq).toBe(1);
     });
+
+    it('loads with the context in one read, also for a channel never seen', async () => {
+      await appendMany(stores.channels, key, 3);
+      await stores.channels.setCalibration(key, { factor: 1.5, samples: 2 });
+      const loaded = await stores.channels.loadChannel(key);
+      expect(loaded.calibration).toEqual({ factor: 1.5, samples: 2 });
+      expect(loaded.context.raw.map((m) => m.seq)).toEqual([1, 2, 3]);
+      expect(await stores.channels.loadChannel(`${key}:none`)).toEqual({
+        context: { generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 },
+        calibration: UNCALIBRATED,
+      });
+    });
   });
   describe('listChannels', () => {
     it('lists every channel by key with its head, generation and context tokens', async () => {
