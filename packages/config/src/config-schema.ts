@@ -204,13 +204,33 @@ export type Settings = z.output<typeof settingsSchema>;
 
 /** The same leaves as `schema`, each optional and without its default. */
 function overridable<T extends z.ZodObject>(schema: T): z.ZodType<Partial<z.output<T>>> {
+  return z.strictObject(optionalShape(schema), TABLE) as unknown as z.ZodType<Partial<z.output<T>>>;
+}
+
+function optionalShape(schema: z.ZodObject): Record<string, z.ZodType> {
   const shape: Record<string, z.ZodType> = {};
   for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
     const inner = field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : field;
     shape[key] = inner instanceof z.ZodOptional ? inner : inner.optional();
   }
-  return z.strictObject(shape, TABLE) as unknown as z.ZodType<Partial<z.output<T>>>;
+  return shape;
 }
+
+/**
+ * Keys of an overridable section that set the process, not a channel: only the top-level table
+ * takes them (`[bot] context_cache_mb`), and a platform or channel table that names one is told so.
+ */
+export const PROCESS_KEYS: { readonly [S in Section]?: readonly string[] } = { bot: ['context_cache_mb'] };
+
+/**
+ * The top-level `[bot]`: the channel keys as every layer has them, plus the process's own.
+ * `context_cache_mb` bounds the bot's cache of working contexts (README, "Sizing the context cache").
+ */
+const topBotSchema = z.strictObject(
+  { ...optionalShape(botSchema), context_cache_mb: positiveInt().optional() },
+  TABLE,
+) as unknown as z.ZodType<Partial<z.output<typeof botSchema>> & { context_cache_mb?: number }>;
+export const DEFAULT_CONTEXT_CACHE_MB = 512;
 
 const layerShape = {
   llm: overridable(llmSchema).optional(),
@@ -355,6 +375,7 @@ export type ShutdownSection = z.output<typeof shutdownSchema>;
 /** The whole file. */
 export const configFileSchema = z.strictObject({
   ...layerShape,
+  bot: topBotSchema.optional(),
   prices: z.record(modelName(), priceSchema, TABLE).default({}),
   slack: slackSchema.prefault({}),
   discord: discordSchema.prefault({}),

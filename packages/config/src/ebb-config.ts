@@ -1,5 +1,6 @@
 import {
   type ConfigFile,
+  DEFAULT_CONTEXT_CACHE_MB,
   type DiscordSection,
   type McpSection,
   type Price,
@@ -30,6 +31,11 @@ export interface EbbConfig {
   readonly discord: DeepReadonly<DiscordSection>;
   readonly web: DeepReadonly<WebSection>;
   readonly shutdown: DeepReadonly<ShutdownSection>;
+  /** Settings of the whole bot process, from the top-level `[bot]` (see `PROCESS_KEYS`). */
+  readonly process: {
+    /** `[bot] context_cache_mb`: the working contexts the bot keeps in memory, in MiB. */
+    readonly contextCacheMb: number;
+  };
   /** `[mcp.servers.NAME]`: the MCP servers whose tools channels may be allowed. */
   readonly mcp: DeepReadonly<McpSection>;
   /** `[channels."<pattern>"]` blocks in file order. */
@@ -47,9 +53,11 @@ export function settingsLayerOf(table: SettingsLayer): SettingsLayer {
 }
 
 export function toEbbConfig(data: ConfigFile, file: string | null): EbbConfig {
+  const { context_cache_mb: contextCacheMb = DEFAULT_CONTEXT_CACHE_MB, ...bot } = data.bot ?? {};
   return {
     file,
-    sections: settingsLayerOf(data),
+    sections: settingsLayerOf({ ...data, ...(data.bot === undefined ? {} : { bot }) }),
+    process: { contextCacheMb },
     prices: data.prices,
     slack: data.slack,
     discord: data.discord,

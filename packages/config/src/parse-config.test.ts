@@ -148,6 +148,27 @@ describe('parseConfig', () => {
     );
   });
 
+  it('takes [bot] context_cache_mb at the top level only, as a setting of the process', () => {
+    expect(parseConfig('', 'config.toml').process).toEqual({ contextCacheMb: 512 });
+    const set = parseConfig('[bot]\ncontext_cache_mb = 64\nrespond_to = "all"\n', 'config.toml');
+    expect(set.process).toEqual({ contextCacheMb: 64 });
+    // It is no channel setting: the channel's [bot] holds only what it had.
+    expect(set.sections.bot).toEqual({ respond_to: 'all' });
+    expect(resolveChannel(set, 'web:a').bot).not.toHaveProperty('context_cache_mb');
+
+    const error = configError(
+      '[bot]\ncontext_cache_mb = 0\n[slack.bot]\ncontext_cache_mb = 64\n[channels."web:*".bot]\ncontext_cache_mb = 64\n',
+    );
+    expect(error.issues.map((issue) => [issue.path, issue.rule])).toEqual([
+      ['bot.context_cache_mb', 'must be a positive integer'],
+      ['slack.bot.context_cache_mb', 'a setting of the whole process: set it in the top-level [bot]'],
+      [
+        'channels."web:*".bot.context_cache_mb',
+        'a setting of the whole process: set it in the top-level [bot]',
+      ],
+    ]);
+  });
+
   it('rejects unknown sections and tables where values belong', () => {
     const error = configError('[compation]\nbackground_threshold = 0.7\n[channels]\n"web:*" = 5\n');
     expect(error.issues.map((issue) => [issue.path, issue.rule])).toEqual([

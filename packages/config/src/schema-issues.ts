@@ -8,7 +8,7 @@
 import { PLATFORMS } from '@ebb/core';
 import type { z } from 'zod';
 import type { ConfigIssue } from './config-error.js';
-import { type ConfigFile, configFileSchema, SECTIONS } from './config-schema.js';
+import { type ConfigFile, configFileSchema, PROCESS_KEYS, SECTIONS, type Section } from './config-schema.js';
 import { formatTomlPath } from './toml-path.js';
 
 type Path = readonly (string | number)[];
@@ -91,6 +91,10 @@ function toConfigIssues(issue: z.core.$ZodIssue, path: Path, raw: unknown, file:
 
 /** `unknown key`, with a hint when the key is a likely typo or belongs one table down. */
 function unknownKeyRule(parent: Path, key: string): string {
+  const section = parent.at(-1);
+  if (parent.length > 1 && typeof section === 'string' && PROCESS_KEYS[section as Section]?.includes(key)) {
+    return `a setting of the whole process: set it in the top-level [${section}]`;
+  }
   const siblings = tableShapeAt(parent);
   if (siblings === undefined) return 'unknown key';
   for (const [name, child] of Object.entries(siblings)) {
