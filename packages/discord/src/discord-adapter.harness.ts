@@ -3,7 +3,7 @@
  * and gateway on 127.0.0.1), with recording handlers and a recording logger. Both are stopped when
  * the test finishes.
  */
-import type { CommandInvocation, InboundMessage } from '@ebb/core';
+import type { CommandInvocation, InboundMessage, MessageChange } from '@ebb/core';
 import { FakeDiscord } from '@ebb/testing/discord';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { onTestFinished } from 'vitest';
@@ -12,6 +12,8 @@ import { DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js
 export interface SetupOptions {
   readonly adapter?: (fake: FakeDiscord) => Partial<DiscordAdapterOptions>;
   readonly onCommand?: (command: CommandInvocation) => Promise<string>;
+  /** Replaces recording the change; it is recorded in `changes` first either way. */
+  readonly onMessageChange?: (change: MessageChange) => Promise<void>;
 }
 
 export async function setup(options: SetupOptions = {}) {
@@ -20,6 +22,7 @@ export async function setup(options: SetupOptions = {}) {
   const logs = logger.entries;
   const messages: InboundMessage[] = [];
   const commands: CommandInvocation[] = [];
+  const changes: MessageChange[] = [];
   const adapter = new DiscordAdapter({
     token: fake.token,
     restApi: fake.restApi,
@@ -35,6 +38,10 @@ export async function setup(options: SetupOptions = {}) {
       messages.push(message);
       return undefined;
     },
+    onMessageChange: async (change) => {
+      changes.push(change);
+      await options.onMessageChange?.(change);
+    },
     onCommand: async (command) => {
       commands.push(command);
       return options.onCommand ? options.onCommand(command) : `${command.name} for ${command.channelKey}`;
@@ -43,5 +50,5 @@ export async function setup(options: SetupOptions = {}) {
   const alice = fake.createUser({ username: 'alice', globalName: 'Alice Liddell' });
   const general = fake.guild.channel('general');
   const thread = fake.guild.channel('deploy-plan');
-  return { fake, adapter, messages, commands, logs, alice, general, thread };
+  return { fake, adapter, messages, commands, changes, logger, logs, alice, general, thread };
 }

@@ -1,7 +1,8 @@
 /**
  * The Discord side of the platform port, on discord.js. Messages in guild text channels, threads and
  * DMs become `InboundMessage`s (the bot's own are dropped, and so are gateway replays of a message
- * already delivered); `/context` and `/compact focus:<text>` are registered at start and answered
+ * already delivered); deletions (one, or a moderator's bulk deletion) and edits become
+ * `MessageChange`s, keyed as the messages were (`discord-message-changes.ts`); `/context` and `/compact focus:<text>` are registered at start and answered
  * ephemerally; replies (Markdown, which Discord renders as is) are split into messages of at most
  * 2,000 characters; typing is kept up while the model runs. Reconnecting and resuming
  * the gateway session is discord.js's job; the adapter only logs it.
@@ -39,6 +40,8 @@ import { hasBotMention, rewriteBotMentions } from './bot-mentions.js';
 import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
 import { ebbCommands, FOCUS_OPTION, isEbbCommand } from './commands.js';
 import { DiscordError, toEbbError } from './discord-errors.js';
+import { DiscordMessageChanges, messageChannelKey } from './discord-message-changes.js';
+import { settle } from './settle.js';
 import { DISCORD_MESSAGE_LIMIT, splitMessage } from './split-message.js';
 import { TypingKeepAlive } from './typing-keep-alive.js';
 
@@ -59,7 +62,7 @@ export interface DiscordAdapterOptions {
    * Discord drops an interaction not acknowledged within 3 s.
    */
   readonly deferAfterMs?: number;
-  /** How many delivered message ids are remembered to drop gateway replays. */
+  /** How many delivered message ids (and deleted ids, and edits) are remembered to drop gateway replays. */
   readonly recentMessageIds?: number;
   /** Typing is sent again this often until the reply is posted (Discord shows it for ~10 s). */
   readonly typingRefreshMs?: number;
@@ -96,6 +99,7 @@ export class DiscordAdapter implements PlatformAdapter {
   /** Ids of the last messages delivered: a RESUME may replay a dispatch already handled. */
   readonly #recent: LruMap<string, true>;
   readonly #typing: TypingKeepAlive;
+  readonly #changes: DiscordMessageChanges;
   #client: Client | undefined;
   #handlers: PlatformHandlers | undefined;
 
@@ -111,6 +115,11 @@ export class DiscordAdapter implements PlatformAdapter {
       maxMs: this.#options.typingMaxMs,
       log: this.#log,
     });
+    this.#changes = new DiscordMessageChanges({
+      log: this.#log,
+      recent: this.#options.recentMessageIds,
+      botName: options.botName,
+    });
   }
 
   async start(handlers: PlatformHandlers): Promise<void> {
@@ -120,6 +129,7 @@ export class DiscordAdapter implements PlatformAdapter {
     this.#client = client;
     this.#handlers = handlers;
     this.#listen(client);
+    this.#changes.listen(client, handlers);
     const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
     try {
       await client.login(this.#options.token);
@@ -188,7 +198,8 @@ export class DiscordAdapter implements PlatformAdapter {
         GatewayIntentBits.DirectMessages,
       ],
       // DM channels are not announced by the gateway; discord.js builds them from the first message.
-      partials: [Partials.Channel],
+      // With no message cached, a deleted or edited message is reported as a partial.
+      partials: [Partials.Channel, Partials.Message],
       // The adapter never reads cached messages, so none are kept (#recent remembers the ids).
       makeCache: Options.cacheWithLimits({ ...Options.DefaultMakeCacheSettings, MessageManager: 0 }),
       allowedMentions: ALLOWED_MENTIONS,
@@ -335,11 +346,7 @@ export class DiscordAdapter implements PlatformAdapter {
 function toInboundMessage(message: Message, botId: string, botName: string): InboundMessage {
   return {
     platform: 'discord',
-    channelKey: discordChannelKey(
-      message.guildId,
-      message.channelId,
-      message.channel.isThread() ? message.channel.parentId : null,
-    ),
+    channelKey: messageChannelKey(message),
     platformMessageId: message.id,
     authorId: message.author.id,
     authorName: message.member?.displayName ?? message.author.displayName,
@@ -349,15 +356,6 @@ function toInboundMessage(message: Message, botId: string, botName: string): Inb
     mentionsBot: message.mentions.users.has(botId) || hasBotMention(message.content, botId),
     direct: message.guildId === null,
   };
-}
-
-/** Calls `fn` now; a synchronous throw becomes a rejection, so a handler bug cannot reach discord.js. */
-function settle<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return fn();
-  } catch (err) {
-    return Promise.reject(err);
-  }
 }
 
 /** `promise`'s value, or undefined when it takes longer than `ms`. */

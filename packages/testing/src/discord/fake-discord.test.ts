@@ -276,6 +276,49 @@ describe('FakeDiscord gateway', () => {
     expect(fake.connected).toBe(true);
   });
 
+  it('dispatches deletions, bulk deletions, edits and unfurls in the shapes Discord sends', async () => {
+    const alice = fake.createUser({ username: 'alice' });
+    const general = fake.guild.channel('general');
+    const gateway = await connect();
+    await gateway.identified(fake);
+    const first = fake.postMessage({ channel: general, author: alice, content: 'one' });
+    const second = fake.postMessage({ channel: general, author: alice, content: 'two' });
+    const before = fake.messageFromBefore({ channel: fake.dm(alice), author: alice, content: 'old' });
+
+    const edited = fake.editMessage(first, `<@${fake.bot.id}> one!`);
+    fake.unfurl(edited);
+    fake.deleteMessage(before);
+    fake.bulkDelete(general, [first, second]);
+
+    await vi.waitFor(() => expect(gateway.dispatches().map((p) => p.t)).toContain('MESSAGE_DELETE_BULK'));
+    const changes = gateway.dispatches().slice(-4);
+    expect(changes.map((p) => p.t)).toEqual([
+      'MESSAGE_UPDATE',
+      'MESSAGE_UPDATE',
+      'MESSAGE_DELETE',
+      'MESSAGE_DELETE_BULK',
+    ]);
+    expect(changes[0]?.d).toEqual({
+      ...first,
+      content: `<@${fake.bot.id}> one!`,
+      mentions: [fake.bot],
+      edited_timestamp: expect.stringMatching(/Z$/),
+    });
+    expect(changes[1]?.d).toMatchObject({
+      id: first.id,
+      content: edited.content,
+      edited_timestamp: edited.edited_timestamp,
+      embeds: [expect.objectContaining({ type: 'link' })],
+    });
+    expect(changes[2]?.d).toEqual({ id: before.id, channel_id: before.channel_id });
+    expect(changes[3]?.d).toEqual({
+      ids: [first.id, second.id],
+      channel_id: general.id,
+      guild_id: fake.guild.id,
+    });
+    expect(() => fake.bulkDelete(fake.dm(alice), [before])).toThrow(/guild channels only/);
+  });
+
   it('answers a RESUME of an unknown session with a non-resumable INVALID_SESSION', async () => {
     const gateway = await connect();
 

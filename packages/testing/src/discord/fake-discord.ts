@@ -11,6 +11,7 @@
  *   await client.login(fake.token);
  *   const alice = fake.createUser({ username: 'alice' });
  *   fake.postMessage({ channel: fake.guild.channel('general'), author: alice, content: 'hi' });
+ *   fake.editMessage(message, 'hello');            // MESSAGE_UPDATE; deleteMessage, bulkDelete: MESSAGE_DELETE(_BULK)
  *   fake.dropConnection();                        // the client resumes; missed dispatches are replayed
  *   expect(fake.posted.map((m) => m.content)).toEqual(['hello']);
  *   await fake.close();
@@ -61,6 +62,17 @@ export interface FakeGuildInit {
   readonly channels?: readonly string[];
   /** Active public threads, each under one of the text channels. */
   readonly threads?: readonly { readonly name: string; readonly parent: string }[];
+}
+
+/** What someone posts: `postMessage`'s input. */
+export interface MessageInput {
+  readonly channel: WireChannel | string;
+  readonly author: WireUser;
+  readonly content: string;
+  /** The author's guild nickname. */
+  readonly nick?: string;
+  /** By default the known users written as `<@id>` / `<@!id>` in `content`. */
+  readonly mentions?: readonly WireUser[];
 }
 
 export interface FakeDiscordOptions {
@@ -332,24 +344,74 @@ export class FakeDiscord {
    * Someone posts a message: MESSAGE_CREATE. Mentions default to the known users written as
    * `<@id>` / `<@!id>` in `content`; `nick` is the author's guild nickname.
    */
-  postMessage(input: {
-    channel: WireChannel | string;
-    author: WireUser;
-    content: string;
-    nick?: string;
-    mentions?: readonly WireUser[];
-  }): WireMessage {
-    const channel = this.#channel(input.channel);
-    const message = messagePayload({
+  postMessage(input: MessageInput): WireMessage {
+    const message = this.messageFromBefore(input);
+    this.dispatch('MESSAGE_CREATE', message);
+    return message;
+  }
+
+  /**
+   * A message posted before the client connected (before a restart): built as `postMessage` builds
+   * it, never dispatched, so the client has not seen it or, for a DM, its channel.
+   */
+  messageFromBefore(input: MessageInput): WireMessage {
+    return messagePayload({
       id: this.#ids.next(),
-      channel,
+      channel: this.#channel(input.channel),
       author: input.author,
       content: input.content,
       member: memberPayload({ nick: input.nick ?? null }),
       mentions: input.mentions ?? this.#mentions(input.content),
     });
-    this.dispatch('MESSAGE_CREATE', message);
-    return message;
+  }
+
+  /**
+   * A message is deleted (by its author, a moderator, or the bot): MESSAGE_DELETE, which carries only
+   * the ids. Takes any message, including one the client never saw (`{ id, channel_id }`).
+   */
+  deleteMessage(message: Pick<WireMessage, 'id' | 'channel_id' | 'guild_id'>): void {
+    this.dispatch('MESSAGE_DELETE', {
+      id: message.id,
+      channel_id: message.channel_id,
+      ...(message.guild_id === undefined ? {} : { guild_id: message.guild_id }),
+    });
+  }
+
+  /** A moderator deletes several messages of a guild channel at once: MESSAGE_DELETE_BULK. */
+  bulkDelete(channel: WireChannel | string, messages: readonly Pick<WireMessage, 'id'>[]): void {
+    const where = this.#channel(channel);
+    if (where.guild_id === undefined)
+      throw new Error('FakeDiscord: bulk deletion is for guild channels only');
+    this.dispatch('MESSAGE_DELETE_BULK', {
+      ids: messages.map((m) => m.id),
+      channel_id: where.id,
+      guild_id: where.guild_id,
+    });
+  }
+
+  /**
+   * The author edits a message: MESSAGE_UPDATE with the whole message as it is now (new content and
+   * mentions, `edited_timestamp` set), as Discord sends it. Returns the edited message.
+   */
+  editMessage(message: WireMessage, content: string): WireMessage {
+    const edited: WireMessage = {
+      ...message,
+      content,
+      mentions: this.#mentions(content),
+      edited_timestamp: new Date().toISOString(),
+    };
+    this.dispatch('MESSAGE_UPDATE', edited);
+    return edited;
+  }
+
+  /**
+   * Discord unfurls a link in a message: MESSAGE_UPDATE with the embeds added and the content and
+   * `edited_timestamp` as they were.
+   */
+  unfurl(message: WireMessage, url = 'https://example.com/'): WireMessage {
+    const unfurled: WireMessage = { ...message, embeds: [{ type: 'link', url, title: url }] };
+    this.dispatch('MESSAGE_UPDATE', unfurled);
+    return unfurled;
   }
 
   /**

@@ -87,7 +87,8 @@ export interface WireMessage {
   readonly member?: WireMember;
   readonly content: string;
   readonly timestamp: string;
-  readonly edited_timestamp: null;
+  /** ISO 8601 once the author edited it; an unfurl or a pin leaves it as it was. */
+  readonly edited_timestamp: string | null;
   readonly tts: boolean;
   readonly mention_everyone: boolean;
   readonly mentions: readonly WireUser[];

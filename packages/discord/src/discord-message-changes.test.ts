@@ -1,0 +1,184 @@
+/**
+ * Deletions and edits through the adapter, with the real discord.js client against FakeDiscord: the
+ * MessageChange `onMessageChange` receives, under the id and key the message was delivered with, and
+ * the updates that are no edit.
+ */
+import type { WireChannel } from '@ebb/testing/discord';
+import { describe, expect, it, vi } from 'vitest';
+import { discordChannelKey } from './channel-key.js';
+import { setup } from './discord-adapter.harness.js';
+
+/** Gateway round trips (a resume waits 500 ms first) can be slow on a loaded machine. */
+const eventually = { timeout: 10_000 } as const;
+const iso = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+function keyOf(channel: WireChannel): string {
+  return discordChannelKey(channel.guild_id ?? null, channel.id, channel.parent_id ?? null);
+}
+
+describe('DiscordAdapter deletions', () => {
+  it('reports a deleted message under the id and key it was delivered with, in channels, threads and DMs', async () => {
+    const { fake, messages, changes, alice, general, thread } = await setup();
+    const dm = fake.dm(alice);
+    const posted = [
+      fake.postMessage({ channel: general, author: alice, content: 'my password is hunter2' }),
+      fake.postMessage({ channel: thread, author: alice, content: 'my address' }),
+      fake.postMessage({ channel: dm, author: alice, content: 'my phone' }),
+    ];
+    await vi.waitFor(() => expect(messages).toHaveLength(3), eventually);
+
+    for (const message of posted) fake.deleteMessage(message);
+
+    await vi.waitFor(() => expect(changes).toHaveLength(3), eventually);
+    expect(changes).toEqual(
+      messages.map((m) => ({
+        kind: 'deleted',
+        platform: 'discord',
+        channelKey: m.channelKey,
+        platformMessageIds: [m.platformMessageId],
+        ts: iso,
+      })),
+    );
+    expect(changes.map((c) => c.channelKey)).toEqual([keyOf(general), keyOf(thread), `discord:dm:${dm.id}`]);
+  });
+
+  it("reports a moderator's bulk deletion as one change, and the deletion of its own reply", async () => {
+    const { fake, adapter, changes, alice, thread } = await setup();
+    const first = fake.postMessage({ channel: thread, author: alice, content: 'one' });
+    const second = fake.postMessage({ channel: thread, author: alice, content: 'two' });
+    const reply = await adapter.send(keyOf(thread), 'an answer that repeats one');
+
+    fake.bulkDelete(thread, [first, second]);
+    fake.deleteMessage({ id: reply.platformMessageId, channel_id: thread.id, guild_id: fake.guild.id });
+
+    await vi.waitFor(() => expect(changes).toHaveLength(2), eventually);
+    expect(changes).toEqual([
+      expect.objectContaining({
+        kind: 'deleted',
+        channelKey: keyOf(thread),
+        platformMessageIds: [first.id, second.id],
+      }),
+      expect.objectContaining({ kind: 'deleted', platformMessageIds: [reply.platformMessageId] }),
+    ]);
+  });
+
+  it('reports a deletion and an edit in a DM the client has not seen since it started, once', async () => {
+    const { fake, changes, logs, alice, general } = await setup();
+    // A DM from before a restart: the client never saw the channel, and MESSAGE_DELETE cannot name its type.
+    const dm = fake.dm(alice);
+    const old = fake.messageFromBefore({ channel: dm, author: alice, content: 'my card number' });
+    const other = fake.messageFromBefore({ channel: dm, author: alice, content: 'my pin' });
+
+    fake.deleteMessage(old);
+    const edited = fake.editMessage(other, 'not my pin');
+    const marker = fake.postMessage({ channel: general, author: alice, content: 'marker' });
+    fake.deleteMessage(marker);
+
+    await vi.waitFor(() => expect(changes.map((c) => c.channelKey)).toContain(keyOf(general)), eventually);
+    expect(changes).toEqual([
+      expect.objectContaining({
+        kind: 'deleted',
+        channelKey: `discord:dm:${dm.id}`,
+        platformMessageIds: [old.id],
+      }),
+      expect.objectContaining({
+        kind: 'edited',
+        channelKey: `discord:dm:${dm.id}`,
+        platformMessageId: other.id,
+        text: 'not my pin',
+        ts: edited.edited_timestamp,
+      }),
+      expect.objectContaining({ kind: 'deleted', platformMessageIds: [marker.id] }),
+    ]);
+    expect(logs.filter((l) => l.fields.event === 'discord.message_change_failed')).toEqual([]);
+  });
+});
+
+describe('DiscordAdapter edits', () => {
+  it('reports an edit with its new text, mentions of the bot rewritten, at the time of the edit', async () => {
+    const { fake, messages, changes, alice, thread } = await setup();
+    const original = fake.postMessage({ channel: thread, author: alice, content: 'deploy at 5' });
+    await vi.waitFor(() => expect(messages).toHaveLength(1), eventually);
+
+    const edited = fake.editMessage(original, `<@${fake.bot.id}> deploy at 6`);
+
+    await vi.waitFor(() => expect(changes).toHaveLength(1), eventually);
+    expect(changes[0]).toEqual({
+      kind: 'edited',
+      platform: 'discord',
+      channelKey: messages[0]?.channelKey,
+      platformMessageId: messages[0]?.platformMessageId,
+      text: '@ebb deploy at 6',
+      ts: edited.edited_timestamp,
+    });
+  });
+
+  it('ignores updates that are no edit: an unfurl, one without content, and its own messages', async () => {
+    const { fake, adapter, changes, logs, alice, general } = await setup();
+    const link = fake.postMessage({ channel: general, author: alice, content: 'see https://example.com/' });
+    const reply = await adapter.send(keyOf(general), 'an answer');
+    const own = fake.posted.find((m) => m.id === reply.platformMessageId);
+    if (!own) throw new Error('the reply was not posted');
+
+    fake.unfurl(link);
+    // Older gateways sent an embed update without content.
+    fake.dispatch('MESSAGE_UPDATE', {
+      id: link.id,
+      channel_id: general.id,
+      guild_id: fake.guild.id,
+      embeds: [],
+    });
+    fake.editMessage(own, 'an answer, reworded');
+    const edited = fake.editMessage(link, 'see https://example.org/');
+
+    await vi.waitFor(() => expect(changes).toHaveLength(1), eventually);
+    expect(changes[0]).toMatchObject({ kind: 'edited', platformMessageId: edited.id, text: edited.content });
+    const ignored = logs.filter((l) => l.fields.event === 'discord.message_change_ignored');
+    expect(ignored.map((l) => [l.fields.reason, l.fields.messageId])).toEqual([
+      ['unchanged', link.id],
+      ['unchanged', link.id],
+      ['own_message', own.id],
+    ]);
+  });
+
+  it('reports each deletion and edit once when a resumed session replays them', async () => {
+    const { fake, changes, logs, alice, general } = await setup();
+    const message = fake.postMessage({ channel: general, author: alice, content: 'v1' });
+    fake.editMessage(message, 'v2');
+    fake.deleteMessage(message);
+    await vi.waitFor(() => expect(changes).toHaveLength(2), eventually);
+
+    // The RESUME replays the edit and the deletion the client already handled.
+    fake.dropConnection({ resendOnResume: 2 });
+    const after = fake.postMessage({ channel: general, author: alice, content: 'after' });
+    fake.deleteMessage(after);
+
+    await vi.waitFor(() => expect(changes).toHaveLength(3), eventually);
+    expect(changes.map((c) => c.kind)).toEqual(['edited', 'deleted', 'deleted']);
+    const duplicates = logs.filter(
+      (l) => l.fields.event === 'discord.message_change_ignored' && l.fields.reason === 'duplicate',
+    );
+    expect(duplicates.map((l) => l.fields.messageId)).toEqual([message.id, message.id]);
+  });
+
+  it('logs a change the handler failed to apply', async () => {
+    const { fake, changes, logs, alice, general } = await setup({
+      onMessageChange: async () => {
+        throw new Error('store down');
+      },
+    });
+    const message = fake.postMessage({ channel: general, author: alice, content: 'x' });
+
+    fake.deleteMessage(message);
+
+    await vi.waitFor(
+      () => expect(logs.filter((l) => l.fields.event === 'discord.message_change_failed')).toHaveLength(1),
+      eventually,
+    );
+    expect(changes).toHaveLength(1);
+    expect(logs.find((l) => l.fields.event === 'discord.message_change_failed')?.fields).toMatchObject({
+      channel: keyOf(general),
+      kind: 'deleted',
+    });
+  });
+});
