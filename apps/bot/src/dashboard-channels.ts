@@ -38,6 +38,7 @@ import {
   type DashboardUsageMark,
   type DashboardUsagePoint,
   type HistoryPage,
+  thresholdReached,
 } from '@ebb/web';
 import { builtInToolTokens, loadChannelStatus, loadCompactorSettings } from './channel-status.js';
 import type { DashboardFeed } from './dashboard-feed.js';
@@ -246,32 +247,29 @@ function thresholdsOf(compactor: CompactorSettings): DashboardThresholds {
 }
 
 function row(summary: ChannelSummary, compactor: CompactorSettings): DashboardChannelRow {
+  const calibration = summary.calibration ?? UNCALIBRATED;
   const usage = usageOf({
     contextTokens: summary.tokens,
     reservedTokens: compactor.reservedTokens,
     contextWindow: compactor.contextWindow,
     maxOutputTokens: compactor.maxOutputTokens,
-    calibration: summary.calibration ?? UNCALIBRATED,
+    calibration,
   });
   const thresholds = thresholdsOf(compactor);
+  const budget = compactor.contextWindow - compactor.maxOutputTokens;
   return {
     key: summary.key,
     platform: summary.key.slice(0, summary.key.indexOf(':')),
     usage,
-    reached:
-      usage >= thresholds.emergency
-        ? 'emergency'
-        : usage >= thresholds.aggressive
-          ? 'aggressive'
-          : usage >= thresholds.background
-            ? 'background'
-            : 'none',
+    reached: thresholdReached(usage, thresholds),
     thresholds,
     tokens: {
       context: summary.tokens,
       reserved: compactor.reservedTokens,
-      budget: compactor.contextWindow - compactor.maxOutputTokens,
-      calibration: (summary.calibration ?? UNCALIBRATED).factor,
+      budget,
+      calibration: calibration.factor,
+      // Usage is the provider's count over the budget.
+      provider: Math.round(usage * budget),
     },
     messages: summary.headSeq,
     lastActiveAt: summary.lastActiveAt === undefined ? null : new Date(summary.lastActiveAt).toISOString(),

@@ -89,7 +89,7 @@ it('refuses a cross-site form post and a rebound Host, archives nothing, and ser
   expect(rebound).toEqual(Array(3).fill({ status: 403, code: 'foreign_host' }));
   expect(await archive('csrf')).toEqual([]);
 
-  // What the dashboard's chat form sends (dashboard-script.ts): same origin, JSON.
+  // What the dashboard's chat form sends (packages/web/src/browser/main.ts): same origin, JSON.
   const own = await fetch(`${ebb.web.url}/api/channels/csrf/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: ebb.web.url },

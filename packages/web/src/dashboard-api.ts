@@ -3,7 +3,7 @@
  * (`DashboardSource`). Everything here is JSON: numbers, strings, ISO times, no message text in
  * events (the page reads text through `history`, behind the same admin rule).
  *
- *   GET /api/dashboard/channels                    DashboardChannelRow[] (every channel, every platform)
+ *   GET /api/dashboard/channels                    DashboardChannelList (every channel, every platform)
  *   GET /api/dashboard/channels/:key               DashboardChannelDetail (passes, top memories)
  *   GET /api/dashboard/channels/:key/history       DashboardHistory (?before=seq | ?after=seq, &limit=)
  *   GET /api/dashboard/channels/:key/usage         DashboardUsage (points and pass marks over time)
@@ -11,6 +11,9 @@
  */
 
 export type DashboardTier = 'background' | 'aggressive' | 'emergency';
+
+/** The highest threshold a channel's usage has reached (`thresholdReached`). */
+export type DashboardReached = 'none' | DashboardTier;
 
 export interface DashboardThresholds {
   /** Absent when the channel has microcompaction off. */
@@ -27,7 +30,7 @@ export interface DashboardChannelRow {
   readonly platform: string;
   /** Share of the prompt budget in use (1 = full), calibrated. */
   readonly usage: number;
-  readonly reached: 'none' | DashboardTier;
+  readonly reached: DashboardReached;
   readonly thresholds: DashboardThresholds;
   readonly tokens: {
     readonly context: number;
@@ -38,11 +41,18 @@ export interface DashboardChannelRow {
      * (context + reserved) × calibration / budget.
      */
     readonly calibration: number;
+    /** (context + reserved) × calibration, rounded: the prompt's tokens as the provider counts them. */
+    readonly provider: number;
   };
   /** Archived messages (the head seq). */
   readonly messages: number;
   /** When the channel last changed (a message, a pass), ISO; null when the store does not say. */
   readonly lastActiveAt: string | null;
+}
+
+/** `GET /api/dashboard/channels`. */
+export interface DashboardChannelList {
+  readonly channels: readonly DashboardChannelRow[];
 }
 
 /** A pass as the dashboard lists it (a subset of `ebb status --json`'s passes). */
@@ -85,7 +95,7 @@ export interface DashboardChannelDetail extends DashboardChannelRow {
   readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
   /** Newest first. */
   readonly passes: readonly DashboardPass[];
-  /** The most important memories in the channel's scope, at most `memoryLimit`, most important first. */
+  /** The channel's most important memories, at most `DASHBOARD_LIMITS.memories`, most important first. */
   readonly memories: readonly DashboardMemory[];
   /** Memories in the channel's scope in all (the list holds at most `DASHBOARD_LIMITS.memories`). */
   readonly memoryCount: number;
@@ -122,7 +132,7 @@ export interface DashboardMessage {
   readonly seq: number;
   readonly role: 'user' | 'assistant' | 'tool';
   readonly author: string;
-  /** The archived text, cut at `DASHBOARD_TEXT_CHARS` (the whole length in `chars`). */
+  /** The archived text, cut at `DASHBOARD_LIMITS.textChars` (the whole length in `chars`). */
   readonly text: string;
   readonly chars: number;
   readonly ts: string | null;

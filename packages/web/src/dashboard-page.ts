@@ -1,6 +1,6 @@
 /**
- * The dashboard page: one HTML document with its CSS and plain JS (no build step, no framework).
- * It reads the `/api/dashboard/*` routes of `dashboard.ts` (shapes in `dashboard-api.ts`), listens
+ * The dashboard page: one HTML document with its CSS and its script inlined (no framework; the
+ * script is the TypeScript in `browser/`, bundled by `dashboard-bundle.ts`). It reads the `/api/dashboard/*` routes of `dashboard.ts` (shapes in `dashboard-api.ts`), listens
  * to `/api/dashboard/events` for every channel, and posts a web channel's chat form to
  * `POST /api/channels/:id/messages`.
  *
@@ -12,12 +12,12 @@
  * polite live region.
  */
 
-import { DASHBOARD_SCRIPT } from './dashboard-script.js';
 import { DASHBOARD_STYLE } from './dashboard-style.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
-export function dashboardPage(authNote: string): string {
+/** The page, with `script` (the bundle of `browser/`) inlined. */
+export function dashboardPage(authNote: string, script: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -113,7 +113,7 @@ export function dashboardPage(authNote: string): string {
     </div>
   </section>
 </main>
-<script>${DASHBOARD_SCRIPT}</script>
+<script>${script}</script>
 </body>
 </html>
 `;

@@ -11,7 +11,7 @@ const row: DashboardChannelRow = {
   usage: 0.42,
   reached: 'none',
   thresholds: { background: 0.8, aggressive: 0.85, emergency: 0.95 },
-  tokens: { context: 1000, reserved: 200, budget: 3700, calibration: 1 },
+  tokens: { context: 1000, reserved: 200, budget: 3700, calibration: 1, provider: 1200 },
   messages: 12,
   lastActiveAt: null,
 };

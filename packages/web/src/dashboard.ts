@@ -1,7 +1,7 @@
 /**
  * The operator's dashboard, served by the bot next to the web channel:
  *
- *   GET /                                         the page (plain HTML, CSS and JS; no build step)
+ *   GET /                                         the page (HTML, CSS and the script `browser/` bundles to)
  *   GET /api/dashboard/channels                   every channel of every platform, for the list
  *   GET /api/dashboard/channels/:key              one channel: spans, passes, its top memories
  *   GET /api/dashboard/channels/:key/history      the archive's last messages, with the spans
@@ -23,10 +23,12 @@ import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import {
   DASHBOARD_LIMITS,
+  type DashboardChannelList,
   type DashboardEvent,
   type DashboardSource,
   type HistoryPage,
 } from './dashboard-api.js';
+import { dashboardScript } from './dashboard-bundle.js';
 import { dashboardPage } from './dashboard-page.js';
 import { webError } from './errors.js';
 
@@ -50,13 +52,22 @@ const CHANNEL_KEY = /^[a-z]+:[\x21-\x7e]{1,300}$/;
 
 export function mountDashboard(app: Hono, options: DashboardOptions): void {
   const { source } = options;
-  const page = dashboardPage(
-    !options.tokenRequired
-      ? 'No EBB_ADMIN_TOKEN is set: this dashboard answers only on loopback (127.0.0.1, ::1).'
-      : 'Signed in with the admin token.',
+  const authNote = !options.tokenRequired
+    ? 'No EBB_ADMIN_TOKEN is set: this dashboard answers only on loopback (127.0.0.1, ::1).'
+    : 'Signed in with the admin token.';
+  // Made on the first request (from the sources that bundles the script); a failure is not kept.
+  let page: Promise<string> | undefined;
+  const pageOnce = () => {
+    page ??= dashboardScript().then((script) => dashboardPage(authNote, script));
+    page.catch(() => {
+      page = undefined;
+    });
+    return page;
+  };
+  app.get('/', async (c) => c.html(await pageOnce()));
+  app.get('/api/dashboard/channels', async (c) =>
+    c.json({ channels: await source.channels() } satisfies DashboardChannelList),
   );
-  app.get('/', (c) => c.html(page));
-  app.get('/api/dashboard/channels', async (c) => c.json({ channels: await source.channels() }));
   app.get('/api/dashboard/events', (c) => eventStream(c, options));
   app.get('/api/dashboard/channels/:key', async (c) => {
     const key = channelKey(c);
