@@ -5,6 +5,7 @@
  * | ---------------------- | ----------------------------------------------------------- | --------- |
  * | `not_started`          | a turn or command before the bot started                    | no        |
  * | `context_unavailable`  | `ContextReloadError`: stored, but the context not reloaded  | yes       |
+ * | `change_not_kept`      | a deletion or edit neither applied nor spooled (store away) | yes       |
  * | `no_adapter`           | a reply to a platform whose adapter is not running          | no        |
  * | `no_model`             | a channel with no LLM (no `OPENAI_API_KEY`, no `base_url`)  | no        |
  * | `start_refused`        | `StartRefusedError`: an unsafe setting, with its fix        | no        |
@@ -15,6 +16,7 @@ import { COMMON_ERROR_CODES, EbbError } from '@ebb/core';
 export const BOT_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
   'context_unavailable',
+  'change_not_kept',
   'no_adapter',
   'no_model',
   'start_refused',

@@ -76,7 +76,13 @@ export async function startForgetFixture() {
         tokenizer,
         1_000,
       );
-      await channels.append(channelKey, { ...entry, tokens: archivedTokens, contextTokens: entry.tokens });
+      await channels.append(channelKey, {
+        ...entry,
+        tokens: archivedTokens,
+        contextTokens: entry.tokens,
+        // As the platform named it: a deletion or an edit finds it by this id.
+        platformMessageId: `m${seq}`,
+      });
     }
     for (const [fromSeq, toSeq] of [
       [1, 10],
@@ -136,6 +142,8 @@ export async function startForgetFixture() {
     memories,
     runs,
     processor,
+    /** The config.toml the commands read (the fake's base_url). */
+    toml,
     /** What the commands are run with: this schema, the fake's key and a config.toml pointing at it. */
     deps: () => ({ database: pg.database, env: { OPENAI_API_KEY: 'test-key' }, cwd: configDir }),
     plant,
@@ -149,7 +157,7 @@ export async function startForgetFixture() {
 }
 
 /** The model: summarizes by repeating the start of each line it saw, and remembers the vault code whenever it sees it. */
-function carelessModel(request: RecordedRequest) {
+export function carelessModel(request: RecordedRequest) {
   const input = request.body.messages.map((m: { content?: unknown }) => String(m.content ?? '')).join('\n');
   const sawFact = input.includes(FACT);
   return {

@@ -36,6 +36,11 @@ export interface ChannelRedaction {
   readonly ranges: readonly SeqRange[];
   /** Also overwrite those messages in the archive (`--archive`). */
   readonly archive: boolean;
+  /**
+   * The archive already holds what a summarizer may read of those seqs (a deletion's tombstones, an
+   * edit's new text): the summaries are written from it as it stands, not with the seqs tombstoned.
+   */
+  readonly asArchived?: boolean;
 }
 
 export interface RedactChannelOptions {
@@ -113,7 +118,7 @@ export async function redactChannel(
         fromSeq: span.fromSeq,
         toSeq: span.toSeq,
         earlierSummaries: [],
-        messages: redactMessages(archive, ranges, settings.tokenizer),
+        messages: redaction.asArchived ? archive : redactMessages(archive, ranges, settings.tokenizer),
         maxTokens: settings.summaryMaxTokens,
       });
       // output.memories are dropped: forgetting never learns anything new.

@@ -7,7 +7,8 @@
  * person's message. Within a channel's actor a turn's messages are appended before the next message
  * is taken, so that run is the reply generated from it, never another person's turn. Each redacted
  * seq is either raw in the context (its copy goes with the archive's) or inside the compacted prefix,
- * where the summaries holding it are written again by a queued pass (never on the turn path).
+ * where the summaries holding it are set aside at once (`PENDING_SUMMARY`) and written again by a
+ * queued pass (never on the turn path).
  *
  * A memory is dropped when its source range holds a removed message and its text came from it: no
  * message of its range is left, or one of its words is in a removed message of its range and in no
@@ -17,6 +18,12 @@ import type { Memory } from './memory.js';
 import type { Span } from './model.js';
 import { overlapsAny, type SeqRange, seqRanges, spansToResummarize } from './plan-redaction.js';
 import type { PrefixView, StoredMessage } from './ports.js';
+
+/**
+ * The text a summary holding a taken-back message keeps until its queued pass writes it again: no
+ * prompt in between shows what was taken back (the archive, `search_history`, keeps the rest).
+ */
+export const PENDING_SUMMARY = '[summary being written again: a message in it was taken back]';
 
 export interface DeletionInput {
   /** The prefix as loaded (spans, head). */

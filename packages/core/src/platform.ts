@@ -144,10 +144,41 @@ export interface SpooledMessage {
   readonly platformMessageId: string;
 }
 
-/** A spooled message and the id `InboundSpool.remove` takes. */
+/**
+ * A deletion or an edit waiting in the inbound spool (it came while the archive was away): applied in
+ * order with the channel's spooled messages once the archive is back. Entries written before changes
+ * were spooled have no `change`: they are messages.
+ */
+export interface SpooledChange {
+  readonly channelKey: string;
+  readonly ts: string;
+  /** The entry's own id (`change:<kind>:<ts>:<ids>`): spools tell their copies of an entry apart by it. */
+  readonly platformMessageId: string;
+  readonly change: MessageChange;
+}
+
+/** What the inbound spool holds: a message, or a change to messages spooled or archived before it. */
+export type SpooledItem = SpooledMessage | SpooledChange;
+
+export function isSpooledChange(item: SpooledItem): item is SpooledChange {
+  return 'change' in item && item.change !== undefined;
+}
+
+/** A change as the spool keeps it. */
+export function spooledChange(change: MessageChange): SpooledChange {
+  const ids = change.kind === 'deleted' ? change.platformMessageIds : [change.platformMessageId];
+  return {
+    channelKey: change.channelKey,
+    ts: change.ts,
+    platformMessageId: `change:${change.kind}:${change.ts}:${ids.join(',')}`,
+    change,
+  };
+}
+
+/** A spooled message (or change) and the id `InboundSpool.remove` takes. */
 export interface SpoolEntry {
   readonly id: string;
-  readonly message: SpooledMessage;
+  readonly message: SpooledItem;
 }
 
 /**
@@ -157,7 +188,7 @@ export interface SpoolEntry {
  * last resort, and embedded mode).
  */
 export interface InboundSpool {
-  push(message: SpooledMessage): Promise<void>;
+  push(message: SpooledItem): Promise<void>;
   /** The channel's oldest spooled messages, up to `limit`. */
   peek(channelKey: string, limit: number): Promise<readonly SpoolEntry[]>;
   remove(channelKey: string, ids: readonly string[]): Promise<void>;

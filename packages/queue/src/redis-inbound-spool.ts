@@ -7,7 +7,7 @@
  * replica may replay it. Every change is one atomic step (MULTI or a script), so a push can never
  * land between a removal emptying a stream and that removal dropping the channel from the set.
  */
-import type { InboundSpool, SpoolEntry, SpooledMessage } from '@ebb/core';
+import type { InboundSpool, SpoolEntry, SpooledItem } from '@ebb/core';
 import type { Redis } from 'ioredis';
 import { assertRedisReady } from './redis-connection.js';
 import { type RedisKeys, redisKeys } from './redis-keys.js';
@@ -36,7 +36,7 @@ export class RedisInboundSpool implements InboundSpool {
     this.#keys = redisKeys(options.prefix);
   }
 
-  async push(message: SpooledMessage): Promise<void> {
+  async push(message: SpooledItem): Promise<void> {
     assertRedisReady(this.#redis, `spool a message of ${message.channelKey}`);
     await this.#redis
       .multi()
@@ -54,7 +54,7 @@ export class RedisInboundSpool implements InboundSpool {
       'COUNT',
       Math.max(1, limit),
     );
-    return entries.map(([id, fields]) => ({ id, message: JSON.parse(fields[1] ?? '{}') as SpooledMessage }));
+    return entries.map(([id, fields]) => ({ id, message: JSON.parse(fields[1] ?? '{}') as SpooledItem }));
   }
 
   async remove(channelKey: string, ids: readonly string[]): Promise<void> {

@@ -484,11 +484,9 @@ describe('Bot stopping past its grace period', () => {
     ]);
     // Acknowledged to the platform before: kept for the next start, in the order it came.
     expect(await Promise.all(chat)).toEqual([1, 2, 3].map(() => ({ reply: null, archived: 'spooled' })));
-    expect((await spool.peek(KEY, 10)).map((e) => e.message.text)).toEqual([
-      'queued chat 1',
-      'queued chat 2',
-      'queued chat 3',
-    ]);
+    expect(
+      (await spool.peek(KEY, 10)).map((e) => ('text' in e.message ? e.message.text : e.message.change)),
+    ).toEqual(['queued chat 1', 'queued chat 2', 'queued chat 3']);
     // The web API's sender is told to send it again: nothing of it is kept.
     expect(await web).toEqual({ reply: null, archived: 'refused' });
     // All of it settled before the adapter stopped (so its answers could still go out).

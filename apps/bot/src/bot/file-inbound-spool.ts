@@ -37,14 +37,12 @@
 import type { FileHandle } from 'node:fs/promises';
 import { appendFile, mkdir, open, readFile, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { InboundSpool, SpoolEntry, SpooledMessage } from '@ebb/core';
+import type { InboundSpool, SpoolEntry, SpooledItem } from '@ebb/core';
 
-type Line =
-  | { readonly id: string; readonly message: SpooledMessage }
-  | { readonly removed: readonly string[] };
+type Line = { readonly id: string; readonly message: SpooledItem } | { readonly removed: readonly string[] };
 
 /** Pending entries per channel; each channel's map is in arrival order (a `Map` keeps insertion order). */
-type Pending = Map<string, Map<string, SpooledMessage>>;
+type Pending = Map<string, Map<string, SpooledItem>>;
 
 export class FileInboundSpool implements InboundSpool {
   readonly #path: string;
@@ -64,7 +62,7 @@ export class FileInboundSpool implements InboundSpool {
     this.deadLetterPath = path.endsWith('.jsonl') ? `${path.slice(0, -6)}.dead.jsonl` : `${path}.dead`;
   }
 
-  push(message: SpooledMessage): Promise<void> {
+  push(message: SpooledItem): Promise<void> {
     return this.#serial(async (pending) => {
       const id = `f${this.#lastId + 1}`;
       await this.#append({ id, message }, { sync: true });
@@ -203,7 +201,7 @@ export class FileInboundSpool implements InboundSpool {
   }
 }
 
-function entriesOf(pending: Pending, channelKey: string): Map<string, SpooledMessage> {
+function entriesOf(pending: Pending, channelKey: string): Map<string, SpooledItem> {
   let entries = pending.get(channelKey);
   if (!entries) {
     entries = new Map();
@@ -245,7 +243,7 @@ function isLine(value: unknown): value is Line {
   if (typeof value !== 'object' || value === null) return false;
   const line = value as Record<string, unknown>;
   if (Array.isArray(line.removed)) return line.removed.every((id) => typeof id === 'string');
-  const message = line.message as Partial<SpooledMessage> | undefined;
+  const message = line.message as Partial<SpooledItem> | undefined;
   return typeof line.id === 'string' && typeof message?.channelKey === 'string';
 }
 
@@ -293,7 +291,7 @@ export class FallbackInboundSpool implements InboundSpool {
     this.#local = local;
   }
 
-  async push(message: SpooledMessage): Promise<void> {
+  async push(message: SpooledItem): Promise<void> {
     const [local, shared] = await Promise.allSettled([this.#local.push(message), this.#shared.push(message)]);
     if (local.status === 'fulfilled') return;
     if (shared.status === 'rejected') throw local.reason;

@@ -2,7 +2,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { InboundSpool, SpooledMessage } from '@ebb/core';
+import type { InboundSpool, SpooledItem, SpooledMessage } from '@ebb/core';
 import { createRedis, RedisInboundSpool, waitForReady } from '@ebb/queue';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
@@ -175,7 +175,7 @@ describe('the file behind Redis, when Redis goes away', () => {
       },
     };
   }
-  const ids = (entries: readonly { message: SpooledMessage }[]) =>
+  const ids = (entries: readonly { message: SpooledItem }[]) =>
     entries.map((e) => e.message.platformMessageId);
 
   it('replays what it spooled before Redis went away ahead of what came after, from the file alone', async () => {

@@ -15,12 +15,15 @@ import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   EbbError,
   type InboundSpool,
+  isSpooledChange,
   type Logger,
   LruMap,
+  type MessageChange,
   type Platform,
   type PlatformAdapter,
   type SpoolEntry,
   type SpooledMessage,
+  spooledChange,
   type TurnResult,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -49,6 +52,8 @@ export interface SpoolReplayOptions {
   readonly compaction: BotCompaction;
   /** The running adapter of a platform (it posts the catch-up notice). */
   readonly adapter: (platform: Platform) => PlatformAdapter;
+  /** Applies a spooled deletion or edit (in the channel's actor, in order with its messages). */
+  readonly applyChange: (change: MessageChange) => Promise<void>;
 }
 
 export class SpoolReplay {
@@ -112,6 +117,24 @@ export class SpoolReplay {
     return { reply: null, archived: 'spooled' };
   }
 
+  /**
+   * Keeps a deletion or an edit the archive could not take (or that must wait behind spooled
+   * messages), without telling the channel; false when the spool refuses it too.
+   */
+  async keepChange(change: MessageChange): Promise<boolean> {
+    try {
+      await this.#options.spool.push(spooledChange(change));
+    } catch (err) {
+      this.#options.logger.error(
+        { event: 'spool.push_failed', err, channel: change.channelKey },
+        'could not spool a message change either',
+      );
+      return false;
+    }
+    this.#spooled.add(change.channelKey);
+    return true;
+  }
+
   /** Keeps a reply that is already posted but not archived, without telling the channel; false when refused. */
   async keepReply(reply: SpooledMessage): Promise<boolean> {
     try {
@@ -152,7 +175,9 @@ export class SpoolReplay {
         for (const entry of fresh) {
           seen.add(entry.id);
           try {
-            await states.append(key, state, tokenizer, settings, entry.message);
+            const item = entry.message;
+            if (isSpooledChange(item)) await this.#options.applyChange(item.change);
+            else await states.append(key, state, tokenizer, settings, item);
           } catch (err) {
             // What went in before it leaves the spool first (a failed removal only replays it as a duplicate).
             await this.#options.spool.remove(key, archived.splice(0)).catch(() => {});

@@ -1,0 +1,267 @@
+/**
+ * A deletion or an edit on the platform, through the bot's handler, on Postgres with the worker's real
+ * passes and the fake OpenAI server playing a model that repeats whatever it reads: a deleted fact
+ * (already summarized, remembered, in checkpoints, repeated by the bot's reply, and said again raw) is
+ * in 0 rows of messages, memories, compaction_runs and context spans once the queued pass is done,
+ * and no prompt the model receives after it holds it (its summary is set aside until the pass). The
+ * turn after the deletion does not wait for that pass, and nothing of it is an emergency. An edit leaves only the new text in the archive and
+ * the raw context, with the tokens counted again. The world is test/forget-fixture.ts.
+ */
+import { passSettingsResolver } from '@ebb/compaction';
+import { parseConfig } from '@ebb/config';
+import {
+  type CompactionLogEvent,
+  type InboundMessage,
+  type MessageChange,
+  PENDING_SUMMARY,
+  REDACTED_MESSAGE,
+} from '@ebb/core';
+import { OpenAiChatModel } from '@ebb/llm';
+import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
+import type { RecordedRequest } from '@ebb/testing/openai';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { carelessModel, FACT, type ForgetFixture, startForgetFixture } from '../../test/forget-fixture.js';
+import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
+import { Bot } from './bot.js';
+
+let world: ForgetFixture;
+const closers = closersAfterEach();
+
+beforeAll(async () => {
+  world = await startForgetFixture();
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+/** A summarizer's request (it asks for JSON); the chat model's asks for none. */
+const isSummary = (request: RecordedRequest) => request.body.response_format !== undefined;
+
+async function startBot(toml = world.toml) {
+  const config = () => parseConfig(toml, 'changes.toml');
+  const web = new RecordingPlatform('web', `out-${Math.random()}`);
+  const logger = new RecordingLogger();
+  const events: CompactionLogEvent[] = [];
+  const client = new OpenAI({ apiKey: 'test-key', baseURL: world.fake.url, maxRetries: 0 });
+  const bot = new Bot({
+    config,
+    channels: world.channels,
+    memories: world.memories,
+    runs: world.runs,
+    queue: new InlineCompactionQueue({ processor: async () => undefined }),
+    notifier: new InProcessContextNotifier(),
+    chatModel: () => new OpenAiChatModel({ client, model: 'gpt-5.4-mini', maxOutputTokens: 200 }),
+    passSettings: passSettingsResolver({ config, env: { OPENAI_API_KEY: 'test-key' } }),
+    logger,
+    onEvent: (e) => events.push(e),
+  });
+  await bot.start([web]);
+  closers.push(() => bot.stop());
+  const handlers = web.handlers;
+  if (!handlers?.onMessageChange) throw new Error('the bot gave no onMessageChange handler');
+  return { bot, web, logger, events, handlers, change: handlers.onMessageChange };
+}
+
+const asked = (channelKey: string, text: string, id: string): InboundMessage => ({
+  platform: 'web',
+  channelKey,
+  platformMessageId: id,
+  authorId: 'ana',
+  authorName: 'ana',
+  fromBot: false,
+  text,
+  ts: new Date().toISOString(),
+  mentionsBot: true,
+  direct: false,
+});
+
+const deleted = (channelKey: string, ids: string[]): MessageChange => ({
+  kind: 'deleted',
+  platform: 'web',
+  channelKey,
+  platformMessageIds: ids,
+  ts: new Date().toISOString(),
+});
+
+describe('a deletion', () => {
+  it('leaves the fact in no table and no prompt; the turn after it never waits for the queued pass', async () => {
+    const key = 'web:del1';
+    await world.plant(key, { echo: true });
+    // Said at seq 4 (summarized, remembered, checkpointed), repeated by the bot at seq 5, said again raw at 27.
+    expect(await world.whereIsTheFact(key)).toEqual({
+      memories: 1,
+      compactionRuns: 2,
+      activeSpans: 1,
+      retiredSpans: 1,
+      messages: 3,
+    });
+    const { bot, logger, events, handlers, change } = await startBot();
+    // The summarizer is held until the turn after the deletion is answered.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let summaryAsked: () => void = () => {};
+    const summaryStarted = new Promise<void>((resolve) => {
+      summaryAsked = resolve;
+    });
+    world.fake.reply(async (request) => {
+      if (isSummary(request)) {
+        summaryAsked();
+        await held;
+      }
+      return carelessModel(request);
+    });
+    closers.push(async () => {
+      release();
+      world.fake.reply(carelessModel);
+    });
+
+    await change(deleted(key, ['m4', 'm27']));
+    const [line] = logger.events('message.deleted');
+    expect(line?.fields).toMatchObject({
+      channel: key,
+      outcome: 'applied',
+      messages: 3,
+      replies: 1,
+      raw: 1,
+      memories: 1,
+      checkpoints: 2,
+      summaries: 1,
+    });
+    expect(JSON.stringify(line?.fields)).not.toContain(FACT);
+    // The archive and the raw context hold tombstones already; the summary waits for its pass.
+    const archive = await world.channels.readArchive(key, 1, 30);
+    expect(archive.filter((m) => m.text === REDACTED_MESSAGE).map((m) => [m.seq, m.author])).toEqual([
+      [4, 'mallory'],
+      [5, 'ebb'],
+      [27, 'mallory'],
+    ]);
+    await world.expectConsistentTokens(key);
+
+    // The next turn is answered while the pass is held: it never waits for it.
+    await summaryStarted;
+    const before = world.fake.requests.length;
+    const turn = await handlers.onMessage(asked(key, '@ebb what is the vault code?', 'q1'));
+    expect(turn?.archived).toBe('stored');
+    expect(turn?.reply).not.toBeNull();
+    const prompt = world.fake.requests.slice(before).find((r) => !isSummary(r));
+    expect(prompt).toBeDefined();
+    expect(JSON.stringify(prompt?.body)).toContain('what is the vault code?');
+    // Its summary was set aside at once: not even this prompt, before the pass, shows the fact.
+    expect(JSON.stringify(prompt?.body)).not.toContain(FACT);
+    expect(JSON.stringify(prompt?.body)).toContain(PENDING_SUMMARY);
+
+    release();
+    await bot.redactionsIdle();
+    expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({ summaries: 1, unresolved: 0 });
+    // Everywhere a pass, a memory, a checkpoint or the archive could keep it: gone.
+    expect(await world.whereIsTheFact(key)).toEqual({
+      memories: 0,
+      compactionRuns: 0,
+      activeSpans: 0,
+      retiredSpans: 0,
+      messages: 0,
+    });
+    // What the rest of the channel taught stays.
+    expect((await world.memories.list({ channelKey: key })).map((m) => m.text)).toEqual([
+      'Ana runs the deploys',
+    ]);
+    // The next prompt the model receives holds none of it.
+    const after = world.fake.requests.length;
+    await handlers.onMessage(asked(key, '@ebb and now?', 'q2'));
+    const next = world.fake.requests.slice(after).find((r) => !isSummary(r));
+    expect(next).toBeDefined();
+    expect(JSON.stringify(next?.body)).not.toContain(FACT);
+    expect(JSON.stringify(next?.body)).toContain(REDACTED_MESSAGE);
+    // No emergency: the summarized message cost the channel nothing but the queued pass.
+    expect(events.filter((e) => e.event === 'compaction.emergency')).toEqual([]);
+    await world.expectConsistentTokens(key);
+
+    // The same deletion again (a platform's retry, a replayed spool) changes nothing.
+    await change(deleted(key, ['m4', 'nope']));
+    expect(logger.events('message.deleted')[1]?.fields).toMatchObject({ outcome: 'unchanged', messages: 0 });
+  });
+
+  it('is ignored where [privacy] on_delete = "ignore"', async () => {
+    const key = 'web:del2';
+    await world.plant(key);
+    const { logger, change } = await startBot(
+      `${world.toml}[channels."web:del2".privacy]\non_delete = "ignore"\n`,
+    );
+    const before = await world.whereIsTheFact(key);
+    await change(deleted(key, ['m4']));
+    expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ outcome: 'ignored', messages: 0 });
+    expect(await world.whereIsTheFact(key)).toEqual(before);
+  });
+});
+
+describe('an edit', () => {
+  it('keeps only the new text in the archive and the raw context, its tokens counted again', async () => {
+    const key = 'web:edit1';
+    await world.plant(key);
+    const { logger, change } = await startBot();
+    const before = await world.expectConsistentTokens(key);
+    const edit = (id: string, text: string): MessageChange => ({
+      kind: 'edited',
+      platform: 'web',
+      channelKey: key,
+      platformMessageId: id,
+      text,
+      ts: new Date().toISOString(),
+    });
+    await change(edit('m27', 'again, it is in the password manager, ask me'));
+    expect(logger.events('message.edited')[0]?.fields).toMatchObject({
+      outcome: 'applied',
+      messages: 1,
+      raw: 1,
+    });
+    const [archived] = await world.channels.readArchive(key, 27, 27);
+    expect(archived?.text).toBe('again, it is in the password manager, ask me');
+    const view = await world.expectConsistentTokens(key);
+    const raw = view.raw.find((m) => m.seq === 27);
+    expect(raw?.text).toContain('again, it is in the password manager, ask me');
+    expect(JSON.stringify(view.raw)).not.toContain(FACT);
+    expect(view.generation).toBe(before.generation + 1);
+    expect(view.tokens - before.tokens).toBe(
+      (raw?.tokens ?? 0) - (before.raw.find((m) => m.seq === 27)?.tokens ?? 0),
+    );
+    // With on_edit = "update" the summary holding seq 4 is not written again.
+    await change(edit('m4', 'remember this: the vault code is in the manager'));
+    expect(logger.events('message.edited')[1]?.fields).toMatchObject({
+      outcome: 'applied',
+      raw: 0,
+      summaries: 0,
+    });
+    expect((await world.whereIsTheFact(key)).activeSpans).toBe(1);
+    expect((await world.whereIsTheFact(key)).messages).toBe(0);
+  });
+
+  it('with on_edit = "resummarize" writes the summaries holding the old text again from the new', async () => {
+    const key = 'web:edit2';
+    await world.plant(key);
+    const { bot, logger, change } = await startBot(`${world.toml}[privacy]\non_edit = "resummarize"\n`);
+    await change({
+      kind: 'edited',
+      platform: 'web',
+      channelKey: key,
+      platformMessageId: 'm4',
+      text: 'remember this: the vault code is in the manager',
+      ts: new Date().toISOString(),
+    });
+    expect(logger.events('message.edited')[0]?.fields).toMatchObject({
+      outcome: 'applied',
+      summaries: 1,
+      memories: 1,
+    });
+    await bot.redactionsIdle();
+    const where = await world.whereIsTheFact(key);
+    expect(where).toMatchObject({ memories: 0, activeSpans: 0, retiredSpans: 0, compactionRuns: 0 });
+    // Seq 27 still says it: an edit of seq 4 reaches seq 4 only.
+    expect(where.messages).toBe(1);
+    const [span] = (await world.channels.loadPrefix(key)).spans;
+    expect(span?.kind === 'summary' ? span.text : '').toContain('in the manager');
+  });
+});

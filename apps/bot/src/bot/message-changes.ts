@@ -1,0 +1,292 @@
+/**
+ * What a person takes back, the bot no longer keeps: a deletion or an edit on the platform, applied
+ * to the archive, the working context, the memories and the checkpoints, as the channel's `[privacy]`
+ * policy says. Runs in the channel's actor, in order with its turns; everything here is a few store
+ * writes, and the one slow part (writing the summaries that hold the old text again, an LLM call)
+ * is queued (`RedactionPasses`), so no turn waits for it.
+ *
+ * A deletion (`on_delete = "redact"`), in an order a failure part-way leaves re-runnable (the
+ * platform id finds the messages again, and their text decides the memories, so the text goes last):
+ *
+ * 1. the deleted messages and the bot's turns that answered them (`planDeletion`);
+ * 2. the memories over them whose text came from them are dropped (`memoriesTakenBack`), and taken
+ *    out of every checkpoint;
+ * 3. the checkpoints of runs over them are cleared;
+ * 4. the active summaries holding them are set aside (`PENDING_SUMMARY`: one store write, so no
+ *    prompt from now on shows them), then retired spans over them lose their text;
+ * 5. the archived messages become tombstones (seq, role and author kept), raw copies in the context
+ *    with them (the generation moves, so every bot reloads);
+ * 6. the summaries set aside are written again from the redacted archive: queued.
+ *
+ * An edit (`on_edit = "update"`) keeps only the new text in the archive, and replaces a raw copy in
+ * place with its tokens counted again (clipped as an append clips it). With `"resummarize"` it also
+ * does 2, 3, 4 and 6 for the old text, the summaries written from the archive as edited.
+ *
+ * A change to a message the archive never held is a no-op; so is a change applied before (a
+ * tombstone deleted again, the same text again): a spooled change replayed twice changes nothing.
+ */
+import { type EbbConfig, resolveChannel } from '@ebb/config';
+import {
+  type ChannelStore,
+  type Logger,
+  type MemoryStore,
+  type MessageChange,
+  memoriesOver,
+  memoriesTakenBack,
+  PENDING_SUMMARY,
+  planDeletion,
+  REDACTED_MESSAGE,
+  type RunStore,
+  type SeqRange,
+  type StoredMessage,
+  seqRanges,
+  seqsOf,
+  spansToResummarize,
+  spanTokens,
+  type Tokenizer,
+  tombstone,
+  toNewMessage,
+} from '@ebb/core';
+import { loadTokenizer } from '@ebb/llm';
+import type { ChannelStates } from './channel-states.js';
+import type { RedactionPasses } from './redaction-passes.js';
+
+/** Messages read past a deleted one to find the turn that answered it: room for a turn's tool steps. */
+const REPLY_LOOKAHEAD = 200;
+
+/** What one change did, for the log line and the metrics. */
+export interface ChangeReport {
+  readonly kind: MessageChange['kind'];
+  /** `applied`; `ignored` by the channel's `[privacy]` policy; `unknown`: the archive never held it; `unchanged`: applied before. */
+  readonly outcome: 'applied' | 'ignored' | 'unknown' | 'unchanged';
+  /** Archived messages overwritten (the deleted ones and the bot's replies; the edited one). */
+  readonly messages: number;
+  readonly replies: number;
+  /** Of those, copies raw in the context that changed with them. */
+  readonly raw: number;
+  readonly memories: number;
+  readonly checkpoints: number;
+  /** Active summaries queued to be written again. */
+  readonly summaries: number;
+}
+
+export interface MessageChangesOptions {
+  readonly config: () => EbbConfig;
+  readonly channels: ChannelStore;
+  readonly memories: MemoryStore;
+  readonly runs: RunStore;
+  readonly states: ChannelStates;
+  readonly passes: RedactionPasses;
+  readonly logger: Logger;
+  /** After every change: for metrics. */
+  readonly onChange?: (report: ChangeReport & { readonly platform: string }) => void;
+}
+
+const NOTHING = { messages: 0, replies: 0, raw: 0, memories: 0, checkpoints: 0, summaries: 0 } as const;
+
+export class MessageChanges {
+  readonly #options: MessageChangesOptions;
+
+  constructor(options: MessageChangesOptions) {
+    this.#options = options;
+  }
+
+  /** Applies a change, in the channel's actor. Throws when the store fails (the caller spools it). */
+  async apply(change: MessageChange): Promise<ChangeReport> {
+    const report = change.kind === 'deleted' ? await this.#delete(change) : await this.#edit(change);
+    const log = this.#options.logger;
+    const fields = {
+      event: change.kind === 'deleted' ? 'message.deleted' : 'message.edited',
+      channel: change.channelKey,
+      ...report,
+    };
+    const what = change.kind === 'deleted' ? 'a deletion' : 'an edit';
+    if (report.outcome === 'applied')
+      log.info(
+        fields,
+        `applied ${what}: ${report.messages} message(s) rewritten (${report.replies} bot replies), ${report.memories} memories dropped, ${report.summaries} summaries queued`,
+      );
+    else log.info(fields, `${what} changed nothing (${report.outcome})`);
+    this.#options.onChange?.({ ...report, platform: change.platform });
+    return report;
+  }
+
+  async #delete(change: Extract<MessageChange, { kind: 'deleted' }>): Promise<ChangeReport> {
+    const { channels, runs, states, config } = this.#options;
+    const key = change.channelKey;
+    const settings = resolveChannel(config(), key);
+    if (settings.privacy.onDelete === 'ignore') return { kind: 'deleted', outcome: 'ignored', ...NOTHING };
+    const found = await channels.findByPlatformIds(key, change.platformMessageIds);
+    if (found.length === 0) return { kind: 'deleted', outcome: 'unknown', ...NOTHING };
+    const prefix = await channels.loadPrefix(key);
+    const archive = await readAround(
+      channels,
+      key,
+      found.map((f) => f.seq),
+    );
+    const plan = planDeletion({ prefix, deleted: found.map((f) => f.seq), archive });
+    const redacted = new Set(seqsOf(plan.redact));
+    const removed = archive.filter((m) => redacted.has(m.seq) && m.text !== REDACTED_MESSAGE);
+    // Deleted before: the tombstones are in place. A summary still set aside lost its pass (the
+    // process stopped before it ran): queued again.
+    if (removed.length === 0) {
+      const waiting = spansToResummarize(prefix, plan.redact).filter((s) => s.text === PENDING_SUMMARY);
+      const summaries = this.#queue(key, plan.redact, waiting.length);
+      return { kind: 'deleted', outcome: 'unchanged', ...NOTHING, summaries };
+    }
+    const memories = await this.#dropMemories(key, plan.redact, removed, redacted);
+    const checkpoints = await runs.clearCheckpoints(key, plan.redact);
+    const tokenizer = await loadTokenizer(settings.llm.encoding);
+    await this.#setAside(key, plan.redact, tokenizer);
+    await channels.redactRetiredSpans(key, plan.redact);
+    const outcome = await channels.redactArchive(
+      key,
+      removed.map((m) => tombstone(m, tokenizer)),
+    );
+    if (outcome.raw > 0) states.markStale(key, outcome.generation);
+    const summaries = this.#queue(key, plan.redact, plan.resummarize.length);
+    return {
+      kind: 'deleted',
+      outcome: 'applied',
+      messages: outcome.redacted,
+      replies: plan.replies.filter((seq) => removed.some((m) => m.seq === seq)).length,
+      raw: outcome.raw,
+      memories,
+      checkpoints,
+      summaries,
+    };
+  }
+
+  async #edit(change: Extract<MessageChange, { kind: 'edited' }>): Promise<ChangeReport> {
+    const { channels, runs, states, config } = this.#options;
+    const key = change.channelKey;
+    const settings = resolveChannel(config(), key);
+    if (settings.privacy.onEdit === 'ignore') return { kind: 'edited', outcome: 'ignored', ...NOTHING };
+    const [found] = await channels.findByPlatformIds(key, [change.platformMessageId]);
+    if (!found) return { kind: 'edited', outcome: 'unknown', ...NOTHING };
+    const [old] = await channels.readArchive(key, found.seq, found.seq);
+    const text = change.text.replaceAll('\u0000', '');
+    // The same text again (a replayed change), or a message deleted before: nothing to do.
+    if (!old || old.text === text || old.text === REDACTED_MESSAGE)
+      return { kind: 'edited', outcome: 'unchanged', ...NOTHING };
+    const range = seqRanges([found.seq]);
+    let memories = 0;
+    let checkpoints = 0;
+    let summaries = 0;
+    const tokenizer = await loadTokenizer(settings.llm.encoding);
+    const resummarize = settings.privacy.onEdit === 'resummarize';
+    if (resummarize) {
+      // The new text is kept: only what the old one alone said goes.
+      memories = await this.#dropMemories(key, range, [old], new Set(), { ...old, text });
+      checkpoints = await runs.clearCheckpoints(key, range);
+      summaries = await this.#setAside(key, range, tokenizer);
+      await channels.redactRetiredSpans(key, range);
+    }
+    const measured = toNewMessage(
+      {
+        role: old.role,
+        author: old.author,
+        text,
+        ...(old.toolCalls === undefined ? {} : { toolCalls: old.toolCalls }),
+        ...(old.toolCallId === undefined ? {} : { toolCallId: old.toolCallId }),
+      },
+      tokenizer,
+      settings.compaction.messageMaxTokens,
+    );
+    const outcome = await channels.editMessage(key, {
+      seq: found.seq,
+      text: measured.text,
+      tokens: measured.tokens,
+      contextTokens: measured.contextTokens,
+      ...(measured.contextText === undefined ? {} : { contextText: measured.contextText }),
+      ...(measured.omittedTokens === undefined ? {} : { omittedTokens: measured.omittedTokens }),
+    });
+    if (outcome.kind === 'missing') return { kind: 'edited', outcome: 'unknown', ...NOTHING };
+    if (outcome.raw) states.markStale(key, outcome.generation);
+    if (resummarize) this.#queue(key, range, summaries);
+    return {
+      kind: 'edited',
+      outcome: 'applied',
+      messages: 1,
+      replies: 0,
+      raw: outcome.raw ? 1 : 0,
+      memories,
+      checkpoints,
+      summaries,
+    };
+  }
+
+  /**
+   * Drops the memories over `ranges` whose text came from `removed` (judged against the rest of
+   * their ranges, with `replacement` standing in for an edited message), out of every checkpoint
+   * too. Returns how many went.
+   */
+  async #dropMemories(
+    key: string,
+    ranges: readonly SeqRange[],
+    removed: readonly StoredMessage[],
+    redacted: ReadonlySet<number>,
+    replacement?: StoredMessage,
+  ): Promise<number> {
+    const { memories, channels, runs } = this.#options;
+    const candidates = memoriesOver(await memories.list({ channelKey: key }), ranges);
+    if (candidates.length === 0) return 0;
+    const gone = new Set(removed.map((m) => m.seq));
+    const kept: StoredMessage[] = replacement ? [replacement] : [];
+    for (const r of seqRanges(candidates.flatMap((m) => seqsOf([m])))) {
+      const archived = await channels.readArchive(key, r.fromSeq, r.toSeq);
+      kept.push(...archived.filter((m) => !gone.has(m.seq) && !redacted.has(m.seq)));
+    }
+    const ids = new Set(memoriesTakenBack(candidates, removed, kept));
+    const dropped = candidates.filter((m) => ids.has(m.id));
+    if (dropped.length === 0) return 0;
+    // A checkpoint of an unfinished run would store a dropped memory again on its retry.
+    await runs.dropCheckpointMemories(dropped.map((m) => m.text));
+    return memories.forget(dropped.map((m) => m.id));
+  }
+
+  /**
+   * Puts `PENDING_SUMMARY` in place of every active summary holding `ranges` (each replaced under the
+   * channel lock, as `ebb forget` replaces one), so no prompt shows them until their queued pass
+   * writes them again. Returns how many summaries hold `ranges` (set aside now or before).
+   */
+  async #setAside(key: string, ranges: readonly SeqRange[], tokenizer: Tokenizer): Promise<number> {
+    const { channels, states } = this.#options;
+    const spans = spansToResummarize(await channels.loadPrefix(key), ranges);
+    const stamp = Date.now();
+    for (const span of spans) {
+      if (span.text === PENDING_SUMMARY) continue;
+      const range = { fromSeq: span.fromSeq, toSeq: span.toSeq };
+      const outcome = await channels.replaceSummary(key, {
+        ...range,
+        text: PENDING_SUMMARY,
+        tokens: spanTokens(tokenizer, { ...range, kind: 'summary', text: PENDING_SUMMARY }),
+        jobId: `taken-back-${stamp}-${span.fromSeq}-${span.toSeq}`,
+        replaces: span.jobId,
+      });
+      if (outcome.kind === 'replaced') states.markStale(key, outcome.generation);
+    }
+    return spans.length;
+  }
+
+  /** Queues the `spans` active summaries holding `ranges` to be written again; returns how many. */
+  #queue(key: string, ranges: readonly SeqRange[], spans: number): number {
+    // Written from the archive as it now stands: tombstones, or the edited text.
+    if (spans > 0) this.#options.passes.enqueue(key, ranges);
+    return spans;
+  }
+}
+
+/** The archive around the deleted seqs: each one and the turn after it, merged, in seq order. */
+async function readAround(
+  channels: ChannelStore,
+  key: string,
+  seqs: readonly number[],
+): Promise<StoredMessage[]> {
+  const bySeq = new Map<number, StoredMessage>();
+  for (const r of seqRanges(seqs)) {
+    for (const m of await channels.readArchive(key, r.fromSeq, r.toSeq + REPLY_LOOKAHEAD))
+      bySeq.set(m.seq, m);
+  }
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+}

@@ -1,0 +1,150 @@
+/**
+ * The queued half of a deletion (or an edit under `on_edit = "resummarize"`): the active summaries
+ * that hold what was taken back are written again from the archive as it now stands, by the
+ * channel's summarizer, with `redactChannel` (the machinery `ebb forget` uses). It runs beside the
+ * channel's turns, never in its actor: a turn never waits for the LLM call, and each rewritten span is
+ * put in place under the channel lock like any splice (the generation moves; bots reload, told by the
+ * context notifier).
+ *
+ * One pass at a time per channel; redactions queued while one runs are merged into the next. A pass
+ * that fails (the summarizer down, Postgres away) is tried again after `retryMs`, up to `maxTries`
+ * times, then logged as an error naming the command that finishes the job (`ebb forget --match`).
+ * The archive is already redacted when a pass is queued, so a pass lost with the process leaves only
+ * the summary text; `pending` and `idle` let the bot's stop and tests wait for the passes in hand.
+ */
+import { type ChannelPassSettings, redactChannel } from '@ebb/compaction';
+import {
+  type ChannelStore,
+  type ContextNotifier,
+  type Logger,
+  type RunStore,
+  type SeqRange,
+  seqRanges,
+  seqsOf,
+} from '@ebb/core';
+
+export interface RedactionPassesOptions {
+  readonly channels: ChannelStore;
+  readonly runs: RunStore;
+  /** The channel's summarizer and budget (`passSettingsResolver`, as the worker builds them). */
+  readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
+  readonly notifier: ContextNotifier;
+  readonly logger: Logger;
+  /** Between tries of a failed pass (default 5 s). */
+  readonly retryMs?: number;
+  /** Tries of one pass before it is given up (default 5). */
+  readonly maxTries?: number;
+}
+
+export const DEFAULT_REDACTION_PASSES = { retryMs: 5_000, maxTries: 5 } as const satisfies Required<
+  Pick<RedactionPassesOptions, 'retryMs' | 'maxTries'>
+>;
+
+type Queued = { readonly ranges: readonly SeqRange[] };
+
+export class RedactionPasses {
+  readonly #options: RedactionPassesOptions;
+  /** Per channel with work: what waits for the next pass (merged), and the pass running. */
+  readonly #channels = new Map<string, { waiting: Queued | undefined; running: Promise<void> }>();
+  #stopped = false;
+
+  constructor(options: RedactionPassesOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Queues the summaries of `key` holding `ranges` to be written again from the archive as it stands
+   * (already redacted or edited); returns at once.
+   */
+  enqueue(key: string, ranges: readonly SeqRange[]): void {
+    if (this.#stopped) return;
+    const entry = this.#channels.get(key);
+    const queued: Queued = { ranges };
+    if (entry) {
+      entry.waiting = entry.waiting === undefined ? queued : merge(entry.waiting, queued);
+      return;
+    }
+    const created = { waiting: queued as Queued | undefined, running: Promise.resolve() };
+    this.#channels.set(key, created);
+    created.running = this.#drain(key, created);
+  }
+
+  /** Channels with a pass queued or running. */
+  get pending(): number {
+    return this.#channels.size;
+  }
+
+  /** Resolves once no pass is queued or running. */
+  async idle(): Promise<void> {
+    while (this.#channels.size > 0) await Promise.all([...this.#channels.values()].map((e) => e.running));
+  }
+
+  /** No pass starts from now on (the bot is stopping); the ones running finish. */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  async #drain(key: string, entry: { waiting: Queued | undefined }): Promise<void> {
+    try {
+      while (entry.waiting !== undefined && !this.#stopped) {
+        const next = entry.waiting;
+        entry.waiting = undefined;
+        await this.#run(key, next);
+      }
+    } finally {
+      this.#channels.delete(key);
+    }
+  }
+
+  async #run(key: string, queued: Queued): Promise<void> {
+    const { logger, notifier } = this.#options;
+    const maxTries = this.#options.maxTries ?? DEFAULT_REDACTION_PASSES.maxTries;
+    for (let tries = 1; ; tries++) {
+      try {
+        const report = await redactChannel(
+          {
+            channels: this.#options.channels,
+            runs: this.#options.runs,
+            settingsFor: this.#options.settingsFor,
+          },
+          { channelKey: key, ranges: queued.ranges, archive: false, asArchived: true },
+        );
+        const generation = await this.#options.channels.generation(key);
+        if (report.spans.length > 0) await notifier.publish({ channelKey: key, generation }).catch(() => {});
+        const fields = {
+          event: 'message.resummarized',
+          channel: key,
+          summaries: report.spans.length,
+          unresolved: report.unresolved.length,
+          inFlight: report.inFlight,
+        };
+        if (report.unresolved.length > 0 || report.inFlight > 0)
+          logger.warn(
+            fields,
+            'wrote the summaries holding a taken-back message again, but passes over it were in flight; run ebb forget --match to be sure',
+          );
+        else logger.info(fields, `wrote ${report.spans.length} summaries holding a taken-back message again`);
+        return;
+      } catch (err) {
+        if (tries >= maxTries || this.#stopped) {
+          logger.error(
+            { event: 'message.resummarize_failed', err, channel: key, tries },
+            'could not write the summaries holding a taken-back message again; the archive is redacted, the summaries are not: run ebb forget --match on what it said',
+          );
+          return;
+        }
+        logger.warn(
+          { event: 'message.resummarize_retry', err, channel: key, tries },
+          'writing the summaries holding a taken-back message again failed; trying again',
+        );
+        await new Promise((resolve) =>
+          setTimeout(resolve, this.#options.retryMs ?? DEFAULT_REDACTION_PASSES.retryMs),
+        );
+      }
+    }
+  }
+}
+
+function merge(a: Queued, b: Queued): Queued {
+  return { ranges: seqRanges([...seqsOf(a.ranges), ...seqsOf(b.ranges)]) };
+}
