@@ -47,12 +47,17 @@ export const COMMAND_USAGES: readonly CommandUsage[] = [
     synopsis: [
       'simulate TRANSCRIPT [--config PATH] [--channel KEY] [--job-latency N | --job-seconds S]',
       '         [--rate R] [--limit N] [--json]',
+      'simulate --from-archive KEY [--since DURATION] [--suggest] [--job-seconds S] [--config PATH]',
+      '         [--json] [--embedded]',
     ],
     description: [
       'Replay a JSON Lines transcript through the compaction core and print a timeline, a usage',
       `chart and totals. Passes take N turns (default ${DEFAULT_JOB_LATENCY}) or S seconds of the`,
       "transcript's clock; --rate re-times the transcript to R messages a second; --limit stops",
-      'after N messages.',
+      "after N messages. --from-archive replays a channel's archived traffic from DATABASE_URL",
+      "(KEY may be a glob), passes taking what the channel's recorded passes took; --suggest",
+      'searches its thresholds, fractions, protect_recent and cooldown for 0 emergencies at the',
+      'lowest cost and prints a [channels."KEY".compaction] block.',
     ],
   },
   {

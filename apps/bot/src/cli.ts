@@ -14,6 +14,7 @@ import {
   migrate,
   run,
   simulate,
+  simulateArchive,
   status,
   transcript,
   worker,
@@ -79,9 +80,18 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
             rate: { type: 'string' },
             limit: { type: 'string' },
             json: { type: 'boolean' },
+            'from-archive': { type: 'string' },
+            since: { type: 'string' },
+            suggest: { type: 'boolean' },
+            embedded: { type: 'boolean' },
           },
           strict: true,
         });
+        const fromArchive = values['from-archive'];
+        if (fromArchive !== undefined)
+          return await simulateFromArchive(fromArchive, values, positionals, argv, io);
+        if (values.since !== undefined || values.suggest || values.embedded)
+          return usage(io, argv, '--since, --suggest and --embedded go with --from-archive KEY');
         const [file, ...extra] = positionals;
         if (file === undefined || extra.length > 0)
           return usage(io, argv, 'simulate takes one TRANSCRIPT file');
@@ -239,6 +249,72 @@ export async function main(argv: readonly string[], io: CommandIo = processIo): 
     }
     throw err;
   }
+}
+
+/** `ebb simulate --from-archive KEY [--since DURATION] [--suggest] ...`. */
+function simulateFromArchive(
+  key: string,
+  values: {
+    since?: string | undefined;
+    suggest?: boolean | undefined;
+    json?: boolean | undefined;
+    embedded?: boolean | undefined;
+    config?: string | undefined;
+    channel?: string | undefined;
+    'job-seconds'?: string | undefined;
+    'job-latency'?: string | undefined;
+    rate?: string | undefined;
+    limit?: string | undefined;
+  },
+  positionals: readonly string[],
+  argv: readonly string[],
+  io: CommandIo,
+): Promise<number> | number {
+  if (positionals.length > 0)
+    return usage(io, argv, 'give a TRANSCRIPT file or --from-archive KEY, not both');
+  if (
+    values.channel !== undefined ||
+    values['job-latency'] !== undefined ||
+    values.rate !== undefined ||
+    values.limit !== undefined
+  )
+    return usage(
+      io,
+      argv,
+      '--from-archive replays the channel as archived: --channel, --job-latency, --rate and --limit do not apply',
+    );
+  const sinceMs = values.since === undefined ? undefined : durationMs(values.since);
+  if (sinceMs === null) return usage(io, argv, '--since takes a duration: 90m, 12h, 7d, 2w');
+  const jobSeconds =
+    values['job-seconds'] === undefined ? undefined : positiveNumber(values['job-seconds'], true);
+  if (jobSeconds === null) return usage(io, argv, '--job-seconds takes a number of seconds (0 or more)');
+  return simulateArchive(
+    {
+      fromArchive: key,
+      ...(sinceMs === undefined ? {} : { sinceMs }),
+      ...(values.config === undefined ? {} : { config: values.config }),
+      ...(jobSeconds === undefined ? {} : { jobSeconds }),
+      suggest: values.suggest ?? false,
+      json: values.json ?? false,
+      embedded: values.embedded ?? false,
+    },
+    io,
+  );
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+/** `90m`, `12h`, `7d`, `2w` in milliseconds; null when the text is not one. */
+function durationMs(text: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(text);
+  const unit = match?.[2] === undefined ? undefined : DURATION_UNITS[match[2]];
+  return match === null || unit === undefined || Number(match[1]) <= 0 ? null : Number(match[1]) * unit;
 }
 
 /** A command line Ebb cannot run: the problem, then the usage of the command it names (or of all). */

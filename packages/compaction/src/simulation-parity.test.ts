@@ -7,9 +7,13 @@
  * `LATENCY` turns because its summarizer answers only when the test releases it (the summary is made
  * from the snapshot taken when the pass starts, as in the simulation); cooldown delays and deferrals
  * wait on the same fake clock. Passes land oldest range first, as the simulation lands them.
+ *
+ * The second case replays what the bot archived, written to Postgres and read back in keyset pages
+ * (`PgArchiveReader`, what `ebb simulate --from-archive` reads), with summarized messages dropped.
  */
 import {
   ChannelCompactor,
+  type ChannelStore,
   type CompactionLogEvent,
   type CompactionPolicy,
   type ContextView,
@@ -18,6 +22,7 @@ import {
   InMemoryMemoryStore,
   InMemoryRunStore,
   measureMessage,
+  type NewMessage,
   Simulation,
   type SimulationEvent,
   type SummarizeInput,
@@ -27,8 +32,10 @@ import {
   type TranscriptMessage,
   UNCALIBRATED,
 } from '@ebb/core';
+import { PgArchiveReader, PgChannelStore } from '@ebb/db';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
+import { freshSchemaDb } from '@ebb/testing/postgres';
 import { describe, expect, it } from 'vitest';
 import { createCompactionProcessor } from './compaction-processor.js';
 
@@ -139,7 +146,7 @@ function comparable(e: {
   return [e.event, e.tier, e.fromSeq ?? null, e.toSeq ?? null, reason, usage];
 }
 
-function simulate(messages: readonly TranscriptMessage[]) {
+function simulate(messages: readonly TranscriptMessage[], retainArchive: 'all' | 'unsummarized' = 'all') {
   const seen: { turn: number; row: unknown[] }[] = [];
   let turn = 0;
   const sim = new Simulation({
@@ -149,6 +156,7 @@ function simulate(messages: readonly TranscriptMessage[]) {
     reservedTokens: settings.reservedTokens,
     tokenizer,
     jobLatency: LATENCY,
+    retainArchive,
     emit: (e: SimulationEvent) => {
       if (e.type === 'compaction') seen.push({ turn, row: comparable(e) });
     },
@@ -175,7 +183,10 @@ class GatedSummarizer implements Summarizer {
   }
 }
 
-async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
+async function replayThroughTheBot(
+  messages: readonly TranscriptMessage[],
+  channels: ChannelStore = new InMemoryChannelStore(),
+) {
   let now = Date.parse(messages[0]?.ts ?? '2026-01-05T09:00:00Z');
   const clock = () => now;
   const sleepers: { until: number; wake: () => void }[] = [];
@@ -184,7 +195,6 @@ async function replayThroughTheBot(messages: readonly TranscriptMessage[]) {
       sleepers.push({ until: now + ms, wake: resolve });
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
     });
-  const channels = new InMemoryChannelStore();
   const runs = new InMemoryRunStore({ now: clock });
   const notifier = new InProcessContextNotifier();
   const summarizer = new GatedSummarizer();
@@ -296,5 +306,35 @@ describe('ebb simulate and the bot', () => {
     );
     expect(sim.summary.delayed).toBeGreaterThan(0);
     expect(bot.seen).toEqual(sim.seen);
+  });
+
+  it('so does the replay of the archive the bot wrote, read back from Postgres (ebb simulate --from-archive)', async () => {
+    // The bot runs on the in-memory store, whose every step the test can settle; each message it
+    // archives is archived in Postgres too, as it handed it to its store, and read back in pages.
+    const appended: NewMessage[] = [];
+    const channels = new (class extends InMemoryChannelStore {
+      override append(channelKey: string, message: NewMessage) {
+        appended.push(message);
+        return super.append(channelKey, message);
+      }
+    })();
+    const messages = transcript(1_200);
+    const bot = await replayThroughTheBot(messages, channels);
+    const pg = await freshSchemaDb({ poolSize: 2 });
+    try {
+      const archive = new PgChannelStore({ db: pg.db });
+      for (const message of appended) await archive.append(KEY, message);
+      const archived: TranscriptMessage[] = [];
+      for await (const { seq: _seq, ...m } of new PgArchiveReader({ db: pg.db }).messages(KEY, {
+        batchSize: 500,
+      }))
+        archived.push(m);
+      expect(archived).toHaveLength(messages.length);
+      const sim = simulate(archived, 'unsummarized');
+      expect(sim.seen.filter((s) => s.row[0] === 'emergency').length).toBeGreaterThan(0);
+      expect(bot.seen).toEqual(sim.seen);
+    } finally {
+      await pg.close();
+    }
   });
 });

@@ -24,6 +24,11 @@
  * platform section, and on each pattern block merged over everything that applies to all its keys.
  */
 export { DEFAULTS_CHANNEL_KEY } from './channel-layers.js';
+export {
+  type CompactionOverride,
+  channelCompactionToml,
+  withChannelCompaction,
+} from './channel-override.js';
 export { comparePatterns, patternMatches, patternSubsumes } from './channel-pattern.js';
 export {
   CONFIG_ERROR_CODES,

@@ -20,6 +20,7 @@ export const memoriesList = lazy(async () => (await import('./memories.js')).mem
 export const migrate = lazy(async () => (await import('./migrate.js')).migrate);
 export const run = lazy(async () => (await import('./run.js')).run);
 export const simulate = lazy(async () => (await import('./simulate.js')).simulate);
+export const simulateArchive = lazy(async () => (await import('./simulate-archive.js')).simulateArchive);
 export const status = lazy(async () => (await import('./status.js')).status);
 export const transcript = lazy(async () => (await import('./transcript.js')).transcript);
 export const worker = lazy(async () => (await import('./worker.js')).worker);

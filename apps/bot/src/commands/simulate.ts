@@ -15,18 +15,15 @@ import {
   type CompactionEvent,
   costUsd,
   EbbError,
-  Simulation,
   type SimulationEvent,
   type SummaryEvent,
-  systemPromptTokens,
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { builtInToolTokens, mayReadHistory } from '../channel-status.js';
 import { readTranscript } from '../transcript-file.js';
 import { usageChart } from '../usage-chart.js';
 import type { CommandIo } from './io.js';
-import { DEFAULT_JOB_LATENCY } from './simulate-defaults.js';
+import { channelSimulation, perThousand, replayCost } from './simulate-channel.js';
 
 export interface SimulateArgs {
   readonly transcript: string;
@@ -40,6 +37,8 @@ export interface SimulateArgs {
   /** Stop after this many messages. */
   readonly limit?: number;
   readonly json?: boolean;
+  /** Drop archived messages once summarized (`--from-archive`: a million messages in bounded memory). */
+  readonly bounded?: boolean;
 }
 
 export async function simulate(args: SimulateArgs, io: CommandIo): Promise<number> {
@@ -84,25 +83,22 @@ export async function replay(
     for (const line of err.message.split('\n')) io.err(line);
     return 1;
   }
-  const channel = resolveChannel(config, args.channel ?? 'defaults');
-  const tokenizer = await loadTokenizer(channel.llm.encoding);
-  // The reserve is what every prompt sends besides the conversation: the system prompt and the
-  // tools. Memories are not simulated, so none are recalled (the bot reserves what a turn recalls).
-  const promptHeadTokens =
-    systemPromptTokens(tokenizer, channel.bot.systemPrompt) + builtInToolTokens(channel, tokenizer);
-  const reservedTokens = promptHeadTokens;
+  return replayChannel(source, resolveChannel(config, args.channel ?? 'defaults'), args, io);
+}
 
+/** Replays a source of messages with one channel's resolved settings. */
+export async function replayChannel(
+  source: AsyncIterable<TranscriptMessage> | Iterable<TranscriptMessage>,
+  channel: ResolvedChannelConfig,
+  args: Pick<SimulateArgs, 'jobLatency' | 'jobSeconds' | 'json' | 'bounded'>,
+  io: CommandIo,
+): Promise<number> {
+  const tokenizer = await loadTokenizer(channel.llm.encoding);
   const out = args.json ? jsonPrinter(io) : textPrinter(io, channel);
-  const sim = new Simulation({
-    policy: channel.compaction,
-    contextWindow: channel.llm.contextWindow,
-    maxOutputTokens: channel.llm.maxOutputTokens,
-    reservedTokens,
-    promptHeadTokens,
-    tokenizer,
-    readHistory: mayReadHistory(channel),
-    jobLatency: args.jobLatency ?? DEFAULT_JOB_LATENCY,
+  const sim = channelSimulation(channel, tokenizer, {
+    ...(args.jobLatency === undefined ? {} : { jobLatency: args.jobLatency }),
     ...(args.jobSeconds === undefined ? {} : { jobSeconds: args.jobSeconds }),
+    ...(args.bounded ? { retainArchive: 'unsummarized' as const } : {}),
     emit: out.event,
   });
   try {
@@ -215,22 +211,19 @@ function promptCacheLines(s: SummaryEvent, channel: ResolvedChannelConfig): stri
   const c = s.promptCache;
   if (c.prompts === 0) return [];
   const share = (n: number) => `${((100 * n) / Math.max(1, c.promptTokens)).toFixed(1)}%`;
-  const perThousand = (n: number) => (1000 * n) / Math.max(1, s.messages);
   const lines = [
     `  reply prompts: ${c.prompts} (one per participant's message), ${c.promptTokens} tokens, ${share(c.cachedTokens)} servable from a prefix cache`,
     `  cache misses by cause: splices ${c.missedBy.splice} tokens (${share(c.missedBy.splice)}), emergency truncations ${c.missedBy.truncation} (${share(c.missedBy.truncation)}), microcompaction ${c.missedBy.microcompaction} (${share(c.missedBy.microcompaction)})`,
   ];
-  const chat = channel.llm.price;
-  const summarizer = channel.price;
-  if (chat && summarizer) {
-    const replies = costUsd({ input: c.promptTokens, cached: c.cachedTokens, output: 0 }, chat);
-    const passes = costUsd({ input: s.summarizerInputTokens, output: s.summarizerOutputTokens }, summarizer);
+  const cost = replayCost(s, channel);
+  if (cost) {
+    const usd = (n: number) => `$${perThousand(n, s).toFixed(4)}`;
     lines.push(
-      `  estimated input cost per 1,000 messages: $${perThousand(replies + passes).toFixed(4)} (reply prompts $${perThousand(replies).toFixed(4)} at ${channel.llm.model} prices, summarizer $${perThousand(passes).toFixed(4)}; replies' output not included)`,
+      `  estimated input cost per 1,000 messages: ${usd(cost.total)} (reply prompts ${usd(cost.replies)} at ${channel.llm.model} prices, summarizer ${usd(cost.passes)}; replies' output not included)`,
     );
   } else {
     lines.push(
-      `  estimated cost: add [prices."${chat ? channel.compaction.summarizerModel : channel.llm.model}"] to config.toml`,
+      `  estimated cost: add [prices."${channel.llm.price ? channel.compaction.summarizerModel : channel.llm.model}"] to config.toml`,
     );
   }
   return lines;
