@@ -15,11 +15,16 @@
  * the store returns on every append catches a missed notification. The monitor never waits for a
  * pass; an emergency truncates at once; a provider context overflow truncates and retries.
  *
+ * A deletion or an edit on the platform runs in the channel's actor too, in order with its turns
+ * (`message-changes.ts`); the summaries it must write again are queued beside it
+ * (`redaction-passes.ts`). While the archive is away it waits in the inbound spool with the messages.
+ *
  * `Bot` coordinates; the parts live beside it: the cache in `channel-states.ts`, the compactor and
  * the monitor in `bot-compaction.ts`, the model call in `model-reply.ts`, the slash commands in
  * `bot-commands.ts`, the inbound spool in `spool-replay.ts`, the adapters in `platform-connections.ts`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChannelPassSettings, passSettingsResolver } from '@ebb/compaction';
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import type {
   AnswerClaim,
@@ -33,6 +38,7 @@ import type {
   InboundSpool,
   Logger,
   MemoryStore,
+  MessageChange,
   Platform,
   PlatformAdapter,
   PlatformHandlers,
@@ -42,6 +48,7 @@ import type {
   TurnResult,
   UsageStore,
 } from '@ebb/core';
+import { settleWithin } from '@ebb/core';
 import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { ToolCallSample } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
@@ -51,8 +58,10 @@ import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
 import { type ChannelState, ChannelStates, ContextReloadError } from './channel-states.js';
+import { type ChangeReport, MessageChanges } from './message-changes.js';
 import { ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
+import { RedactionPasses } from './redaction-passes.js';
 import { SpoolReplay } from './spool-replay.js';
 
 export interface BotOptions {
@@ -86,6 +95,13 @@ export interface BotOptions {
   readonly onToolCall?: (sample: ToolCallSample) => void;
   /** Where each answered turn's tokens go, for a channel's cost in `ebb status` and the dashboard. */
   readonly usage?: UsageStore;
+  /**
+   * The summarizer and budget of a channel's passes, for the summaries a deletion (or an edit under
+   * `on_edit = "resummarize"`) writes again; default: `passSettingsResolver` without OPENAI_API_KEY.
+   */
+  readonly passSettings?: (channelKey: string) => Promise<ChannelPassSettings>;
+  /** After every deletion or edit from a platform: for metrics. */
+  readonly onMessageChange?: (report: ChangeReport & { readonly platform: string }) => void;
   /** After every turn: for metrics. */
   readonly onTurn?: (turn: {
     platform: Platform;
@@ -151,6 +167,8 @@ export class Bot {
   readonly #states: ChannelStates;
   readonly #replier: ModelReplier;
   readonly #commands: BotCommands;
+  readonly #changes: MessageChanges;
+  readonly #redactions: RedactionPasses;
   /** Absent without a spool: then a message the archive cannot take gets an apology. */
   readonly #spool: SpoolReplay | undefined;
   readonly #botName: string;
@@ -195,6 +213,23 @@ export class Bot {
       ...(options.usage === undefined ? {} : { usage: options.usage }),
     });
     this.#commands = new BotCommands({ config, runs, memories, states, compaction });
+    this.#redactions = new RedactionPasses({
+      channels,
+      runs,
+      settingsFor: options.passSettings ?? passSettingsResolver({ config, env: {} }),
+      notifier: options.notifier,
+      logger: options.logger,
+    });
+    this.#changes = new MessageChanges({
+      config,
+      channels,
+      memories,
+      runs,
+      states,
+      passes: this.#redactions,
+      logger: options.logger,
+      ...(options.onMessageChange === undefined ? {} : { onChange: options.onMessageChange }),
+    });
     this.#spool =
       options.spool &&
       new SpoolReplay({
@@ -206,6 +241,9 @@ export class Bot {
         states,
         compaction,
         adapter,
+        applyChange: async (change) => {
+          await this.#changes.apply(change);
+        },
       });
   }
 
@@ -285,6 +323,9 @@ export class Bot {
     } else if (busy > 0) {
       log.info({ channels: busy, ms: Math.round(performance.now() - started) }, 'finished the turns in hand');
     }
+    // The summaries being written again finish (their archive is redacted already); no new one starts.
+    this.#redactions.stop();
+    await settleWithin(this.#redactions.idle(), TURN_CUT_OFF_MS);
     await this.#connections.stop();
     for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
     await this.#unsubscribe?.();
@@ -304,7 +345,49 @@ export class Bot {
           () => this.#commands.run(command),
           async () => STOPPING_COMMAND_REPLY,
         ),
+      onMessageChange: (change) =>
+        this.#actors.run(
+          change.channelKey,
+          () => this.#change(change),
+          () => this.#keepChange(change, undefined),
+        ),
     };
+  }
+
+  /** The summaries that deletions and edits queued to be written again are all written (tests, stop). */
+  redactionsIdle(): Promise<void> {
+    return this.#redactions.idle();
+  }
+
+  /**
+   * A deletion or an edit, in the channel's actor: behind what is spooled (it may name a spooled
+   * message), else applied now; when the store fails part-way it is spooled and applied again in
+   * full once the archive is back (every step is idempotent).
+   */
+  async #change(change: MessageChange): Promise<void> {
+    const key = change.channelKey;
+    if (this.#spool && !(await this.#spool.catchUp(key))) return this.#keepChange(change, undefined);
+    try {
+      await this.#changes.apply(change);
+    } catch (err) {
+      this.#states.forget(key);
+      await this.#keepChange(change, err);
+    }
+  }
+
+  /** Spools a change the archive could not take; throws when there is no spool or it refuses too. */
+  async #keepChange(change: MessageChange, err: unknown): Promise<void> {
+    const kept = (await this.#spool?.keepChange(change)) === true;
+    const fields = { event: 'message.change_spooled', err, channel: change.channelKey, kind: change.kind };
+    if (kept) {
+      this.#options.logger.warn(fields, 'the archive could not take a deletion or an edit now; spooled it');
+      return;
+    }
+    throw new BotError('a deletion or edit could not be applied or spooled', {
+      code: 'change_not_kept',
+      retryable: true,
+      cause: err,
+    });
   }
 
   async #turn(message: InboundMessage): Promise<TurnResult> {
