@@ -6,7 +6,7 @@
  * | ------------------- | ------ | ---------------------------------------------------------------- |
  * | `bad_channel_id`    | 400    | the `:id` is not letters, digits, `_ . -` (at most 100)          |
  * | `bad_json`          | 400    | the body is not a JSON object                                    |
- * | `bad_id`            | 400    | `"id"` is empty or too long                                      |
+ * | `bad_id`            | 400    | `"id"` (or the message id of a DELETE/PUT) is empty or too long  |
  * | `bad_author`        | 400    | `"author"` is empty, too long, or has control/bidi characters    |
  * | `bad_text`          | 400    | `"text"` is empty or too long                                    |
  * | `bad_command`       | 400    | `"name"` is not a command                                        |
@@ -23,7 +23,7 @@
  * | `not_json`          | 415    | a JSON route's `Content-Type` is not `application/json`          |
  * | `rate_limited`      | 429    | too many requests from this client (`Retry-After`)               |
  * | `starting`          | 503    | Ebb is not serving turns yet                                     |
- * | `store_unavailable` | 503    | the message was not archived (`Retry-After`; send it again)      |
+ * | `store_unavailable` | 503    | the message (or deletion, edit) was not kept (`Retry-After`)     |
  * | `shutting_down`     | 503    | this process is stopping (`Retry-After`)                         |
  * | `turn_failed`       | 200    | archived, but no reply was made or kept (a field of a 2xx answer) |
  */

@@ -1,5 +1,11 @@
 import { request } from 'node:http';
-import type { CommandInvocation, InboundMessage, PlatformHandlers, TurnResult } from '@ebb/core';
+import type {
+  CommandInvocation,
+  InboundMessage,
+  MessageChange,
+  PlatformHandlers,
+  TurnResult,
+} from '@ebb/core';
 import { EventStreamReader } from '@ebb/testing/event-stream';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -27,13 +33,18 @@ describe('WebAdapter', () => {
   let web: WebAdapter;
   const received: InboundMessage[] = [];
   const commands: CommandInvocation[] = [];
+  const changes: MessageChange[] = [];
   /** What the handler answers next, when set (else it echoes). */
   let next: TurnResult | undefined;
+  /** The change handler fails (the store away and the spool too) while set. */
+  let changesFail = false;
 
   beforeEach(async () => {
     received.length = 0;
     commands.length = 0;
+    changes.length = 0;
     next = undefined;
+    changesFail = false;
     web = new WebAdapter({ port: 0 });
     const handlers: PlatformHandlers = {
       onMessage: async (message) => {
@@ -47,6 +58,10 @@ describe('WebAdapter', () => {
       onCommand: async (command) => {
         commands.push(command);
         return `${command.name} of ${command.channelKey}`;
+      },
+      onMessageChange: async (change) => {
+        if (changesFail) throw new Error('store away, spool refused');
+        changes.push(change);
       },
     };
     await web.start(handlers);
@@ -195,6 +210,82 @@ describe('WebAdapter', () => {
     });
     expect(await res.json()).toEqual({ reply: 'compact of web:ops' });
     expect(commands[0]).toMatchObject({ name: 'compact', args: 'the deploy', userId: 'ana' });
+  });
+
+  it('turns DELETE and PUT of a message into changes of web:<id>, applied or spooled before it answers 2xx', async () => {
+    const events = await EventStreamReader.open(`${web.url}/api/channels/ops/events`);
+    const removed = await fetch(`${web.url}/api/channels/ops/messages/m-1`, { method: 'DELETE' });
+    expect(removed.status).toBe(200);
+    expect(await removed.json()).toEqual({ id: 'm-1', deleted: true });
+    await events.until('event: deleted');
+    expect(events.events('deleted')).toEqual([{ type: 'deleted', platformMessageId: 'm-1' }]);
+    const edited = await fetch(`${web.url}/api/channels/ops/messages/m-2`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'the new text' }),
+    });
+    expect(edited.status).toBe(200);
+    expect(await edited.json()).toEqual({ id: 'm-2', edited: true });
+    await events.until('event: edited');
+    expect(events.events('edited')).toEqual([
+      { type: 'edited', platformMessageId: 'm-2', text: 'the new text' },
+    ]);
+    expect(changes).toEqual([
+      {
+        kind: 'deleted',
+        platform: 'web',
+        channelKey: 'web:ops',
+        platformMessageIds: ['m-1'],
+        ts: expect.any(String),
+      },
+      {
+        kind: 'edited',
+        platform: 'web',
+        channelKey: 'web:ops',
+        platformMessageId: 'm-2',
+        text: 'the new text',
+        ts: expect.any(String),
+      },
+    ]);
+    await events.close();
+
+    // Bad input is refused before the bot hears of it.
+    const code = async (res: Response) => [res.status, ((await res.json()) as { code: string }).code];
+    const put = (path: string, body: string, type = 'application/json') =>
+      fetch(`${web.url}${path}`, { method: 'PUT', headers: { 'content-type': type }, body });
+    expect(await code(await put('/api/channels/ops/messages/m-2', JSON.stringify({ text: ' ' })))).toEqual([
+      400,
+      'bad_text',
+    ]);
+    expect(
+      await code(await put('/api/channels/ops/messages/m-2', JSON.stringify({ text: 'a\u0000b' }))),
+    ).toEqual([400, 'nul_character']);
+    expect(await code(await put('/api/channels/ops/messages/m-2', 'text=x', 'text/plain'))).toEqual([
+      415,
+      'not_json',
+    ]);
+    expect(
+      await code(
+        await fetch(`${web.url}/api/channels/ops/messages/${'x'.repeat(300)}`, { method: 'DELETE' }),
+      ),
+    ).toEqual([400, 'bad_id']);
+    expect(
+      await code(await fetch(`${web.url}/api/channels/o%20ps/messages/m-1`, { method: 'DELETE' })),
+    ).toEqual([400, 'bad_channel_id']);
+    // Another site's page: refused in loopback mode, as a POST is.
+    const foreign = await fetch(`${web.url}/api/channels/ops/messages/m-1`, {
+      method: 'DELETE',
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(await code(foreign)).toEqual([403, 'foreign_origin']);
+    expect(changes).toHaveLength(2);
+
+    // Neither applied nor spooled: 503 with Retry-After, to send again.
+    changesFail = true;
+    const down = await fetch(`${web.url}/api/channels/ops/messages/m-1`, { method: 'DELETE' });
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('5');
+    expect(await down.json()).toMatchObject({ code: 'store_unavailable' });
   });
 
   it('in loopback mode refuses what a page of another site makes the browser send, and calls nothing', async () => {

@@ -3,6 +3,8 @@
  * to Ebb without Slack or Discord, and watch a conversation ebb.
  *
  *   POST /api/channels/:id/messages   {"author": "…", "text": "…", "id"?: "…"} → {"reply": "…" | null}
+ *   DELETE /api/channels/:id/messages/:messageId                 → {"id": "…", "deleted": true}
+ *   PUT  /api/channels/:id/messages/:messageId  {"text": "…"}     → {"id": "…", "edited": true}
  *   POST /api/channels/:id/commands   {"name": "context" | "compact", "args"?: "…", "user"?: "…"} → {"reply": "…"}
  *   GET  /api/channels/:id/events     text/event-stream of the channel's messages and compaction events
  *
@@ -24,6 +26,11 @@
  * `shutting_down` (this process is stopping: the message came after the stop began, or its turn had
  * not begun when the grace period ran out; not archived; `Retry-After`), 409 `id_conflict` (the id
  * was used for another text).
+ * A DELETE or PUT of a message (by the `id` it was posted with, or the bot's reply's `id` from the
+ * stream) takes it back as a platform's deletion or edit does: the channel's `[privacy]` policy
+ * decides what it reaches. A 2xx answer means the change is applied, or spooled while the store is
+ * away (applied in order after it); an id the archive never held changes nothing and is answered 2xx
+ * too, so a retry is always safe. 503 `store_unavailable` (`Retry-After`) when it could be neither.
  * Errors are `{"error": "…", "code": "…"}`, `code` one of `WEB_ERROR_CODES` (`errors.ts`).
  */
 import { randomUUID } from 'node:crypto';
@@ -31,6 +38,7 @@ import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import {
   type CommandName,
+  type MessageChange,
   type PlatformAdapter,
   type PlatformHandlers,
   settleWithin,
@@ -163,6 +171,22 @@ export class WebAdapter implements PlatformAdapter {
     await this.#closed;
   }
 
+  /**
+   * Hands a deletion or an edit to the bot: undefined once it is applied or spooled, else the error
+   * answer (`503 starting` before the bot started, `503 store_unavailable` when it could not be kept).
+   */
+  async #change(c: Context, change: MessageChange): Promise<Response | undefined> {
+    const handlers = this.#handlers;
+    if (!handlers?.onMessageChange) return webError(c, 503, 'starting', 'Ebb is starting');
+    try {
+      await handlers.onMessageChange(change);
+      return undefined;
+    } catch {
+      c.header('Retry-After', String(RETRY_AFTER_SECONDS));
+      return webError(c, 503, 'store_unavailable', 'the change was not applied; send it again');
+    }
+  }
+
   #routes(): void {
     const app = this.app;
     // Registered before the routes, so they run first.
@@ -276,6 +300,55 @@ export class WebAdapter implements PlatformAdapter {
       }
     });
 
+    app.delete('/api/channels/:id/messages/:messageId', async (c) => {
+      const id = c.req.param('messageId');
+      const bad = badMessageId(c, id);
+      if (bad) return bad;
+      const channelKey = `web:${c.req.param('id')}`;
+      const ts = new Date().toISOString();
+      const done = await this.#change(c, {
+        kind: 'deleted',
+        platform: 'web',
+        channelKey,
+        platformMessageIds: [id],
+        ts,
+      });
+      if (done) return done;
+      this.publish(channelKey, { type: 'deleted', platformMessageId: id });
+      return c.json({ id, deleted: true });
+    });
+
+    app.put('/api/channels/:id/messages/:messageId', async (c) => {
+      const id = c.req.param('messageId');
+      const bad = badMessageId(c, id);
+      if (bad) return bad;
+      const body = await jsonObject(c);
+      if (body instanceof Response) return body;
+      const text = typeof body.text === 'string' ? body.text : '';
+      if (text.includes('\u0000'))
+        return webError(c, 400, 'nul_character', '"text" must not contain NUL (\\u0000) characters');
+      if (text.trim() === '' || text.length > MAX_TEXT)
+        return webError(
+          c,
+          400,
+          'bad_text',
+          `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
+        );
+      const channelKey = `web:${c.req.param('id')}`;
+      const ts = new Date().toISOString();
+      const done = await this.#change(c, {
+        kind: 'edited',
+        platform: 'web',
+        channelKey,
+        platformMessageId: id,
+        text,
+        ts,
+      });
+      if (done) return done;
+      this.publish(channelKey, { type: 'edited', platformMessageId: id, text });
+      return c.json({ id, edited: true });
+    });
+
     app.post('/api/channels/:id/commands', async (c) => {
       const id = c.req.param('id');
       const body = await jsonObject(c);
@@ -322,6 +395,18 @@ export class WebAdapter implements PlatformAdapter {
 }
 
 const CHANNEL_ID_RULE = 'channel id: letters, digits, _ . - (at most 100)';
+
+/** `400 bad_id` for a message id no POST could have used; undefined when it is fine. */
+function badMessageId(c: Context, id: string | undefined): Response | undefined {
+  if (id === undefined || id === '' || id.length > MAX_ID || id.includes('\u0000'))
+    return webError(
+      c,
+      400,
+      'bad_id',
+      `the message id must be a non-empty string of at most ${MAX_ID} characters`,
+    );
+  return undefined;
+}
 
 /** `503 shutting_down`: this process is stopping; the client sends it again in a moment (to the next one). */
 function shuttingDown(c: Context): Response {
