@@ -7,24 +7,32 @@
  * turn after the deletion does not wait for that pass, and nothing of it is an emergency. An edit leaves only the new text in the archive and
  * the raw context, with the tokens counted again. The world is test/forget-fixture.ts.
  */
+
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { passSettingsResolver } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import {
   type CompactionLogEvent,
   type InboundMessage,
+  type InboundSpool,
   type MessageChange,
   PENDING_SUMMARY,
+  type PlatformAdapter,
   REDACTED_MESSAGE,
 } from '@ebb/core';
 import { OpenAiChatModel } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import type { RecordedRequest } from '@ebb/testing/openai';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
+import { WebAdapter } from '@ebb/web';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { carelessModel, FACT, type ForgetFixture, startForgetFixture } from '../../test/forget-fixture.js';
 import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
+import { FileInboundSpool } from './file-inbound-spool.js';
 
 let world: ForgetFixture;
 const closers = closersAfterEach();
@@ -36,10 +44,17 @@ afterAll(async () => {
   await world?.close();
 });
 
+/** What `startBot` returns as handlers when the bot runs on a real adapter (the test talks to that). */
+const HANDLERS_OF_ANOTHER_PLATFORM = {
+  onMessage: async () => undefined,
+  onCommand: async () => '',
+  onMessageChange: async () => {},
+};
+
 /** A summarizer's request (it asks for JSON); the chat model's asks for none. */
 const isSummary = (request: RecordedRequest) => request.body.response_format !== undefined;
 
-async function startBot(toml = world.toml) {
+async function startBot(toml = world.toml, extra: { spool?: InboundSpool; platform?: PlatformAdapter } = {}) {
   const config = () => parseConfig(toml, 'changes.toml');
   const web = new RecordingPlatform('web', `out-${Math.random()}`);
   const logger = new RecordingLogger();
@@ -56,10 +71,11 @@ async function startBot(toml = world.toml) {
     passSettings: passSettingsResolver({ config, env: { OPENAI_API_KEY: 'test-key' } }),
     logger,
     onEvent: (e) => events.push(e),
+    ...(extra.spool === undefined ? {} : { spool: extra.spool, spoolReplayMs: 50 }),
   });
-  await bot.start([web]);
+  await bot.start([extra.platform ?? web]);
   closers.push(() => bot.stop());
-  const handlers = web.handlers;
+  const handlers = web.handlers ?? (extra.platform ? HANDLERS_OF_ANOTHER_PLATFORM : undefined);
   if (!handlers?.onMessageChange) throw new Error('the bot gave no onMessageChange handler');
   return { bot, web, logger, events, handlers, change: handlers.onMessageChange };
 }
@@ -183,6 +199,81 @@ describe('a deletion', () => {
     // The same deletion again (a platform's retry, a replayed spool) changes nothing.
     await change(deleted(key, ['m4', 'nope']));
     expect(logger.events('message.deleted')[1]?.fields).toMatchObject({ outcome: 'unchanged', messages: 0 });
+  });
+
+  it('through the web API, end to end: DELETE leaves the fact nowhere', async () => {
+    const key = 'web:del3';
+    await world.plant(key);
+    const web = new WebAdapter({ port: 0 });
+    const { bot } = await startBot(world.toml, { platform: web });
+    for (const id of ['m4', 'm27']) {
+      const res = await fetch(`${web.url}/api/channels/del3/messages/${id}`, { method: 'DELETE' });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ id, deleted: true });
+    }
+    await bot.redactionsIdle();
+    expect(await world.whereIsTheFact(key)).toEqual({
+      memories: 0,
+      compactionRuns: 0,
+      activeSpans: 0,
+      retiredSpans: 0,
+      messages: 0,
+    });
+    // The next prompt the model receives, asked through the API: none of it.
+    const before = world.fake.requests.length;
+    const asked = await fetch(`${web.url}/api/channels/del3/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ author: 'ana', text: '@ebb what was the vault code?' }),
+    });
+    expect(asked.status).toBe(200);
+    const prompt = world.fake.requests.slice(before).find((r) => !isSummary(r));
+    expect(JSON.stringify(prompt?.body)).toContain('what was the vault code?');
+    expect(JSON.stringify(prompt?.body)).not.toContain(FACT);
+  });
+
+  it('during a Postgres outage is spooled and applied after it, in order with the messages', async () => {
+    const key = 'web:out1';
+    await world.plant(key);
+    const spool = new FileInboundSpool(join(mkdtempSync(join(tmpdir(), 'ebb-changes-')), 'spool.jsonl'));
+    const { bot, logger, handlers, change } = await startBot(world.toml, { spool });
+    world.proxy.cut();
+    closers.push(async () => world.proxy.restore());
+    // Said while the archive is away: the deletion, then a new message, then an edit of that message,
+    // which can only apply once the message is archived.
+    await change(deleted(key, ['m27']));
+    const chat = await handlers.onMessage({
+      ...asked(key, 'my card is 4111-1111', 'x1'),
+      mentionsBot: false,
+    });
+    expect(chat?.archived).toBe('spooled');
+    await change({
+      kind: 'edited',
+      platform: 'web',
+      channelKey: key,
+      platformMessageId: 'x1',
+      text: 'my card is in the vault',
+      ts: new Date().toISOString(),
+    });
+    expect(logger.events('message.change_spooled')).toHaveLength(2);
+    expect(logger.events('message.deleted')).toEqual([]);
+
+    world.proxy.restore();
+    await vi.waitFor(() => expect(logger.events('spool.replayed')).toHaveLength(1), { timeout: 20_000 });
+    const archive = await world.channels.readArchive(key, 27, 40);
+    expect(archive.map((m) => [m.seq, m.text])).toEqual([
+      [27, REDACTED_MESSAGE],
+      [28, expect.stringContaining('message 28')],
+      [29, expect.stringContaining('message 29')],
+      [30, expect.stringContaining('message 30')],
+      [31, 'my card is in the vault'],
+    ]);
+    expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ outcome: 'applied', messages: 1 });
+    expect(logger.events('message.edited')[0]?.fields).toMatchObject({ outcome: 'applied', raw: 1 });
+    const view = await world.expectConsistentTokens(key);
+    expect(JSON.stringify(view.raw)).not.toContain('4111');
+    expect(JSON.stringify(view.raw)).not.toContain(FACT);
+    await bot.redactionsIdle();
   });
 
   it('is ignored where [privacy] on_delete = "ignore"', async () => {
