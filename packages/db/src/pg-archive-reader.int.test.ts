@@ -73,13 +73,22 @@ describe('PgArchiveReader', () => {
     expect(await reader.channelKeys()).toEqual(['web:other', 'web:reader']);
   });
 
-  it('reads the median and the 90th percentile of completed passes only', async () => {
+  it('reads the median and the 90th percentile of the passes that ran their summarizer', async () => {
     const runs = new PgRunStore({ db: pg.db });
     const reader = new PgArchiveReader({ db: pg.db });
     const key = 'web:durations';
     expect(await reader.passDurations(key)).toEqual({ runs: 0, medianMs: null, slowMs: null });
     const durations = [100, 200, 300, 400, 500, 600, 700, 800, 900, 1_000];
-    for (const [i, durationMs] of [...durations, 99_000].entries()) {
+    const finished = [
+      ...durations.map((durationMs) => ({ status: 'completed' as const, durationMs })),
+      // Stale at the splice, after the summarizer ran: it counts.
+      { status: 'stale' as const, durationMs: 1_000, outputTokens: 300 },
+      // Failed, or stale before any model call: they do not.
+      { status: 'failed' as const, durationMs: 99_000 },
+      { status: 'stale' as const, durationMs: 99_000 },
+    ];
+    finished.splice(9, 1);
+    for (const [i, outcome] of finished.entries()) {
       const jobId = `${key}-${i}`;
       await runs.create({
         jobId,
@@ -90,7 +99,7 @@ describe('PgArchiveReader', () => {
         toSeq: 10,
         generation: 0,
       });
-      await runs.finish(jobId, { status: i < durations.length ? 'completed' : 'failed', durationMs });
+      await runs.finish(jobId, outcome);
     }
     expect(await reader.passDurations(key)).toEqual({ runs: 10, medianMs: 550, slowMs: 910 });
   });

@@ -6,7 +6,7 @@
  * the channel's recorded passes took (`compaction_runs.duration_ms`), which the replay's passes take.
  */
 import type { ArchivedMessage } from '@ebb/core';
-import { and, asc, eq, gt, gte, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, isNotNull, or, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { dbCall } from './pg-errors.js';
 import { withoutNulls } from './rows.js';
@@ -27,7 +27,7 @@ export const DEFAULT_ARCHIVE_READ = { batchSize: 2_000 } as const satisfies Pick
 /** Seconds since the epoch, as Slack writes a message's `ts` (`1700000000.000100`). */
 const EPOCH_SECONDS = /^\d{9,11}(\.\d+)?$/;
 
-/** Durations of a channel's completed passes, in milliseconds. */
+/** Durations of a channel's passes that ran their summarizer (completed, or stale at the splice), in milliseconds. */
 export interface PassDurations {
   readonly runs: number;
   readonly medianMs: number | null;
@@ -109,7 +109,7 @@ export class PgArchiveReader {
     });
   }
 
-  /** Median and 90th percentile of the channel's completed passes (since `since`). */
+  /** Median and 90th percentile of the channel's passes that ran their summarizer (since `since`). */
   passDurations(channelKey: string, options: Pick<ArchiveReadOptions, 'since'> = {}): Promise<PassDurations> {
     return dbCall('passDurations', async () => {
       const [row] = await this.#db
@@ -126,7 +126,12 @@ export class PgArchiveReader {
         .where(
           and(
             eq(compactionRuns.channelKey, channelKey),
-            eq(compactionRuns.status, 'completed'),
+            // A pass refused at its splice (stale) ran its summarizer all the same; one found stale
+            // before any model call (no tokens) says nothing about how long passes take.
+            or(
+              eq(compactionRuns.status, 'completed'),
+              and(eq(compactionRuns.status, 'stale'), isNotNull(compactionRuns.outputTokens)),
+            ),
             isNotNull(compactionRuns.durationMs),
             options.since === undefined ? undefined : gte(compactionRuns.createdAt, options.since),
           ),
