@@ -107,7 +107,8 @@ export const COMMAND_USAGES: readonly CommandUsage[] = [
     ],
     description: [
       'Forget: delete the memories, summarize again the summaries that hold their source messages',
-      "(or the speaker's messages, or every message holding TEXT, the bot's replies included) with",
+      "(or the speaker's messages and the bot's replies to them, or every message holding TEXT,",
+      "the bot's replies included) with",
       'those redacted, and clear them from checkpoints; --archive (with --speaker or --match) also',
       'overwrites those archived messages. Without --yes, print what would change and exit 2.',
       '`ebb forget ...` is the same command.',

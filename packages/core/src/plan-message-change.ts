@@ -56,23 +56,34 @@ export function replyTurnSeqs(after: readonly Pick<StoredMessage, 'seq' | 'role'
   return (end < 0 ? after : after.slice(0, end)).map((m) => m.seq);
 }
 
-export function planDeletion(input: DeletionInput): DeletionPlan {
-  const bySeq = new Map(input.archive.map((m, i) => [m.seq, i]));
-  const deleted = [...new Set(input.deleted)].sort((a, b) => a - b);
+/**
+ * The seqs of the bot's turns that answered the person's messages `seqs` (each message's own turn),
+ * in order; `archive` holds each of them and the turn after it, in seq order. A seq that is the bot's
+ * own (a reply the web API names) has no turn of its own.
+ */
+export function repliesTo(
+  archive: readonly Pick<StoredMessage, 'seq' | 'role'>[],
+  seqs: readonly number[],
+): number[] {
+  const bySeq = new Map(archive.map((m, i) => [m.seq, i]));
   const replies = new Set<number>();
-  for (const seq of deleted) {
+  for (const seq of seqs) {
     const at = bySeq.get(seq);
-    // Only a person's message has a reply turn; a deleted reply of the bot (the web API can name one)
-    // goes alone.
-    if (at === undefined || input.archive[at]?.role !== 'user') continue;
-    for (const reply of replyTurnSeqs(input.archive.slice(at + 1))) replies.add(reply);
+    if (at === undefined || archive[at]?.role !== 'user') continue;
+    for (const reply of replyTurnSeqs(archive.slice(at + 1))) replies.add(reply);
   }
+  return [...replies].sort((a, b) => a - b);
+}
+
+export function planDeletion(input: DeletionInput): DeletionPlan {
+  const deleted = [...new Set(input.deleted)].sort((a, b) => a - b);
+  const replies = repliesTo(input.archive, deleted);
   const all = [...new Set([...deleted, ...replies])].sort((a, b) => a - b);
   const redact = seqRanges(all);
   const prefixEnd = input.prefix.spans.reduce((end, s: Span) => Math.max(end, s.toSeq), 0);
   return {
     redact,
-    replies: [...replies].sort((a, b) => a - b),
+    replies,
     raw: all.filter((seq) => seq > prefixEnd && seq <= input.prefix.headSeq),
     compacted: all.filter((seq) => seq <= prefixEnd),
     resummarize: spansToResummarize(input.prefix, redact).map((s) => ({

@@ -119,7 +119,7 @@ export class MessageChanges {
     const found = await channels.findByPlatformIds(key, change.platformMessageIds);
     if (found.length === 0) return { kind: 'deleted', outcome: 'unknown', ...NOTHING };
     const prefix = await channels.loadPrefix(key);
-    const archive = await readAround(
+    const archive = await readTurnsAfter(
       channels,
       key,
       found.map((f) => f.seq),
@@ -277,9 +277,12 @@ export class MessageChanges {
   }
 }
 
-/** The archive around the deleted seqs: each one and the turn after it, merged, in seq order. */
-async function readAround(
-  channels: ChannelStore,
+/**
+ * The archive over `seqs` and the turns right after them (`repliesTo` reads a message's reply from
+ * it), merged, in seq order: a deletion's, and `ebb forget --speaker`'s.
+ */
+export async function readTurnsAfter(
+  channels: Pick<ChannelStore, 'readArchive'>,
   key: string,
   seqs: readonly number[],
 ): Promise<StoredMessage[]> {

@@ -1,6 +1,8 @@
 /**
  * What `ebb forget` redacts in each channel: the messages its selection names (`--speaker`, `--match`,
- * or the sources of the forgotten memories), and the results of the history tools that quote them.
+ * or the sources of the forgotten memories), the bot's replies to the speaker's messages (`--speaker`:
+ * the turn that answered each, as a deletion on the platform reaches it), and the results of the
+ * history tools that quote them.
  * A `search_history` or `read_history` result is a copy of other people's messages archived under the
  * tool's name, so `--speaker` alone would leave the words there for the next summary or search.
  */
@@ -9,10 +11,12 @@ import {
   HISTORY_TOOL_NAMES,
   historyResultsQuoting,
   type Memory,
+  repliesTo,
   type SeqRange,
   seqRanges,
   seqsOf,
 } from '@ebb/core';
+import { readTurnsAfter } from '../bot/message-changes.js';
 import type { StoreSession } from './store-session.js';
 
 export interface SourcedMemory {
@@ -46,13 +50,20 @@ export async function redactionsFor(
 ): Promise<{ channelKey: string; ranges: SeqRange[] }[]> {
   const seqs = new Map<string, number[]>();
   if (args.speaker !== undefined || args.match !== undefined) {
+    const authored = args.speaker === undefined ? [] : await session.channels.findAuthored(args.speaker);
     const found = [
-      ...(args.speaker === undefined ? [] : await session.channels.findAuthored(args.speaker)),
+      ...authored,
       ...(args.match === undefined ? [] : await session.channels.findContaining(args.match)),
     ];
     for (const { channelKey, seqs: list } of found) {
       if (args.channel !== undefined && !patternMatches(args.channel, channelKey)) continue;
       seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...list]);
+    }
+    // What the bot said back to the speaker repeats what they said: it goes with them.
+    for (const { channelKey, seqs: list } of authored) {
+      if (args.channel !== undefined && !patternMatches(args.channel, channelKey)) continue;
+      const replies = repliesTo(await readTurnsAfter(session.channels, channelKey, list), list);
+      seqs.set(channelKey, [...(seqs.get(channelKey) ?? []), ...replies]);
     }
   } else {
     for (const { memory, channelKey } of targets) {

@@ -152,36 +152,48 @@ describe('ebb memories forget --speaker', () => {
   });
 });
 
-describe('ebb forget --match', () => {
-  it('finds the fact where the bot repeated it, which --speaker alone leaves behind', async () => {
+describe("ebb forget --speaker, the bot's replies", () => {
+  it("--speaker NAME --archive --yes alone leaves nothing of what she said, the bot's reply to her included", async () => {
     const key = 'web:inj6';
     await world.plant(key, { echo: true });
+    // mallory at seq 4 and 27; the bot's reply to seq 4 (seq 5) repeats the fact.
     expect(await world.whereIsTheFact(key)).toMatchObject({ memories: 1, activeSpans: 1, messages: 3 });
-    // --match selects every message holding the fact, whoever wrote it, and the memory whose text holds it.
+    const dry = captureIo();
+    expect(await memoriesForget({ speaker: 'mallory', channel: key, archive: true }, dry, world.deps())).toBe(
+      2,
+    );
+    expect(dry.stdout()).toContain(`${key}: would redact: 3 messages to redact;`);
+
+    const io = captureIo();
+    expect(
+      await memoriesForget({ speaker: 'mallory', channel: key, archive: true, yes: true }, io, world.deps()),
+    ).toBe(0);
+    expect(await world.whereIsTheFact(key)).toEqual({
+      memories: 0,
+      compactionRuns: 0,
+      activeSpans: 0,
+      retiredSpans: 0,
+      messages: 0,
+    });
+    // The reply keeps its seq and author; the people's messages after it are not hers and stay.
+    const archived = await world.channels.readArchive(key, 4, 6);
+    expect(archived.map((m) => [m.author, m.text === REDACTED_MESSAGE])).toEqual([
+      ['mallory', true],
+      ['ebb', true],
+      ['bo', false],
+    ]);
+    await world.expectConsistentTokens(key);
+  });
+});
+
+describe('ebb forget --match', () => {
+  it('finds the fact wherever it was said, whoever wrote it', async () => {
+    const key = 'web:inj6m';
+    await world.plant(key, { echo: true });
     const all = captureIo();
     expect(await memoriesForget({ match: FACT.toLowerCase(), channel: key }, all, world.deps())).toBe(2);
     expect(all.stdout()).toContain(`would forget 1 memory from ${key} holding "${FACT.toLowerCase()}":`);
     expect(all.stdout()).toContain(`${key}: would redact: 3 messages to redact;`);
-
-    // What mallory wrote goes; the bot's reply that repeated it, and the summary built from that reply, stay.
-    const speaker = captureIo();
-    expect(
-      await memoriesForget(
-        { speaker: 'mallory', channel: key, archive: true, yes: true },
-        speaker,
-        world.deps(),
-      ),
-    ).toBe(0);
-    expect(await world.whereIsTheFact(key)).toMatchObject({ activeSpans: 1, messages: 1 });
-
-    const dry = captureIo();
-    expect(await memoriesForget({ match: FACT.toLowerCase(), channel: key }, dry, world.deps())).toBe(2);
-    // mallory's memory went with --speaker; what is left is the reply and the summary built from it.
-    expect(dry.stdout()).toContain(`would forget 0 memories from ${key} holding "${FACT.toLowerCase()}"`);
-    expect(dry.stdout()).toContain(
-      `${key}: would redact: 1 message to redact; 1 summary span to summarize again`,
-    );
-
     const io = captureIo();
     expect(
       await memoriesForget(

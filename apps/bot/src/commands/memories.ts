@@ -15,9 +15,10 @@
  * Forgetting removes the fact from everything Ebb feeds the model, not only the memory row:
  *
  * - the memories are deleted;
- * - the redacted messages are the speaker's messages (`--speaker`) and the messages holding the
- *   text (`--match`), or else the source messages (`fromSeq..toSeq`) of the forgotten memories
- *   (`--id`, `--channel`);
+ * - the redacted messages are the speaker's messages and the bot's replies to them (`--speaker`:
+ *   the turn that answered each, which repeats what they said), and the messages holding the text
+ *   (`--match`), or else the source messages (`fromSeq..toSeq`) of the forgotten memories (`--id`,
+ *   `--channel`);
  * - every active summary span holding a redacted message is summarized again from the archive, with
  *   those messages shown to the summarizer as `[message redacted]` (see `redactChannel`); the
  *   memories that summary call proposes are not stored;
