@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import {
   createEmbeddedPipeline,
   logCompactionEvent,
+  passSettingsResolver,
   type RunningWorker,
   runCompactionWorker,
 } from '@ebb/compaction';
@@ -323,6 +324,15 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       },
       toolbox,
       onToolCall: metrics.onToolCall,
+      // The summaries a deletion writes again: the channel's summarizer, as a worker's pass has it.
+      passSettings: passSettingsResolver({
+        config: options.config,
+        env,
+        log: logger,
+        wrap: (s) => meteredSummarizer(s, metrics.onLlmCalls),
+        ...(options.llmRetry === undefined ? {} : { retry: options.llmRetry }),
+      }),
+      onMessageChange: metrics.onMessageChange,
       spool,
       ...(claims === undefined ? {} : { claims }),
     });

@@ -1,4 +1,5 @@
 export * from './health.js';
+export type { MessageChangeSample } from './message-change-metrics.js';
 export * from './metered-models.js';
 export * from './metrics.js';
 export * from './queue-stats.js';

@@ -10,7 +10,9 @@
  *   applies), in `llm-metrics.ts`;
  * - `onTurn`: one sample per bot turn → turns, turn duration, context usage after the turn;
  * - `onToolCall`: one sample per tool call of the model → calls by tool and outcome, call duration,
- *   in `tool-metrics.ts`.
+ *   in `tool-metrics.ts`;
+ * - `onMessageChange`: one sample per deletion or edit a platform reported → changes by kind and
+ *   outcome, and what they reached, in `message-change-metrics.ts`.
  *
  * The queue gauges are read on scrape from a `QueueStats` source (`observeQueue`), labelled with the
  * queue's name (`compaction`) so that a scrape that cannot read them leaves them out rather than
@@ -34,6 +36,7 @@ import {
 } from '@ebb/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { llmMetrics, type PriceTable } from './llm-metrics.js';
+import { type MessageChangeSample, messageChangeMetrics } from './message-change-metrics.js';
 import { count, seconds } from './metric-values.js';
 import type { QueueStats } from './queue-stats.js';
 import { type ToolCallSample, toolMetrics } from './tool-metrics.js';
@@ -82,6 +85,7 @@ export interface EbbMetrics {
   onLlmCalls(calls: readonly LlmCall[]): void;
   onTurn(turn: TurnSample): void;
   onToolCall(call: ToolCallSample): void;
+  onMessageChange(change: MessageChangeSample): void;
   /** Reads the queue gauges from `stats` from the next scrape on (undefined: no queue gauges). */
   observeQueue(stats: QueueStats | undefined): void;
   metricsText(): Promise<string>;
@@ -219,6 +223,9 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     registers,
   });
 
+  // Deletions and edits the platforms reported.
+  const onMessageChange = messageChangeMetrics(registers);
+
   // Tools.
   const onToolCall = toolMetrics(registers);
 
@@ -323,6 +330,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     },
 
     onToolCall,
+
+    onMessageChange,
 
     observeQueue(stats) {
       queue = stats;
