@@ -32,6 +32,7 @@ import { OFFLINE_LABEL, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
   bullmqQueueStats,
+  type ContextCacheStats,
   createMetrics,
   type HealthCheck,
   healthCheck,
@@ -241,6 +242,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
 
     // Platforms.
     let degraded = (): Record<string, string> => ({});
+    let contextCache: (() => ContextCacheStats) | undefined;
     mountObservability(web.app, {
       metrics,
       health: () =>
@@ -249,6 +251,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
           fallbacks: { database: embeddedDatabase, queue: !useRedis, llm: offline },
           degraded: degraded(),
           mcp: mcp.states(),
+          ...(contextCache === undefined ? {} : { contextCache: contextCache() }),
         }),
     });
     // One set of stores for the bot and the dashboard.
@@ -343,6 +346,8 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       ...options.platformRetry,
     });
     degraded = () => bot.degradedPlatforms();
+    contextCache = () => bot.contextCache();
+    metrics.observeContextCache(contextCache);
     logger.info(
       { platforms: adapters.map((a) => a.platform), degraded: Object.keys(bot.degradedPlatforms()) },
       `platforms: ${adapters.map((a) => a.platform).join(', ')}`,

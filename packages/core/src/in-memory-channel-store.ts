@@ -98,13 +98,21 @@ export class InMemoryChannelStore implements ChannelStore {
   }
 
   async loadContext(channelKey: string): Promise<ContextView> {
+    return this.#viewOf(channelKey);
+  }
+
+  /** A copy of the channel's context: the caller's view does not move with later writes. */
+  #viewOf(channelKey: string): ContextView {
     const view = this.#channels.get(channelKey)?.context.view();
     if (!view) return EMPTY_VIEW;
     return { ...view, spans: [...view.spans], raw: [...view.raw] };
   }
 
   async loadChannel(channelKey: string): Promise<LoadedChannel> {
-    return { context: await this.loadContext(channelKey), calibration: await this.calibration(channelKey) };
+    return {
+      context: this.#viewOf(channelKey),
+      calibration: this.#channels.get(channelKey)?.calibration ?? UNCALIBRATED,
+    };
   }
 
   async loadPrefix(channelKey: string): Promise<PrefixView> {

@@ -33,6 +33,7 @@ describe('healthCheck against the real stores', () => {
       fallbacks: { database: false, queue: false, llm: true },
       degraded: {},
       mcp: {},
+      contextCache: null,
     });
   });
 
@@ -109,6 +110,7 @@ describe('healthCheck', () => {
       fallbacks: {},
       degraded: {},
       mcp: {},
+      contextCache: null,
     });
     // A platform that is not connected yet is reported, and does not make the process unhealthy.
     expect(await healthCheck({ checks: {}, degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' } })).toEqual(
@@ -118,6 +120,7 @@ describe('healthCheck', () => {
         fallbacks: {},
         degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' },
         mcp: {},
+        contextCache: null,
       },
     );
     // So is an MCP server that is down: the model loses its tools, the process stays healthy.

@@ -11,6 +11,7 @@
 
 import { withTimeout } from '@ebb/core';
 import { type SQL, sql } from 'drizzle-orm';
+import type { ContextCacheStats } from './context-cache-metrics.js';
 
 /** Resolves when the dependency answers; rejects (or hangs) when it does not. */
 export type HealthCheck = () => Promise<void>;
@@ -26,6 +27,8 @@ export interface HealthOptions {
   readonly degraded?: Readonly<Record<string, string>>;
   /** Each MCP server's state (`McpServers.states()` of `@ebb/tools`), by name. Reported, not unhealthy. */
   readonly mcp?: Readonly<Record<string, McpServerReport>>;
+  /** The bot's working-context cache (`ebb status` shows it). Reported, not unhealthy. */
+  readonly contextCache?: ContextCacheStats;
   /** Bound on each check. */
   readonly timeoutMs?: number;
 }
@@ -42,7 +45,7 @@ export const DEFAULT_HEALTH_OPTIONS = {
   degraded: {},
   mcp: {},
   timeoutMs: 2_000,
-} as const satisfies Required<Omit<HealthOptions, 'checks'>>;
+} as const satisfies Required<Omit<HealthOptions, 'checks' | 'contextCache'>>;
 
 export interface CheckResult {
   readonly ok: boolean;
@@ -59,6 +62,8 @@ export interface HealthReport {
   readonly fallbacks: Record<string, boolean>;
   readonly degraded: Record<string, string>;
   readonly mcp: Record<string, McpServerReport>;
+  /** Null in a process without a bot. */
+  readonly contextCache: ContextCacheStats | null;
 }
 
 export async function healthCheck(options: HealthOptions): Promise<HealthReport> {
@@ -87,6 +92,7 @@ export async function healthCheck(options: HealthOptions): Promise<HealthReport>
         { status, tools, restarts },
       ]),
     ),
+    contextCache: options.contextCache ?? null,
   };
 }
 

@@ -35,12 +35,14 @@ import {
   withTimeout,
 } from '@ebb/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type ContextCacheStats, contextCacheMetrics } from './context-cache-metrics.js';
 import { llmMetrics, type PriceTable } from './llm-metrics.js';
 import { type MessageChangeSample, messageChangeMetrics } from './message-change-metrics.js';
 import { count, seconds } from './metric-values.js';
 import type { QueueStats } from './queue-stats.js';
 import { type ToolCallSample, toolMetrics } from './tool-metrics.js';
 
+export type { ContextCacheStats } from './context-cache-metrics.js';
 export type { LlmPurpose, PriceTable } from './llm-metrics.js';
 export { TOOL_DURATION_BUCKETS, type ToolCallSample } from './tool-metrics.js';
 
@@ -88,6 +90,8 @@ export interface EbbMetrics {
   onMessageChange(change: MessageChangeSample): void;
   /** Reads the queue gauges from `stats` from the next scrape on (undefined: no queue gauges). */
   observeQueue(stats: QueueStats | undefined): void;
+  /** Reads the `ebb_context_cache_*` series from `stats` from the next scrape on (the bot's process). */
+  observeContextCache(stats: (() => ContextCacheStats) | undefined): void;
   metricsText(): Promise<string>;
 }
 
@@ -228,6 +232,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
 
   // Tools.
   const onToolCall = toolMetrics(registers);
+  const observeContextCache = contextCacheMetrics(registers);
 
   // Queue, read once per scrape: the three collectors below share one reading.
   let reading: Promise<QueueReading | undefined> | undefined;
@@ -336,6 +341,8 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     observeQueue(stats) {
       queue = stats;
     },
+
+    observeContextCache,
 
     metricsText: () => registry.metrics(),
   };

@@ -89,9 +89,24 @@ async function servedMetricNames(): Promise<Set<string>> {
   ]);
   metrics.onTurn({ platform: 'web', answered: true, usage: 0.5, durationMs: 10 });
   metrics.onToolCall({ tool: 'search_history', status: 'ok', durationMs: 5 });
+  metrics.observeContextCache(() => ({
+    hits: 9,
+    misses: 1,
+    evictions: 0,
+    channels: 1,
+    bytes: 4_096,
+    budgetBytes: 2 ** 29,
+  }));
 
   const app = new Hono();
-  const health = async () => ({ ok: true, checks: {}, fallbacks: {}, degraded: {}, mcp: {} });
+  const health = async () => ({
+    ok: true,
+    checks: {},
+    fallbacks: {},
+    degraded: {},
+    mcp: {},
+    contextCache: null,
+  });
   mountObservability(app, { metrics, health });
   const response = await app.request('/metrics');
   expect(response.status).toBe(200);

@@ -49,6 +49,7 @@ describe('/metrics and /healthz', () => {
       fallbacks: { database: false, queue: false },
       degraded: {},
       mcp: {},
+      contextCache: null,
     });
   });
 

@@ -50,7 +50,7 @@ import type {
 } from '@ebb/core';
 import { settleWithin } from '@ebb/core';
 import { isLlmError, loadTokenizer } from '@ebb/llm';
-import type { ToolCallSample } from '@ebb/observability';
+import type { ContextCacheStats, ToolCallSample } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
 import { OfferedTools } from '../offered-tools.js';
@@ -197,6 +197,7 @@ export class Bot {
     const states = new ChannelStates({
       channels,
       contextChanged: (key, calibration) => compaction.contextChanged(key, calibration),
+      budgetBytes: () => config().process.contextCacheMb * 2 ** 20,
     });
     this.#compaction = compaction;
     this.#states = states;
@@ -250,6 +251,11 @@ export class Bot {
   /** Platforms that could not connect yet, with their last error. */
   degradedPlatforms(): Record<string, string> {
     return this.#connections.degraded();
+  }
+
+  /** The working-context cache's counts and size, for `/metrics` and `/healthz`. */
+  contextCache(): ContextCacheStats {
+    return this.#states.stats();
   }
 
   /**

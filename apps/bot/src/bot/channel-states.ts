@@ -5,6 +5,11 @@
  * catches a missed notification (and a notification that arrived mid-turn), and reloads then.
  * However the cached context reached a newer generation (either reload, or a turn that took the
  * stored context after a cut), the compactor is told once, so it learns the passes that landed.
+ *
+ * The cache is bounded by memory, not by a count of channels: a quiet channel's context is a few
+ * kilobytes, a busy one's up to the whole window. Each channel weighs its estimated bytes
+ * (`estimatedBytes`), re-weighed as it grows, and the least recently used go past `[bot]
+ * context_cache_mb`. A miss is one round trip (`ChannelStore.loadChannel`).
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import {
@@ -17,13 +22,26 @@ import {
   type Tokenizer,
   type ToolCall,
   toNewMessage,
-  UNCALIBRATED,
   WorkingContext,
 } from '@ebb/core';
+import type { ContextCacheStats } from '@ebb/observability';
 import { BotError } from '../errors.js';
 
-/** Cached working contexts kept in memory; the least recently used channel is reloaded when needed. */
-const MAX_CACHED_CHANNELS = 2_000;
+/**
+ * What a cached channel costs in memory, estimated from what the context holds without walking it:
+ * a fixed part per channel, per message or span (the object, its author and time), and per token of
+ * text (about four characters, at two bytes each when the text is not Latin-1). Measured on the
+ * irc-ubuntu transcript: 480 bytes a message of 21 tokens, 650 in channels of five messages
+ * (BENCHMARKS.md, "Many channels"); this estimate gives 570 and 800, so the budget errs on the safe side.
+ */
+const BYTES_PER_CHANNEL = 1_024;
+const BYTES_PER_ENTRY = 400;
+const BYTES_PER_TOKEN = 8;
+
+export function estimatedBytes(context: WorkingContext): number {
+  const { raw, spans, tokens } = context.view();
+  return BYTES_PER_CHANNEL + BYTES_PER_ENTRY * (raw.length + spans.length) + BYTES_PER_TOKEN * tokens;
+}
 
 export interface ChannelState {
   context: WorkingContext;
@@ -80,30 +98,60 @@ export interface ChannelStatesOptions {
    * have landed. Called once per move, in the channel's actor.
    */
   readonly contextChanged: (key: string, calibration: Calibration) => Promise<void>;
+  /** The cache's budget in bytes, read at every load (a reloaded config applies); default 512 MiB. */
+  readonly budgetBytes?: () => number;
 }
+
+const DEFAULT_BUDGET_BYTES = 512 * 2 ** 20;
 
 export class ChannelStates {
   readonly #options: ChannelStatesOptions;
-  /** Working contexts of the channels seen most recently; a forgotten one is loaded again. */
-  readonly #states = new LruMap<string, ChannelState>(MAX_CACHED_CHANNELS);
+  /**
+   * Working contexts of the channels seen most recently, weighed in estimated bytes; a forgotten one
+   * is loaded again. The count bound only keeps the map's own bookkeeping finite.
+   */
+  readonly #states: LruMap<string, ChannelState>;
+  #hits = 0;
+  #misses = 0;
 
   constructor(options: ChannelStatesOptions) {
     this.#options = options;
+    this.#states = new LruMap({ capacity: 2 ** 24, maxWeight: this.#budget() });
   }
 
   /** The channel's state: cached, or loaded from the store (again, when stale). */
   async get(key: string): Promise<ChannelState> {
     const cached = this.#states.get(key);
     if (!cached) {
-      const context = new WorkingContext(await this.#options.channels.loadContext(key));
-      const calibration = await this.#options.channels.calibration(key).catch(() => UNCALIBRATED);
-      const state = { context, calibration, notified: context.generation, reported: context.generation };
-      this.#states.set(key, state);
+      this.#misses += 1;
+      const loaded = await this.#options.channels.loadChannel(key);
+      const context = new WorkingContext(loaded.context);
+      const state = {
+        context,
+        calibration: loaded.calibration,
+        notified: context.generation,
+        reported: context.generation,
+      };
+      this.#states.maxWeight = this.#budget();
+      this.#states.set(key, state, estimatedBytes(context));
       return state;
     }
+    this.#hits += 1;
     if (cached.context.generation < cached.notified) await this.#reload(key, cached);
     else await this.#report(key, cached);
     return cached;
+  }
+
+  /** Hits, misses and evictions since the start, and what the cache holds now. */
+  stats(): ContextCacheStats {
+    return {
+      hits: this.#hits,
+      misses: this.#misses,
+      evictions: this.#states.evictions,
+      channels: this.#states.size,
+      bytes: this.#states.weight,
+      budgetBytes: this.#states.maxWeight,
+    };
   }
 
   /**
@@ -182,6 +230,7 @@ export class ChannelStates {
     appended.forEach((message, i) => {
       state.context.append(contextEntryOf(message, results[i]?.seq ?? 0));
     });
+    this.#reweigh(key, state);
   }
 
   /**
@@ -190,7 +239,17 @@ export class ChannelStates {
    */
   async #reload(key: string, state: ChannelState): Promise<void> {
     state.context = new WorkingContext(await this.#options.channels.loadContext(key));
+    this.#reweigh(key, state);
     await this.#report(key, state);
+  }
+
+  /** The channel's weight after its context changed, if it is still the one cached under `key`. */
+  #reweigh(key: string, state: ChannelState): void {
+    if (this.#states.get(key) === state) this.#states.set(key, state, estimatedBytes(state.context));
+  }
+
+  #budget(): number {
+    return this.#options.budgetBytes?.() ?? DEFAULT_BUDGET_BYTES;
   }
 
   /** Tells the compactor once that the cached context moved to a newer generation. */

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseConfig } from '@ebb/config';
 import { describe, expect, it } from 'vitest';
+import { readLiveHealth } from './live-health.js';
 import { formatMcpStatus, mcpServerStatus } from './mcp-status.js';
 
 const servers = [
@@ -32,7 +33,7 @@ describe('ebb status: MCP servers', () => {
     const { port } = health.address() as AddressInfo;
     try {
       const config = parseConfig([...servers, '[web]', `port = ${port}`].join('\n'), 'config.toml');
-      const rows = await mcpServerStatus(config);
+      const rows = mcpServerStatus(config, await readLiveHealth(config));
       expect(rows).toEqual([
         {
           name: 'dir',
@@ -57,7 +58,11 @@ describe('ebb status: MCP servers', () => {
 
   it('lists the servers without a state when Ebb is not running, and nothing without servers', async () => {
     const closed = parseConfig([...servers, '[web]', 'port = 9'].join('\n'), 'config.toml');
-    expect((await mcpServerStatus(closed)).map((row) => row.state)).toEqual([null, null, null]);
-    expect(await mcpServerStatus(parseConfig('', 'config.toml'))).toEqual([]);
+    expect(mcpServerStatus(closed, await readLiveHealth(closed)).map((row) => row.state)).toEqual([
+      null,
+      null,
+      null,
+    ]);
+    expect(mcpServerStatus(parseConfig('', 'config.toml'), undefined)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
  * (`mcp.server_failed`), and the text form says so.
  */
 import type { EbbConfig } from '@ebb/config';
+import type { LiveHealth } from './live-health.js';
 
 export interface McpServerStatusRow {
   readonly name: string;
@@ -18,17 +19,10 @@ export interface McpServerStatusRow {
   } | null;
 }
 
-const HEALTH_TIMEOUT_MS = 1_000;
-
-export async function mcpServerStatus(
-  config: EbbConfig,
-  fetchImpl: typeof fetch = fetch,
-): Promise<McpServerStatusRow[]> {
-  const names = Object.entries(config.mcp.servers);
-  if (names.length === 0) return [];
-  const live = await readHealth(config, fetchImpl);
-  return names.map(([name, server]) => {
-    const state = live?.[name];
+/** Each configured server, with its state in `live` (the running Ebb's `/healthz`, when it answered). */
+export function mcpServerStatus(config: EbbConfig, live: LiveHealth | undefined): McpServerStatusRow[] {
+  return Object.entries(config.mcp.servers).map(([name, server]) => {
+    const state = live?.mcp?.[name];
     return {
       name,
       transport: server.url === undefined ? 'stdio' : 'http',
@@ -36,20 +30,6 @@ export async function mcpServerStatus(
         state === undefined ? null : { status: state.status, tools: state.tools, restarts: state.restarts },
     };
   });
-}
-
-type LiveStates = Record<string, { status: string; tools: number; restarts: number }>;
-
-async function readHealth(config: EbbConfig, fetchImpl: typeof fetch): Promise<LiveStates | undefined> {
-  const host = ['0.0.0.0', '::', ''].includes(config.web.host) ? '127.0.0.1' : config.web.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.web.port}/healthz`;
-  try {
-    const res = await fetchImpl(url, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    const body = (await res.json()) as { mcp?: LiveStates };
-    return body.mcp;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The text form: one line per server. */

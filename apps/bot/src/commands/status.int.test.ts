@@ -203,7 +203,7 @@ describe('ebb status', () => {
     const code = await status({ config: configFile, channel: SLACK, json: true }, io, deps());
     expect(code).toBe(0);
     const report = JSON.parse(io.stdout());
-    expect(Object.keys(report)).toEqual(['config', 'channels', 'mcp']);
+    expect(Object.keys(report)).toEqual(['config', 'channels', 'mcp', 'contextCache']);
     expect(report.mcp).toEqual([]);
     expect(report.config).toBe(configFile);
     expect(report.channels).toHaveLength(1);

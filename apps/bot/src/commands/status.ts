@@ -52,11 +52,18 @@
  *       "name": string, "transport": "stdio" | "http",
  *       "state": { "status": "starting" | "ready" | "restarting" | "failed", "tools": number,
  *                  "restarts": number } | null  // null: Ebb not reachable; errors are in its log (mcp.server_failed)
- *     }]
+ *     }],
+ *     "contextCache": {                     // the running bot's working-context cache; null: Ebb not reachable
+ *       "hits": number, "misses": number,   // turns since it started whose channel was / was not in memory
+ *       "evictions": number,                // channels dropped to stay within the budget
+ *       "channels": number, "bytes": number,  // held now (bytes estimated)
+ *       "budgetBytes": number               // [bot] context_cache_mb
+ *     } | null
  *   }
  */
 import { DERIVED_DEFAULTS, type EbbConfig, explainChannel, formatTomlValue, type LeafKey } from '@ebb/config';
 import { isLlmRefusal } from '@ebb/llm';
+import type { ContextCacheStats } from '@ebb/observability';
 import { usageBar } from '../bot/context-report.js';
 import {
   type ChannelStatus,
@@ -65,6 +72,7 @@ import {
   type SettingStatus,
 } from '../channel-status.js';
 import type { CommandIo } from './io.js';
+import { formatContextCache, readLiveHealth } from './live-health.js';
 import { formatMcpStatus, type McpServerStatusRow, mcpServerStatus } from './mcp-status.js';
 import { readConfig, type StoreCommandDeps, withStores } from './store-session.js';
 
@@ -103,6 +111,7 @@ export interface StatusReport {
   readonly config: string | null;
   readonly channels: readonly ChannelStatus[];
   readonly mcp: readonly McpServerStatusRow[];
+  readonly contextCache: ContextCacheStats | null;
 }
 
 const EMBEDDED_HINT = 'In a channel, /context shows the same for that channel.';
@@ -137,9 +146,22 @@ export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommand
         }),
       );
     }
-    const report: StatusReport = { config: config.file, channels, mcp: await mcpServerStatus(config) };
+    const live = await readLiveHealth(config);
+    const report: StatusReport = {
+      config: config.file,
+      channels,
+      mcp: mcpServerStatus(config, live),
+      contextCache: live?.contextCache ?? null,
+    };
     if (args.json) io.out(JSON.stringify(report, null, 2));
-    else for (const line of [...formatStatus(report), ...formatMcpStatus(report.mcp)]) io.out(line);
+    else {
+      const lines = [
+        ...formatStatus(report),
+        ...formatMcpStatus(report.mcp),
+        ...formatContextCache(report.contextCache),
+      ];
+      for (const line of lines) io.out(line);
+    }
     return 0;
   });
 }
