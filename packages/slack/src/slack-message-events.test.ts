@@ -183,6 +183,34 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     ]);
   });
 
+  it('reports a deletion and an edit in an assistant thread, past the AI-app middleware', async () => {
+    const threadTs = h.slack.build.directMessage({ text: 'x' }).ts ?? '';
+    await h.deliver(h.slack.build.assistantThreadStarted({ threadTs }));
+    const asked = h.slack.build.directMessage({ text: 'my ssn is 078-05-1120', threadTs });
+    const other = h.slack.build.directMessage({ text: 'my pin is 0000', threadTs });
+    await h.deliver(asked);
+    await h.deliver(other);
+
+    await h.deliver(h.slack.build.messageDeleted(asked));
+    await h.deliver(h.slack.build.messageChanged(other, 'never mind'));
+
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(2));
+    const key = `slack:${TEAM}:${ALICE_DM}:${threadTs}`;
+    expect(h.handlers.messages.map((m) => [m.channelKey, m.platformMessageId])).toEqual([
+      [key, asked.ts],
+      [key, other.ts],
+    ]);
+    expect(h.handlers.changes).toEqual([
+      expect.objectContaining({ kind: 'deleted', channelKey: key, platformMessageIds: [asked.ts] }),
+      expect.objectContaining({
+        kind: 'edited',
+        channelKey: key,
+        platformMessageId: other.ts,
+        text: 'never mind',
+      }),
+    ]);
+  });
+
   it('reports a thread parent deleted with replies (a tombstone) as its deletion in the channel', async () => {
     const parent = h.slack.build.channelMessage({ text: 'the launch code is 0000' });
 
