@@ -78,8 +78,8 @@ export class SlackMessageEvents {
       return;
     }
     const { message } = decision;
-    const seenKey = `${message.channel}:${message.ts}`;
-    if (this.#seenBefore(seenKey, retryNum)) return;
+    const seenKey = this.#firstDelivery(message.channel, message.ts, retryNum);
+    if (seenKey === undefined) return;
     try {
       const inbound = await this.#toInbound(connection, message);
       if (!inbound.fromBot)
@@ -110,8 +110,8 @@ export class SlackMessageEvents {
       );
       return;
     }
-    const seenKey = `${change.channel}:${change.eventTs}`;
-    if (this.#seenBefore(seenKey, retryNum)) return;
+    const seenKey = this.#firstDelivery(change.channel, change.eventTs, retryNum);
+    if (seenKey === undefined) return;
     try {
       await onMessageChange(await this.#toMessageChange(connection, change));
     } catch (err) {
@@ -129,13 +129,16 @@ export class SlackMessageEvents {
     }
   }
 
-  /** True (and logged) for a delivery seen before; otherwise it is remembered. */
-  #seenBefore(seenKey: string, retryNum: number | undefined): boolean {
+  /**
+   * Remembers the delivery of `channel:ts` and returns that key (to forget it if the handler fails);
+   * undefined, and logged, for a delivery seen before.
+   */
+  #firstDelivery(channelId: string, ts: string, retryNum: number | undefined): string | undefined {
+    const seenKey = `${channelId}:${ts}`;
     if (!this.#seen.has(seenKey)) {
       this.#seen.set(seenKey, true);
-      return false;
+      return seenKey;
     }
-    const [channelId, ts] = seenKey.split(':');
     this.#log.debug(
       {
         event: 'slack.message_ignored',
@@ -146,7 +149,7 @@ export class SlackMessageEvents {
       },
       'slack message ignored',
     );
-    return true;
+    return undefined;
   }
 
   async #toInbound(connection: SlackConnection, message: SlackMessage): Promise<InboundMessage> {
