@@ -23,7 +23,7 @@ const benches: [string, () => Promise<string>][] = [
   ['simulate', simulateBench],
   ['pacing', pacingBench],
   ['pipeline', pipelineBench],
-  ['turn', turnBench],
+  ['turn', () => turnBench(process.argv.slice(3))],
   ['web-guard', webGuardBench],
   ['search-history', searchHistoryBench],
   ['microcompaction', microcompactionBench],

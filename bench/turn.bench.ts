@@ -4,8 +4,13 @@
  * The model is an in-process stand-in that answers at once, so what is timed is Ebb's own work.
  * - p50/p99 per turn with 1k and 100k tokens of context (target p99 < 20 ms);
  * - the same while a compaction pass of that channel is in flight (its LLM call held open);
- * - 1,000 active channels served by one process: turns per second and resident memory.
+ * - many active channels served by one process: turns per second, resident memory and the context
+ *   cache's hit rate. `npm run bench -- turn --channels 100,1000,10000,50000 --turns 30000
+ *   [--cache-mb N]` runs only this part, one row per channel count, each turn on a channel drawn at
+ *   random (seeded) with irc-ubuntu's messages, 50 turns in flight; the ratio is to the 1,000-channel
+ *   row of the same run.
  */
+import { parseArgs } from 'node:util';
 
 import { runCompactionWorker } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
@@ -19,12 +24,51 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { Bot } from '../apps/bot/src/bot/bot.js';
-import { median, NullPlatform, nowMs, percentile, table } from './support.js';
+import { chatMessages, median, NullPlatform, nowMs, percentile, table } from './support.js';
+
+interface TurnBenchOptions {
+  /** Channel counts, one row each; given, only the many-channel part runs. */
+  readonly channels?: readonly number[];
+  readonly turns: number;
+  readonly cacheMb?: number;
+}
+
+function benchOptions(argv: readonly string[]): TurnBenchOptions {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { channels: { type: 'string' }, turns: { type: 'string' }, 'cache-mb': { type: 'string' } },
+  });
+  const count = (text: string, flag: string) => {
+    const n = Number(text.replaceAll('_', ''));
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag} takes positive integers, got ${text}`);
+    return n;
+  };
+  return {
+    ...(values.channels === undefined
+      ? {}
+      : { channels: values.channels.split(',').map((c) => count(c, 'channels')) }),
+    turns: values.turns === undefined ? 5_000 : count(values.turns, 'turns'),
+    ...(values['cache-mb'] === undefined ? {} : { cacheMb: count(values['cache-mb'], 'cache-mb') }),
+  };
+}
+
+/** A seeded uniform draw (mulberry32): the same channel sequence in every run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 /** Answers at once: the model call is not part of the turn overhead. */
 const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 'ok, noted.' }) };
 
-export async function turnBench(): Promise<string> {
+export async function turnBench(argv: readonly string[] = []): Promise<string> {
+  const options = benchOptions(argv);
   const fake = await FakeOpenAiServer.start();
   // Summary requests are held open for a minute: a pass stays in flight while turns are timed.
   fake.reply(async () => {
@@ -36,7 +80,9 @@ export async function turnBench(): Promise<string> {
   const producer = createRedis(redisUrl(), { role: 'producer' });
   await waitForReady(producer);
   const config = parseConfig(
-    `[llm]\ncontext_window = 200000\nbase_url = "${fake.url}"\n[compaction]\ncooldown_seconds = 0\n[web.bot]\nrespond_to = "all"\n`,
+    `[llm]\ncontext_window = 200000\nbase_url = "${fake.url}"\n[compaction]\ncooldown_seconds = 0\n[web.bot]\nrespond_to = "all"\n${
+      options.cacheMb === undefined ? '' : `[bot]\ncontext_cache_mb = ${options.cacheMb}\n`
+    }`,
     'bench.toml',
   );
   const logger = createLogger({ level: 'silent' });
@@ -108,74 +154,133 @@ export async function turnBench(): Promise<string> {
     return [...times].sort((a, b) => a - b);
   };
 
-  try {
-    const rows: (string | number)[][] = [];
-    const results: Record<string, number[]> = {};
-    for (const [label, tokens] of [
-      ['1k', 1_000],
-      ['100k', 100_000],
-    ] as const) {
-      const key = `web:turn-${label}`;
-      await fill(key, tokens);
-      const idle = await timeTurns(key, 300);
-      // A manual pass of this channel: its LLM call is held open while the next turns run.
-      await handlers.onCommand({
-        platform: 'web',
-        name: 'compact',
-        channelKey: key,
-        userId: 'ana',
-        args: '',
-      });
-      await new Promise((r) => setTimeout(r, 200));
-      const busy = await timeTurns(key, 300);
-      const inFlight = (await runs.recent(key, 1))[0]?.status;
-      results[label] = idle;
-      rows.push([
-        `${label} tokens`,
-        median(idle).toFixed(2),
-        percentile(idle, 0.99).toFixed(2),
-        median(busy).toFixed(2),
-        percentile(busy, 0.99).toFixed(2),
-        (median(busy) / median(idle)).toFixed(2),
-        inFlight ?? '?',
-      ]);
-    }
-
-    // 1,000 active channels, 50 turns in flight at a time across them.
-    const CHANNELS = 1_000;
-    const TURNS = 5_000;
-    for (let c = 0; c < CHANNELS; c++) await handlers.onMessage(message(`web:many-${c}`, 'hello'));
+  const texts = chatMessages().messages.map((m) => m.text);
+  /** `channels` active channels, `turns` turns on channels drawn at random, 50 in flight. */
+  const manyChannels = async (channels: number, turns: number) => {
+    const key = (c: number) => `web:c${channels}-${c}`;
     const rssBefore = process.memoryUsage().rss;
-    const start = nowMs();
+    const atStart = bot.contextCache();
     let next = 0;
-    await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        while (next < TURNS) {
-          const n = next++;
-          await handlers.onMessage(message(`web:many-${n % CHANNELS}`, `update ${n} on the release`));
-        }
-      }),
+    const inFlight = async (count: number, turn: (n: number) => Promise<unknown>) => {
+      next = 0;
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          while (next < count) await turn(next++);
+        }),
+      );
+    };
+    // Every channel has spoken once before the timed turns.
+    await inFlight(channels, (c) => handlers.onMessage(message(key(c), texts[c % texts.length] ?? 'hello')));
+    const random = seededRandom(channels);
+    const draws = Array.from({ length: turns }, () => Math.floor(random() * channels));
+    const before = bot.contextCache();
+    const start = nowMs();
+    await inFlight(turns, (n) =>
+      handlers.onMessage(message(key(draws[n] ?? 0), texts[(channels + n) % texts.length] ?? 'hello')),
     );
     const seconds = (nowMs() - start) / 1000;
-    const rss = process.memoryUsage().rss;
-    return [
-      'Turn overhead without the model call (ms): append, recall, render, post, append the reply, monitor',
-      '',
-      table(
+    const after = bot.contextCache();
+    const lookups = after.hits - before.hits + (after.misses - before.misses);
+    return {
+      turnsPerSecond: turns / seconds,
+      rssBefore,
+      rss: process.memoryUsage().rss,
+      hitRate: (after.hits - before.hits) / lookups,
+      cache: after,
+      evictions: after.evictions - atStart.evictions,
+    };
+  };
+
+  try {
+    const sections: string[] = [];
+    if (options.channels === undefined) {
+      const rows: (string | number)[][] = [];
+      const results: Record<string, number[]> = {};
+      for (const [label, tokens] of [
+        ['1k', 1_000],
+        ['100k', 100_000],
+      ] as const) {
+        const key = `web:turn-${label}`;
+        await fill(key, tokens);
+        const idle = await timeTurns(key, 300);
+        // A manual pass of this channel: its LLM call is held open while the next turns run.
+        await handlers.onCommand({
+          platform: 'web',
+          name: 'compact',
+          channelKey: key,
+          userId: 'ana',
+          args: '',
+        });
+        await new Promise((r) => setTimeout(r, 200));
+        const busy = await timeTurns(key, 300);
+        const inFlight = (await runs.recent(key, 1))[0]?.status;
+        results[label] = idle;
+        rows.push([
+          `${label} tokens`,
+          median(idle).toFixed(2),
+          percentile(idle, 0.99).toFixed(2),
+          median(busy).toFixed(2),
+          percentile(busy, 0.99).toFixed(2),
+          (median(busy) / median(idle)).toFixed(2),
+          inFlight ?? '?',
+        ]);
+      }
+
+      sections.push(
         [
-          'context',
-          'idle p50',
-          'idle p99',
-          'pass in flight p50',
-          'pass in flight p99',
-          'p50 ratio',
-          'pass status',
-        ],
-        rows,
-      ),
-      '',
-      `One process, ${CHANNELS.toLocaleString('en')} active channels, ${TURNS.toLocaleString('en')} turns, 50 at a time: ${(TURNS / seconds).toFixed(0)} turns/s; resident memory ${(rss / 2 ** 20).toFixed(0)} MiB (${(rssBefore / 2 ** 20).toFixed(0)} MiB before the run)`,
-    ].join('\n');
+          'Turn overhead without the model call (ms): append, recall, render, post, append the reply, monitor',
+          '',
+          table(
+            [
+              'context',
+              'idle p50',
+              'idle p99',
+              'pass in flight p50',
+              'pass in flight p99',
+              'p50 ratio',
+              'pass status',
+            ],
+            rows,
+          ),
+        ].join('\n'),
+      );
+    }
+
+    const counts = options.channels ?? [1_000];
+    const measured: [number, Awaited<ReturnType<typeof manyChannels>>][] = [];
+    for (const channels of counts) measured.push([channels, await manyChannels(channels, options.turns)]);
+    const baseline = measured.find(([channels]) => channels === 1_000)?.[1].turnsPerSecond;
+    const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+    const budget = measured[0]?.[1].cache.budgetBytes ?? 0;
+    sections.push(
+      [
+        `One process, ${options.turns.toLocaleString('en')} turns on channels drawn at random, 50 at a time; context cache budget ${mib(budget)} MiB ([bot] context_cache_mb)`,
+        '',
+        table(
+          [
+            'active channels',
+            'turns/s',
+            'ratio to 1,000',
+            'cache hit rate',
+            'cached channels',
+            'cache MiB (estimated)',
+            'evictions',
+            'RSS MiB before → after',
+          ],
+          measured.map(([channels, r]) => [
+            channels.toLocaleString('en'),
+            r.turnsPerSecond.toFixed(0),
+            baseline === undefined ? '–' : (r.turnsPerSecond / baseline).toFixed(2),
+            `${(100 * r.hitRate).toFixed(1)}%`,
+            r.cache.channels.toLocaleString('en'),
+            mib(r.cache.bytes),
+            r.evictions.toLocaleString('en'),
+            `${mib(r.rssBefore)} → ${mib(r.rss)}`,
+          ]),
+        ),
+      ].join('\n'),
+    );
+    return sections.join('\n\n');
   } finally {
     await bot.stop();
     await worker.close(1_000);
