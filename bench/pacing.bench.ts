@@ -4,11 +4,13 @@
  * `--job-seconds` of the transcript's clock) in a 32k window. Growth per pass is the share of the
  * window one pass's duration of traffic adds; when it passes the room between the background and
  * emergency thresholds (15%), one pass at a time cannot keep up and follow-ups run beside it.
+ * Then the same on the real stack at 30 messages/s (`pacing-real-stack.ts`).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pacingRealStackBench } from './pacing-real-stack.js';
 import { EBB_BIN, IRC_TRANSCRIPT, table } from './support.js';
 
 const RATES = [1, 5, 20, 50];
@@ -25,7 +27,12 @@ interface Summary {
   readonly summarizerInputTokens: number;
 }
 
+/** The simulated replay's table, then the real stack's (`pacing-real-stack.ts`). */
 export async function pacingBench(): Promise<string> {
+  return [await simulatedPacing(), '', await pacingRealStackBench()].join('\n');
+}
+
+async function simulatedPacing(): Promise<string> {
   if (!existsSync(IRC_TRANSCRIPT)) return `(skipped: ${IRC_TRANSCRIPT} is not there; set EBB_BENCH_DATA)`;
   const dir = mkdtempSync(join(tmpdir(), 'ebb-pacing-'));
   const config = join(dir, '32k.toml');
