@@ -18,13 +18,11 @@ import { Writable } from 'node:stream';
 import { loadEnv, parseConfig, resolveChannel } from '@ebb/config';
 import type { CompactionLogEvent } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
-import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { type RunningEbb, startEbb } from '../apps/bot/src/start-ebb.js';
-import { FULL_SPEED_WEB, isPassRequest, passReply } from '../apps/bot/test/small-window.js';
+import { FULL_SPEED_WEB, isPassRequest, startAckingModel } from '../apps/bot/test/small-window.js';
 import { table } from './support.js';
 
 const MESSAGES = 2_000;
@@ -85,19 +83,7 @@ async function settled(runs: PgRunStore, key: string): Promise<void> {
 }
 
 export async function pacingRealStackBench(): Promise<string> {
-  const tokenizer = await loadTokenizer('o200k_base');
-  const fake = await FakeOpenAiServer.start({
-    contextWindow: 32_000,
-    countTokens: (t) => tokenizer.count(t),
-  });
-  let chats = 0;
-  fake.reply(
-    (request) =>
-      passReply(request, {
-        summary: '## Status\n- Items were reported green or amber; see the OPS tickets.',
-        memories: [],
-      }) ?? { content: `ack ${++chats}` },
-  );
+  const fake = await startAckingModel(32_000);
   // Summaries take 1, 2 or 3 seconds, in turn.
   for (const [i, delayMs] of [1_000, 2_000, 3_000].entries())
     fake.fail({ kind: 'slow', delayMs }, { when: (r) => isPassRequest(r) && r.index % 3 === i });

@@ -6,8 +6,8 @@
  *
  * - On the real stack (the web API, the bot, Postgres, BullMQ with its worker in this process, the
  *   fake OpenAI server): two channels post back to back, each waiting for its reply, while passes
- *   summarize and splice their contexts (small windows, so several land during the burst). Every
- *   message acknowledged is archived once, and no request to the model is too long for its window.
+ *   summarize and splice their contexts (6k and 4k windows, so several land during the burst). Every
+ *   message acknowledged is archived once, and the model (a 6k window) refuses no request as too long.
  * - On an injected clock: the pacing decisions, with the bench's shapes (30 messages a second,
  *   passes of 1, 2 and 3 seconds, the 32k and 18k windows) replayed through `Simulation` on the
  *   transcript's clock: the `CompactionMonitor` and `decideAfterTurn` the bot asks. No emergency, and
@@ -16,13 +16,12 @@
 import { loadEnv, parseConfig, resolveChannel } from '@ebb/config';
 import { type CompactionEvent, Simulation, type SimulationEvent, type SummaryEvent } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
-import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
+import type { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FULL_SPEED_WEB, passReply } from '../test/small-window.js';
+import { FULL_SPEED_WEB, startAckingModel } from '../test/small-window.js';
 import { loadCompactorSettings } from './channel-status.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
@@ -40,16 +39,7 @@ describe('compaction under a burst, on the real stack', () => {
   const prefix = randomPrefix();
 
   beforeAll(async () => {
-    const tokenizer = await loadTokenizer('o200k_base');
-    fake = await FakeOpenAiServer.start({ contextWindow: 6_000, countTokens: (t) => tokenizer.count(t) });
-    let chats = 0;
-    fake.reply(
-      (request) =>
-        passReply(request, {
-          summary: '## Status\n- Items were reported green or amber; see the OPS tickets.',
-          memories: [],
-        }) ?? { content: `ack ${++chats}` },
-    );
+    fake = await startAckingModel(6_000);
     fresh = await freshSchemaDb();
     const config = parseConfig(
       [

@@ -44,12 +44,12 @@ export function longPaste(i: number): string {
 }
 
 /**
- * The fake model for `smallWindowConfig`: a 4,000-token window counted with the real tokenizer,
- * replies `ack 1`, `ack 2`, … and a one-line summary with no memories for every pass.
+ * The fake model for `smallWindowConfig`: a 4,000-token window (or `contextWindow`) counted with the
+ * real tokenizer, replies `ack 1`, `ack 2`, … and a one-line summary with no memories for every pass.
  */
-export async function startAckingModel(): Promise<FakeOpenAiServer> {
+export async function startAckingModel(contextWindow = 4_000): Promise<FakeOpenAiServer> {
   const tokenizer = await loadTokenizer('o200k_base');
-  const fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
+  const fake = await FakeOpenAiServer.start({ contextWindow, countTokens: (t) => tokenizer.count(t) });
   let n = 0;
   fake.reply(
     (req) =>
