@@ -127,6 +127,17 @@ export async function startForgetFixture() {
     };
   }
 
+  /** The fact is in no row of any table that could keep it. */
+  async function expectNowhere(channelKey: string): Promise<void> {
+    expect(await whereIsTheFact(channelKey)).toEqual({
+      memories: 0,
+      compactionRuns: 0,
+      activeSpans: 0,
+      retiredSpans: 0,
+      messages: 0,
+    });
+  }
+
   /** The context as loaded, after checking its total is the sum of its parts. */
   async function expectConsistentTokens(channelKey: string) {
     const view = await channels.loadContext(channelKey);
@@ -148,6 +159,7 @@ export async function startForgetFixture() {
     deps: () => ({ database: pg.database, env: { OPENAI_API_KEY: 'test-key' }, cwd: configDir }),
     plant,
     whereIsTheFact,
+    expectNowhere,
     expectConsistentTokens,
     async close(): Promise<void> {
       await fake.close();

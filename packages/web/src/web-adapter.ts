@@ -38,7 +38,6 @@ import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import {
   type CommandName,
-  type MessageChange,
   type PlatformAdapter,
   type PlatformHandlers,
   settleWithin,
@@ -172,19 +171,38 @@ export class WebAdapter implements PlatformAdapter {
   }
 
   /**
-   * Hands a deletion or an edit to the bot: undefined once it is applied or spooled, else the error
-   * answer (`503 starting` before the bot started, `503 store_unavailable` when it could not be kept).
+   * Hands a deletion or an edit of the message `id` to the bot and answers: 200 once it is applied or
+   * spooled (the stream shows it), `503 starting` before the bot started, `503 store_unavailable`
+   * when it could not be kept.
    */
-  async #change(c: Context, change: MessageChange): Promise<Response | undefined> {
+  async #takeBack(
+    c: Context,
+    id: string,
+    change: { readonly kind: 'deleted' } | { readonly kind: 'edited'; readonly text: string },
+  ): Promise<Response> {
     const handlers = this.#handlers;
     if (!handlers?.onMessageChange) return webError(c, 503, 'starting', 'Ebb is starting');
+    const where = {
+      platform: 'web' as const,
+      channelKey: `web:${c.req.param('id')}`,
+      ts: new Date().toISOString(),
+    };
     try {
-      await handlers.onMessageChange(change);
-      return undefined;
+      await handlers.onMessageChange(
+        change.kind === 'deleted'
+          ? { kind: 'deleted', ...where, platformMessageIds: [id] }
+          : { kind: 'edited', ...where, platformMessageId: id, text: change.text },
+      );
     } catch {
       c.header('Retry-After', String(RETRY_AFTER_SECONDS));
       return webError(c, 503, 'store_unavailable', 'the change was not applied; send it again');
     }
+    this.publish(where.channelKey, {
+      type: change.kind,
+      platformMessageId: id,
+      ...(change.kind === 'edited' ? { text: change.text } : {}),
+    });
+    return c.json({ id, [change.kind]: true });
   }
 
   #routes(): void {
@@ -302,20 +320,7 @@ export class WebAdapter implements PlatformAdapter {
 
     app.delete('/api/channels/:id/messages/:messageId', async (c) => {
       const id = c.req.param('messageId');
-      const bad = badMessageId(c, id);
-      if (bad) return bad;
-      const channelKey = `web:${c.req.param('id')}`;
-      const ts = new Date().toISOString();
-      const done = await this.#change(c, {
-        kind: 'deleted',
-        platform: 'web',
-        channelKey,
-        platformMessageIds: [id],
-        ts,
-      });
-      if (done) return done;
-      this.publish(channelKey, { type: 'deleted', platformMessageId: id });
-      return c.json({ id, deleted: true });
+      return badMessageId(c, id) ?? (await this.#takeBack(c, id, { kind: 'deleted' }));
     });
 
     app.put('/api/channels/:id/messages/:messageId', async (c) => {
@@ -334,19 +339,7 @@ export class WebAdapter implements PlatformAdapter {
           'bad_text',
           `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
         );
-      const channelKey = `web:${c.req.param('id')}`;
-      const ts = new Date().toISOString();
-      const done = await this.#change(c, {
-        kind: 'edited',
-        platform: 'web',
-        channelKey,
-        platformMessageId: id,
-        text,
-        ts,
-      });
-      if (done) return done;
-      this.publish(channelKey, { type: 'edited', platformMessageId: id, text });
-      return c.json({ id, edited: true });
+      return this.#takeBack(c, id, { kind: 'edited', text });
     });
 
     app.post('/api/channels/:id/commands', async (c) => {

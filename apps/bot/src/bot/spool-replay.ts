@@ -22,6 +22,7 @@ import {
   type Platform,
   type PlatformAdapter,
   type SpoolEntry,
+  type SpooledItem,
   type SpooledMessage,
   spooledChange,
   type TurnResult,
@@ -97,16 +98,7 @@ export class SpoolReplay {
    * Undefined when the spool cannot take it either (Redis down too).
    */
   async keep(message: SpooledMessage, platform: Platform): Promise<TurnResult | undefined> {
-    try {
-      await this.#options.spool.push(message);
-    } catch (err) {
-      this.#options.logger.error(
-        { event: 'spool.push_failed', err, channel: message.channelKey },
-        'could not spool a message either',
-      );
-      return undefined;
-    }
-    this.#spooled.add(message.channelKey);
+    if (!(await this.#push(message, 'a message'))) return undefined;
     if (!this.#noticed.has(message.channelKey) && message.role === 'user') {
       this.#noticed.add(message.channelKey);
       await this.#options
@@ -121,17 +113,22 @@ export class SpoolReplay {
    * Keeps a deletion or an edit the archive could not take (or that must wait behind spooled
    * messages), without telling the channel; false when the spool refuses it too.
    */
-  async keepChange(change: MessageChange): Promise<boolean> {
+  keepChange(change: MessageChange): Promise<boolean> {
+    return this.#push(spooledChange(change), 'a message change');
+  }
+
+  /** Pushes `item` to the spool; false (logged) when the spool refuses it too. */
+  async #push(item: SpooledItem, what: string): Promise<boolean> {
     try {
-      await this.#options.spool.push(spooledChange(change));
+      await this.#options.spool.push(item);
     } catch (err) {
       this.#options.logger.error(
-        { event: 'spool.push_failed', err, channel: change.channelKey },
-        'could not spool a message change either',
+        { event: 'spool.push_failed', err, channel: item.channelKey },
+        `could not spool ${what} either`,
       );
       return false;
     }
-    this.#spooled.add(change.channelKey);
+    this.#spooled.add(item.channelKey);
     return true;
   }
 

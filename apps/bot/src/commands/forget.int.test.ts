@@ -93,13 +93,7 @@ describe('ebb memories forget --speaker', () => {
       await memoriesForget({ speaker: 'mallory', channel: key, archive: true, yes: true }, io, world.deps()),
     ).toBe(0);
     expect(io.stdout()).toContain('2 messages overwritten in the archive');
-    expect(await world.whereIsTheFact(key)).toEqual({
-      memories: 0,
-      compactionRuns: 0,
-      activeSpans: 0,
-      retiredSpans: 0,
-      messages: 0,
-    });
+    await world.expectNowhere(key);
 
     const archived = await world.channels.readArchive(key, 1, 30);
     expect(archived.filter((m) => m.author === 'mallory').map((m) => [m.seq, m.text])).toEqual([
@@ -118,13 +112,7 @@ describe('ebb memories forget --speaker', () => {
       await memoriesForget({ speaker: 'mallory', channel: key, archive: true, yes: true }, io, world.deps()),
     ).toBe(0);
     expect(io.stdout()).toContain('3 messages overwritten in the archive');
-    expect(await world.whereIsTheFact(key)).toEqual({
-      memories: 0,
-      compactionRuns: 0,
-      activeSpans: 0,
-      retiredSpans: 0,
-      messages: 0,
-    });
+    await world.expectNowhere(key);
     const [result] = await world.channels.readArchive(key, 8, 8);
     expect(result).toMatchObject({
       role: 'tool',
@@ -168,13 +156,7 @@ describe("ebb forget --speaker, the bot's replies", () => {
     expect(
       await memoriesForget({ speaker: 'mallory', channel: key, archive: true, yes: true }, io, world.deps()),
     ).toBe(0);
-    expect(await world.whereIsTheFact(key)).toEqual({
-      memories: 0,
-      compactionRuns: 0,
-      activeSpans: 0,
-      retiredSpans: 0,
-      messages: 0,
-    });
+    await world.expectNowhere(key);
     // The reply keeps its seq and author; the people's messages after it are not hers and stay.
     const archived = await world.channels.readArchive(key, 4, 6);
     expect(archived.map((m) => [m.author, m.text === REDACTED_MESSAGE])).toEqual([
@@ -202,13 +184,7 @@ describe('ebb forget --match', () => {
         world.deps(),
       ),
     ).toBe(0);
-    expect(await world.whereIsTheFact(key)).toEqual({
-      memories: 0,
-      compactionRuns: 0,
-      activeSpans: 0,
-      retiredSpans: 0,
-      messages: 0,
-    });
+    await world.expectNowhere(key);
     const archived = await world.channels.readArchive(key, 5, 5);
     expect(archived.map((m) => [m.author, m.text])).toEqual([['ebb', REDACTED_MESSAGE]]);
     await world.expectConsistentTokens(key);
@@ -329,12 +305,6 @@ describe('ebb forget cut off part-way', () => {
     expect(
       await memoriesForget({ match: FACT, channel: key, archive: true, yes: true }, again, world.deps()),
     ).toBe(0);
-    expect(await world.whereIsTheFact(key)).toEqual({
-      memories: 0,
-      compactionRuns: 0,
-      activeSpans: 0,
-      retiredSpans: 0,
-      messages: 0,
-    });
+    await world.expectNowhere(key);
   });
 });
