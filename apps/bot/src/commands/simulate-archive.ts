@@ -84,7 +84,8 @@ export async function simulateArchive(
       for (const key of keys) {
         reports.push(await simulateChannel({ key, config, text, reader, since, args, io }));
       }
-      if (args.json) io.out(JSON.stringify(keys.length === 1 ? reports[0] : reports));
+      // Without --suggest, --json prints the replays' JSON Lines (`ebb simulate --json`) alone.
+      if (args.json && args.suggest) io.out(JSON.stringify(keys.length === 1 ? reports[0] : reports));
       return reports.some((r) => r.status === 'error') ? 1 : 0;
     },
   );

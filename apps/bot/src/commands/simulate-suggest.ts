@@ -182,12 +182,12 @@ export function changedValues(values: SearchedValues, current: SearchedValues): 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /**
- * Thresholds from 0.5 up to the channel's own background, each with an aggressive threshold 0.05 or
+ * Background thresholds 0.4 to 0.7 and the channel's own, each with an aggressive threshold 0.05 or
  * 0.10 above it; the channel's emergency threshold and 0.98; the channel's fractions and larger ones
  * (0.5 / 0.7). 40 candidates at most.
  */
 function coarseGrid(current: SearchedValues): SearchedValues[] {
-  const backgrounds = unique([0.5, 0.6, 0.7, 0.8, current.background_threshold]);
+  const backgrounds = unique([0.4, 0.5, 0.6, 0.7, current.background_threshold]);
   const emergencies = unique([current.emergency_threshold, 0.98]);
   const fractions = unique(
     [
