@@ -414,6 +414,8 @@ export class Bot {
       const settings = resolveChannel(this.#options.config(), key);
       const tokenizer = await loadTokenizer(settings.llm.encoding);
       const state = await this.#states.get(key);
+      // A summary a deletion set aside whose pass was lost (the process stopped): written again now.
+      this.#redactions.resume(key, state.context.view().spans);
       const appended = await this.#states
         .append(key, state, tokenizer, settings, incoming)
         .catch((err: unknown) => {

@@ -264,6 +264,31 @@ describe('a deletion', () => {
     await bot.redactionsIdle();
   });
 
+  it('heals a summary set aside whose queued pass was lost with its process, on the next turn', async () => {
+    const key = 'web:del4';
+    await world.plant(key);
+    // What a bot that stopped right after a deletion leaves: tombstones, and the summary set aside.
+    const { change, bot: first } = await startBot();
+    world.fake.reply(async (request) =>
+      isSummary(request) ? new Promise(() => {}) : carelessModel(request),
+    );
+    closers.push(async () => world.fake.reply(carelessModel));
+    await change(deleted(key, ['m4']));
+    expect(
+      (await world.channels.loadPrefix(key)).spans.map((s) => (s.kind === 'summary' ? s.text : '')),
+    ).toEqual([PENDING_SUMMARY]);
+    await first.stop(0);
+    world.fake.reply(carelessModel);
+
+    const { bot, handlers, logger } = await startBot();
+    await handlers.onMessage(asked(key, '@ebb hello again', 'h1'));
+    await bot.redactionsIdle();
+    expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({ summaries: 1 });
+    const [span] = (await world.channels.loadPrefix(key)).spans;
+    expect(span?.kind === 'summary' && span.text !== PENDING_SUMMARY && span.text.length > 0).toBe(true);
+    expect(JSON.stringify(span)).not.toContain(FACT);
+  });
+
   it('is ignored where [privacy] on_delete = "ignore"', async () => {
     const key = 'web:del2';
     await world.plant(key);

@@ -9,16 +9,19 @@
  * One pass at a time per channel; redactions queued while one runs are merged into the next. A pass
  * that fails (the summarizer down, Postgres away) is tried again after `retryMs`, up to `maxTries`
  * times, then logged as an error naming the command that finishes the job (`ebb forget --match`).
- * The archive is already redacted when a pass is queued, so a pass lost with the process leaves only
- * the summary text; `pending` and `idle` let the bot's stop and tests wait for the passes in hand.
+ * The archive is already redacted when a pass is queued, and the summaries set aside: a pass lost with
+ * the process leaves a placeholder, never the old text, and `resume` queues it again on the channel's
+ * next turn. `pending` and `idle` let the bot's stop and tests wait for the passes in hand.
  */
 import { type ChannelPassSettings, redactChannel } from '@ebb/compaction';
 import {
   type ChannelStore,
   type ContextNotifier,
   type Logger,
+  PENDING_SUMMARY,
   type RunStore,
   type SeqRange,
+  type Span,
   seqRanges,
   seqsOf,
 } from '@ebb/core';
@@ -67,6 +70,19 @@ export class RedactionPasses {
     const created = { waiting: queued as Queued | undefined, running: Promise.resolve() };
     this.#channels.set(key, created);
     created.running = this.#drain(key, created);
+  }
+
+  /**
+   * A channel's summaries still set aside (`PENDING_SUMMARY`) with no pass of this process queued or
+   * running for them: the process that set them aside stopped before its pass ran. Queued again; the
+   * bot calls this with the spans of every context it turns on, so the next message heals them.
+   */
+  resume(key: string, spans: readonly Span[]): void {
+    if (this.#channels.has(key)) return;
+    const waiting = spans.filter((s) => s.kind === 'summary' && s.text === PENDING_SUMMARY);
+    // One seq of each selects it for `redactChannel` (what was taken back is tombstoned already), and
+    // clears no more checkpoints or retired spans than that.
+    if (waiting.length > 0) this.enqueue(key, seqRanges(waiting.map((s) => s.toSeq)));
   }
 
   /** Channels with a pass queued or running. */
