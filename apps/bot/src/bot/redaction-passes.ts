@@ -7,13 +7,16 @@
  * context notifier).
  *
  * One pass at a time per channel; redactions queued while one runs are merged into the next. A pass
- * that fails (the summarizer down, Postgres away) is tried again after `retryMs`, up to `maxTries`
- * times, then logged as an error naming the command that finishes the job (`ebb forget --match`).
+ * that fails (the summarizer down, Postgres away), or that finds compaction passes over the message
+ * in flight (they may have read it before it was taken back, and splice it in when they land), is
+ * run again after `retryMs`, up to `maxTries` times, then logged naming the command that finishes
+ * the job (`ebb forget --match`).
  * The archive is already redacted when a pass is queued, and the summaries set aside: a pass lost with
  * the process leaves a placeholder, never the old text, and `resume` queues it again on the channel's
  * next turn. `pending` and `idle` let the bot's stop and tests wait for the passes in hand.
  */
-import { type ChannelPassSettings, redactChannel } from '@ebb/compaction';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ChannelPassSettings, type RedactionReport, redactChannel } from '@ebb/compaction';
 import {
   type ChannelStore,
   type ContextNotifier,
@@ -115,9 +118,11 @@ export class RedactionPasses {
   async #run(key: string, queued: Queued): Promise<void> {
     const { logger, notifier } = this.#options;
     const maxTries = this.#options.maxTries ?? DEFAULT_REDACTION_PASSES.maxTries;
+    const retry = () => sleep(this.#options.retryMs ?? DEFAULT_REDACTION_PASSES.retryMs);
     for (let tries = 1; ; tries++) {
+      let report: RedactionReport;
       try {
-        const report = await redactChannel(
+        report = await redactChannel(
           {
             channels: this.#options.channels,
             runs: this.#options.runs,
@@ -125,27 +130,11 @@ export class RedactionPasses {
           },
           { channelKey: key, ranges: queued.ranges, archive: false, asArchived: true },
         );
-        const generation = await this.#options.channels.generation(key);
-        if (report.spans.length > 0) await notifier.publish({ channelKey: key, generation }).catch(() => {});
-        const fields = {
-          event: 'message.resummarized',
-          channel: key,
-          summaries: report.spans.length,
-          unresolved: report.unresolved.length,
-          inFlight: report.inFlight,
-        };
-        if (report.unresolved.length > 0 || report.inFlight > 0)
-          logger.warn(
-            fields,
-            'wrote the summaries holding a taken-back message again, but passes over it were in flight; run ebb forget --match to be sure',
-          );
-        else logger.info(fields, `wrote ${report.spans.length} summaries holding a taken-back message again`);
-        return;
       } catch (err) {
         if (tries >= maxTries || this.#stopped) {
           logger.error(
             { event: 'message.resummarize_failed', err, channel: key, tries },
-            'could not write the summaries holding a taken-back message again; the archive is redacted, the summaries are not: run ebb forget --match on what it said',
+            'could not write the summaries holding a taken-back message again; the archive is redacted and the summaries set aside: run ebb forget --match on what it said',
           );
           return;
         }
@@ -153,10 +142,38 @@ export class RedactionPasses {
           { event: 'message.resummarize_retry', err, channel: key, tries },
           'writing the summaries holding a taken-back message again failed; trying again',
         );
-        await new Promise((resolve) =>
-          setTimeout(resolve, this.#options.retryMs ?? DEFAULT_REDACTION_PASSES.retryMs),
-        );
+        await retry();
+        continue;
       }
+      const generation = await this.#options.channels.generation(key).catch(() => undefined);
+      if (report.spans.length > 0 && generation !== undefined)
+        await notifier.publish({ channelKey: key, generation }).catch(() => {});
+      const fields = {
+        event: 'message.resummarized',
+        channel: key,
+        summaries: report.spans.length,
+        unresolved: report.unresolved.length,
+        inFlight: report.inFlight,
+        tries,
+      };
+      const passesInFlight = report.unresolved.length > 0 || report.inFlight > 0;
+      // A pass over the message that read it before it was taken back may splice that text in: once
+      // such passes land, what they put in place is written again too.
+      if (passesInFlight && tries < maxTries && !this.#stopped) {
+        logger.info(
+          { ...fields, event: 'message.resummarize_waiting' },
+          'passes over a taken-back message are in flight; writing its summaries again once they land',
+        );
+        await retry();
+        continue;
+      }
+      if (passesInFlight)
+        logger.warn(
+          fields,
+          'wrote the summaries holding a taken-back message again, but passes over it were still in flight; run ebb forget --match to be sure',
+        );
+      else logger.info(fields, `wrote ${report.spans.length} summaries holding a taken-back message again`);
+      return;
     }
   }
 }

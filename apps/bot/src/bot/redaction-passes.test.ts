@@ -1,0 +1,92 @@
+/**
+ * The queued pass of a deletion, on the in-memory stores with the real extractive summarizer: it
+ * writes the summary holding a tombstoned message again from the archive as it stands, and while a
+ * compaction pass over the message is in flight (it may have read the message before it was taken
+ * back) it runs again once that pass has ended, so what the pass puts in place is written again too.
+ */
+import {
+  InMemoryChannelStore,
+  InMemoryRunStore,
+  PENDING_SUMMARY,
+  REDACTED_MESSAGE,
+  tombstone,
+  toNewMessage,
+} from '@ebb/core';
+import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
+import { InProcessContextNotifier } from '@ebb/queue';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
+import { expect, it, vi } from 'vitest';
+import { RedactionPasses } from './redaction-passes.js';
+
+const KEY = 'web:passes';
+
+it('writes the summary again from the archive, and again once a pass that was in flight has ended', async () => {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const channels = new InMemoryChannelStore();
+  const runs = new InMemoryRunStore();
+  for (let i = 1; i <= 10; i++) {
+    const text = i === 3 ? 'the door code is 5512-KITE' : `message ${i} about the release`;
+    await channels.append(KEY, toNewMessage({ role: 'user', author: 'ana', text }, tokenizer, 1_000));
+  }
+  await channels.splice(KEY, {
+    jobId: 'j1',
+    fromSeq: 1,
+    toSeq: 6,
+    text: 'ana: the door code is 5512-KITE',
+    tokens: 12,
+  });
+  // A pass over the message, queued before it was taken back.
+  await runs.create({
+    jobId: 'j2',
+    channelKey: KEY,
+    tier: 'background',
+    usage: 0.8,
+    fromSeq: 1,
+    toSeq: 8,
+    generation: 1,
+  });
+  const [said] = await channels.readArchive(KEY, 3, 3);
+  if (!said) throw new Error('no seq 3');
+  await channels.redactArchive(KEY, [tombstone(said, tokenizer)]);
+
+  const logger = new RecordingLogger();
+  const passes = new RedactionPasses({
+    channels,
+    runs,
+    settingsFor: async () => ({
+      summaryMaxTokens: 500,
+      memoryScope: 'channel',
+      tokenizer,
+      summarizer: new ExtractiveSummarizer({ tokenizer }),
+    }),
+    notifier: new InProcessContextNotifier(),
+    logger,
+    retryMs: 1,
+    maxTries: 10_000,
+  });
+  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
+  expect(passes.pending).toBe(1);
+  await vi.waitFor(() => expect(logger.events('message.resummarize_waiting').length).toBeGreaterThan(0));
+  // Already written once, from the tombstone.
+  const first = (await channels.loadPrefix(KEY)).spans[0];
+  expect(first?.kind === 'summary' ? first.text : '').not.toContain('5512');
+  expect(first?.kind === 'summary' ? first.text : '').toContain(REDACTED_MESSAGE);
+  expect(logger.events('message.resummarized')).toEqual([]);
+
+  // The pass lands what it read before (the code), then ends: the redaction writes that again.
+  await channels.splice(KEY, {
+    jobId: 'j2',
+    fromSeq: 1,
+    toSeq: 8,
+    text: 'ana said the door code is 5512-KITE',
+    tokens: 12,
+  });
+  await runs.finish('j2', { status: 'completed' });
+  await passes.idle();
+  expect(passes.pending).toBe(0);
+  expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({ inFlight: 0, unresolved: 0 });
+  const [span] = (await channels.loadPrefix(KEY)).spans;
+  expect(span).toMatchObject({ kind: 'summary', fromSeq: 1, toSeq: 8 });
+  expect(span?.kind === 'summary' ? span.text : '').not.toContain('5512');
+  expect(span?.kind === 'summary' ? span.text : '').not.toBe(PENDING_SUMMARY);
+});
