@@ -33,6 +33,7 @@ import {
   type MessageChange,
   memoriesOver,
   memoriesTakenBack,
+  overlapsAny,
   PENDING_SUMMARY,
   planDeletion,
   REDACTED_MESSAGE,
@@ -49,8 +50,10 @@ import {
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import type { ChannelStates } from './channel-states.js';
-import type { RedactionPasses } from './redaction-passes.js';
+import type { AfterPasses, RedactionPasses } from './redaction-passes.js';
 
+/** Recent runs of the channel looked through for passes in flight over a message taken back. */
+const IN_FLIGHT_LOOKBACK = 50;
 /** Messages read past a deleted one to find the turn that answered it: room for a turn's tool steps. */
 const REPLY_LOOKAHEAD = 200;
 
@@ -131,7 +134,7 @@ export class MessageChanges {
     // process stopped before it ran): queued again.
     if (removed.length === 0) {
       const waiting = spansToResummarize(prefix, plan.redact).filter((s) => s.text === PENDING_SUMMARY);
-      const summaries = this.#queue(key, plan.redact, waiting.length);
+      const summaries = await this.#queue(key, plan.redact, waiting.length);
       return { kind: 'deleted', outcome: 'unchanged', ...NOTHING, summaries };
     }
     const memories = await this.#dropMemories(key, plan.redact, removed, redacted);
@@ -144,7 +147,11 @@ export class MessageChanges {
       removed.map((m) => tombstone(m, tokenizer)),
     );
     if (outcome.raw > 0) states.markStale(key, outcome.generation);
-    const summaries = this.#queue(key, plan.redact, plan.resummarize.length);
+    // Passes that read these messages before now may land their text later: the queued pass waits
+    // them out, then writes what they put in place again and drops what they learned from it.
+    const summaries = await this.#queue(key, plan.redact, plan.resummarize.length, () =>
+      this.#dropMemories(key, plan.redact, removed, redacted),
+    );
     return {
       kind: 'deleted',
       outcome: 'applied',
@@ -203,7 +210,10 @@ export class MessageChanges {
     });
     if (outcome.kind === 'missing') return { kind: 'edited', outcome: 'unknown', ...NOTHING };
     if (outcome.raw) states.markStale(key, outcome.generation);
-    if (resummarize) this.#queue(key, range, summaries);
+    if (resummarize)
+      await this.#queue(key, range, summaries, () =>
+        this.#dropMemories(key, range, [old], new Set(), { ...old, text }),
+      );
     return {
       kind: 'edited',
       outcome: 'applied',
@@ -269,10 +279,23 @@ export class MessageChanges {
     return spans.length;
   }
 
-  /** Queues the `spans` active summaries holding `ranges` to be written again; returns how many. */
-  #queue(key: string, ranges: readonly SeqRange[], spans: number): number {
+  /**
+   * Queues the `spans` active summaries holding `ranges` to be written again, or, with none, a pass
+   * that only waits out the compaction passes in flight over them; returns `spans`.
+   */
+  async #queue(
+    key: string,
+    ranges: readonly SeqRange[],
+    spans: number,
+    afterPasses?: AfterPasses,
+  ): Promise<number> {
     // Written from the archive as it now stands: tombstones, or the edited text.
-    if (spans > 0) this.#options.passes.enqueue(key, ranges);
+    const needed =
+      spans > 0 ||
+      (await this.#options.runs.recent(key, IN_FLIGHT_LOOKBACK)).some(
+        (r) => (r.status === 'queued' || r.status === 'running') && overlapsAny(r, ranges),
+      );
+    if (needed) this.#options.passes.enqueue(key, ranges, afterPasses);
     return spans;
   }
 }

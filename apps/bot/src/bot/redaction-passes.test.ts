@@ -2,7 +2,8 @@
  * The queued pass of a deletion, on the in-memory stores with the real extractive summarizer: it
  * writes the summary holding a tombstoned message again from the archive as it stands, and while a
  * compaction pass over the message is in flight (it may have read the message before it was taken
- * back) it runs again once that pass has ended, so what the pass puts in place is written again too.
+ * back) it runs again once that pass has ended, so what the pass puts in place is written again too,
+ * and what it learned from the message is dropped then.
  */
 import {
   InMemoryChannelStore,
@@ -64,7 +65,12 @@ it('writes the summary again from the archive, and again once a pass that was in
     retryMs: 1,
     maxTries: 10_000,
   });
-  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
+  // What the deletion drops once the passes in flight have landed (what they learned from the message).
+  let checked = 0;
+  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }], async () => {
+    checked++;
+    return 1;
+  });
   expect(passes.pending).toBe(1);
   await vi.waitFor(() => expect(logger.events('message.resummarize_waiting').length).toBeGreaterThan(0));
   // Already written once, from the tombstone.
@@ -72,6 +78,7 @@ it('writes the summary again from the archive, and again once a pass that was in
   expect(first?.kind === 'summary' ? first.text : '').not.toContain('5512');
   expect(first?.kind === 'summary' ? first.text : '').toContain(REDACTED_MESSAGE);
   expect(logger.events('message.resummarized')).toEqual([]);
+  expect(checked).toBe(0);
 
   // The pass lands what it read before (the code), then ends: the redaction writes that again.
   await channels.splice(KEY, {
@@ -84,7 +91,12 @@ it('writes the summary again from the archive, and again once a pass that was in
   await runs.finish('j2', { status: 'completed' });
   await passes.idle();
   expect(passes.pending).toBe(0);
-  expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({ inFlight: 0, unresolved: 0 });
+  expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({
+    inFlight: 0,
+    unresolved: 0,
+    memories: 1,
+  });
+  expect(checked).toBe(1);
   const [span] = (await channels.loadPrefix(KEY)).spans;
   expect(span).toMatchObject({ kind: 'summary', fromSeq: 1, toSeq: 8 });
   expect(span?.kind === 'summary' ? span.text : '').not.toContain('5512');

@@ -46,7 +46,14 @@ export const DEFAULT_REDACTION_PASSES = { retryMs: 5_000, maxTries: 5 } as const
   Pick<RedactionPassesOptions, 'retryMs' | 'maxTries'>
 >;
 
-type Queued = { readonly ranges: readonly SeqRange[] };
+/**
+ * What a pass has to do: the seqs taken back, and what to check again once compaction passes that
+ * were in flight over them have landed (they may have stored memories learned from the old text).
+ */
+type Queued = { readonly ranges: readonly SeqRange[]; readonly afterPasses: readonly AfterPasses[] };
+
+/** Drops what passes that read a message before it was taken back stored from it; returns how many memories went. */
+export type AfterPasses = () => Promise<number>;
 
 export class RedactionPasses {
   readonly #options: RedactionPassesOptions;
@@ -62,10 +69,10 @@ export class RedactionPasses {
    * Queues the summaries of `key` holding `ranges` to be written again from the archive as it stands
    * (already redacted or edited); returns at once.
    */
-  enqueue(key: string, ranges: readonly SeqRange[]): void {
+  enqueue(key: string, ranges: readonly SeqRange[], afterPasses?: AfterPasses): void {
     if (this.#stopped) return;
     const entry = this.#channels.get(key);
-    const queued: Queued = { ranges };
+    const queued: Queued = { ranges, afterPasses: afterPasses === undefined ? [] : [afterPasses] };
     if (entry) {
       entry.waiting = entry.waiting === undefined ? queued : merge(entry.waiting, queued);
       return;
@@ -119,6 +126,7 @@ export class RedactionPasses {
     const { logger, notifier } = this.#options;
     const maxTries = this.#options.maxTries ?? DEFAULT_REDACTION_PASSES.maxTries;
     const retry = () => sleep(this.#options.retryMs ?? DEFAULT_REDACTION_PASSES.retryMs);
+    let sawPasses = false;
     for (let tries = 1; ; tries++) {
       let report: RedactionReport;
       try {
@@ -157,6 +165,7 @@ export class RedactionPasses {
         tries,
       };
       const passesInFlight = report.unresolved.length > 0 || report.inFlight > 0;
+      sawPasses ||= passesInFlight;
       // A pass over the message that read it before it was taken back may splice that text in: once
       // such passes land, what they put in place is written again too.
       if (passesInFlight && tries < maxTries && !this.#stopped) {
@@ -167,17 +176,41 @@ export class RedactionPasses {
         await retry();
         continue;
       }
+      // The passes have landed: the memories they learned from the old text go too.
+      const memories = sawPasses && !passesInFlight ? await this.#afterPasses(key, queued) : 0;
       if (passesInFlight)
         logger.warn(
           fields,
           'wrote the summaries holding a taken-back message again, but passes over it were still in flight; run ebb forget --match to be sure',
         );
-      else logger.info(fields, `wrote ${report.spans.length} summaries holding a taken-back message again`);
+      else
+        logger.info(
+          { ...fields, memories },
+          `wrote ${report.spans.length} summaries holding a taken-back message again`,
+        );
       return;
     }
+  }
+
+  async #afterPasses(key: string, queued: Queued): Promise<number> {
+    let dropped = 0;
+    for (const check of queued.afterPasses) {
+      try {
+        dropped += await check();
+      } catch (err) {
+        this.#options.logger.error(
+          { event: 'message.resummarize_failed', err, channel: key },
+          'could not drop the memories passes in flight learned from a taken-back message: run ebb forget --match on what it said',
+        );
+      }
+    }
+    return dropped;
   }
 }
 
 function merge(a: Queued, b: Queued): Queued {
-  return { ranges: seqRanges([...seqsOf(a.ranges), ...seqsOf(b.ranges)]) };
+  return {
+    ranges: seqRanges([...seqsOf(a.ranges), ...seqsOf(b.ranges)]),
+    afterPasses: [...a.afterPasses, ...b.afterPasses],
+  };
 }
