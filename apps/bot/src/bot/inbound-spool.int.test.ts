@@ -2,7 +2,13 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { InboundSpool, SpooledItem, SpooledMessage } from '@ebb/core';
+import {
+  type InboundSpool,
+  isSpooledChange,
+  type SpooledItem,
+  type SpooledMessage,
+  spooledChange,
+} from '@ebb/core';
 import { createRedis, RedisInboundSpool, waitForReady } from '@ebb/queue';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
@@ -49,6 +55,34 @@ describe.each([
   ['a local file', fileSpool],
   ['Redis with a file behind it', () => new FallbackInboundSpool(redisSpool(), fileSpool())],
 ])('InboundSpool on %s', (_name, make) => {
+  it('keeps deletions and edits in order with the messages, and reads entries spooled before changes were', async () => {
+    const spool = make();
+    const key = 'slack:T:C';
+    const deleted = spooledChange({
+      kind: 'deleted',
+      platform: 'slack',
+      channelKey: key,
+      platformMessageIds: ['m1'],
+      ts: '2026-11-24T10:00:02.000Z',
+    });
+    const edited = spooledChange({
+      kind: 'edited',
+      platform: 'slack',
+      channelKey: key,
+      platformMessageId: 'm3',
+      text: 'fixed',
+      ts: '2026-11-24T10:00:04.000Z',
+    });
+    await spool.push(message(key, 1));
+    await spool.push(deleted);
+    await spool.push(message(key, 3));
+    await spool.push(edited);
+    const entries = await spool.peek(key, 10);
+    expect(entries.map((e) => e.message)).toEqual([message(key, 1), deleted, message(key, 3), edited]);
+    // An entry as versions before changes wrote it has no `change`: a message.
+    expect(entries.map((e) => isSpooledChange(e.message))).toEqual([false, true, false, true]);
+  });
+
   it('keeps each channel in arrival order until removed, and lists the channels that have messages', async () => {
     const spool = make();
     for (let i = 0; i < 3; i++) await spool.push(message('discord:G:A', i));
