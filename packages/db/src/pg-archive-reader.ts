@@ -1,12 +1,12 @@
 /**
- * A channel's archive read back in order for `ebb simulate --from-archive`: keyset pagination on the
- * `(channel_key, seq)` primary key, one page of `batchSize` rows at a time, so replaying a million
+ * A channel's archive read back in order for `ebb simulate --from-archive`: pages by ranges of seq on
+ * the `(channel_key, seq)` primary key, `batchSize` rows at a time, so replaying a million
  * messages holds one page in memory (an OFFSET would re-read every earlier row per page, and a
  * server-side cursor would pin a pooled connection and a transaction for the whole replay). Also what
  * the channel's recorded passes took (`compaction_runs.duration_ms`), which the replay's passes take.
  */
 import type { ArchivedMessage } from '@ebb/core';
-import { and, asc, eq, gt, gte, isNotNull, or, sql } from 'drizzle-orm';
+import { and, asc, between, eq, gte, isNotNull, or, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { dbCall } from './pg-errors.js';
 import { withoutNulls } from './rows.js';
@@ -48,8 +48,21 @@ export class PgArchiveReader {
    */
   async *messages(channelKey: string, options: ArchiveReadOptions = {}): AsyncGenerator<ArchivedMessage> {
     const batchSize = options.batchSize ?? DEFAULT_ARCHIVE_READ.batchSize;
-    let after = 0;
-    for (;;) {
+    const since = options.since === undefined ? undefined : gte(messages.createdAt, options.since);
+    const [bounds] = await dbCall('readArchive', () =>
+      this.#db
+        .select({
+          first: sql<number | null>`min(${messages.seq})`,
+          last: sql<number | null>`max(${messages.seq})`,
+        })
+        .from(messages)
+        .where(and(eq(messages.channelKey, channelKey), since)),
+    );
+    if (bounds?.first == null || bounds.last == null) return;
+    // Seqs are dense (1..head, nothing is ever deleted), so a page is a range of seqs: the planner
+    // reads exactly those rows however stale its statistics (`seq > x order by seq limit n` on a
+    // freshly loaded table became a bitmap scan and a sort of every later row, per page).
+    for (let from = Number(bounds.first); from <= Number(bounds.last); from += batchSize) {
       const page = await dbCall('readArchive', () =>
         this.#db
           .select({
@@ -66,19 +79,15 @@ export class PgArchiveReader {
           .where(
             and(
               eq(messages.channelKey, channelKey),
-              gt(messages.seq, after),
-              options.since === undefined ? undefined : gte(messages.createdAt, options.since),
+              between(messages.seq, from, Math.min(from + batchSize - 1, Number(bounds.last))),
+              since,
             ),
           )
-          .orderBy(asc(messages.seq))
-          .limit(batchSize),
+          .orderBy(asc(messages.seq)),
       );
       for (const { createdAt, ts, ...row } of page) {
         yield { ...withoutNulls(row), ts: messageTime(ts, createdAt) };
       }
-      const last = page.at(-1);
-      if (last === undefined || page.length < batchSize) return;
-      after = last.seq;
     }
   }
 
