@@ -196,8 +196,9 @@ export class InMemoryChannelStore implements ChannelStore {
     };
   }
 
-  async findAuthored(author: string): Promise<AuthoredSeqs[]> {
+  async findAuthored(author: string, only?: string): Promise<AuthoredSeqs[]> {
     return [...this.#channels.entries()]
+      .filter(([channelKey]) => only === undefined || channelKey === only)
       .map(([channelKey, c]) => ({
         channelKey,
         seqs: c.archive.filter((m) => m.author === author).map((m) => m.seq),

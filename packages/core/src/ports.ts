@@ -226,8 +226,11 @@ export interface ChannelStore {
    * the generation is bumped. The archive keeps the results whole; a pass over them reads the stubs.
    */
   stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome>;
-  /** Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order). */
-  findAuthored(author: string): Promise<AuthoredSeqs[]>;
+  /**
+   * Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order); with
+   * `channelKey`, in that channel only (by its author index: cheap enough for a deletion).
+   */
+  findAuthored(author: string, channelKey?: string): Promise<AuthoredSeqs[]>;
   /**
    * Forgetting: the seqs whose text (or a tool call's name or arguments) holds `text`, ignoring case,
    * per channel (channels by key, seqs in order). Whoever wrote them: the bot's replies that repeat a

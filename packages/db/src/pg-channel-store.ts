@@ -299,8 +299,16 @@ export class PgChannelStore implements ChannelStore {
     return dbCall('stubToolResults', () => stubToolResults(this.#db, channelKey, request));
   }
 
-  findAuthored(author: string): Promise<AuthoredSeqs[]> {
-    return dbCall('findAuthored', () => seqsWhere(this.#db, eq(messages.author, author)));
+  findAuthored(author: string, channelKey?: string): Promise<AuthoredSeqs[]> {
+    return dbCall('findAuthored', () =>
+      seqsWhere(
+        this.#db,
+        channelKey === undefined
+          ? eq(messages.author, author)
+          : // lower() as messages_author_idx has it, so one channel's lookup is an index range.
+            sql`${messages.channelKey} = ${channelKey} and lower(${messages.author}) = lower(${author}) and ${messages.author} = ${author}`,
+      ),
+    );
   }
 
   findContaining(text: string): Promise<AuthoredSeqs[]> {

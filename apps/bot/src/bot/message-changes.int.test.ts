@@ -220,6 +220,25 @@ describe('a deletion', () => {
     expect(JSON.stringify(prompt?.body)).not.toContain(FACT);
   });
 
+  it('takes the search_history results that quoted the message with it', async () => {
+    const key = 'web:del5';
+    // seq 8 is the bot's search_history result quoting seq 4 word for word (inside the summary 1..20).
+    await world.plant(key, { recall: true });
+    expect(await world.whereIsTheFact(key)).toMatchObject({ messages: 3 });
+    const { bot, logger, change } = await startBot();
+    await change(deleted(key, ['m4', 'm27']));
+    expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ messages: 3, copies: 1, replies: 0 });
+    await bot.redactionsIdle();
+    await world.expectNowhere(key);
+    const [copy] = await world.channels.readArchive(key, 8, 8);
+    expect(copy).toMatchObject({
+      role: 'tool',
+      author: 'search_history',
+      text: REDACTED_MESSAGE,
+      toolCallId: 'c7',
+    });
+  });
+
   it('during a Postgres outage is spooled and applied after it, in order with the messages', async () => {
     const key = 'web:out1';
     await world.plant(key);

@@ -8,7 +8,8 @@
  * A deletion (`on_delete = "redact"`), in an order a failure part-way leaves re-runnable (the
  * platform id finds the messages again, and their text decides the memories, so the text goes last):
  *
- * 1. the deleted messages and the bot's turns that answered them (`planDeletion`);
+ * 1. the deleted messages and the bot's turns that answered them (`planDeletion`), and the history
+ *    tools' results that quoted them later (copies archived under the tool's name);
  * 2. the memories over them whose text came from them are dropped (`memoriesTakenBack`), and taken
  *    out of every checkpoint;
  * 3. the checkpoints of runs over them are cleared;
@@ -28,6 +29,8 @@
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   type ChannelStore,
+  HISTORY_TOOL_NAMES,
+  historyResultsQuoting,
   type Logger,
   type MemoryStore,
   type MessageChange,
@@ -65,6 +68,8 @@ export interface ChangeReport {
   /** Archived messages overwritten (the deleted ones and the bot's replies; the edited one). */
   readonly messages: number;
   readonly replies: number;
+  /** The history tools' results among them that had quoted a deleted message. */
+  readonly copies: number;
   /** Of those, copies raw in the context that changed with them. */
   readonly raw: number;
   readonly memories: number;
@@ -85,7 +90,15 @@ export interface MessageChangesOptions {
   readonly onChange?: (report: ChangeReport & { readonly platform: string }) => void;
 }
 
-const NOTHING = { messages: 0, replies: 0, raw: 0, memories: 0, checkpoints: 0, summaries: 0 } as const;
+const NOTHING = {
+  messages: 0,
+  replies: 0,
+  copies: 0,
+  raw: 0,
+  memories: 0,
+  checkpoints: 0,
+  summaries: 0,
+} as const;
 
 export class MessageChanges {
   readonly #options: MessageChangesOptions;
@@ -128,20 +141,26 @@ export class MessageChanges {
       found.map((f) => f.seq),
     );
     const plan = planDeletion({ prefix, deleted: found.map((f) => f.seq), archive });
-    const redacted = new Set(seqsOf(plan.redact));
-    const removed = archive.filter((m) => redacted.has(m.seq) && m.text !== REDACTED_MESSAGE);
+    // The history tools' results that quoted them later are copies: they go with them.
+    const copies = await this.#historyCopies(key, plan.redact);
+    const ranges =
+      copies.length === 0 ? plan.redact : seqRanges([...seqsOf(plan.redact), ...copies.map((m) => m.seq)]);
+    const redacted = new Set(seqsOf(ranges));
+    const removed = [...archive.filter((m) => !copies.some((c) => c.seq === m.seq)), ...copies].filter(
+      (m) => redacted.has(m.seq) && m.text !== REDACTED_MESSAGE,
+    );
     // Deleted before: the tombstones are in place. A summary still set aside lost its pass (the
     // process stopped before it ran): queued again.
     if (removed.length === 0) {
-      const waiting = spansToResummarize(prefix, plan.redact).filter((s) => s.text === PENDING_SUMMARY);
-      const summaries = await this.#queue(key, plan.redact, waiting.length);
+      const waiting = spansToResummarize(prefix, ranges).filter((s) => s.text === PENDING_SUMMARY);
+      const summaries = await this.#queue(key, ranges, waiting.length);
       return { kind: 'deleted', outcome: 'unchanged', ...NOTHING, summaries };
     }
-    const memories = await this.#dropMemories(key, plan.redact, removed, redacted);
-    const checkpoints = await runs.clearCheckpoints(key, plan.redact);
+    const memories = await this.#dropMemories(key, ranges, removed, redacted);
+    const checkpoints = await runs.clearCheckpoints(key, ranges);
     const tokenizer = await loadTokenizer(settings.llm.encoding);
-    await this.#setAside(key, plan.redact, tokenizer);
-    await channels.redactRetiredSpans(key, plan.redact);
+    const summaries = await this.#setAside(key, ranges, tokenizer);
+    await channels.redactRetiredSpans(key, ranges);
     const outcome = await channels.redactArchive(
       key,
       removed.map((m) => tombstone(m, tokenizer)),
@@ -149,19 +168,36 @@ export class MessageChanges {
     if (outcome.raw > 0) states.markStale(key, outcome.generation);
     // Passes that read these messages before now may land their text later: the queued pass waits
     // them out, then writes what they put in place again and drops what they learned from it.
-    const summaries = await this.#queue(key, plan.redact, plan.resummarize.length, () =>
-      this.#dropMemories(key, plan.redact, removed, redacted),
-    );
+    await this.#queue(key, ranges, summaries, () => this.#dropMemories(key, ranges, removed, redacted));
     return {
       kind: 'deleted',
       outcome: 'applied',
       messages: outcome.redacted,
       replies: plan.replies.filter((seq) => removed.some((m) => m.seq === seq)).length,
+      copies: copies.filter((c) => removed.includes(c)).length,
       raw: outcome.raw,
       memories,
       checkpoints,
       summaries,
     };
+  }
+
+  /**
+   * The results of the history tools (`search_history`, `read_history`) after the first of `ranges`
+   * that quote a seq in them: copies of the messages, archived under the tool's name.
+   */
+  async #historyCopies(key: string, ranges: readonly SeqRange[]): Promise<StoredMessage[]> {
+    const { channels } = this.#options;
+    const after = ranges[0]?.fromSeq ?? 0;
+    const seqs: number[] = [];
+    for (const tool of HISTORY_TOOL_NAMES)
+      for (const found of await channels.findAuthored(tool, key))
+        seqs.push(...found.seqs.filter((s) => s > after));
+    if (seqs.length === 0) return [];
+    const results: StoredMessage[] = [];
+    for (const r of seqRanges(seqs)) results.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
+    const quoting = new Set(historyResultsQuoting(results, ranges));
+    return results.filter((m) => quoting.has(m.seq));
   }
 
   async #edit(change: Extract<MessageChange, { kind: 'edited' }>): Promise<ChangeReport> {
@@ -219,6 +255,7 @@ export class MessageChanges {
       outcome: 'applied',
       messages: 1,
       replies: 0,
+      copies: 0,
       raw: outcome.raw ? 1 : 0,
       memories,
       checkpoints,

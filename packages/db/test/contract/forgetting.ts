@@ -21,6 +21,9 @@ export function forgettingCases(current: () => ContractContext): void {
         { channelKey: other, seqs: [1] },
       ]);
       expect(await stores.channels.findAuthored(`nobody-${key}`)).toEqual([]);
+      // One channel only.
+      expect(await stores.channels.findAuthored('u1', other)).toEqual([{ channelKey: other, seqs: [1] }]);
+      expect(await stores.channels.findAuthored('U1', key)).toEqual([]);
     });
 
     it('finds the seqs whose text or tool call holds a string, ignoring case, whoever wrote them', async () => {
