@@ -158,7 +158,8 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
   /** `channels` active channels, `turns` turns on channels drawn at random, 50 in flight. */
   const manyChannels = async (channels: number, turns: number) => {
     const key = (c: number) => `web:c${channels}-${c}`;
-    const rssBefore = process.memoryUsage().rss;
+    (globalThis as { gc?: () => void }).gc?.();
+    const { rss: rssBefore, heapUsed: heapBefore } = process.memoryUsage();
     const atStart = bot.contextCache();
     let next = 0;
     const inFlight = async (count: number, turn: (n: number) => Promise<unknown>) => {
@@ -180,11 +181,15 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
     );
     const seconds = (nowMs() - start) / 1000;
     const after = bot.contextCache();
+    // The heap that is live, not what the collector has yet to take back (node --expose-gc).
+    (globalThis as { gc?: () => void }).gc?.();
     const lookups = after.hits - before.hits + (after.misses - before.misses);
     return {
       turnsPerSecond: turns / seconds,
       rssBefore,
+      heapBefore,
       rss: process.memoryUsage().rss,
+      heap: process.memoryUsage().heapUsed,
       hitRate: (after.hits - before.hits) / lookups,
       cache: after,
       evictions: after.evictions - atStart.evictions,
@@ -266,6 +271,7 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
             'cache MiB (estimated)',
             'evictions',
             'RSS MiB before → after',
+            'live heap MiB before → after',
           ],
           measured.map(([channels, r]) => [
             channels.toLocaleString('en'),
@@ -276,6 +282,7 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
             mib(r.cache.bytes),
             r.evictions.toLocaleString('en'),
             `${mib(r.rssBefore)} → ${mib(r.rss)}`,
+            `${mib(r.heapBefore)} → ${mib(r.heap)}`,
           ]),
         ),
       ].join('\n'),
