@@ -58,10 +58,13 @@ export function mountDashboard(app: Hono, options: DashboardOptions): void {
   // Made on the first request (from the sources that bundles the script); a failure is not kept.
   let page: Promise<string> | undefined;
   const pageOnce = () => {
-    page ??= dashboardScript().then((script) => dashboardPage(authNote, script));
-    page.catch(() => {
-      page = undefined;
-    });
+    if (page === undefined) {
+      const made = dashboardScript().then((script) => dashboardPage(authNote, script));
+      made.catch(() => {
+        if (page === made) page = undefined;
+      });
+      page = made;
+    }
     return page;
   };
   app.get('/', async (c) => c.html(await pageOnce()));
