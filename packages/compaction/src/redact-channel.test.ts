@@ -75,3 +75,53 @@ describe('redactChannel with passes landing under it', () => {
     expect(span?.kind === 'summary' ? span.text : '').toBe('holds 7431');
   });
 });
+
+describe('redactChannel fromEarlier', () => {
+  /** Records what it was shown. */
+  function recordingSummarizer() {
+    const inputs: { earlierSummaries: readonly string[]; seqs: number[] }[] = [];
+    const summarizer: Summarizer = {
+      async summarize(input) {
+        inputs.push({ earlierSummaries: input.earlierSummaries, seqs: input.messages.map((m) => m.seq) });
+        return { text: 'rewritten', memories: [], fallback: false, model: 'test', calls: [] };
+      },
+    };
+    return { summarizer, inputs };
+  }
+
+  it('writes a span again from the whole retired summary before the seq and the archive after it', async () => {
+    const channels = await channelWithSummary();
+    // A second pass folds the first: 1..10 is retired (whole), 1..20 active.
+    await channels.splice(KEY, {
+      jobId: 'pass-2',
+      fromSeq: 1,
+      toSeq: 20,
+      text: 'holds 7431 and 15',
+      tokens: 5,
+    });
+    const { summarizer, inputs } = recordingSummarizer();
+    const report = await redactChannel(
+      {
+        channels,
+        runs: new InMemoryRunStore(),
+        settingsFor: async () => ({ summaryMaxTokens: 200, memoryScope: 'channel', tokenizer, summarizer }),
+      },
+      { channelKey: KEY, ranges: [{ fromSeq: 15, toSeq: 15 }], archive: false, fromEarlier: true },
+    );
+    expect(report.spans).toEqual([{ fromSeq: 1, toSeq: 20 }]);
+    // Shown the summary of 1..10 and messages 11..20 only, as the pass that made the span was.
+    expect(inputs).toEqual([
+      { earlierSummaries: ['holds 7431'], seqs: Array.from({ length: 10 }, (_, i) => 11 + i) },
+    ]);
+    // A seq the retired summary holds: nothing before it is whole, so the whole range.
+    await redactChannel(
+      {
+        channels,
+        runs: new InMemoryRunStore(),
+        settingsFor: async () => ({ summaryMaxTokens: 200, memoryScope: 'channel', tokenizer, summarizer }),
+      },
+      { channelKey: KEY, ranges: [{ fromSeq: 4, toSeq: 4 }], archive: false, fromEarlier: true },
+    );
+    expect(inputs[1]).toEqual({ earlierSummaries: [], seqs: Array.from({ length: 20 }, (_, i) => 1 + i) });
+  });
+});

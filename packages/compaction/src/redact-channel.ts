@@ -41,6 +41,13 @@ export interface ChannelRedaction {
    * edit's new text): the summaries are written from it as it stands, not with the seqs tombstoned.
    */
   readonly asArchived?: boolean;
+  /**
+   * Write each span from the longest whole retired summary before the first redacted seq it holds
+   * (`ChannelStore.summaryBefore`) and the archive after it, as the pass that made it did, rather
+   * than from its whole range: a deletion of a recent message costs one pass, not the channel's
+   * history. Without such a summary (or without this), from the whole range.
+   */
+  readonly fromEarlier?: boolean;
 }
 
 export interface RedactChannelOptions {
@@ -110,14 +117,16 @@ export async function redactChannel(
     left = todo.map(rangeOf);
     if (todo.length === 0 || round === MAX_REDACTION_ROUNDS) break;
     for (const span of todo) {
-      const archive = (await channels.readArchive(channelKey, span.fromSeq, span.toSeq)).map(
-        summarizedMessage,
-      );
+      const earlier = redaction.fromEarlier
+        ? await channels.summaryBefore(channelKey, span.fromSeq, firstIn(span, ranges))
+        : undefined;
+      const from = earlier === undefined ? span.fromSeq : earlier.toSeq + 1;
+      const archive = (await channels.readArchive(channelKey, from, span.toSeq)).map(summarizedMessage);
       const output = await settings.summarizer.summarize({
         channelKey,
         fromSeq: span.fromSeq,
         toSeq: span.toSeq,
-        earlierSummaries: [],
+        earlierSummaries: earlier === undefined ? [] : [earlier.text],
         messages: redaction.asArchived ? archive : redactMessages(archive, ranges, settings.tokenizer),
         maxTokens: settings.summaryMaxTokens,
       });
@@ -176,6 +185,13 @@ function archivedIn(ranges: readonly SeqRange[], headSeq: number): number {
 
 /** How many recent runs are looked through for passes still in flight. */
 const IN_FLIGHT_LOOKBACK = 50;
+
+/** The first redacted seq inside `span` (the span overlaps `ranges`). */
+function firstIn(span: SeqRange, ranges: readonly SeqRange[]): number {
+  return Math.min(
+    ...ranges.filter((r) => overlapsAny(span, [r])).map((r) => Math.max(r.fromSeq, span.fromSeq)),
+  );
+}
 
 function rangeOf(span: SeqRange): SeqRange {
   return { fromSeq: span.fromSeq, toSeq: span.toSeq };

@@ -6,6 +6,7 @@
 import { InvariantError } from './errors.js';
 import type { ContextMessage, ContextView } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { PENDING_SUMMARY } from './plan-message-change.js';
 import { overlapsAny, type SeqRange } from './plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult } from './plan-splice.js';
 import type {
@@ -13,6 +14,7 @@ import type {
   AuthoredSeqs,
   ChannelStore,
   ChannelSummary,
+  EarlierSummary,
   EditMessageOutcome,
   LoadedChannel,
   MessageEdit,
@@ -41,7 +43,14 @@ interface ChannelState {
   /** Microcompaction's counters (`ChannelSummary.microcompaction`). */
   readonly microcompaction: { stubbed: number; tokensSaved: number };
   /** Summary spans a splice or a forget replaced, as Postgres keeps them (retired, not deleted). */
-  readonly retired: { readonly fromSeq: number; readonly toSeq: number; redacted: boolean }[];
+  readonly retired: RetiredSpan[];
+}
+
+interface RetiredSpan {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+  redacted: boolean;
 }
 
 const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
@@ -147,7 +156,7 @@ export class InMemoryChannelStore implements ChannelStore {
     const active = new Set(context.view().spans.flatMap((s) => (s.kind === 'summary' ? [s.jobId] : [])));
     for (const span of before) {
       if (span.kind === 'summary' && !active.has(span.jobId)) {
-        channel?.retired.push({ ...rangeOf(span), redacted: false });
+        channel?.retired.push({ ...rangeOf(span), text: span.text, redacted: false });
       }
     }
     return { kind: 'splice', generation: context.generation, ...applied };
@@ -230,7 +239,9 @@ export class InMemoryChannelStore implements ChannelStore {
       return { kind: 'missing' };
     }
     const tokensBefore = context.tokens;
-    this.#channels.get(channelKey)?.retired.push({ ...rangeOf(current), redacted: false });
+    this.#channels
+      .get(channelKey)
+      ?.retired.push({ ...rangeOf(current), text: current.text, redacted: false });
     const { replaces: _replaces, ...span } = replacement;
     context.replaceSummary({ kind: 'summary', ...span });
     return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
@@ -253,6 +264,22 @@ export class InMemoryChannelStore implements ChannelStore {
       tombstones.filter((t) => channel.archive[t.seq - 1]?.seq === t.seq).map((t) => ({ ...t })),
     );
     return { redacted, raw, generation: channel.context.generation };
+  }
+
+  async summaryBefore(
+    channelKey: string,
+    fromSeq: number,
+    beforeSeq: number,
+  ): Promise<EarlierSummary | undefined> {
+    const found = (this.#channels.get(channelKey)?.retired ?? [])
+      .filter(
+        (s) => s.fromSeq === fromSeq && s.toSeq < beforeSeq && !s.redacted && s.text !== PENDING_SUMMARY,
+      )
+      .reduce<RetiredSpan | undefined>(
+        (best, s) => (best === undefined || s.toSeq >= best.toSeq ? s : best),
+        undefined,
+      );
+    return found && { fromSeq: found.fromSeq, toSeq: found.toSeq, text: found.text };
   }
 
   async findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]> {

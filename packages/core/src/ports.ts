@@ -144,6 +144,13 @@ export interface RedactArchiveOutcome {
   readonly generation: number;
 }
 
+/** A retired summary of a channel's prefix (the audit trail of splices), with its text. */
+export interface EarlierSummary {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+}
+
 /** A message's new text, measured as an append measures it (see `toNewMessage`). */
 export interface MessageEdit {
   readonly seq: number;
@@ -259,6 +266,13 @@ export interface ChannelStore {
    * (The in-memory store keeps no retired spans.)
    */
   redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
+  /**
+   * Forgetting a few recent seqs: the retired summary span from `fromSeq` ending latest before
+   * `beforeSeq` that still holds its text (not blanked by forgetting, not `PENDING_SUMMARY`). It
+   * summarizes what came before those seqs, so a span over them can be written again from it and the
+   * archive after it rather than from its whole range. (The in-memory store keeps retired texts too.)
+   */
+  summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined>;
   /**
    * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
    * (ids the archive never held are left out), in seq order.

@@ -11,6 +11,7 @@ import {
   type ChannelStore,
   type ChannelSummary,
   type ContextView,
+  type EarlierSummary,
   type EditMessageOutcome,
   InvariantError,
   type LoadedChannel,
@@ -51,6 +52,7 @@ import {
   replaceSummary,
   seqsContaining,
   seqsWhere,
+  summaryBefore,
 } from './pg-redaction.js';
 import { platformColumn, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
@@ -321,6 +323,10 @@ export class PgChannelStore implements ChannelStore {
 
   redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome> {
     return dbCall('redactArchive', () => redactArchive(this.#db, channelKey, tombstones));
+  }
+
+  summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined> {
+    return dbCall('summaryBefore', () => summaryBefore(this.#db, channelKey, fromSeq, beforeSeq));
   }
 
   findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]> {

@@ -6,8 +6,10 @@
  */
 import {
   type AuthoredSeqs,
+  type EarlierSummary,
   type EditMessageOutcome,
   type MessageEdit,
+  PENDING_SUMMARY,
   type PlatformSeq,
   REDACTED_SUMMARY,
   type RedactArchiveOutcome,
@@ -16,7 +18,7 @@ import {
   type StoredMessage,
   type SummaryReplacement,
 } from '@ebb/core';
-import { and, asc, eq, inArray, ne, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, lt, ne, notInArray, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './create-db.js';
 import { activeSpans, lockChannel, overlapping, retireSpans, spanRow } from './pg-channel-rows.js';
 import { channels, contextSpans, messages } from './schema.js';
@@ -238,4 +240,29 @@ export function editMessage(
       tokensAfter: channel.spanTokens + rawTokens,
     };
   });
+}
+
+/** `ChannelStore.summaryBefore`: the retired summary from `fromSeq` ending latest before `beforeSeq`, text whole. */
+export async function summaryBefore(
+  db: EbbDatabase,
+  channelKey: string,
+  fromSeq: number,
+  beforeSeq: number,
+): Promise<EarlierSummary | undefined> {
+  const [row] = await db
+    .select({ fromSeq: contextSpans.fromSeq, toSeq: contextSpans.toSeq, text: contextSpans.text })
+    .from(contextSpans)
+    .where(
+      and(
+        eq(contextSpans.channelKey, channelKey),
+        sql`not ${contextSpans.active}`,
+        eq(contextSpans.kind, 'summary'),
+        eq(contextSpans.fromSeq, fromSeq),
+        lt(contextSpans.toSeq, beforeSeq),
+        notInArray(contextSpans.text, [REDACTED_SUMMARY, PENDING_SUMMARY]),
+      ),
+    )
+    .orderBy(desc(contextSpans.toSeq), desc(contextSpans.id))
+    .limit(1);
+  return row?.text == null ? undefined : { fromSeq: row.fromSeq, toSeq: row.toSeq, text: row.text };
 }

@@ -136,7 +136,7 @@ export class RedactionPasses {
             runs: this.#options.runs,
             settingsFor: this.#options.settingsFor,
           },
-          { channelKey: key, ranges: queued.ranges, archive: false, asArchived: true },
+          { channelKey: key, ranges: queued.ranges, archive: false, asArchived: true, fromEarlier: true },
         );
       } catch (err) {
         if (tries >= maxTries || this.#stopped) {

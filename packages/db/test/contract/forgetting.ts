@@ -224,6 +224,22 @@ export function forgettingCases(current: () => ContractContext): void {
       });
     });
 
+    it('finds the longest whole retired summary before some seqs, to write a span again from', async () => {
+      await appendMany(stores.channels, key, 12);
+      await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S1', tokens: 5 });
+      await stores.channels.splice(key, { jobId: 'j2', fromSeq: 1, toSeq: 7, text: 'S2', tokens: 5 });
+      await stores.channels.splice(key, { jobId: 'j3', fromSeq: 1, toSeq: 10, text: 'S3', tokens: 5 });
+      // S1 (1..4) and S2 (1..7) are retired; S3 is active.
+      expect(await stores.channels.summaryBefore(key, 1, 9)).toEqual({ fromSeq: 1, toSeq: 7, text: 'S2' });
+      expect(await stores.channels.summaryBefore(key, 1, 7)).toEqual({ fromSeq: 1, toSeq: 4, text: 'S1' });
+      expect(await stores.channels.summaryBefore(key, 1, 4)).toBeUndefined();
+      expect(await stores.channels.summaryBefore(key, 2, 9)).toBeUndefined();
+      // Blanked by forgetting seq 6: S2 no longer serves; S1 does.
+      await stores.channels.redactRetiredSpans(key, [{ fromSeq: 6, toSeq: 6 }]);
+      expect(await stores.channels.summaryBefore(key, 1, 9)).toEqual({ fromSeq: 1, toSeq: 4, text: 'S1' });
+      expect(await stores.channels.summaryBefore(`${key}:other`, 1, 9)).toBeUndefined();
+    });
+
     it('never touches active spans when redacting retired ones', async () => {
       await appendMany(stores.channels, key, 8);
       await stores.channels.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S1', tokens: 5 });
