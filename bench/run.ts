@@ -11,6 +11,7 @@ import { pipelineBench } from './pipeline.bench.js';
 import { promptCacheBench } from './prompt-cache.bench.js';
 import { searchHistoryBench } from './search-history.bench.js';
 import { simulateBench } from './simulate.bench.js';
+import { simulateArchiveBench } from './simulate-archive.bench.js';
 import { startupBench } from './startup.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
 import { turnBench } from './turn.bench.js';
@@ -21,6 +22,7 @@ const benches: [string, () => Promise<string>][] = [
   ['per-turn', perTurnCheck],
   ['tokenizer', tokenizerBench],
   ['simulate', simulateBench],
+  ['simulate-archive', simulateArchiveBench],
   ['pacing', pacingBench],
   ['pipeline', pipelineBench],
   ['turn', () => turnBench(process.argv.slice(3))],

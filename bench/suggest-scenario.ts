@@ -17,9 +17,10 @@ import { mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createDb } from '@ebb/db';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { testDatabaseUrl } from '@ebb/testing/postgres';
-import pg from 'pg';
+import { sql } from 'drizzle-orm';
 import { EBB_BIN, IRC_TRANSCRIPT, ROOT, readJsonl } from './support.js';
 
 const MESSAGES = Number(process.env.EBB_SCENARIO_MESSAGES ?? 3_000);
@@ -69,9 +70,10 @@ output_per_mtok = 1.25
 );
 
 const base = testDatabaseUrl();
-const admin = new pg.Client({ connectionString: base });
-await admin.connect();
-await admin.query(`create schema if not exists ${SCHEMA}`);
+const admin = await createDb({ databaseUrl: base, poolSize: 1 });
+const query = async (text: string) =>
+  (await admin.db.execute(sql.raw(text))).rows as Record<string, unknown>[];
+await query(`create schema if not exists ${SCHEMA}`);
 const url = new URL(base);
 url.searchParams.set('options', `-c search_path=${SCHEMA}`);
 const env = {
@@ -142,10 +144,10 @@ try {
   );
   // Passes still running finish before the bot stops.
   for (;;) {
-    const { rows } = await admin.query(
+    const [running] = await query(
       `select count(*)::int as n from ${SCHEMA}.compaction_runs where status in ('queued', 'running')`,
     );
-    if (rows[0].n === 0) break;
+    if (running?.n === 0) break;
     await sleep(500);
   }
 } finally {
@@ -153,11 +155,11 @@ try {
   await new Promise((resolve) => bot.once('exit', resolve));
   await fake.close();
 }
-const { rows } = await admin.query(
+const rows = await query(
   `select status, tier, count(*)::int as n from ${SCHEMA}.compaction_runs group by 1, 2 order by 1, 2`,
 );
 console.log('recorded passes:', rows.map((r) => `${r.status} ${r.tier} ${r.n}`).join(', '));
-await admin.end();
+await admin.close();
 
 console.log(`DATABASE_URL='${env.DATABASE_URL}'  config: ${config}\n`);
 ebb(['simulate', '--from-archive', KEY, '--config', config]);

@@ -91,20 +91,22 @@ export async function simulateArchive(
   );
 }
 
-type ChannelReport =
+export type ChannelReport =
   | { readonly channel: string; readonly status: 'error'; readonly error: string }
   | {
       readonly channel: string;
       readonly status: 'too_little_history';
       readonly messages: number;
       readonly neededMessages: number;
+      /** Passes the replay with the channel's settings made. */
+      readonly passes: number;
     }
   | ({ readonly channel: string; readonly status: 'replayed' | 'suggested'; readonly messages: number } & {
       readonly passSeconds: PassSeconds;
       readonly suggestion?: SuggestionReport;
     });
 
-interface PassSeconds {
+export interface PassSeconds {
   readonly replayed: number;
   readonly source: 'recorded' | 'option' | 'default';
   readonly runs: number;
@@ -112,7 +114,7 @@ interface PassSeconds {
   readonly p90: number | null;
 }
 
-interface SuggestionReport extends Omit<Suggestion, 'suggested' | 'closest'> {
+export interface SuggestionReport extends Omit<Suggestion, 'suggested' | 'closest'> {
   readonly suggested: { readonly values: Partial<SearchedValues>; readonly outcome: ReplayOutcome } | null;
   readonly closest: { readonly values: Partial<SearchedValues>; readonly outcome: ReplayOutcome } | null;
   /** The block to paste into config.toml, or null. */
@@ -157,34 +159,63 @@ async function simulateChannel(run: ChannelRun): Promise<ChannelReport> {
       : { channel: key, status: 'error', error: 'replay failed' };
   }
 
+  const report = await suggestChannel({ key, channel, text: run.text, messages, passSeconds, source });
+  if (!args.json) {
+    if (report.status === 'too_little_history') {
+      io.out(
+        `  too little history to tune from: the replay compacted ${report.passes} time(s); it needs at least ${MIN_PASSES_OF_HISTORY} passes' worth of traffic, about ${report.neededMessages.toLocaleString('en')} messages at this channel's pace (${messages.toLocaleString('en')} archived)`,
+      );
+      io.out('');
+    } else if (report.status === 'suggested' && report.suggestion)
+      printSuggestion(io, key, channel, report.suggestion, passSeconds);
+  }
+  return report;
+}
+
+export interface SuggestChannelInput {
+  readonly key: string;
+  readonly channel: ResolvedChannelConfig;
+  /** The config file's text (`''` for built-in defaults): candidates are checked against it. */
+  readonly text: string;
+  readonly messages: number;
+  readonly passSeconds: PassSeconds;
+  readonly source: () => AsyncIterable<TranscriptMessage>;
+}
+
+/** `--suggest` for one channel, as data: what the CLI prints and the dashboard's API returns. */
+export async function suggestChannel(input: SuggestChannelInput): Promise<ChannelReport> {
+  const { key, channel, messages, passSeconds } = input;
   const tokenizer = await loadTokenizer(channel.llm.encoding);
-  const accepts = acceptsCandidate(run, channel, tokenizer);
   const suggestion = await suggestSettings({
     channel,
     tokenizer,
-    source,
+    source: input.source,
     jobSeconds: passSeconds.replayed,
-    accepts,
+    accepts: acceptsCandidate(input, channel, tokenizer),
   });
   const passes = ({ passes: p }: ReplayOutcome) => p.background + p.aggressive + p.heals;
   if (suggestion.current.emergencies === 0 && passes(suggestion.current) < MIN_PASSES_OF_HISTORY) {
     const neededMessages = historyNeeded(suggestion.current, channel, messages);
-    if (!args.json) {
-      io.out(
-        `  too little history to tune from: the replay compacted ${passes(suggestion.current)} time(s); it needs at least ${MIN_PASSES_OF_HISTORY} passes' worth of traffic, about ${neededMessages.toLocaleString('en')} messages at this channel's pace (${messages.toLocaleString('en')} archived)`,
-      );
-      io.out('');
-    }
-    return { channel: key, status: 'too_little_history', messages, neededMessages };
+    return {
+      channel: key,
+      status: 'too_little_history',
+      messages,
+      neededMessages,
+      passes: passes(suggestion.current),
+    };
   }
-  const report = suggestionReport(suggestion, key);
-  if (!args.json) printSuggestion(io, key, channel, suggestion, report, passSeconds);
-  return { channel: key, status: 'suggested', messages, passSeconds, suggestion: report };
+  return {
+    channel: key,
+    status: 'suggested',
+    messages,
+    passSeconds,
+    suggestion: suggestionReport(suggestion, key),
+  };
 }
 
 /** Whether `ebb config check --channel KEY` accepts the file with the channel's block set to `values`. */
 function acceptsCandidate(
-  run: ChannelRun,
+  run: Pick<ChannelRun, 'text' | 'key'>,
   channel: ResolvedChannelConfig,
   tokenizer: Tokenizer,
 ): (values: SearchedValues) => boolean {
@@ -218,7 +249,7 @@ function historyNeeded(outcome: ReplayOutcome, channel: ResolvedChannelConfig, m
   return Math.ceil((messages * MIN_PASSES_OF_HISTORY * perPass) / reached);
 }
 
-function passSecondsOf(durations: PassDurations, option: number | undefined): PassSeconds {
+export function passSecondsOf(durations: PassDurations, option: number | undefined): PassSeconds {
   const median = durations.medianMs === null ? null : durations.medianMs / 1000;
   const p90 = durations.slowMs === null ? null : durations.slowMs / 1000;
   const base = { runs: durations.runs, median, p90 };
@@ -268,10 +299,10 @@ function printSuggestion(
   io: CommandIo,
   key: string,
   channel: ResolvedChannelConfig,
-  s: Suggestion,
-  report: SuggestionReport,
+  s: SuggestionReport,
   passSeconds: PassSeconds,
 ): void {
+  const report = s;
   const target = s.suggested ?? s.closest;
   const columns = target === null ? [s.current] : [s.current, target.outcome];
   const heading = ['', 'current', s.suggested ? 'suggested' : 'closest'].slice(0, columns.length + 1);
