@@ -10,7 +10,8 @@
  * - usage over time: the in-memory `UsageSeries` the bot feeds from turns, microcompactions and
  *   truncations, and, before it starts (a restart) or for passes run by a worker elsewhere, the run
  *   store: each pass's usage at trigger and, from its tokens after, the usage it left;
- * - live events: those of the bot's `DashboardFeed`.
+ * - live events: those of the bot's `DashboardFeed`;
+ * - a suggestion: `ebb simulate --suggest` on the channel's last messages (`dashboard-suggestion.ts`).
  *
  * Usage counts the tool definitions a channel is offered as the bot does (`offeredTools`, the
  * running bot's MCP tools included), so a row and the bot's turn events agree.
@@ -33,6 +34,7 @@ import {
   type DashboardChannelRow,
   type DashboardEvent,
   type DashboardSource,
+  type DashboardSuggestion,
   type DashboardThresholds,
   type DashboardUsage,
   type DashboardUsageMark,
@@ -43,6 +45,7 @@ import {
 import { builtInToolTokens, loadChannelStatus, loadCompactorSettings } from './channel-status.js';
 import type { DashboardFeed } from './dashboard-feed.js';
 import { describeHistory, historyRange } from './dashboard-history.js';
+import { ChannelSuggestions } from './dashboard-suggestion.js';
 import type { OfferedTools } from './offered-tools.js';
 
 export interface DashboardStores {
@@ -73,10 +76,12 @@ export class StoreDashboardSource implements DashboardSource {
   readonly #stores: DashboardStores;
   readonly #now: () => number;
   #list: { readonly at: number; readonly summaries: Promise<ChannelSummary[]> } | undefined;
+  readonly #suggestions: ChannelSuggestions;
 
   constructor(stores: DashboardStores) {
     this.#stores = stores;
     this.#now = stores.feed.now;
+    this.#suggestions = new ChannelSuggestions({ ...stores, now: stores.feed.now });
   }
 
   subscribe(listener: (event: DashboardEvent) => void): () => void {
@@ -95,6 +100,11 @@ export class StoreDashboardSource implements DashboardSource {
         return row(summary, compactor);
       }),
     );
+  }
+
+  /** `ebb simulate --suggest` on the channel's last messages (`dashboard-suggestion.ts`). */
+  suggestion(key: string): Promise<DashboardSuggestion | undefined> {
+    return this.#suggestions.suggestion(key);
   }
 
   async channel(key: string): Promise<DashboardChannelDetail | undefined> {

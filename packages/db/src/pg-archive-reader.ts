@@ -153,9 +153,11 @@ export class PgArchiveReader {
 }
 
 function messageTime(ts: string | null, archivedAt: Date): string {
-  if (ts !== null) {
-    const parsed = EPOCH_SECONDS.test(ts) ? Number(ts) * 1000 : Date.parse(ts);
-    if (!Number.isNaN(parsed)) return new Date(parsed).toISOString();
-  }
-  return archivedAt.toISOString();
+  return (ts === null ? undefined : isoMessageTime(ts)) ?? archivedAt.toISOString();
+}
+
+/** A message's `ts` as an ISO time (it may be ISO, or Slack's epoch seconds); undefined when it is neither. */
+export function isoMessageTime(ts: string): string | undefined {
+  const parsed = EPOCH_SECONDS.test(ts) ? Number(ts) * 1000 : Date.parse(ts);
+  return Number.isNaN(parsed) ? undefined : new Date(parsed).toISOString();
 }

@@ -7,6 +7,7 @@
  *   GET /api/dashboard/channels/:key               DashboardChannelDetail (passes, top memories)
  *   GET /api/dashboard/channels/:key/history       DashboardHistory (?before=seq | ?after=seq, &limit=)
  *   GET /api/dashboard/channels/:key/usage         DashboardUsage (points and pass marks over time)
+ *   GET /api/dashboard/channels/:key/suggestion    DashboardSuggestion (`ebb simulate --suggest` on its last messages)
  *   GET /api/dashboard/events                      text/event-stream of DashboardEvent, every channel
  */
 
@@ -196,12 +197,75 @@ export type DashboardEvent =
   /** A context changed elsewhere (a worker in another process spliced it). */
   | { readonly type: 'context'; readonly channel: string; readonly generation: number; readonly at: number };
 
+/** What one replay of a channel's traffic came to (`ebb simulate --suggest`'s columns). */
+export interface DashboardReplayOutcome {
+  readonly messages: number;
+  readonly emergencies: number;
+  readonly passes: { readonly background: number; readonly aggressive: number; readonly heals: number };
+  readonly peakUsage: number;
+  /** Share of the reply prompts' tokens a prefix cache can serve (0..1). */
+  readonly cacheableShare: number;
+  /** USD per 1,000 messages (reply prompts and summarizer); null when a model has no price. */
+  readonly costPerThousand: number | null;
+  readonly tokensPerThousand: number;
+}
+
+/**
+ * `GET /api/dashboard/channels/:key/suggestion`: `ebb simulate --from-archive KEY --suggest --json`
+ * on the channel's last `DASHBOARD_LIMITS.suggestionMessages` messages, read-only (the page shows
+ * the table and the block; nothing is applied). Computed on request, then served from a cache.
+ */
+export type DashboardSuggestion = {
+  readonly key: string;
+  /** When it was computed (ISO); a cached answer is at most `DASHBOARD_LIMITS.suggestionTtlMs` old. */
+  readonly computedAt: string;
+} & (
+  | {
+      readonly status: 'suggested';
+      /** Messages replayed. */
+      readonly messages: number;
+      /** Seconds a replayed pass took, and where that came from (the channel's recorded passes: p90). */
+      readonly passSeconds: {
+        readonly replayed: number;
+        readonly source: 'recorded' | 'option' | 'default';
+        readonly runs: number;
+        readonly median: number | null;
+        readonly p90: number | null;
+      };
+      readonly current: DashboardReplayOutcome;
+      /** The keys to change and what they replay to; null when no setting reached 0 emergencies. */
+      readonly suggested: {
+        readonly values: Readonly<Record<string, number>>;
+        readonly outcome: DashboardReplayOutcome;
+      } | null;
+      /** When none did: the fewest emergencies, and what a larger window or faster passes would do. */
+      readonly closest: {
+        readonly values: Readonly<Record<string, number>>;
+        readonly outcome: DashboardReplayOutcome;
+      } | null;
+      readonly whatWould: readonly { readonly change: string; readonly outcome: DashboardReplayOutcome }[];
+      /** `[channels."KEY".compaction]` with the changed keys, ready to paste; null when nothing changes. */
+      readonly block: string | null;
+      readonly search: {
+        readonly candidates: number;
+        readonly refused: number;
+        readonly reads: number;
+        readonly replays: number;
+        readonly ms: number;
+      };
+    }
+  | { readonly status: 'too_little_history'; readonly messages: number; readonly neededMessages: number }
+  | { readonly status: 'no_history' }
+);
+
 /** Where the dashboard's data comes from: the bot implements it on its stores. */
 export interface DashboardSource {
   channels(): Promise<readonly DashboardChannelRow[]>;
   channel(key: string): Promise<DashboardChannelDetail | undefined>;
   history(key: string, page: HistoryPage): Promise<DashboardHistory | undefined>;
   usage(key: string): Promise<DashboardUsage | undefined>;
+  /** The channel's suggested compaction settings; absent where the source cannot replay a channel. */
+  suggestion?(key: string): Promise<DashboardSuggestion | undefined>;
   /** Subscribes to live events; returns the unsubscribe. */
   subscribe(listener: (event: DashboardEvent) => void): () => void;
 }
@@ -219,4 +283,7 @@ export const DASHBOARD_LIMITS = {
   textChars: 2_000,
   /** Memories listed per channel. */
   memories: 20,
+  /** The newest messages a suggestion replays, and how long one is served before it is computed again. */
+  suggestionMessages: 20_000,
+  suggestionTtlMs: 10 * 60_000,
 } as const;

@@ -42,6 +42,8 @@ function fakeSource() {
     },
     usage: async (key) =>
       key === row.key ? { key, thresholds: row.thresholds, points: [], marks: [] } : undefined,
+    suggestion: async (key) =>
+      key === row.key ? { key, computedAt: '2026-11-27T10:00:00.000Z', status: 'no_history' } : undefined,
     subscribe: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -78,6 +80,7 @@ describe('mountDashboard', () => {
       '/api/dashboard/channels/slack%3AT1%3AC1',
       '/api/dashboard/channels/slack%3AT1%3AC1/history',
       '/api/dashboard/channels/slack%3AT1%3AC1/usage',
+      '/api/dashboard/channels/slack%3AT1%3AC1/suggestion',
       '/api/dashboard/events',
     ]) {
       expect((await app.request(path)).status, path).toBe(401);
@@ -93,6 +96,9 @@ describe('mountDashboard', () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: 'unknown_channel' });
     expect((await app.request('/api/dashboard/channels/no-platform', auth)).status).toBe(400);
+    const suggestion = await app.request('/api/dashboard/channels/slack%3AT1%3AC1/suggestion', auth);
+    expect(await suggestion.json()).toMatchObject({ key: 'slack:T1:C1', status: 'no_history' });
+    expect((await app.request('/api/dashboard/channels/web%3Anope/suggestion', auth)).status).toBe(404);
     await app.request('/api/dashboard/channels/slack%3AT1%3AC1/history?before=7&limit=5', auth);
     expect(pages).toEqual([{ kind: 'before', seq: 7, limit: 5 }]);
     const bad = await app.request('/api/dashboard/channels/slack%3AT1%3AC1/history?limit=5000', auth);

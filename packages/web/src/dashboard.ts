@@ -6,6 +6,7 @@
  *   GET /api/dashboard/channels/:key              one channel: spans, passes, its top memories
  *   GET /api/dashboard/channels/:key/history      the archive's last messages, with the spans
  *   GET /api/dashboard/channels/:key/usage        usage over time and a mark per pass
+ *   GET /api/dashboard/channels/:key/suggestion   ebb simulate --suggest on its last messages (read-only)
  *   GET /api/dashboard/events                     text/event-stream: turns and compaction events
  *   GET /admin/queues                             the BullMQ board (or a note that the queue is in-process)
  *
@@ -91,6 +92,12 @@ export function mountDashboard(app: Hono, options: DashboardOptions): void {
     if (key === undefined) return badKey(c);
     const usage = await source.usage(key);
     return usage === undefined ? unknown(c, key) : c.json(usage);
+  });
+  app.get('/api/dashboard/channels/:key/suggestion', async (c) => {
+    const key = channelKey(c);
+    if (key === undefined) return badKey(c);
+    const suggestion = await source.suggestion?.(key);
+    return suggestion === undefined ? unknown(c, key) : c.json(suggestion);
   });
   mountBoard(app, options.queue);
 }

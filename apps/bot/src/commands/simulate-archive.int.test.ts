@@ -7,68 +7,24 @@
 import { appendFileSync, copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { NewMessage } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic } from '../../test/bursty-traffic.js';
 import { captureIo } from '../../test/capture-io.js';
-import { random } from '../demo/synthetic-transcript.js';
 import { configCheck } from './config-check.js';
 import { simulateArchive } from './simulate-archive.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-simulate-archive-'));
 const configFile = join(dir, 'config.toml');
-writeFileSync(
-  configFile,
-  [
-    '[llm]',
-    'model = "gpt-5.4-mini"',
-    'context_window = 8000',
-    'max_output_tokens = 1000',
-    '[compaction]',
-    'summarizer_model = "gpt-5.4-nano"',
-    '[prices."gpt-5.4-mini"]',
-    'input_per_mtok = 0.75',
-    'cached_input_per_mtok = 0.075',
-    'output_per_mtok = 4.5',
-    '[prices."gpt-5.4-nano"]',
-    'input_per_mtok = 0.2',
-    'cached_input_per_mtok = 0.02',
-    'output_per_mtok = 1.25',
-  ].join('\n'),
-);
+writeFileSync(configFile, BURSTY_CONFIG);
 const BURSTY = 'web:bursty';
 const QUIET = 'web:quiet';
-const WORDS = [
-  'apt',
-  'grub',
-  'kernel',
-  'install',
-  'boot',
-  'driver',
-  'xorg',
-  'partition',
-  'sudo',
-  'the',
-  'it',
-  'works',
-];
-
 let pg: FreshSchemaDb;
 beforeAll(async () => {
   pg = await freshSchemaDb({ poolSize: 2 });
   const store = new PgChannelStore({ db: pg.db });
-  const next = random(27);
-  // Bursts of 600 messages at 16 a second (about a third of the window per 7 s pass), 10 s apart.
-  let t = Date.parse('2026-11-20T09:00:00Z');
-  const burst: NewMessage[] = [];
-  for (let i = 0; i < 2_400; i++) {
-    t += i > 0 && i % 600 === 0 ? 10_000 : 1000 / 16;
-    const length = 4 + Math.floor(next() * 16);
-    const text = Array.from({ length }, () => WORDS[Math.floor(next() * WORDS.length)]).join(' ');
-    const ts = new Date(t).toISOString();
-    burst.push({ role: 'user', author: `u${i % 7}`, text, ts, tokens: 0, contextTokens: 0 });
-  }
+  const burst = burstyTraffic();
   for (let i = 0; i < burst.length; i += 400) await store.appendAll(BURSTY, burst.slice(i, i + 400));
   for (let i = 0; i < 30; i++)
     await store.append(QUIET, {
@@ -79,7 +35,7 @@ beforeAll(async () => {
       contextTokens: 0,
     });
   const runs = new PgRunStore({ db: pg.db });
-  for (let i = 0; i < 10; i++) {
+  for (let i = 0; i < BURSTY_PASS_MS.length; i++) {
     const jobId = `run-${i}`;
     await runs.create({
       jobId,
@@ -90,7 +46,7 @@ beforeAll(async () => {
       toSeq: 2,
       generation: 0,
     });
-    await runs.finish(jobId, { status: 'completed', durationMs: 6_500 + 100 * i });
+    await runs.finish(jobId, { status: 'completed', durationMs: BURSTY_PASS_MS[i] ?? 0 });
   }
 }, 120_000);
 afterAll(async () => {

@@ -1,0 +1,141 @@
+/**
+ * The dashboard's suggestion for a channel (`GET /api/dashboard/channels/:key/suggestion`): what
+ * `ebb simulate --from-archive KEY --suggest` computes, on the running bot's own stores and config:
+ * the channel's last `DASHBOARD_LIMITS.suggestionMessages` messages read through `readArchive` in
+ * pages, passes as long as the 90th percentile of its last recorded ones (`RunStore.recent`).
+ *
+ * The search replays every candidate side by side on the bot's event loop, a page of messages
+ * between two awaits, so it is kept cheap and rare: small pages (the loop is never held longer than
+ * one page of ~50 candidates takes), one computation at a time in the process, the answer cached per
+ * channel for `suggestionTtlMs` (a bounded map), concurrent requests for one channel sharing it.
+ */
+import { readFile } from 'node:fs/promises';
+import { type EbbConfig, resolveChannel } from '@ebb/config';
+import {
+  type ChannelStore,
+  type CompactionRun,
+  LruMap,
+  type RunStore,
+  type TranscriptMessage,
+} from '@ebb/core';
+import { isoMessageTime } from '@ebb/db';
+import { DASHBOARD_LIMITS, type DashboardSuggestion } from '@ebb/web';
+import { passSecondsOf, suggestChannel } from './commands/simulate-archive.js';
+
+export interface SuggestionStores {
+  readonly config: () => EbbConfig;
+  readonly channels: Pick<ChannelStore, 'channelSummary' | 'readArchive'>;
+  readonly runs: Pick<RunStore, 'recent'>;
+  readonly now?: () => number;
+}
+
+/** Messages per `readArchive` page: a page is replayed by every candidate before the next await. */
+const PAGE = 200;
+/** Recorded passes the duration is read from. */
+const RUNS = 50;
+/** Channels whose suggestion is kept. */
+const CACHED_CHANNELS = 64;
+
+export class ChannelSuggestions {
+  readonly #stores: SuggestionStores;
+  readonly #now: () => number;
+  readonly #cache = new LruMap<
+    string,
+    { readonly at: number; readonly answer: Promise<DashboardSuggestion> }
+  >(CACHED_CHANNELS);
+  /** The computation running now: the next one waits for it. */
+  #running: Promise<unknown> = Promise.resolve();
+
+  constructor(stores: SuggestionStores) {
+    this.#stores = stores;
+    this.#now = stores.now ?? Date.now;
+  }
+
+  /** The channel's suggestion, or undefined for a channel the store does not know. */
+  async suggestion(key: string): Promise<DashboardSuggestion | undefined> {
+    const summary = await this.#stores.channels.channelSummary(key);
+    if (summary === undefined) return undefined;
+    const cached = this.#cache.get(key);
+    if (cached !== undefined && this.#now() - cached.at < DASHBOARD_LIMITS.suggestionTtlMs)
+      return cached.answer;
+    const answer = this.#running.then(() => this.#compute(key, summary.headSeq));
+    this.#running = answer.catch(() => undefined);
+    this.#cache.set(key, { at: this.#now(), answer });
+    // A failure is not kept: the next request tries again.
+    answer.catch(() => this.#cache.delete(key));
+    return answer;
+  }
+
+  async #compute(key: string, headSeq: number): Promise<DashboardSuggestion> {
+    const computedAt = new Date(this.#now()).toISOString();
+    if (headSeq === 0) return { key, computedAt, status: 'no_history' };
+    const config = this.#stores.config();
+    const text = config.file === null ? '' : await readFile(config.file, 'utf8');
+    const fromSeq = Math.max(1, headSeq - DASHBOARD_LIMITS.suggestionMessages + 1);
+    const passSeconds = passSecondsOf(durations(await this.#stores.runs.recent(key, RUNS)), undefined);
+    const channels = this.#stores.channels;
+    async function* source(): AsyncGenerator<TranscriptMessage> {
+      for (let from = fromSeq; from <= headSeq; from += PAGE) {
+        const page = await channels.readArchive(key, from, Math.min(headSeq, from + PAGE - 1));
+        for (const { seq: _seq, tokens: _tokens, stub: _stub, ts, ...message } of page) {
+          const iso = ts === undefined ? undefined : isoMessageTime(ts);
+          yield iso === undefined ? message : { ...message, ts: iso };
+        }
+      }
+    }
+    const report = await suggestChannel({
+      key,
+      channel: resolveChannel(config, key),
+      text,
+      messages: headSeq - fromSeq + 1,
+      passSeconds,
+      source,
+    });
+    switch (report.status) {
+      case 'too_little_history':
+        return {
+          key,
+          computedAt,
+          status: report.status,
+          messages: report.messages,
+          neededMessages: report.neededMessages,
+        };
+      case 'suggested': {
+        const s = report.suggestion;
+        if (s === undefined) throw new Error(`no suggestion for ${key}`);
+        return {
+          key,
+          computedAt,
+          status: 'suggested',
+          messages: report.messages,
+          passSeconds: report.passSeconds,
+          current: s.current,
+          suggested: s.suggested,
+          closest: s.closest,
+          whatWould: s.whatWould,
+          block: s.block,
+          search: s.search,
+        };
+      }
+      default:
+        throw new Error(`cannot suggest for ${key}: ${report.status}`);
+    }
+  }
+}
+
+/** Median and 90th percentile of the passes that ran their summarizer, as `PgArchiveReader.passDurations` reads them. */
+function durations(runs: readonly CompactionRun[]) {
+  const ms = runs
+    .filter((r) => r.status === 'completed' || (r.status === 'stale' && r.outputTokens !== undefined))
+    .map((r) => r.durationMs)
+    .filter((d): d is number => d !== undefined)
+    .sort((a, b) => a - b);
+  const at = (p: number) => {
+    if (ms.length === 0) return null;
+    const i = p * (ms.length - 1);
+    const lo = ms[Math.floor(i)] ?? 0;
+    const hi = ms[Math.ceil(i)] ?? lo;
+    return lo + (hi - lo) * (i - Math.floor(i));
+  };
+  return { runs: ms.length, medianMs: at(0.5), slowMs: at(0.9) };
+}
