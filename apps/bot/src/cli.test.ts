@@ -90,6 +90,36 @@ describe('ebb help', () => {
     );
     expect((await ebb('frobnicate')).err).toBe(`ebb: unknown command: frobnicate\n\n${usageText()}`);
   });
+
+  it('takes --from-archive KEY or a TRANSCRIPT, and --since, --suggest and --embedded only with the first', async () => {
+    const problems = [
+      [
+        ['simulate', 'chat.jsonl', '--from-archive', 'web:a'],
+        'give a TRANSCRIPT file or --from-archive KEY, not both',
+      ],
+      [
+        ['simulate', 'chat.jsonl', '--suggest'],
+        '--since, --suggest and --embedded go with --from-archive KEY',
+      ],
+      [
+        ['simulate', '--from-archive', 'web:a', '--since', '7 days'],
+        '--since takes a duration: 90m, 12h, 7d, 2w',
+      ],
+      [
+        ['simulate', '--from-archive', 'web:a', '--since', '0d'],
+        '--since takes a duration: 90m, 12h, 7d, 2w',
+      ],
+      [
+        ['simulate', '--from-archive', 'web:a', '--rate', '5'],
+        '--from-archive replays the channel as archived: --channel, --job-latency, --rate and --limit do not apply',
+      ],
+    ] as const;
+    for (const [argv, problem] of problems) {
+      const { code, err } = await ebb(...argv);
+      expect(code, argv.join(' ')).toBe(2);
+      expect(err).toBe(`ebb: ${problem}\n\n${blockOf('simulate')}`);
+    }
+  });
 });
 
 describe('helpRequest', () => {
