@@ -210,6 +210,15 @@ export interface DashboardReplayOutcome {
   readonly tokensPerThousand: number;
 }
 
+/** Seconds a replayed pass took: the 90th percentile of the channel's recorded passes (or an option, or a default). */
+export interface DashboardPassSeconds {
+  readonly replayed: number;
+  readonly source: 'recorded' | 'option' | 'default';
+  readonly runs: number;
+  readonly median: number | null;
+  readonly p90: number | null;
+}
+
 /**
  * `GET /api/dashboard/channels/:key/suggestion`: `ebb simulate --from-archive KEY --suggest --json`
  * on the channel's last `DASHBOARD_LIMITS.suggestionMessages` messages, read-only (the page shows
@@ -224,14 +233,7 @@ export type DashboardSuggestion = {
       readonly status: 'suggested';
       /** Messages replayed. */
       readonly messages: number;
-      /** Seconds a replayed pass took, and where that came from (the channel's recorded passes: p90). */
-      readonly passSeconds: {
-        readonly replayed: number;
-        readonly source: 'recorded' | 'option' | 'default';
-        readonly runs: number;
-        readonly median: number | null;
-        readonly p90: number | null;
-      };
+      readonly passSeconds: DashboardPassSeconds;
       readonly current: DashboardReplayOutcome;
       /** The keys to change and what they replay to; null when no setting reached 0 emergencies. */
       readonly suggested: {

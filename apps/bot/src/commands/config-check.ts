@@ -11,10 +11,17 @@ import {
   loadConfig,
   mcpServerSpecs,
   type PromptMeasure,
+  type ResolvedChannelConfig,
   type ResolvedMcpServer,
   resolveChannel,
 } from '@ebb/config';
-import { HISTORY_TOOL_NAMES, SILENT_LOGGER, summarySpanBound, systemPromptTokens } from '@ebb/core';
+import {
+  HISTORY_TOOL_NAMES,
+  SILENT_LOGGER,
+  summarySpanBound,
+  systemPromptTokens,
+  type Tokenizer,
+} from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import {
   MAX_TOOLS_PER_CHANNEL,
@@ -125,7 +132,14 @@ async function promptMeasure(
   channelKey: string,
 ): Promise<PromptMeasure> {
   const settings = resolveChannel(config, channelKey);
-  const tokenizer = await loadTokenizer(settings.llm.encoding);
+  return channelPromptMeasure(settings, await loadTokenizer(settings.llm.encoding));
+}
+
+/** `promptMeasure` with the channel's tokenizer at hand (`ebb simulate --suggest` checks candidates with it). */
+export function channelPromptMeasure(
+  settings: Pick<ResolvedChannelConfig, 'bot' | 'tools'>,
+  tokenizer: Tokenizer,
+): PromptMeasure {
   return {
     promptHeadTokens:
       systemPromptTokens(tokenizer, settings.bot.systemPrompt) + builtInToolTokens(settings, tokenizer),

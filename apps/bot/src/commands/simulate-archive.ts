@@ -21,10 +21,11 @@ import {
   resolveChannel,
   withChannelCompaction,
 } from '@ebb/config';
-import { summarySpanBound, systemPromptTokens, type Tokenizer, type TranscriptMessage } from '@ebb/core';
+import type { Tokenizer, TranscriptMessage } from '@ebb/core';
 import { type PassDurations, PgArchiveReader } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
-import { builtInToolTokens } from '../channel-status.js';
+import type { DashboardPassSeconds } from '@ebb/web';
+import { channelPromptMeasure } from './config-check.js';
 import type { CommandIo } from './io.js';
 import { replayChannel } from './simulate.js';
 import {
@@ -106,13 +107,8 @@ export type ChannelReport =
       readonly suggestion?: SuggestionReport;
     });
 
-export interface PassSeconds {
-  readonly replayed: number;
-  readonly source: 'recorded' | 'option' | 'default';
-  readonly runs: number;
-  readonly median: number | null;
-  readonly p90: number | null;
-}
+/** Seconds a replayed pass takes, and where that came from (the dashboard's API carries the same). */
+export type PassSeconds = DashboardPassSeconds;
 
 export interface SuggestionReport extends Omit<Suggestion, 'suggested' | 'closest'> {
   readonly suggested: { readonly values: Partial<SearchedValues>; readonly outcome: ReplayOutcome } | null;
@@ -219,11 +215,7 @@ function acceptsCandidate(
   channel: ResolvedChannelConfig,
   tokenizer: Tokenizer,
 ): (values: SearchedValues) => boolean {
-  const measure = {
-    promptHeadTokens:
-      systemPromptTokens(tokenizer, channel.bot.systemPrompt) + builtInToolTokens(channel, tokenizer),
-    summaryFrameTokens: summarySpanBound(tokenizer, 0),
-  };
+  const measure = channelPromptMeasure(channel, tokenizer);
   return (values) => candidateProblems(run, values, measure).length === 0;
 }
 

@@ -14,6 +14,7 @@
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import type { CompactionPolicy, SummaryEvent, Tokenizer, TranscriptMessage } from '@ebb/core';
+import type { DashboardReplayOutcome } from '@ebb/web';
 import { channelSimulation, perThousand, replayCost } from './simulate-channel.js';
 
 /** The keys the search moves, as `config.toml` writes them under `[channels."KEY".compaction]`. */
@@ -29,19 +30,8 @@ export const SEARCHED_KEYS = [
 export type SearchedKey = (typeof SEARCHED_KEYS)[number];
 export type SearchedValues = Readonly<Record<SearchedKey, number>>;
 
-/** What one replay came to. */
-export interface ReplayOutcome {
-  readonly messages: number;
-  readonly emergencies: number;
-  readonly passes: { readonly background: number; readonly aggressive: number; readonly heals: number };
-  readonly peakUsage: number;
-  /** Share of the reply prompts' tokens a prefix cache can serve. */
-  readonly cacheableShare: number;
-  /** USD per 1,000 messages (reply prompts and summarizer); null when a model has no price. */
-  readonly costPerThousand: number | null;
-  /** What the cost ranks by when there are no prices: uncached reply prompt tokens plus the summarizer's, per 1,000 messages. */
-  readonly tokensPerThousand: number;
-}
+/** What one replay came to (the dashboard's API carries the same). */
+export type ReplayOutcome = DashboardReplayOutcome;
 
 export interface Suggestion {
   readonly current: ReplayOutcome;
