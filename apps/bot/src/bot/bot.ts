@@ -329,9 +329,11 @@ export class Bot {
     } else if (busy > 0) {
       log.info({ channels: busy, ms: Math.round(performance.now() - started) }, 'finished the turns in hand');
     }
-    // The summaries being written again finish (their archive is redacted already); no new one starts.
+    // The summaries being written again get what is left of the grace period (their archive is
+    // redacted and they are set aside already; one cut off is written again on the channel's next
+    // message after the next start); no new one starts.
     this.#redactions.stop();
-    await settleWithin(this.#redactions.idle(), TURN_CUT_OFF_MS);
+    await settleWithin(this.#redactions.idle(), Math.max(0, drainMs - (performance.now() - started)));
     await this.#connections.stop();
     for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
     await this.#unsubscribe?.();
