@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPostgresPipeline } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
-import { measureMessage, type Tokenizer } from '@ebb/core';
+import { measureMessage, REDACTED_MESSAGE, type Tokenizer } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
@@ -138,6 +138,17 @@ export async function startForgetFixture() {
     });
   }
 
+  /** With `recall`: the search_history result at seq 8 is a tombstone, its call id kept. */
+  async function expectCopyRedacted(channelKey: string): Promise<void> {
+    const [result] = await channels.readArchive(channelKey, 8, 8);
+    expect(result).toMatchObject({
+      role: 'tool',
+      author: 'search_history',
+      text: REDACTED_MESSAGE,
+      toolCallId: 'c7',
+    });
+  }
+
   /** The context as loaded, after checking its total is the sum of its parts. */
   async function expectConsistentTokens(channelKey: string) {
     const view = await channels.loadContext(channelKey);
@@ -160,6 +171,7 @@ export async function startForgetFixture() {
     plant,
     whereIsTheFact,
     expectNowhere,
+    expectCopyRedacted,
     expectConsistentTokens,
     async close(): Promise<void> {
       await fake.close();

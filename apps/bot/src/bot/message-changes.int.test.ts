@@ -230,13 +230,7 @@ describe('a deletion', () => {
     expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ messages: 3, copies: 1, replies: 0 });
     await bot.redactionsIdle();
     await world.expectNowhere(key);
-    const [copy] = await world.channels.readArchive(key, 8, 8);
-    expect(copy).toMatchObject({
-      role: 'tool',
-      author: 'search_history',
-      text: REDACTED_MESSAGE,
-      toolCallId: 'c7',
-    });
+    await world.expectCopyRedacted(key);
   });
 
   it('during a Postgres outage is spooled and applied after it, in order with the messages', async () => {
