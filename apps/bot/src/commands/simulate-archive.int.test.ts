@@ -99,6 +99,19 @@ describe('ebb simulate --from-archive', () => {
     expect(summary.messages).toBe(2_400);
   });
 
+  it('says when no setting reaches 0 emergencies, and what would', async () => {
+    const io = captureIo();
+    const args = { fromArchive: BURSTY, config: configFile, suggest: true, jobSeconds: 60 };
+    expect(await simulateArchive(args, io, deps())).toBe(0);
+    const text = io.stdout();
+    expect(text).toMatch(
+      /no setting reaches 0 emergencies at this channel's burst rate with passes of 60 s; the closest has \d+\./,
+    );
+    expect(text).toMatch(/with context_window = 16000: \d+ emergencies/);
+    expect(text).toMatch(/with passes twice as fast \(30\.0 s: a faster summarizer_model\): \d+ emergencies/);
+    expect(text).not.toContain('[channels.');
+  });
+
   it('says how much history a quiet channel needs', async () => {
     const io = captureIo();
     expect(await simulateArchive({ fromArchive: QUIET, config: configFile, suggest: true }, io, deps())).toBe(
