@@ -219,6 +219,17 @@ export interface DashboardPassSeconds {
   readonly p90: number | null;
 }
 
+/** What a suggestion's search cost. */
+export interface DashboardSearchCost {
+  readonly candidates: number;
+  /** Candidates `ebb config check` would refuse, left out. */
+  readonly refused: number;
+  /** Reads of the archive (each replays every candidate of its round side by side). */
+  readonly reads: number;
+  readonly replays: number;
+  readonly ms: number;
+}
+
 /**
  * `GET /api/dashboard/channels/:key/suggestion`: `ebb simulate --from-archive KEY --suggest --json`
  * on the channel's last `DASHBOARD_LIMITS.suggestionMessages` messages, read-only (the page shows
@@ -248,13 +259,7 @@ export type DashboardSuggestion = {
       readonly whatWould: readonly { readonly change: string; readonly outcome: DashboardReplayOutcome }[];
       /** `[channels."KEY".compaction]` with the changed keys, ready to paste; null when nothing changes. */
       readonly block: string | null;
-      readonly search: {
-        readonly candidates: number;
-        readonly refused: number;
-        readonly reads: number;
-        readonly replays: number;
-        readonly ms: number;
-      };
+      readonly search: DashboardSearchCost;
     }
   | { readonly status: 'too_little_history'; readonly messages: number; readonly neededMessages: number }
   | { readonly status: 'no_history' }

@@ -14,7 +14,7 @@
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import type { CompactionPolicy, SummaryEvent, Tokenizer, TranscriptMessage } from '@ebb/core';
-import type { DashboardReplayOutcome } from '@ebb/web';
+import type { DashboardReplayOutcome, DashboardSearchCost } from '@ebb/web';
 import { channelSimulation, perThousand, replayCost } from './simulate-channel.js';
 
 /** The keys the search moves, as `config.toml` writes them under `[channels."KEY".compaction]`. */
@@ -41,15 +41,7 @@ export interface Suggestion {
   /** When none reached 0 emergencies: the fewest, and what the window or faster passes would do to it. */
   readonly closest: { readonly values: SearchedValues; readonly outcome: ReplayOutcome } | null;
   readonly whatWould: readonly { readonly change: string; readonly outcome: ReplayOutcome }[];
-  readonly search: {
-    readonly candidates: number;
-    /** Candidates `ebb config check` would refuse, left out. */
-    readonly refused: number;
-    /** Reads of the archive (each replays every candidate of its round). */
-    readonly reads: number;
-    readonly replays: number;
-    readonly ms: number;
-  };
+  readonly search: DashboardSearchCost;
 }
 
 export interface SuggestOptions {
