@@ -46,7 +46,10 @@ export async function expectIntact(channels: ChannelStore, key: string): Promise
   const archive = await channels.readArchive(key, 1, view.headSeq);
   expect(archive.map((m) => m.seq)).toEqual(Array.from({ length: view.headSeq }, (_, i) => i + 1));
   // The cache's load is the same context, with the calibration.
-  expect(await channels.loadChannel(key)).toEqual({ context: view, calibration: await channels.calibration(key) });
+  expect(await channels.loadChannel(key)).toEqual({
+    context: view,
+    calibration: await channels.calibration(key),
+  });
   // The prefix alone is the same prefix.
   expect(await channels.loadPrefix(key)).toEqual({
     generation: view.generation,
