@@ -88,7 +88,7 @@ function postHello(dev: RunningDev): Promise<Response> {
 }
 
 function databaseLine(dev: RunningDev): Record<string, unknown> | undefined {
-  return dev.lines().find((line) => line.fallback === 'database');
+  return dev.lines().find((line) => line.event === 'ebb.fallback' && line.part === 'database');
 }
 
 beforeAll(async () => {

@@ -106,9 +106,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
   // Each step gets a bounded time, so a dead Redis or Postgres cannot hold the process at exit.
   const close = async () => {
     for (const closer of closers.reverse()) {
-      const step = closer.close().catch((err: unknown) => logger.warn({ err }, 'shutdown step failed'));
+      const step = closer
+        .close()
+        .catch((err: unknown) => logger.warn({ event: 'shutdown.step_failed', err }, 'shutdown step failed'));
       if (!(await settleWithin(step, closer.ms)).done)
-        logger.warn('a shutdown step took too long; moving on');
+        logger.warn({ event: 'shutdown.step_timed_out' }, 'a shutdown step took too long; moving on');
     }
   };
   try {
@@ -132,7 +134,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     if (database.kind === 'pglite') {
       const made = { existing: '', template: ' (new, copied from the install template)', created: ' (new)' };
       logger.info(
-        { fallback: 'database', dataDir: env.EBB_DATA_DIR, origin: database.origin },
+        { event: 'ebb.fallback', part: 'database', dataDir: env.EBB_DATA_DIR, origin: database.origin },
         `no DATABASE_URL: using the embedded database (PGlite) in ${env.EBB_DATA_DIR}${made[database.origin]}`,
       );
     }
@@ -142,7 +144,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const offline = env.OPENAI_API_KEY === undefined && defaults.llm.baseUrl === undefined;
     if (offline) {
       logger.info(
-        { fallback: 'llm' },
+        { event: 'ebb.fallback', part: 'llm' },
         `no OPENAI_API_KEY and no [llm] base_url: answering with the ${OFFLINE_LABEL} and extractive summaries`,
       );
     }
@@ -212,7 +214,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       }
     } else {
       logger.info(
-        { fallback: 'queue' },
+        { event: 'ebb.fallback', part: 'queue' },
         embeddedDatabase && !options.withWorker
           ? 'embedded database: compaction passes run in this process (in-process queue)'
           : `no Redis at ${describeRedisUrl(redisUrl)}: compaction passes run in this process (in-process queue)`,
@@ -310,7 +312,10 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       );
     }
     if (adapters.length === 1) {
-      logger.info({ fallback: 'platforms' }, 'no Slack or Discord token: only the web channel runs');
+      logger.info(
+        { event: 'ebb.fallback', part: 'platforms' },
+        'no Slack or Discord token: only the web channel runs',
+      );
     }
 
     const bot = new Bot({
@@ -349,7 +354,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     contextCache = () => bot.contextCache();
     metrics.observeContextCache(contextCache);
     logger.info(
-      { platforms: adapters.map((a) => a.platform), degraded: Object.keys(bot.degradedPlatforms()) },
+      {
+        event: 'ebb.platforms_started',
+        platforms: adapters.map((a) => a.platform),
+        degraded: Object.keys(bot.degradedPlatforms()),
+      },
       `platforms: ${adapters.map((a) => a.platform).join(', ')}`,
     );
     // Stops intake, then lets the turns in hand finish (up to the grace period; past it, the turns
@@ -357,7 +366,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     // worker, the queue and the stores close: no turn is left running against closed stores.
     const graceMs = config.shutdown.grace_seconds * 1000;
     onClose(() => bot.stop(graceMs), graceMs + TURN_CUT_OFF_MS + SHUTDOWN_STEP_MS);
-    logger.info({ url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
+    logger.info({ event: 'ebb.started', url: web.url }, `Ebb is up: the web channel is at ${web.url}`);
     return { bot, web, adapters, embedded: { database: embeddedDatabase, queue: !useRedis, offline }, close };
   } catch (err) {
     await close();

@@ -130,7 +130,11 @@ export function startReconciler(
   const tick = () => {
     round = reconcileRuns(options).then(
       () => {},
-      (err: unknown) => options.logger.warn({ err }, 'compaction reconciler round failed; next in a while'),
+      (err: unknown) =>
+        options.logger.warn(
+          { event: 'compaction.reconcile_failed', err },
+          'compaction reconciler round failed; next in a while',
+        ),
     );
     void round.then(() => {
       if (!stopped) timer = setTimeout(tick, intervalMs).unref();

@@ -87,18 +87,24 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     if (e.willRetry) return;
     // The last try failed: the run is marked failed, which feeds the channel's circuit breaker.
     recordFailure(runs, e.jobId, e.error).catch((err: unknown) =>
-      passLogger(e.jobId, e.channelKey).error({ err }, 'could not record a failed compaction run'),
+      passLogger(e.jobId, e.channelKey).error(
+        { event: 'compaction.record_failed', err },
+        'could not record a failed compaction run',
+      ),
     );
   });
   worker.on('stalled', (e) =>
-    passLogger(e.jobId, undefined).warn('compaction job stalled; another worker takes it over'),
+    passLogger(e.jobId, undefined).warn(
+      { event: 'queue.job_stalled' },
+      'compaction job stalled; another worker takes it over',
+    ),
   );
   // Not awaited: a worker started before Redis (or while it is away) waits for it in the background,
   // and its caller gets the handle at once, so a SIGTERM meanwhile can still close it.
   worker.waitUntilReady().then(
     () =>
       logger.info(
-        { concurrency: options.concurrency ?? 2, database: database.kind },
+        { event: 'worker.ready', concurrency: options.concurrency ?? 2, database: database.kind },
         'compaction worker ready',
       ),
     () => {},
@@ -123,7 +129,10 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
       await reconciler.stop();
       const outcome = await worker.close({ timeoutMs });
       if (outcome === 'timed_out')
-        logger.warn('compaction worker closed with jobs still running; they will be retried');
+        logger.warn(
+          { event: 'worker.jobs_handed_back' },
+          'compaction worker closed with jobs still running; they will be retried',
+        );
       await queue.close();
       await closeRedis(producer);
       await notifier.close();

@@ -175,7 +175,10 @@ export class DiscordAdapter implements PlatformAdapter {
     try {
       channel = await this.#sendableChannel(channelKey);
     } catch (err) {
-      this.#log.debug({ err, channel: channelKey }, 'discord typing indicator failed');
+      this.#log.debug(
+        { event: 'discord.typing_failed', err, channel: channelKey },
+        'discord typing indicator failed',
+      );
       return;
     }
     await this.#typing.start(channelKey, () => channel.sendTyping());
@@ -224,9 +227,15 @@ export class DiscordAdapter implements PlatformAdapter {
     client.on(Events.ShardResume, (shardId, replayed) =>
       this.#log.info({ event: 'discord.resumed', shardId, replayed }, 'discord gateway session resumed'),
     );
-    client.on(Events.ShardError, (err, shardId) => this.#log.warn({ err, shardId }, 'discord gateway error'));
-    client.on(Events.Error, (err) => this.#log.error({ err }, 'discord client error'));
-    client.on(Events.Warn, (warning) => this.#log.warn({ warning }, 'discord client warning'));
+    client.on(Events.ShardError, (err, shardId) =>
+      this.#log.warn({ event: 'discord.gateway_failed', err, shardId }, 'discord gateway error'),
+    );
+    client.on(Events.Error, (err) =>
+      this.#log.error({ event: 'discord.client_failed', err }, 'discord client error'),
+    );
+    client.on(Events.Warn, (warning) =>
+      this.#log.warn({ event: 'discord.client_warned', warning }, 'discord client warning'),
+    );
   }
 
   #onMessage(client: Client, message: Message): void {
@@ -236,13 +245,16 @@ export class DiscordAdapter implements PlatformAdapter {
     const repeat = this.#recent.has(message.id);
     this.#recent.set(message.id, true);
     if (repeat) {
-      this.#log.debug({ messageId: message.id }, 'discord message delivered again; dropped');
+      this.#log.debug(
+        { event: 'discord.message_duplicate', messageId: message.id },
+        'discord message delivered again; dropped',
+      );
       return;
     }
     const inbound = toInboundMessage(message, bot.id, this.#options.botName ?? bot.displayName);
     settle(() => handlers.onMessage(inbound)).catch((err: unknown) => {
       this.#log.error(
-        { err, channel: inbound.channelKey, messageId: message.id },
+        { event: 'discord.message_failed', err, channel: inbound.channelKey, messageId: message.id },
         'discord message handler failed',
       );
     });
@@ -269,7 +281,10 @@ export class DiscordAdapter implements PlatformAdapter {
         settle(() => handlers.onCommand(command)),
       );
     } catch (err) {
-      this.#log.warn({ err, channel: channelKey, command: command.name }, 'discord command reply failed');
+      this.#log.warn(
+        { event: 'discord.command_reply_failed', err, channel: channelKey, command: command.name },
+        'discord command reply failed',
+      );
     }
   }
 
@@ -284,7 +299,12 @@ export class DiscordAdapter implements PlatformAdapter {
     result ??= await outcome;
     if (!result.ok) {
       this.#log.error(
-        { err: result.err, command: interaction.commandName, channelId: interaction.channelId },
+        {
+          event: 'discord.command_failed',
+          err: result.err,
+          command: interaction.commandName,
+          channelId: interaction.channelId,
+        },
         'discord command failed',
       );
     }

@@ -81,7 +81,10 @@ export class TypingKeepAlive {
       await send();
       return true;
     } catch (err) {
-      this.#options.log.debug({ err, channel: channelKey }, 'discord typing indicator failed');
+      this.#options.log.debug(
+        { event: 'discord.typing_failed', err, channel: channelKey },
+        'discord typing indicator failed',
+      );
       return false;
     }
   }

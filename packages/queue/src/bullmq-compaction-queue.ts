@@ -86,7 +86,10 @@ export class BullmqCompactionQueue implements CompactionQueue {
       skipWaitingForReady: true,
     });
     this.#queue.on('error', (err) =>
-      log.warn({ err, queue: COMPACTION_QUEUE_NAME }, 'compaction queue error'),
+      log.warn(
+        { event: 'queue.connection_failed', err, queue: COMPACTION_QUEUE_NAME },
+        'compaction queue error',
+      ),
     );
   }
 

@@ -171,7 +171,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
     this.#worker.on('error', (err) => {
       const vanished = vanishedJob(err);
       if (vanished === undefined) {
-        this.#log.error({ err }, 'compaction worker error');
+        this.#log.error({ event: 'worker.failed', err }, 'compaction worker error');
         return;
       }
       // BullMQ tries each of its moves of the job (to completed, then to failed or delayed): one line.
@@ -213,13 +213,13 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   async #close(timeoutMs: number): Promise<CloseOutcome> {
     if (this.#connection.status !== 'ready') return this.#closeWithoutRedis(timeoutMs);
     const graceful = this.#worker.close().catch((err: unknown) => {
-      this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
+      this.#log.warn({ event: 'worker.close_failed', err: toError(err) }, 'compaction worker close failed');
     });
     const outcome = (await settleWithin(graceful, timeoutMs)).done ? 'drained' : 'timed_out';
     if (outcome === 'timed_out') {
       const jobIds = this.activeJobIds;
       this.#log.warn(
-        { jobIds, timeoutMs },
+        { event: 'worker.jobs_handed_back', jobIds, timeoutMs },
         'compaction worker closed with jobs still running; they stall and another worker runs them again',
       );
       await this.#worker.disconnect().catch(() => {});
@@ -250,13 +250,13 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
     this.#onIdle.delete(idle);
     if (outcome === 'timed_out') {
       this.#log.warn(
-        { jobIds: this.activeJobIds, timeoutMs },
+        { event: 'worker.jobs_handed_back', jobIds: this.activeJobIds, timeoutMs },
         'compaction worker closed with jobs still running and Redis away; they stall and run again',
       );
       this.#worker.cancelAllJobs('compaction worker shut down');
     }
     await this.#worker.close(true).catch((err: unknown) => {
-      this.#log.warn({ err: toError(err) }, 'compaction worker close failed');
+      this.#log.warn({ event: 'worker.close_failed', err: toError(err) }, 'compaction worker close failed');
     });
     this.#ownedConnection?.disconnect();
     return outcome;

@@ -83,12 +83,15 @@ export function createRedis(url: string, options: CreateRedisOptions): Redis {
   redis.on('error', (err: Error) => {
     if (down) return;
     down = true;
-    log.warn({ err, redis: target, role: options.role }, 'redis connection error');
+    log.warn(
+      { event: 'redis.connection_failed', err, redis: target, role: options.role },
+      'redis connection error',
+    );
   });
   redis.on('ready', () => {
     if (!down) return;
     down = false;
-    log.info({ redis: target, role: options.role }, 'redis reconnected');
+    log.info({ event: 'redis.reconnected', redis: target, role: options.role }, 'redis reconnected');
   });
   return redis;
 }

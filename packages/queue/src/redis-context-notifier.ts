@@ -105,7 +105,7 @@ export class RedisContextNotifier implements ContextNotifier {
       change = ContextChange.parse(JSON.parse(message));
     } catch (err) {
       this.#log.warn(
-        { err: toError(err), redisChannel: this.#channel },
+        { event: 'context.change_malformed', err: toError(err), redisChannel: this.#channel },
         'ignored a malformed context change',
       );
       return;
@@ -114,7 +114,10 @@ export class RedisContextNotifier implements ContextNotifier {
       try {
         listener(change);
       } catch (err) {
-        this.#log.error({ err: toError(err), channel: change.channelKey }, 'context change listener threw');
+        this.#log.error(
+          { event: 'context.listener_failed', err: toError(err), channel: change.channelKey },
+          'context change listener threw',
+        );
       }
     }
   }
@@ -140,7 +143,10 @@ export class InProcessContextNotifier implements ContextNotifier {
       try {
         listener(change);
       } catch (err) {
-        this.#log.error({ err: toError(err), channel: change.channelKey }, 'context change listener threw');
+        this.#log.error(
+          { event: 'context.listener_failed', err: toError(err), channel: change.channelKey },
+          'context change listener threw',
+        );
       }
     };
     this.#events.on('change', guarded);

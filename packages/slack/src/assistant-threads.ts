@@ -68,7 +68,10 @@ export class AssistantThreads {
         try {
           await setSuggestedPrompts({ prompts: prompts.map((p) => ({ ...p })) });
         } catch (err) {
-          log.debug({ err, channel: key }, 'slack suggested prompts failed');
+          log.debug(
+            { event: 'slack.suggested_prompts_failed', err, channel: key },
+            'slack suggested prompts failed',
+          );
         }
       },
       // Bolt's default saves the context (the channel the person is looking at) by editing our
@@ -102,7 +105,10 @@ export class AssistantThreads {
       return true;
     } catch (err) {
       this.#threads.delete(channelKey);
-      this.#options.log.debug({ err, channel: channelKey }, 'slack assistant status failed');
+      this.#options.log.debug(
+        { event: 'slack.assistant_status_failed', err, channel: channelKey },
+        'slack assistant status failed',
+      );
       return false;
     }
   }

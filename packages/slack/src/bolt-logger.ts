@@ -8,8 +8,9 @@ import { type Logger as BoltLogger, LogLevel } from '@slack/bolt';
 type Level = 'debug' | 'info' | 'warn' | 'error';
 
 /**
- * A Bolt `Logger` writing to `log` with `component: 'bolt'` (or the name Bolt sets). Bolt's own level
- * setting is kept for the calls that ask for it; filtering is left to `log`.
+ * A Bolt `Logger` writing to `log` as `slack.library_logged` with `component: 'bolt'` (or the name
+ * Bolt sets). Bolt's own level setting is kept for the calls that ask for it; filtering is left to
+ * `log`.
  */
 export function boltLogger(log: Logger): BoltLogger {
   let level: LogLevel = LogLevel.INFO;
@@ -20,7 +21,10 @@ export function boltLogger(log: Logger): BoltLogger {
       .filter((a) => !(a instanceof Error))
       .map((a) => (typeof a === 'string' ? a : safeJson(a)))
       .join(' ');
-    log[at]({ component: name, ...(err ? { err } : {}) }, text || (err instanceof Error ? err.message : ''));
+    log[at](
+      { event: 'slack.library_logged', component: name, ...(err ? { err } : {}) },
+      text || (err instanceof Error ? err.message : ''),
+    );
   };
   return {
     debug: (...args: unknown[]) => emit('debug', args),

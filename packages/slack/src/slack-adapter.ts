@@ -184,7 +184,7 @@ export class SlackAdapter implements PlatformAdapter {
       await answerSlackCommand(commandContext, command, ack, respond);
     });
     app.error(async (err) => {
-      this.#log.error({ err }, 'slack event processing failed');
+      this.#log.error({ event: 'slack.event_failed', err }, 'slack event processing failed');
     });
 
     try {

@@ -63,7 +63,10 @@ export async function answerSlackCommand(
     args: command.text.trim(),
   };
   const reply = context.handlers.onCommand(invocation).catch((err: unknown) => {
-    log.error({ err, channel: invocation.channelKey, command: name }, 'slack command failed');
+    log.error(
+      { event: 'slack.command_failed', err, channel: invocation.channelKey, command: name },
+      'slack command failed',
+    );
     return COMMAND_FAILED;
   });
   const inTime = await settleWithin(reply, context.replyTimeoutMs);
@@ -76,6 +79,9 @@ export async function answerSlackCommand(
   try {
     await respond({ response_type: 'ephemeral', text });
   } catch (err) {
-    log.warn({ err, channel: invocation.channelKey, command: name }, 'slack command reply failed');
+    log.warn(
+      { event: 'slack.command_reply_failed', err, channel: invocation.channelKey, command: name },
+      'slack command reply failed',
+    );
   }
 }

@@ -37,7 +37,10 @@ export class SlackLookups {
         this.#names.set(userId, { name, at: Date.now() });
         return name;
       } catch (err) {
-        this.#log.debug({ err, userId }, 'slack users.info failed; using the user id as name');
+        this.#log.debug(
+          { event: 'slack.user_lookup_failed', err, userId },
+          'slack users.info failed; using the user id as name',
+        );
         return userId;
       } finally {
         this.#pendingNames.delete(userId);
@@ -64,7 +67,10 @@ export class SlackLookups {
       this.#channelTypes.set(message.channel, type);
       return type === 'im';
     } catch (err) {
-      this.#log.debug({ err, channelId: message.channel }, 'slack conversations.info failed');
+      this.#log.debug(
+        { event: 'slack.channel_lookup_failed', err, channelId: message.channel },
+        'slack conversations.info failed',
+      );
       return message.channel.startsWith('D');
     }
   }

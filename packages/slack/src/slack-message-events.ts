@@ -89,7 +89,7 @@ export class SlackMessageEvents {
       // Let a retry of this message through: it was not accepted.
       this.#seen.delete(seenKey);
       this.#log.error(
-        { err, channel: message.channelKey, platformMessageId: message.ts },
+        { event: 'slack.message_failed', err, channel: message.channelKey, platformMessageId: message.ts },
         'slack message handler failed',
       );
     }

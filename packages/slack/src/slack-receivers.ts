@@ -84,6 +84,6 @@ export async function stopSlackReceiver(receiver: SlackReceiver, log: Logger): P
       await settleWithin(receiver.client.disconnect(), STOP_TIMEOUT_MS);
     }
   } catch (err) {
-    log.debug({ err }, 'slack receiver stop failed (already stopped?)');
+    log.debug({ event: 'slack.receiver_stop_failed', err }, 'slack receiver stop failed (already stopped?)');
   }
 }

@@ -47,7 +47,10 @@ export class TypingReaction {
         this.#shown.set(channelKey, target);
         return;
       }
-      this.#log.debug({ err, channel: channelKey }, 'slack typing reaction failed');
+      this.#log.debug(
+        { event: 'slack.typing_failed', err, channel: channelKey },
+        'slack typing reaction failed',
+      );
     }
   }
 
@@ -60,7 +63,10 @@ export class TypingReaction {
     try {
       await client.reactions.remove({ channel: target.channel, timestamp: target.ts, name });
     } catch (err) {
-      this.#log.debug({ err, channel: channelKey }, 'slack typing reaction removal failed');
+      this.#log.debug(
+        { event: 'slack.typing_clear_failed', err, channel: channelKey },
+        'slack typing reaction removal failed',
+      );
     }
   }
 }

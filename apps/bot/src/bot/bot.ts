@@ -327,7 +327,10 @@ export class Bot {
           'turns still running after their model calls were cut off; the stores close under them',
         );
     } else if (busy > 0) {
-      log.info({ channels: busy, ms: Math.round(performance.now() - started) }, 'finished the turns in hand');
+      log.info(
+        { event: 'shutdown.turns_finished', channels: busy, ms: Math.round(performance.now() - started) },
+        'finished the turns in hand',
+      );
     }
     // The summaries being written again get what is left of the grace period (their archive is
     // redacted and they are set aside already; one cut off is written again on the channel's next
@@ -439,7 +442,7 @@ export class Bot {
           started,
         );
       }
-      log.debug({ seq: appended.seq, text: message.text }, 'message');
+      log.debug({ event: 'message.archived', seq: appended.seq, text: message.text }, 'message');
       const right = answer
         ? await this.#claimAnswer(key, message.platformMessageId, appended.seq, false, log)
         : { kind: 'claimed' as const, claim: undefined };
@@ -454,7 +457,7 @@ export class Bot {
       // Postgres down (or any failure): never a crash; the next turn reloads. A sender that is told
       // of the failure (the web API) sends the message again; a chat gets a short apology.
       this.#states.forget(key);
-      log.error({ err, stored }, 'turn failed');
+      log.error({ event: 'turn.failed', err, stored }, 'turn failed');
       const failed: TurnResult = stored
         ? { reply: null, archived: 'stored', failedAfterStore: true }
         : { reply: null, archived: 'failed' };
@@ -680,7 +683,10 @@ export class Bot {
       const reply = turn.find((m) => m.role === 'assistant' && (m.toolCalls?.length ?? 0) === 0);
       return { text: message.text, reply: reply?.text ?? null };
     } catch (err) {
-      this.#options.logger.warn({ err, channel: key, seq }, 'could not read a redelivered message back');
+      this.#options.logger.warn(
+        { event: 'turn.redelivery_unreadable', err, channel: key, seq },
+        'could not read a redelivered message back',
+      );
       return undefined;
     }
   }
@@ -707,10 +713,10 @@ export class Bot {
       this.#states.forget(key);
       // Redis and the disk may refuse it too: then it falls through.
       if (await this.#spool?.keepReply({ channelKey: key, ...reply })) {
-        log.warn({ err }, 'posted a reply the archive could not take; spooled it');
+        log.warn({ event: 'reply.spooled', err }, 'posted a reply the archive could not take; spooled it');
         return 'spooled';
       }
-      log.error({ err }, 'posted a reply but could not archive it');
+      log.error({ event: 'reply.archive_failed', err }, 'posted a reply but could not archive it');
       return 'lost';
     }
   }
@@ -724,7 +730,7 @@ export class Bot {
     } catch (err) {
       this.#states.forget(key);
       this.#options.logger.warn(
-        { err, channel: key },
+        { event: 'compaction.recheck_failed', err, channel: key },
         'could not re-check compaction after a context change',
       );
     }

@@ -24,7 +24,7 @@ export async function run(args: { config?: string; withWorker: boolean }, io: Co
     ebb = await startEbb({ config: reloading.current, env, logger, withWorker: args.withWorker });
   } catch (err) {
     reloading.stop();
-    logger.fatal(describeStartFailure(err), 'Ebb could not start');
+    logger.fatal({ event: 'ebb.start_failed', ...describeStartFailure(err) }, 'Ebb could not start');
     return 1;
   }
   await untilSignalled(logger, () => reloading.current().shutdown.grace_seconds);
@@ -36,12 +36,15 @@ export async function run(args: { config?: string; withWorker: boolean }, io: Co
 /** Resolves on the first SIGTERM or SIGINT, logged; later ones as `untilStopSignal` says. */
 export async function untilSignalled(logger: Logger, graceSeconds: () => number): Promise<void> {
   const signal = await untilStopSignal(logger);
-  logger.info({ signal, graceSeconds: graceSeconds() }, 'stopping Ebb: finishing the turns in hand');
+  logger.info(
+    { event: 'ebb.stopping', signal, graceSeconds: graceSeconds() },
+    'stopping Ebb: finishing the turns in hand',
+  );
 }
 
 /** Closes Ebb in order (intake, turns in hand, worker, queue, stores) and logs how long it took. */
 export async function stopGracefully(ebb: RunningEbb, logger: Logger): Promise<void> {
   const started = performance.now();
   await ebb.close();
-  logger.info({ ms: Math.round(performance.now() - started) }, 'Ebb stopped');
+  logger.info({ event: 'ebb.stopped', ms: Math.round(performance.now() - started) }, 'Ebb stopped');
 }

@@ -45,7 +45,10 @@ export async function worker(
       `EBB_METRICS_HOST = "${host}" listens beyond this machine, but EBB_METRICS_TOKEN is not set`,
       'set EBB_METRICS_TOKEN (at least 16 characters, e.g. `openssl rand -hex 24`) and give it to Prometheus as its bearer token; or unset EBB_METRICS_HOST to listen on 127.0.0.1',
     );
-    logger.fatal(describeStartFailure(refused), 'Ebb worker could not start');
+    logger.fatal(
+      { event: 'worker.start_failed', ...describeStartFailure(refused) },
+      'Ebb worker could not start',
+    );
     return 1;
   }
   // Listening from here on: a signal while the worker starts stops it once it has, rather than
@@ -57,7 +60,10 @@ export async function worker(
     await migrate(database);
   } catch (err) {
     // One line an operator can act on, like `ebb start`'s (see start-failure.ts).
-    logger.fatal(describeStartFailure(err), 'Ebb worker could not start');
+    logger.fatal(
+      { event: 'worker.start_failed', ...describeStartFailure(err) },
+      'Ebb worker could not start',
+    );
     return 1;
   }
   // Read at each call, so a reloaded [prices] applies (reloading starts below).
@@ -86,12 +92,18 @@ export async function worker(
       );
     }
   } catch (err) {
-    logger.fatal(describeStartFailure(err), 'Ebb worker could not start');
+    logger.fatal(
+      { event: 'worker.start_failed', ...describeStartFailure(err) },
+      'Ebb worker could not start',
+    );
     healthRedis.disconnect();
     await database.close();
     return 1;
   }
-  logger.info({ url: observability.url }, `worker metrics at ${observability.url}/metrics`);
+  logger.info(
+    { event: 'worker.metrics_started', url: observability.url },
+    `worker metrics at ${observability.url}/metrics`,
+  );
   const reloading = watchConfig(config, logger);
   const running = await runCompactionWorker({
     config: reloading.current,
@@ -104,7 +116,7 @@ export async function worker(
     ...(args.concurrency === undefined ? {} : { concurrency: args.concurrency }),
   });
   const signal = await stopSignal;
-  logger.info({ signal }, 'stopping the compaction worker');
+  logger.info({ event: 'worker.stopping', signal }, 'stopping the compaction worker');
   reloading.stop();
   await running.close();
   await observability.close();
