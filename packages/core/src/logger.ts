@@ -3,8 +3,9 @@
  * (`@ebb/logger`'s pino logger is one; `SILENT_LOGGER` is the default and the tests' choice).
  *
  * The log contract every line keeps (README, "Logs"):
- * - `event` names a step as `area.verb` in lowercase with dots (`slack.started`,
- *   `compaction.completed`, `discord.commands_registered`); lines without a step carry no `event`.
+ * - Every line names its step in `event`, as `area.verb` in lowercase with dots (`slack.started`,
+ *   `compaction.completed`, `discord.commands_registered`): the first argument is always an object
+ *   with an `event` (`apps/bot/src/log-events.test.ts` scans every call, and the README lists them).
  * - `channel` is the Ebb channel key (`slack:T1:C1`), never `channelKey`; a platform's own ids go
  *   under their own names (`channelId`).
  * - What a line is about is bound once with `child`: `log.child({ channel })` per turn,
