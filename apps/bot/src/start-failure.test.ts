@@ -76,15 +76,16 @@ function startWithoutPostgres(command: string) {
 }
 
 describe.each([
-  ['start', 'Ebb could not start'],
-  ['worker', 'Ebb worker could not start'],
-])('ebb %s that cannot start', (command, msg) => {
+  ['start', 'Ebb could not start', 'ebb.start_failed'],
+  ['worker', 'Ebb worker could not start', 'worker.start_failed'],
+])('ebb %s that cannot start', (command, msg, event) => {
   it('exits 1 with one JSON line naming the cause and a hint, not a stack', () => {
     const { status, lines, output } = startWithoutPostgres(command);
     expect(status).toBe(1);
     expect(lines).toEqual([
       expect.objectContaining({
         level: 60,
+        event,
         msg,
         error: 'ECONNREFUSED',
         hint: expect.stringMatching(/network failure/),
@@ -137,7 +138,8 @@ describe('ebb start with the web channel beyond loopback', () => {
   it('with public_api = true, warns that the API is open and goes on starting', () => {
     const { status, lines } = start('[web]\nhost = "0.0.0.0"\npublic_api = true\n');
     expect(status).toBe(1);
-    expect(lines.map((l) => l.event ?? l.error)).toEqual(['web.public_api', 'ECONNREFUSED']);
+    expect(lines.map((l) => l.event)).toEqual(['web.public_api', 'ebb.start_failed']);
+    expect(lines[1]).toMatchObject({ level: 60, error: 'ECONNREFUSED' });
     expect(lines[0]).toMatchObject({
       level: 40,
       msg: expect.stringContaining('anyone who reaches 0.0.0.0:3000'),
