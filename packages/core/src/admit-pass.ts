@@ -8,8 +8,9 @@
  *   tier is never held back by a lower one.
  * - A pass over a disjoint range is added while the channel has a free slot.
  */
-import { MAX_PASSES_IN_FLIGHT, type PassInFlight, tierRank } from './decide-after-turn.js';
+import { MAX_PASSES_IN_FLIGHT, tierRank } from './decide-after-turn.js';
 import type { Tier } from './model.js';
+import type { PassInFlight } from './queue-ports.js';
 
 export type Admission =
   | { readonly kind: 'add' }

@@ -6,7 +6,7 @@
  * Every call names its channel and sees only that channel's messages: a model in one channel can
  * never read another's archive, whatever it asks for.
  */
-import type { StoredMessage } from './ports.js';
+import type { StoredMessage } from './model.js';
 
 export interface HistoryQuery {
   /**

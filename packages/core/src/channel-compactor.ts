@@ -12,37 +12,22 @@
 
 import type { CompactionEventSink } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
+import type { CompactorSettings } from './compactor-settings.js';
 import {
   type CompactorSteps,
   compactorUsage,
   stubThroughStore,
   truncateThroughStore,
 } from './compactor-steps.js';
-import type { AfterTurnAction, PassInFlight } from './decide-after-turn.js';
+import type { AfterTurnAction } from './decide-after-turn.js';
 import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 import { LruMap } from './lru-map.js';
 import type { ContextView } from './model.js';
 import { planCompaction, summarySpanBound } from './plan-compaction.js';
-import type { CompactionPolicy } from './policy.js';
 import type { ChannelStore, CompactionQueue, RunStore } from './ports.js';
+import type { PassInFlight } from './queue-ports.js';
 import { roundUsage } from './round-usage.js';
-import type { Calibration, Tokenizer } from './tokens.js';
-
-export interface CompactorSettings {
-  readonly policy: CompactionPolicy;
-  /** The channel's tokenizer: microcompaction counts the stubs it writes. */
-  readonly tokenizer: Tokenizer;
-  readonly contextWindow: number;
-  readonly maxOutputTokens: number;
-  /**
-   * Tokens every prompt spends besides the context: the system prompt, the definitions of the tools
-   * the channel is offered and the memories its turn recalled (what the turn really sends, not the
-   * recall budget: a reserve no turn uses would leave passes nothing to free).
-   */
-  readonly reservedTokens: number;
-  /** The channel may call read_history, so microcompaction's stubs say how to read a result back (default: yes). */
-  readonly readHistory?: boolean;
-}
+import type { Calibration } from './tokens.js';
 
 export interface ChannelCompactorOptions {
   readonly channels: ChannelStore;

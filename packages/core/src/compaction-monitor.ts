@@ -10,7 +10,6 @@ import {
   type AfterTurnPolicy,
   type ChannelPace,
   decideAfterTurn,
-  type PassInFlight,
   passDue,
   projectedUsage,
   type SkipReason,
@@ -18,6 +17,7 @@ import {
 import type { ContextView, Tier } from './model.js';
 import { planMicrocompaction } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
+import type { PassInFlight } from './queue-ports.js';
 
 /** Assumed seconds from enqueue to splice until a pass of the channel has landed. */
 export const DEFAULT_PASS_SECONDS = 10;

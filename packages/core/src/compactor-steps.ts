@@ -7,8 +7,9 @@
  * Token figures in the events are prompt tokens in calibrated terms (context and reserve: system
  * prompt, tools and recalled memories, times the calibration factor), the same terms as `usage`.
  */
-import type { CompactorSettings } from './channel-compactor.js';
+
 import type { CompactionEventSink } from './compaction-events.js';
+import type { CompactorSettings } from './compactor-settings.js';
 import type { ContextView } from './model.js';
 import { stubToolResults } from './plan-microcompaction.js';
 import type { ChannelStore, TruncationOutcome } from './ports.js';

@@ -3,13 +3,9 @@ import { msg, summary, truncated } from '../test/builders.js';
 import { testPolicy } from '../test/policy.js';
 import { admitPass } from './admit-pass.js';
 import { CompactionMonitor } from './compaction-monitor.js';
-import {
-  type AfterTurnInput,
-  decideAfterTurn,
-  earlyStartFloor,
-  type PassInFlight,
-} from './decide-after-turn.js';
+import { type AfterTurnInput, decideAfterTurn, earlyStartFloor } from './decide-after-turn.js';
 import type { ContextView, Span } from './model.js';
+import type { PassInFlight } from './queue-ports.js';
 
 /** A context of 100 raw messages of 10 tokens (1,000 tokens) after the given spans. */
 function context(spans: Span[] = [], first = 1): ContextView {

@@ -53,19 +53,10 @@ import {
 } from './plan-compaction.js';
 import { type MicrocompactPolicy, planMicrocompaction } from './plan-microcompaction.js';
 import type { CompactionPolicy } from './policy.js';
+import type { PassInFlight } from './queue-ports.js';
 
 /** Passes of one channel waiting or running at once: a head pass and one follow-up. */
 export const MAX_PASSES_IN_FLIGHT = 2;
-
-/** A pass of the channel as the queue reports it, oldest range first. */
-export interface PassInFlight {
-  readonly jobId: string;
-  readonly tier: Tier;
-  readonly fromSeq: number;
-  readonly toSeq: number;
-  /** False while it waits (or is delayed); true once a worker has started it. */
-  readonly running: boolean;
-}
 
 /** How fast the channel fills and how long its passes take (see `CompactionMonitor`). */
 export interface ChannelPace {

@@ -6,7 +6,7 @@
  * sizes depend only on the message and the budget, so part n is the same text on every call.
  */
 import { ARCHIVE_SEARCH } from './archive-search.js';
-import type { StoredMessage } from './ports.js';
+import type { StoredMessage } from './model.js';
 import type { Tokenizer } from './tokens.js';
 import type { ToolOutcome } from './tool-ports.js';
 import { plainText, quotedLabel, quotedLine } from './untrusted-text.js';

@@ -11,7 +11,8 @@ import {
   isSearchedMessage,
   searchedQueryText,
 } from './archive-search.js';
-import type { ChannelStore, StoredMessage } from './ports.js';
+import type { StoredMessage } from './model.js';
+import type { ChannelStore } from './ports.js';
 
 /** Postgres' `english` stop words (snowball's list): never indexed, never searched. */
 const ENGLISH_STOPWORDS: ReadonlySet<string> = new Set(

@@ -4,10 +4,10 @@
  * starts, so the channel lock of the Postgres store has nothing to guard here.
  */
 import { InvariantError } from './errors.js';
-import type { ContextMessage, ContextView } from './model.js';
+import type { ContextMessage, ContextView, PrefixView, SeqRange, StoredMessage } from './model.js';
 import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { PENDING_SUMMARY } from './plan-message-change.js';
-import { overlapsAny, type SeqRange } from './plan-redaction.js';
+import { overlapsAny } from './plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult } from './plan-splice.js';
 import type {
   AppendResult,
@@ -20,11 +20,9 @@ import type {
   MessageEdit,
   NewMessage,
   PlatformSeq,
-  PrefixView,
   RedactArchiveOutcome,
   ReplaceSummaryOutcome,
   SpliceOutcome,
-  StoredMessage,
   StubOutcome,
   StubRequest,
   SummaryReplacement,

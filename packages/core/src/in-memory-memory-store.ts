@@ -3,7 +3,7 @@
  * (one contract suite runs against both), no I/O. Recall ranks like Postgres (`memory-recall.ts`);
  * its word matching is a crude stand-in for Postgres' stemming.
  */
-import { type Memory, memoryFingerprint } from './memory.js';
+import { type Memory, memoryFingerprint, type NewMemory } from './memory.js';
 import { MEMORY_RECALL_RANKING, recallTerms } from './memory-recall.js';
 import { planMemoryUpsert } from './plan-memory-upsert.js';
 import type {
@@ -12,7 +12,6 @@ import type {
   MemoryQuery,
   MemoryStore,
   MemoryUpsertResult,
-  NewMemory,
 } from './ports.js';
 
 export interface InMemoryStoreOptions {

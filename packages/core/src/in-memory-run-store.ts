@@ -4,7 +4,8 @@
  */
 
 import type { InMemoryStoreOptions } from './in-memory-memory-store.js';
-import { overlapsAny, type SeqRange } from './plan-redaction.js';
+import type { SeqRange } from './model.js';
+import { overlapsAny } from './plan-redaction.js';
 import type { CompactionRun, RunStatus, RunStore, SummaryOutput } from './ports.js';
 import { FINISHED_RUN_STATUSES, TERMINAL_RUN_STATUSES } from './run-status.js';
 

@@ -4,6 +4,7 @@ export * from './channel-compactor.js';
 export * from './compact-focus.js';
 export * from './compaction-events.js';
 export * from './compaction-monitor.js';
+export * from './compactor-settings.js';
 export * from './deadline.js';
 export * from './decide-after-turn.js';
 export * from './encoding-for-model.js';

@@ -16,6 +16,18 @@ export interface Memory {
   readonly toSeq: number;
 }
 
+/** A memory as the extractor proposes it, before it has an id. */
+export interface NewMemory {
+  readonly type: MemoryType;
+  readonly text: string;
+  readonly importance: number;
+  readonly speaker?: string;
+  readonly scope: string;
+  readonly channelKey: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
+
 /**
  * Filler words a fingerprint leaves out. Never change this list: the fingerprints of stored memories
  * depend on it, and a changed list would make every near-duplicate new again.

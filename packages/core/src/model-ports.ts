@@ -1,6 +1,7 @@
 /** The models the pipeline is written against: the summarizer and the chat model, and the calls they record. */
-import type { ToolCall } from './model.js';
-import type { NewMemory, StoredMessage } from './ports.js';
+
+import type { NewMemory } from './memory.js';
+import type { StoredMessage, ToolCall } from './model.js';
 import type { ChatMessage } from './render-context.js';
 import type { ToolSpec } from './tool-ports.js';
 

@@ -26,6 +26,16 @@ export interface ArchivedMessage {
   readonly toolCallId?: string;
 }
 
+/** Archived messages as the archive holds them: whole, with their full token counts. */
+export interface StoredMessage extends ArchivedMessage {
+  readonly tokens: number;
+  /**
+   * Microcompaction stubbed this tool result: the stub the context holds in its place, and its
+   * tokens. A pass summarizes the stub, not the whole result (see `summarizedMessage`).
+   */
+  readonly stub?: { readonly text: string; readonly tokens: number };
+}
+
 /**
  * A message as it sits in the working context. Its text is the archived text, or head + tail with a
  * marker when the message is above the per-message cap. `tokens` is counted once, when the message
@@ -43,6 +53,12 @@ export interface ContextMessage extends ArchivedMessage {
 }
 
 export type Tier = 'background' | 'aggressive' | 'emergency';
+
+/** Seqs fromSeq..toSeq of one channel. */
+export interface SeqRange {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+}
 
 /** Summarized messages fromSeq..toSeq. */
 export interface SummarySpan {
@@ -85,6 +101,9 @@ export interface ContextView {
    */
   readonly toolResultSeqs?: readonly number[];
 }
+
+/** A channel's compacted prefix without its raw messages. */
+export type PrefixView = Pick<ContextView, 'generation' | 'headSeq' | 'spans'>;
 
 /** Seq of the last message covered by spans (0 when there are none). */
 export function prefixEnd(spans: readonly Span[]): number {

@@ -2,8 +2,7 @@
  * How a batch of extracted memories is written, the same in every store: deduplicated per scope and
  * fingerprint, importance clamped, in an order that cannot deadlock.
  */
-import { memoryFingerprint } from './memory.js';
-import type { NewMemory } from './ports.js';
+import { memoryFingerprint, type NewMemory } from './memory.js';
 
 export interface PlannedMemory {
   readonly memory: NewMemory;

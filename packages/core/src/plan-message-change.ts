@@ -15,9 +15,8 @@
  * message kept there. A memory learned from the rest of the range stays.
  */
 import type { Memory } from './memory.js';
-import type { Span } from './model.js';
-import { overlapsAny, type SeqRange, seqRanges, spansToResummarize } from './plan-redaction.js';
-import type { PrefixView, StoredMessage } from './ports.js';
+import type { PrefixView, SeqRange, Span, StoredMessage } from './model.js';
+import { overlapsAny, seqRanges, spansToResummarize } from './plan-redaction.js';
 
 /**
  * The text a summary holding a taken-back message keeps until its queued pass writes it again: no

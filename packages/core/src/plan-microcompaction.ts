@@ -11,9 +11,8 @@
  * stub answers the call) and the spans' tiling of the prefix is untouched. A pass that later covers
  * the message summarizes the stub, not the whole result; the archive keeps the result whole.
  */
-import type { ContextMessage, ContextView } from './model.js';
+import type { ContextMessage, ContextView, StoredMessage } from './model.js';
 import type { CompactionPolicy } from './policy.js';
-import type { StoredMessage } from './ports.js';
 import { messageTokens, type Tokenizer } from './tokens.js';
 import { plainText } from './untrusted-text.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../test/char-tokenizer.js';
-import type { Span } from './model.js';
+import type { Span, StoredMessage } from './model.js';
 import {
   historyResultsQuoting,
   REDACTED_MESSAGE,
@@ -9,7 +9,6 @@ import {
   seqsOf,
   spansToResummarize,
 } from './plan-redaction.js';
-import type { StoredMessage } from './ports.js';
 import { messageTokens } from './tokens.js';
 
 const tokenizer = new CharTokenizer();

@@ -8,19 +8,13 @@
  * over its whole range, never from its own text.
  */
 import { HISTORY_TOOL_NAMES } from './archive-search.js';
-import type { Span, SummarySpan } from './model.js';
-import type { PrefixView, StoredMessage } from './ports.js';
+import type { PrefixView, SeqRange, Span, StoredMessage, SummarySpan } from './model.js';
 import { messageTokens, type Tokenizer } from './tokens.js';
 
 /** The text a redacted message keeps, in the archive (`--archive`) and in what a summarizer is shown. */
 export const REDACTED_MESSAGE = '[message redacted]';
 /** The text a retired summary span keeps once it overlapped redacted seqs. */
 export const REDACTED_SUMMARY = '[summary redacted]';
-
-export interface SeqRange {
-  readonly fromSeq: number;
-  readonly toSeq: number;
-}
 
 /** Seqs as the fewest ranges, in order (duplicates and order of the input do not matter). */
 export function seqRanges(seqs: Iterable<number>): SeqRange[] {

@@ -5,7 +5,7 @@
  * pass is stale before any LLM call. The worker reads the archive parts from its store; `ebb simulate`
  * from memory.
  */
-import type { PrefixView } from './ports.js';
+import type { PrefixView } from './model.js';
 
 export type SnapshotPart =
   | { readonly kind: 'summary'; readonly text: string; readonly tokens: number }

@@ -1,13 +1,18 @@
-import type { Memory, MemoryType } from './memory.js';
-import type { ArchivedMessage, ContextMessage, ContextView, Span, Tier } from './model.js';
+import type { Memory, NewMemory } from './memory.js';
+import type {
+  ArchivedMessage,
+  ContextMessage,
+  ContextView,
+  PrefixView,
+  SeqRange,
+  Span,
+  StoredMessage,
+  Tier,
+} from './model.js';
 import type { SummaryOutput } from './model-ports.js';
 import type { TruncationPlan } from './plan-emergency-truncation.js';
-import type { SeqRange } from './plan-redaction.js';
 import type { SummaryResult } from './plan-splice.js';
 import type { Calibration } from './tokens.js';
-
-/** A channel's compacted prefix without its raw messages. */
-export type PrefixView = Pick<ContextView, 'generation' | 'headSeq' | 'spans'>;
 
 /** A message to append, measured by the caller (see `measureMessage`); the store assigns the seq. */
 export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
@@ -29,16 +34,6 @@ export interface AppendResult {
   /** The channel's generation and context tokens after the append. */
   readonly generation: number;
   readonly contextTokens: number;
-}
-
-/** Archived messages as the archive holds them: whole, with their full token counts. */
-export interface StoredMessage extends ArchivedMessage {
-  readonly tokens: number;
-  /**
-   * Microcompaction stubbed this tool result: the stub the context holds in its place, and its
-   * tokens. A pass summarizes the stub, not the whole result (see `summarizedMessage`).
-   */
-  readonly stub?: { readonly text: string; readonly tokens: number };
 }
 
 export type SpliceOutcome =
@@ -291,18 +286,6 @@ export interface ChannelStore {
   listChannels(): Promise<ChannelSummary[]>;
   /** One channel as `listChannels` gives it, or undefined when the store holds no such channel. */
   channelSummary(channelKey: string): Promise<ChannelSummary | undefined>;
-}
-
-/** A memory as the extractor proposes it, before it has an id. */
-export interface NewMemory {
-  readonly type: MemoryType;
-  readonly text: string;
-  readonly importance: number;
-  readonly speaker?: string;
-  readonly scope: string;
-  readonly channelKey: string;
-  readonly fromSeq: number;
-  readonly toSeq: number;
 }
 
 export interface MemoryUpsertResult {

@@ -1,6 +1,5 @@
 /** The queue the pipeline is written against (BullMQ or in-process), and the notifier bots reload on. */
 
-import type { PassInFlight } from './decide-after-turn.js';
 import type { Tier } from './model.js';
 
 /** A compaction pass as a queue carries it: a range and a generation, never message text. */
@@ -17,6 +16,16 @@ export interface CompactionJob {
    * at the same time, and splices only after that one landed (see `planSplice`'s `gap`).
    */
   readonly after?: string;
+}
+
+/** A pass of the channel as the queue reports it, oldest range first. */
+export interface PassInFlight {
+  readonly jobId: string;
+  readonly tier: Tier;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** False while it waits (or is delayed); true once a worker has started it. */
+  readonly running: boolean;
 }
 
 export interface EnqueueOptions {

@@ -10,7 +10,7 @@
 import { admitPass } from './admit-pass.js';
 import type { EventTier } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
-import type { AfterTurnAction, EnqueueMode, PassInFlight } from './decide-after-turn.js';
+import type { AfterTurnAction, EnqueueMode } from './decide-after-turn.js';
 import { measureMessage } from './measure-message.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from './model.js';
 import { type CompactionPlan, summarySpanBound } from './plan-compaction.js';
@@ -18,6 +18,7 @@ import { planEmergencyTruncation } from './plan-emergency-truncation.js';
 import { stubToolResults } from './plan-microcompaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult } from './plan-splice.js';
 import { type CacheBreakCause, PrefixCacheMeter } from './prefix-cache.js';
+import type { PassInFlight } from './queue-ports.js';
 import { TRUNCATION_MARKER } from './render-context.js';
 import { roundUsage } from './round-usage.js';
 import {
