@@ -11,7 +11,8 @@ import type { StoredMessage, SummarizeInput, Tokenizer } from '@ebb/core';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import OpenAI from 'openai';
 import { ExtractiveSummarizer } from './extractive-summarizer.js';
-import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer.js';
+import { OpenAiSummarizer } from './openai-summarizer.js';
+import type { OpenAiSummarizerOptions } from './openai-summarizer-options.js';
 import type { RetryOptions } from './retry.js';
 import { loadTokenizer } from './tokenizer.js';
 

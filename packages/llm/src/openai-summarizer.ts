@@ -16,54 +16,22 @@
  *   context, and the output says `fallback: true` with the failed call's error code.
  */
 
-import type { Logger, RequestSettings } from '@ebb/core';
 import {
   clipToTokens,
   type SummarizeInput,
   type Summarizer,
   SummarizerGaveUpError,
   type SummaryOutput,
-  type Tokenizer,
 } from '@ebb/core';
-import type OpenAI from 'openai';
 import { LLM_REFUSALS, LLM_UNAVAILABLE, LlmError, toLlmError } from './errors.js';
+import type { OpenAiSummarizerOptions, ResolvedSummarizerOptions } from './openai-summarizer-options.js';
 import { DEFAULT_REQUEST_SETTINGS, RequestDialect } from './request-dialect.js';
-import type { RetryOptions } from './retry.js';
 import { SummaryPass } from './summary-pass.js';
-
-export interface OpenAiSummarizerOptions {
-  /** Build it with `maxRetries: 0`; each call also passes `maxRetries: 0` so `retry` is the one policy. */
-  readonly client: OpenAI;
-  readonly model: string;
-  /** The summarizer model's tokenizer. */
-  readonly tokenizer: Tokenizer;
-  /** The summarizer model's context window, in tokens (prompt and output together). */
-  readonly contextWindow: number;
-  /** The most output tokens one call may ask for (the model's output limit). */
-  readonly maxOutputTokens?: number;
-  /** Per try; a try that takes longer fails with `llm_timeout` and is retried. */
-  readonly timeoutMs: number;
-  readonly retry: RetryOptions;
-  /** Writes the summary when the LLM keeps failing (the extractive summarizer). */
-  readonly fallback: Summarizer;
-  /** Milliseconds, for call durations. */
-  readonly clock?: () => number;
-  /** The `[llm]` request settings (token limit name, prompt cache key, temperature, reasoning effort). */
-  readonly request?: RequestSettings;
-  /** Where a parameter the server refused is reported (`llm.parameter_adapted`). */
-  readonly log?: Logger;
-}
 
 const DEFAULT_OPTIONS = {
   maxOutputTokens: 16_384,
   clock: () => Date.now(),
 } as const satisfies Required<Pick<OpenAiSummarizerOptions, 'maxOutputTokens' | 'clock'>>;
-
-export type ResolvedSummarizerOptions = OpenAiSummarizerOptions &
-  Required<Pick<OpenAiSummarizerOptions, 'maxOutputTokens' | 'clock'>> & {
-    /** What this server accepts, learned across the summarizer's passes. */
-    readonly dialect: RequestDialect;
-  };
 
 export class OpenAiSummarizer implements Summarizer {
   readonly #options: ResolvedSummarizerOptions;

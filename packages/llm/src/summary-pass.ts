@@ -13,7 +13,7 @@ import {
 } from '@ebb/core';
 import { readContent, readUsage } from './completion.js';
 import { isLlmError, LlmError } from './errors.js';
-import type { ResolvedSummarizerOptions } from './openai-summarizer.js';
+import type { ResolvedSummarizerOptions } from './openai-summarizer-options.js';
 import type { ChatRequest } from './request-dialect.js';
 import { withRetries } from './retry.js';
 import {
