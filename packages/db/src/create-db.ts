@@ -11,7 +11,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { getTableName, is, sql } from 'drizzle-orm';
 import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
-import { type PgDatabase, type PgQueryResultHKT, PgTable } from 'drizzle-orm/pg-core';
+import { PgTable } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
@@ -25,9 +25,6 @@ import {
   seedDataDir,
 } from './pglite-template.js';
 import * as tables from './schema.js';
-
-/** What the stores are written against: either driver. */
-export type EbbDatabase = PgDatabase<PgQueryResultHKT>;
 
 export type Database =
   | {

@@ -1,4 +1,5 @@
 export * from './create-db.js';
+export * from './ebb-database.js';
 export * from './pg-archive-reader.js';
 export * from './pg-archive-search.js';
 export * from './pg-channel-store.js';

@@ -7,7 +7,7 @@
  */
 import type { AppendResult, NewMessage } from '@ebb/core';
 import { sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { platformColumn, rowsOf } from './rows.js';
 import { channels, messages } from './schema.js';
 

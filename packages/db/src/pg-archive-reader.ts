@@ -7,7 +7,7 @@
  */
 import type { ArchivedMessage } from '@ebb/core';
 import { and, asc, between, eq, gte, isNotNull, or, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { dbCall } from './pg-errors.js';
 import { withoutNulls } from './rows.js';
 import { channels, compactionRuns, messages } from './schema.js';

@@ -33,8 +33,7 @@ import {
   type ToolCall,
 } from '@ebb/core';
 import { and, asc, between, eq, type SQL, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
-import type { PgStoreOptions } from './pg-channel-store.js';
+import type { EbbDatabase, PgStoreOptions } from './ebb-database.js';
 import { dbCall } from './pg-errors.js';
 import { rowsOf, withoutNulls } from './rows.js';
 import { messages } from './schema.js';

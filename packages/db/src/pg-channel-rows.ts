@@ -5,7 +5,7 @@
  */
 import type { SeqRange, Span } from '@ebb/core';
 import { type AnyColumn, and, asc, eq, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { channels, contextSpans } from './schema.js';
 
 export type ChannelRow = {

@@ -37,7 +37,7 @@ import {
   UNCALIBRATED,
 } from '@ebb/core';
 import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase, PgStoreOptions } from './ebb-database.js';
 import { DUPLICATE, insertMessage } from './pg-append.js';
 import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
 import { listChannelSummaries, readChannelSummary } from './pg-channel-summaries.js';
@@ -56,10 +56,6 @@ import {
 } from './pg-redaction.js';
 import { platformColumn, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
-
-export interface PgStoreOptions {
-  readonly db: EbbDatabase;
-}
 
 export class PgChannelStore implements ChannelStore {
   readonly #db: EbbDatabase;

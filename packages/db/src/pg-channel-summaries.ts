@@ -5,7 +5,7 @@
  */
 import type { ChannelSummary } from '@ebb/core';
 import { eq, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { channels } from './schema.js';
 
 /** Every channel, in byte order of its key (as the in-memory store sorts, whatever the collation). */

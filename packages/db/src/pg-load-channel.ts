@@ -7,7 +7,7 @@
  */
 import type { ContextMessage, ContextView, LoadedChannel } from '@ebb/core';
 import { sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { type SpanFields, toSpan } from './pg-channel-rows.js';
 import { rowsOf, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';

@@ -18,8 +18,7 @@ import {
   recallTerms,
 } from '@ebb/core';
 import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
-import type { PgStoreOptions } from './pg-channel-store.js';
+import type { EbbDatabase, PgStoreOptions } from './ebb-database.js';
 import { dbCall } from './pg-errors.js';
 import { memories } from './schema.js';
 

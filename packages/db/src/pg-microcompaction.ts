@@ -6,7 +6,7 @@
  */
 import type { StubOutcome, StubRequest } from '@ebb/core';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { lockChannel } from './pg-channel-rows.js';
 import { channels, messages } from './schema.js';
 

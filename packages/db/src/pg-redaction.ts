@@ -19,7 +19,7 @@ import {
   type SummaryReplacement,
 } from '@ebb/core';
 import { and, asc, desc, eq, inArray, lt, ne, notInArray, type SQL, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { activeSpans, lockChannel, overlapping, retireSpans, spanRow } from './pg-channel-rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 

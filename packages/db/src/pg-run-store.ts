@@ -13,9 +13,8 @@ import {
   TERMINAL_RUN_STATUSES,
 } from '@ebb/core';
 import { and, asc, desc, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase, PgStoreOptions } from './ebb-database.js';
 import { overlapping } from './pg-channel-rows.js';
-import type { PgStoreOptions } from './pg-channel-store.js';
 import { dbCall } from './pg-errors.js';
 import { withoutNulls } from './rows.js';
 import { compactionRuns } from './schema.js';

@@ -4,7 +4,7 @@
  */
 import { hourOf, type UsageStore, type UsageTotals } from '@ebb/core';
 import { and, gte, inArray, sql } from 'drizzle-orm';
-import type { EbbDatabase } from './create-db.js';
+import type { EbbDatabase } from './ebb-database.js';
 import { dbCall } from './pg-errors.js';
 import { llmUsage } from './schema.js';
 
