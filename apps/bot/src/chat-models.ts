@@ -3,17 +3,24 @@
  * metered `OpenAiChatModel` per server, model, reply budget and request settings, shared by the
  * channels that use it (so what one learns of its server, `max_tokens` say, serves them all).
  */
-import { resolveChannel } from '@ebb/config';
+import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import type { ChatModel, Logger } from '@ebb/core';
-import { CHAT_RETRY, OfflineResponder, OpenAiChatModel } from '@ebb/llm';
+import { CHAT_RETRY, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
 import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
 import OpenAI from 'openai';
 import { BotError } from './errors.js';
-import type { StartOptions } from './start-ebb.js';
+
+/** What the chat models are built from: the part of `startEbb`'s options they read. */
+export interface ChatModelsOptions {
+  readonly config: () => EbbConfig;
+  readonly env: Pick<EbbEnv, 'OPENAI_API_KEY'>;
+  /** The LLM retry policy of replies (default: `CHAT_RETRY`); tests shorten it. */
+  readonly llmRetry?: RetryOptions;
+}
 
 /** One chat model per server, model, reply budget and request settings. */
 export function chatModels(
-  options: StartOptions,
+  options: ChatModelsOptions,
   offline: boolean,
   metrics: EbbMetrics,
   log: Logger,
