@@ -3,7 +3,8 @@
  * channel driven through the page's own chat form until passes run and an emergency truncates
  * (gauge, history, usage chart, passes, memories all following live), and a seeded Slack channel
  * whose history holds a summary span, a truncation marker and microcompaction stubs. The channel
- * list has its own file, `dashboard-list.browser.int.test.ts`.
+ * list has its own file, `dashboard-list.browser.int.test.ts`; the suggested settings theirs,
+ * `dashboard-suggestion.browser.int.test.ts`.
  *
  * Saves a PNG of each view in test/artifacts/, which git ignores (dashboard, dashboard-usage-chart,
  * -passes-memories, -history-spans); with EBB_UPDATE_SCREENSHOTS=1, dashboard.png also becomes the
@@ -115,6 +116,13 @@ describe('a channel of the dashboard in a browser', () => {
     await long.locator('summary').click();
     await long.getByText('watched for half an hour').waitFor();
     expect(await page.getAttribute('#gauge', 'aria-valuenow')).toMatch(/^\d+\.\d$/);
+    // Suggested settings were asked for once, when the first message made the channel: too little
+    // history then, and the bot serves that answer for 10 minutes (dashboard-suggestion.browser.int.test.ts
+    // has channels with enough).
+    await page.locator('#suggestion[aria-busy="false"] .lead').waitFor();
+    expect(await page.locator('#suggestion .lead').innerText()).toMatch(
+      /^Too little history to tune from: [12] messages? archived; a suggestion needs about [\d,]+ at this channel's pace/,
+    );
 
     // The passes the long pastes started end before the world closes under them; once the last has
     // spliced, the list's row shows the usage the overview shows (it kept the last turn's usage, from

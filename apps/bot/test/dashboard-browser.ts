@@ -8,8 +8,10 @@
  *
  * Screenshots go to test/artifacts/, which git ignores (`shot('dashboard-…')`, see screenshots.ts).
  */
-import { mkdir } from 'node:fs/promises';
-import { loadEnv } from '@ebb/config';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, loadEnv } from '@ebb/config';
 import { type NewMessage, stubToolResults, toNewMessage } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
@@ -21,7 +23,7 @@ import { chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startEbb } from '../src/start-ebb.js';
 import { ARTIFACTS } from './screenshots.js';
-import { passReply, smallWindowConfig } from './small-window.js';
+import { passReply, smallWindowToml } from './small-window.js';
 
 export const ADMIN_TOKEN = 'dashboard-test-token';
 const TYPES = ['fact', 'decision', 'preference', 'person', 'task', 'event'] as const;
@@ -53,7 +55,11 @@ function firstSeq(request: RecordedRequest): number {
   return Number(/^\[#(\d+)\]/m.exec(user)?.[1] ?? 1);
 }
 
-export async function startDashboardBrowser() {
+/**
+ * `extra`: lines added to the config file (the world's Ebb reads it from disk, as `ebb start` does: the
+ * suggestion checks its candidates against that file).
+ */
+export async function startDashboardBrowser(options: { readonly extra?: readonly string[] } = {}) {
   const tokenizer = await loadTokenizer('o200k_base');
   const prefix = randomPrefix();
   const fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
@@ -70,7 +76,13 @@ export async function startDashboardBrowser() {
     );
   });
   const fresh = await freshSchemaDb();
-  const config = smallWindowConfig(fake.url, ['[web.bot]', 'respond_to = "all"']);
+  const dir = await mkdtemp(join(tmpdir(), 'ebb-dashboard-'));
+  const file = join(dir, 'config.toml');
+  await writeFile(
+    file,
+    smallWindowToml(fake.url, ['[web.bot]', 'respond_to = "all"', ...(options.extra ?? [])]),
+  );
+  const config = await loadConfig({ path: file, env: {} });
   const ebb = await startEbb({
     config: () => config,
     env: loadEnv({
@@ -184,6 +196,7 @@ export async function startDashboardBrowser() {
       await dropPrefix(prefix);
       await fresh.close();
       await fake.close();
+      await rm(dir, { recursive: true, force: true });
     },
   };
 }

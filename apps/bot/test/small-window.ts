@@ -15,23 +15,25 @@ import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/tes
 export const FULL_SPEED_WEB = ['[web]', 'rate_limit_per_minute = 0'] as const;
 
 export function smallWindowConfig(baseUrl: string, extra: readonly string[] = []) {
-  return parseConfig(
-    [
-      '[llm]',
-      'context_window = 4000',
-      'max_output_tokens = 300',
-      `base_url = "${baseUrl}"`,
-      '[compaction]',
-      'summary_max_tokens = 250',
-      'protect_recent = 4',
-      'cooldown_seconds = 0',
-      '[memory]',
-      'recall_max_tokens = 150',
-      ...FULL_SPEED_WEB,
-      ...extra,
-    ].join('\n'),
-    'small-window.toml',
-  );
+  return parseConfig(smallWindowToml(baseUrl, extra), 'small-window.toml');
+}
+
+/** `smallWindowConfig`'s file, for a test whose Ebb reads it from disk (as the dashboard's suggestion does). */
+export function smallWindowToml(baseUrl: string, extra: readonly string[] = []): string {
+  return [
+    '[llm]',
+    'context_window = 4000',
+    'max_output_tokens = 300',
+    `base_url = "${baseUrl}"`,
+    '[compaction]',
+    'summary_max_tokens = 250',
+    'protect_recent = 4',
+    'cooldown_seconds = 0',
+    '[memory]',
+    'recall_max_tokens = 150',
+    ...FULL_SPEED_WEB,
+    ...extra,
+  ].join('\n');
 }
 
 /**

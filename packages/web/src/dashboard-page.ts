@@ -7,9 +7,10 @@
  * Views: the channel list (filter, platform, sortable columns, 50 rows a page, busiest first), and
  * for the selected channel its gauge, usage over time (inline SVG: a line, the thresholds, a mark
  * per pass in its tier's colour), its history (the archive's last messages with the summary spans,
- * truncation markers and microcompaction stubs where they sit, older pages on demand), its passes
- * and its top memories. Every view has a loading and an empty state; updates are announced in one
- * polite live region.
+ * truncation markers and microcompaction stubs where they sit, older pages on demand), its passes,
+ * its top memories and its suggested settings (read-only: `ebb simulate --suggest`'s table and block,
+ * computed by the server in seconds, so the panel says so meanwhile). Every view has a loading and an
+ * empty state; updates are announced in one polite live region.
  */
 
 import { DASHBOARD_STYLE } from './dashboard-style.js';
@@ -94,6 +95,10 @@ export function dashboardPage(authNote: string, script: string): string {
           <section aria-labelledby="memories-title" class="block">
             <h3 id="memories-title">Memories</h3>
             <div id="memories"><p class="note">Loading memories…</p></div>
+          </section>
+          <section aria-labelledby="suggestion-title" class="block">
+            <h3 id="suggestion-title">Suggested settings</h3>
+            <div id="suggestion" aria-busy="true"><p class="note">Loading…</p></div>
           </section>
         </div>
         <div class="col">

@@ -73,6 +73,14 @@ export const DASHBOARD_STYLE = `
   .mtype.task { background: #ede9fe; color: #5b21b6; } .mtype.event { background: #e0f2fe; color: #075985; }
   .imp { float: right; margin-left: 8px; font-size: 11px; color: var(--muted); }
   details > summary { cursor: pointer; }
+  table.suggestion { font-size: 12px; margin-bottom: 6px; } table.suggestion th[scope=row] { white-space: normal; font-weight: normal; }
+  table.suggestion td { white-space: nowrap; } td.good { color: var(--ok); font-weight: 600; } td.bad { color: var(--emergency); font-weight: 600; }
+  .lead { margin: 0 0 6px; padding-left: 6px; border-left: 3px solid var(--line); }
+  .lead.good { border-left-color: var(--ok); } .lead.bad { border-left-color: var(--emergency); }
+  .would { margin: 4px 0 6px; padding-left: 18px; font-size: 13px; }
+  .paste { margin: 6px 0; }
+  pre.toml { margin: 4px 0; padding: 6px 8px; background: #f8fafc; border: 1px solid var(--line); border-radius: 4px; font: 12px/1.5 ui-monospace, monospace; overflow-x: auto; }
+  .copy { font-size: 12px; padding: 2px 10px; }
   .history { list-style: none; padding: 0; margin: 0; max-height: 640px; overflow-y: auto; border: 1px solid #eef0f4; border-radius: 4px; }
   .history > li { padding: 5px 8px; border-bottom: 1px solid #f0f2f5; font-size: 13px; word-break: break-word; }
   .history .meta { font-size: 11px; color: var(--muted); }

@@ -7,6 +7,7 @@ import type {
   DashboardChannelDetail,
   DashboardChannelList,
   DashboardHistory,
+  DashboardSuggestion,
   DashboardUsage,
 } from '../dashboard-api.js';
 
@@ -26,6 +27,8 @@ export const api = {
   /** `query` is `?limit=`, `?before=` or `?after=` (see `HistoryPage`). */
   history: (key: string, query: string) => read<DashboardHistory>(`${channelPath(key)}/history${query}`),
   usage: (key: string) => read<DashboardUsage>(`${channelPath(key)}/usage`),
+  /** Seconds when the server computes it, at once when it has it cached. */
+  suggestion: (key: string) => read<DashboardSuggestion>(`${channelPath(key)}/suggestion`),
 };
 
 const asked = new Map<string, number>();

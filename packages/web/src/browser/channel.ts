@@ -1,6 +1,7 @@
 /**
  * The selected channel: choosing it (the address follows), its empty and loading states, and reading
- * its detail, usage and history again when it changes.
+ * its detail, usage and history again when it changes (its suggested settings once, apart: they take
+ * seconds to compute, and again only once the server's copy is old).
  */
 import type { DashboardChannelDetail } from '../dashboard-api.js';
 import { api, newest, reason } from './api.js';
@@ -10,6 +11,7 @@ import { lastLoadedSeq, loadHistory } from './history.js';
 import { rowFromDetail } from './list.js';
 import { drawMemories, drawOverview, drawPasses } from './overview.js';
 import { state } from './state.js';
+import { loadSuggestion, resetSuggestion, showNoSuggestion, suggestionStale } from './suggestion.js';
 
 const isWeb = (key: string) => key.startsWith('web:');
 
@@ -48,6 +50,7 @@ function resetChannel(key: string): void {
   $('history-note').textContent = '';
   $('older').hidden = true;
   $('chat').hidden = !isWeb(key);
+  resetSuggestion();
 }
 
 /** Shows channel `key`: `push` adds it to the browser's history, `focus` moves focus to its title. */
@@ -59,6 +62,7 @@ export async function select(key: string, opts: { push?: boolean; focus?: boolea
   for (const tr of document.querySelectorAll<HTMLElement>('#channels tr'))
     tr.setAttribute('aria-current', tr.dataset.row === key ? 'true' : 'false');
   if (opts.focus) $('channel-title').focus();
+  void loadSuggestion();
   await Promise.all([loadDetail(), loadUsage(), loadHistory({ latest: true })]);
 }
 
@@ -69,6 +73,7 @@ function showNewWebChannel(key: string): void {
   $('chat').hidden = false;
   for (const id of ['passes', 'memories']) $(id).replaceChildren(note('Nothing yet.'));
   $('chart').replaceChildren(note('No usage yet.'));
+  showNoSuggestion();
   $('history').replaceChildren(el('li', { class: 'note', text: 'No messages yet.' }));
   $('history').removeAttribute('aria-busy');
 }
@@ -113,5 +118,6 @@ export function refreshSelected(all: boolean): void {
     void loadDetail();
     void loadUsage();
     void loadHistory(all || !state.history ? { latest: true } : { after: lastLoadedSeq() });
+    if (suggestionStale()) void loadSuggestion();
   }, 100);
 }

@@ -1,6 +1,7 @@
 /**
  * The page's helpers: its elements by id, new elements (text from the server only ever goes in as
- * text, never as HTML), number and time formats, and announcements in the polite live region.
+ * text, never as HTML), number and time formats (`format.ts`), and announcements in the polite live
+ * region.
  */
 import type { DashboardThresholds } from '../dashboard-api.js';
 
@@ -47,11 +48,7 @@ export function svg(
   return e;
 }
 
-export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-export const num = (n: number | null | undefined) =>
-  n === null || n === undefined ? '—' : n.toLocaleString('en');
-export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
-export const clock = (ms: number) => new Date(ms).toLocaleTimeString('en-GB');
+export { clock, num, pct, plural } from './format.js';
 
 export function ago(iso: string | null): string {
   if (!iso) return '—';

@@ -4,7 +4,8 @@
  * list, then the asked-for channel or the most recently active one.
  *
  * Modules: `state` (what the page holds), `api` (the routes, typed with `dashboard-api.ts`), `list`,
- * `channel` (the selected channel) with `overview`, `chart` and `history`, `live` (the event stream).
+ * `channel` (the selected channel) with `overview`, `chart`, `history` and `suggestion`, `live` (the
+ * event stream); `format` and `suggestion-view` are pure, unit-tested under Node.
  */
 import { refreshSelected, select, showEmptyChannel } from './channel.js';
 import { $, announce } from './dom.js';
