@@ -13,7 +13,7 @@ import { PgRunStore } from '@ebb/db';
 import type { DashboardSuggestion } from '@ebb/web';
 import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic } from '../test/bursty-traffic.js';
+import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic, recordPasses } from '../test/bursty-traffic.js';
 import { type DashboardBrowser, startDashboardBrowser } from '../test/dashboard-browser.js';
 import { shot } from '../test/screenshots.js';
 
@@ -46,20 +46,7 @@ async function seedBursty(key: string, passMs: readonly number[]): Promise<void>
   const traffic = burstyTraffic();
   for (let i = 0; i < traffic.length; i += 400)
     await world.channels.appendAll(key, traffic.slice(i, i + 400));
-  const runs = new PgRunStore({ db: world.fresh.db });
-  for (const [i, durationMs] of passMs.entries()) {
-    const jobId = `${key}-run-${i}`;
-    await runs.create({
-      jobId,
-      channelKey: key,
-      tier: 'aggressive',
-      usage: 0.85,
-      fromSeq: 1,
-      toSeq: 2,
-      generation: 0,
-    });
-    await runs.finish(jobId, { status: 'completed', durationMs });
-  }
+  await recordPasses(new PgRunStore({ db: world.fresh.db }), key, passMs);
 }
 
 beforeAll(async () => {

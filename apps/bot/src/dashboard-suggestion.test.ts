@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@ebb/config';
 import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
-import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic } from '../test/bursty-traffic.js';
+import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic, recordPasses } from '../test/bursty-traffic.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
 
 async function stores() {
@@ -26,19 +26,7 @@ async function stores() {
       tokens: 0,
       contextTokens: 0,
     });
-  for (const [i, durationMs] of BURSTY_PASS_MS.entries()) {
-    const jobId = `run-${i}`;
-    await runs.create({
-      jobId,
-      channelKey: 'web:bursty',
-      tier: 'aggressive',
-      usage: 0.85,
-      fromSeq: 1,
-      toSeq: 2,
-      generation: 0,
-    });
-    await runs.finish(jobId, { status: 'completed', durationMs });
-  }
+  await recordPasses(runs, 'web:bursty', BURSTY_PASS_MS);
   // Candidates are checked against the file the config was read from.
   const file = join(mkdtempSync(join(tmpdir(), 'ebb-suggestion-')), 'config.toml');
   writeFileSync(file, BURSTY_CONFIG);

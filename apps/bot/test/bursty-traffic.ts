@@ -4,7 +4,7 @@
  * third of the window per pass). `ebb simulate --suggest` finds settings with 0 emergencies for it.
  * The config file prices the chat and summarizer models, so the search ranks by cost.
  */
-import type { NewMessage } from '@ebb/core';
+import type { NewMessage, RunStore } from '@ebb/core';
 import { random } from '../src/demo/synthetic-transcript.js';
 
 export const BURSTY_CONFIG = [
@@ -26,6 +26,27 @@ export const BURSTY_CONFIG = [
 
 /** Recorded pass durations: 6.5 s to 7.4 s (p90 7.3 s). */
 export const BURSTY_PASS_MS = Array.from({ length: 10 }, (_, i) => 6_500 + 100 * i);
+
+/** Completed passes of `key` that took `durationsMs`, as the bot records them (what a replay's pass seconds are read from). */
+export async function recordPasses(
+  runs: Pick<RunStore, 'create' | 'finish'>,
+  key: string,
+  durationsMs: readonly number[],
+): Promise<void> {
+  for (const [i, durationMs] of durationsMs.entries()) {
+    const jobId = `${key}-run-${i}`;
+    await runs.create({
+      jobId,
+      channelKey: key,
+      tier: 'aggressive',
+      usage: 0.85,
+      fromSeq: 1,
+      toSeq: 2,
+      generation: 0,
+    });
+    await runs.finish(jobId, { status: 'completed', durationMs });
+  }
+}
 
 const WORDS = [
   'apt',

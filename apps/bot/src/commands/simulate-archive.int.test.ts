@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic } from '../../test/bursty-traffic.js';
+import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic, recordPasses } from '../../test/bursty-traffic.js';
 import { captureIo } from '../../test/capture-io.js';
 import { configCheck } from './config-check.js';
 import { simulateArchive } from './simulate-archive.js';
@@ -35,19 +35,7 @@ beforeAll(async () => {
       contextTokens: 0,
     });
   const runs = new PgRunStore({ db: pg.db });
-  for (let i = 0; i < BURSTY_PASS_MS.length; i++) {
-    const jobId = `run-${i}`;
-    await runs.create({
-      jobId,
-      channelKey: BURSTY,
-      tier: 'aggressive',
-      usage: 0.85,
-      fromSeq: 1,
-      toSeq: 2,
-      generation: 0,
-    });
-    await runs.finish(jobId, { status: 'completed', durationMs: BURSTY_PASS_MS[i] ?? 0 });
-  }
+  await recordPasses(runs, BURSTY, BURSTY_PASS_MS);
 }, 120_000);
 afterAll(async () => {
   await pg?.close();
