@@ -8,6 +8,8 @@
  * - `./x.js` imports of `x.ts` sources resolve by dependency-cruiser's own `.js` → `.ts` retry.
  * - Workspace packages resolve through their `ebb-source` export condition to `src/`, so a cycle
  *   between packages is found too.
+ * - Packages in node_modules are not followed but not excluded either, so the edge to `openai` from
+ *   anywhere but `@ebb/llm` (and the fake servers of `@ebb/testing`) fails the check.
  */
 module.exports = {
   forbidden: [
@@ -18,12 +20,20 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
+    {
+      name: 'openai-only-in-llm',
+      severity: 'error',
+      comment:
+        'The OpenAI client is built in @ebb/llm only (openAiClient); the fake servers in @ebb/testing speak its wire types.',
+      from: { pathNot: '^packages/(llm|testing)/' },
+      to: { path: '(^|/)node_modules/openai/' },
+    },
   ],
   options: {
     parser: 'swc',
     tsPreCompilationDeps: true,
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '(^|/)(node_modules|dist|\\.ebb|coverage)/' },
+    exclude: { path: '(^|/)(dist|\\.ebb|coverage)/' },
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['ebb-source', 'import', 'node', 'default'],

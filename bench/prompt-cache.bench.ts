@@ -27,14 +27,13 @@ import {
   type PlatformHandlers,
 } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
-import { loadTokenizer, OpenAiChatModel } from '@ebb/llm';
+import { loadTokenizer, OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { createMetrics, meteredChatModel } from '@ebb/observability';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
-import OpenAI from 'openai';
 import { Bot } from '../apps/bot/src/bot/bot.js';
 import { IRC_TRANSCRIPT, NullPlatform, readJsonl, table } from './support.js';
 
@@ -158,7 +157,7 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
   const metrics = createMetrics({ prices: () => ({ 'gpt-5.4-mini': PRICE }) });
   const model = meteredChatModel(
     new OpenAiChatModel({
-      client: new OpenAI({ baseURL: chat.url, apiKey: 'bench', maxRetries: 0 }),
+      client: openAiClient({ apiKey: 'bench', baseUrl: chat.url }),
       model: 'gpt-5.4-mini',
       maxOutputTokens: 4096,
     }),

@@ -5,9 +5,15 @@
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import type { ChatModel, Logger } from '@ebb/core';
-import { CHAT_RETRY, OfflineResponder, OpenAiChatModel, type RetryOptions } from '@ebb/llm';
+import {
+  CHAT_RETRY,
+  isOffline,
+  OfflineResponder,
+  OpenAiChatModel,
+  openAiClient,
+  type RetryOptions,
+} from '@ebb/llm';
 import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
-import OpenAI from 'openai';
 import { BotError } from './errors.js';
 
 /** What the chat models are built from: the part of `startEbb`'s options they read. */
@@ -35,18 +41,15 @@ export function chatModels(
     const key = JSON.stringify([llm.baseUrl ?? 'openai', llm.model, llm.maxOutputTokens, llm.request]);
     let model = models.get(key);
     if (!model) {
-      if (options.env.OPENAI_API_KEY === undefined && llm.baseUrl === undefined) {
+      const server = { apiKey: options.env.OPENAI_API_KEY, baseUrl: llm.baseUrl };
+      if (isOffline(server)) {
         throw new BotError(`channel ${channelKey} has no model: set OPENAI_API_KEY or [llm] base_url`, {
           code: 'no_model',
         });
       }
       model = meteredChatModel(
         new OpenAiChatModel({
-          client: new OpenAI({
-            apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
-            ...(llm.baseUrl === undefined ? {} : { baseURL: llm.baseUrl }),
-            maxRetries: 0,
-          }),
+          client: openAiClient(server),
           model: llm.model,
           maxOutputTokens: llm.maxOutputTokens,
           retry: options.llmRetry ?? CHAT_RETRY,

@@ -28,7 +28,7 @@ import {
   settleWithin,
 } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
-import { OFFLINE_LABEL, type RetryOptions } from '@ebb/llm';
+import { isOffline, OFFLINE_LABEL, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import {
   bullmqQueueStats,
@@ -141,7 +141,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
 
     // Model.
     const defaults = resolveChannel(options.config(), 'defaults');
-    const offline = env.OPENAI_API_KEY === undefined && defaults.llm.baseUrl === undefined;
+    const offline = isOffline({ apiKey: env.OPENAI_API_KEY, baseUrl: defaults.llm.baseUrl });
     if (offline) {
       logger.info(
         { event: 'ebb.fallback', part: 'llm' },

@@ -2,19 +2,20 @@
  * Per-channel settings for the worker, resolved from config.toml: the summary budget, the memory
  * scope, the chat model's tokenizer, the summarizer and `[prices]` (the cost on a pass's log line).
  * Offline (no OPENAI_API_KEY and no `[llm] base_url`) the summarizer is the extractive one.
- * Summarizers are shared per model and server; OpenAI clients are built with `maxRetries: 0`, since
- * the summarizer runs its own retries.
+ * Summarizers are shared per model and server; their clients come from `openAiClient` (`maxRetries: 0`,
+ * since the summarizer runs its own retries).
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
 import type { Logger, Summarizer } from '@ebb/core';
 import {
   DEFAULT_RETRY,
   ExtractiveSummarizer,
+  isOffline,
   loadTokenizer,
   OpenAiSummarizer,
+  openAiClient,
   type RetryOptions,
 } from '@ebb/llm';
-import OpenAI from 'openai';
 import type { ChannelPassSettings } from './compaction-processor.js';
 
 export interface PassSettingsOptions {
@@ -33,11 +34,6 @@ export interface PassSettingsOptions {
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
 
-/** Whether passes run offline (extractive summaries, no memories). */
-export function isOffline(config: EbbConfig, env: Pick<EbbEnv, 'OPENAI_API_KEY'>): boolean {
-  return env.OPENAI_API_KEY === undefined && resolveChannel(config, 'defaults').llm.baseUrl === undefined;
-}
-
 export function passSettingsResolver(
   options: PassSettingsOptions,
 ): (channelKey: string) => Promise<ChannelPassSettings> {
@@ -47,7 +43,8 @@ export function passSettingsResolver(
     const config = options.config();
     const channel = resolveChannel(config, channelKey);
     const tokenizer = await loadTokenizer(channel.llm.encoding);
-    const offline = options.env.OPENAI_API_KEY === undefined && channel.llm.baseUrl === undefined;
+    const server = { apiKey: options.env.OPENAI_API_KEY, baseUrl: channel.llm.baseUrl };
+    const offline = isOffline(server);
     const model = channel.compaction.summarizerModel;
     const key = offline
       ? 'extractive'
@@ -63,11 +60,7 @@ export function passSettingsResolver(
       summarizer = offline
         ? extractive
         : new OpenAiSummarizer({
-            client: new OpenAI({
-              apiKey: options.env.OPENAI_API_KEY ?? 'not-needed',
-              ...(channel.llm.baseUrl === undefined ? {} : { baseURL: channel.llm.baseUrl }),
-              maxRetries: 0,
-            }),
+            client: openAiClient(server),
             model,
             tokenizer,
             // The summarizer model is assumed to have the chat model's window.

@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './extractive-summarizer.js';
 export * from './offline-responder.js';
 export * from './openai-chat-model.js';
+export * from './openai-client.js';
 export * from './openai-summarizer.js';
 export * from './openai-summarizer-options.js';
 export * from './request-dialect.js';

@@ -22,12 +22,11 @@ import {
   type PlatformAdapter,
   REDACTED_MESSAGE,
 } from '@ebb/core';
-import { OpenAiChatModel } from '@ebb/llm';
+import { OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import type { RecordedRequest } from '@ebb/testing/openai';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { WebAdapter } from '@ebb/web';
-import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { carelessModel, FACT, type ForgetFixture, startForgetFixture } from '../../test/forget-fixture.js';
 import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
@@ -59,7 +58,7 @@ async function startBot(toml = world.toml, extra: { spool?: InboundSpool; platfo
   const web = new RecordingPlatform('web', `out-${Math.random()}`);
   const logger = new RecordingLogger();
   const events: CompactionLogEvent[] = [];
-  const client = new OpenAI({ apiKey: 'test-key', baseURL: world.fake.url, maxRetries: 0 });
+  const client = openAiClient({ apiKey: 'test-key', baseUrl: world.fake.url });
   const bot = new Bot({
     config,
     channels: world.channels,
