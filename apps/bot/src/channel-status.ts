@@ -22,8 +22,10 @@ import {
   type RunStore,
   type Span,
   systemPromptTokens,
+  type ThresholdReached,
   type Tier,
   type Tokenizer,
+  thresholdReached,
   toolSpecsTokens,
   type UsageStore,
   usageOf,
@@ -33,8 +35,6 @@ import { isToolAllowed } from '@ebb/tools';
 
 /** Passes listed per channel. */
 export const RECENT_PASSES = 5;
-
-export type ThresholdReached = 'none' | Tier;
 
 export interface PassStatus {
   readonly jobId: string;
@@ -269,15 +269,16 @@ export function describeChannel<Count extends number | null>(
   });
   const summaries = input.spans.filter((s) => s.kind === 'summary');
   const prefixEnd = input.spans.at(-1)?.toSeq ?? 0;
+  const thresholds = {
+    background: policy.backgroundThreshold,
+    aggressive: policy.aggressiveThreshold,
+    emergency: policy.emergencyThreshold,
+  };
   return {
     key: summary.key,
     usage,
-    reached: thresholdReached(usage, policy),
-    thresholds: {
-      background: policy.backgroundThreshold,
-      aggressive: policy.aggressiveThreshold,
-      emergency: policy.emergencyThreshold,
-    },
+    reached: thresholdReached(usage, thresholds),
+    thresholds,
     tokens: {
       context: summary.tokens,
       reserved: compactor.reservedTokens,
@@ -297,19 +298,6 @@ export function describeChannel<Count extends number | null>(
     lastDay: input.lastDay ?? null,
     settings: input.settingRows,
   };
-}
-
-function thresholdReached(
-  usage: number,
-  policy: Pick<
-    CompactorSettings['policy'],
-    'backgroundThreshold' | 'aggressiveThreshold' | 'emergencyThreshold'
-  >,
-): ThresholdReached {
-  if (usage >= policy.emergencyThreshold) return 'emergency';
-  if (usage >= policy.aggressiveThreshold) return 'aggressive';
-  if (usage >= policy.backgroundThreshold) return 'background';
-  return 'none';
 }
 
 function describePass(run: CompactionRun, prices: EbbConfig['prices']): PassStatus {

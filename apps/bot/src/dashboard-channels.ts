@@ -24,6 +24,7 @@ import {
   type MemoryStore,
   memoryScope,
   type RunStore,
+  thresholdReached,
   UNCALIBRATED,
   type UsageStore,
   usageOf,
@@ -40,7 +41,6 @@ import {
   type DashboardUsageMark,
   type DashboardUsagePoint,
   type HistoryPage,
-  thresholdReached,
 } from '@ebb/web';
 import { builtInToolTokens, loadChannelStatus, loadCompactorSettings } from './channel-status.js';
 import type { DashboardFeed } from './dashboard-feed.js';

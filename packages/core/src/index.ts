@@ -41,6 +41,7 @@ export * from './run-status.js';
 export * from './simulation.js';
 export * from './simulation-events.js';
 export * from './split-reply.js';
+export * from './threshold-reached.js';
 export * from './tokens.js';
 export * from './tool-pairs.js';
 export * from './tool-ports.js';

@@ -13,7 +13,7 @@
 
 export type DashboardTier = 'background' | 'aggressive' | 'emergency';
 
-/** The highest threshold a channel's usage has reached (`thresholdReached`). */
+/** The highest threshold a channel's usage has reached (core's `thresholdReached`). */
 export type DashboardReached = 'none' | DashboardTier;
 
 export interface DashboardThresholds {

@@ -29,6 +29,9 @@ async function bundle(): Promise<string> {
     legalComments: 'none',
     write: false,
     logLevel: 'silent',
+    // `@ebb/core` from its sources, as tests resolve it; its `sideEffects: false` lets esbuild keep
+    // only what the page imports (thresholdReached), not the whole core.
+    conditions: ['ebb-source'],
   });
   const [file] = result.outputFiles;
   if (file === undefined) throw new Error(`esbuild wrote nothing for ${ENTRY}`);

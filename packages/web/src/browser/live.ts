@@ -3,8 +3,9 @@
  * announced for the selected channel, a splice reloads the rows on the list's page; the selected
  * channel is read again after any of them.
  */
+
+import { thresholdReached } from '@ebb/core';
 import type { DashboardEvent } from '../dashboard-api.js';
-import { thresholdReached } from '../threshold-reached.js';
 import { refreshSelected } from './channel.js';
 import { $, announce } from './dom.js';
 import { listReloadSoon, listSoon, loadList } from './list.js';
