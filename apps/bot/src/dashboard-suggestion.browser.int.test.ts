@@ -156,7 +156,9 @@ describe('suggested settings on a channel of the dashboard', () => {
     expect(notes[0]).toBe(
       'Replayed its last 2,400 messages with passes of 7.3 s (the 90th percentile of its 10 recorded passes; median 7 s).',
     );
-    expect(notes[1]).toMatch(/^Computed at \d\d:\d\d:\d\d; the same answer is served for 10 minutes\.$/);
+    expect(notes[1]).toMatch(
+      /^Computed at \d\d:\d\d:\d\d, from the messages archived then; the same answer is served until \d\d:\d\d:\d\d\.$/,
+    );
     expect(notes[2]).toBe(
       `Searched ${s.search.candidates} settings (${s.search.refused} refused by ebb config check) in ` +
         `${s.search.reads} reads of the archive, ${s.search.replays} replays, ${(s.search.ms / 1000).toFixed(1)} s.`,

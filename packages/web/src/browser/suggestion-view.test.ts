@@ -73,7 +73,7 @@ describe('suggestionView', () => {
     expect(v.would).toEqual([]);
     expect(v.notes).toEqual([
       'Replayed its last 2,400 messages with passes of 7.3 s (the 90th percentile of its 10 recorded passes; median 7 s).',
-      `Computed at ${clock(Date.parse(computedAt))}; the same answer is served for 10 minutes.`,
+      `Computed at ${clock(Date.parse(computedAt))}, from the messages archived then; the same answer is served until ${clock(Date.parse(computedAt) + 10 * 60_000)}.`,
       'Searched 52 settings (3 refused by ebb config check) in 2 reads of the archive, 49 replays, 2.0 s.',
     ]);
   });

@@ -55,7 +55,8 @@ export const COMPUTING = `Replaying this channel's last ${num(DASHBOARD_LIMITS.s
 export const NOTHING_ARCHIVED = "Nothing archived yet: a suggestion replays the channel's archived messages.";
 
 export function suggestionView(s: DashboardSuggestion): SuggestionView {
-  const computed = `Computed at ${clock(Date.parse(s.computedAt))}; the same answer is served for ${DASHBOARD_LIMITS.suggestionTtlMs / 60_000} minutes.`;
+  const at = Date.parse(s.computedAt);
+  const computed = `Computed at ${clock(at)}, from the messages archived then; the same answer is served until ${clock(at + DASHBOARD_LIMITS.suggestionTtlMs)}.`;
   const none = { columns: [], rows: [], block: null, would: [] } as const;
   switch (s.status) {
     case 'no_history':
