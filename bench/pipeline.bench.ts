@@ -6,9 +6,9 @@
  * - passes per second with one and with four worker processes;
  * - memory recall latency with 100k memories in the scope, against 1k.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { runCompactionWorker } from '@ebb/compaction';
+import { pipelineToml } from '@ebb/compaction/test-support';
+import { spawnEbbWorker } from '@ebb/compaction-worker/test-support';
 import { parseConfig } from '@ebb/config';
 import { measureMessage, type NewMemory, type Tokenizer } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -18,7 +18,7 @@ import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady 
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
-import { median, nowMs, percentile, ROOT, table } from './support.js';
+import { median, nowMs, percentile, table } from './support.js';
 
 const REPLY = { json: { summary: 'Ana and Bo agreed to ship on Friday.', memories: [] } };
 
@@ -171,7 +171,11 @@ async function throughputBench(deps: Deps & { fake: FakeOpenAiServer }) {
     }
     const children = await Promise.all(
       Array.from({ length: processes }, () =>
-        startWorkerProcess(deps.fresh.schema, deps.prefix, deps.fake.url),
+        spawnEbbWorker({
+          databaseUrl: deps.fresh.url,
+          prefix: deps.prefix,
+          configToml: pipelineToml(deps.fake.url),
+        }),
       ),
     );
     try {
@@ -185,7 +189,8 @@ async function throughputBench(deps: Deps & { fake: FakeOpenAiServer }) {
       const seconds = (nowMs() - start) / 1000;
       rows.push([processes, PASSES, seconds.toFixed(2), (PASSES / seconds).toFixed(1)]);
     } finally {
-      for (const child of children) child.kill('SIGTERM');
+      for (const worker of children) worker.child.kill('SIGTERM');
+      await Promise.all(children.map((worker) => worker.exited));
     }
   }
   return [
@@ -206,20 +211,6 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 120_000): Prom
     if (nowMs() > until) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-function startWorkerProcess(schema: string, prefix: string, fakeUrl: string): Promise<ChildProcess> {
-  const script = `${ROOT}/workers/compaction/test/worker-process.ts`;
-  const child = spawn(process.execPath, ['--import', 'tsx', script, schema, prefix, fakeUrl], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on(
-      'line',
-      (l) => l === 'ready' && resolve(child),
-    );
-    child.once('exit', (code) => reject(new Error(`worker process exited (${code})`)));
-  });
 }
 
 async function recallBench(memories: PgMemoryStore) {

@@ -1,7 +1,8 @@
 /**
- * The compaction worker process: a BullMQ worker on the `compaction` queue running the compaction
- * processor against Postgres, with context-changed notifications on Redis. Composition only: every
- * piece is built from options here and closed in reverse order by `close()`.
+ * A compaction worker: a BullMQ worker on the `compaction` queue running the compaction processor
+ * against Postgres, with context-changed notifications on Redis, and the reconciler of lost runs. The
+ * worker process (workers/compaction, what `ebb worker` runs) is built around it, and `ebb dev` runs
+ * one inside the bot. Every piece is built from options here and closed in reverse order by `close()`.
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
 import type { CompactionLogEvent, ReconcilePolicy, Summarizer } from '@ebb/core';

@@ -21,6 +21,8 @@ export interface FreshSchemaDb {
   readonly database: Database;
   /** The schema's name (`ebb_test_…`). */
   readonly schema: string;
+  /** A `DATABASE_URL` whose connections look only there (for an `ebb` process a test starts). */
+  readonly url: string;
   /** Closes the pool and drops the schema with everything in it. */
   close(): Promise<void>;
 }
@@ -51,6 +53,7 @@ export async function freshSchemaDb(options: FreshSchemaOptions = {}): Promise<F
     db: database.db,
     database,
     schema,
+    url: schemaUrl(databaseUrl, schema),
     async close() {
       await database.close();
       await admin(databaseUrl, `drop schema if exists ${schema} cascade`);
@@ -67,9 +70,17 @@ export async function emptySchema(
 ): Promise<{ readonly url: string; drop(): Promise<void> }> {
   const schema = `ebb_empty_${process.pid}_${randomBytes(4).toString('hex')}`;
   await admin(databaseUrl, `create schema ${schema}`);
+  return {
+    url: schemaUrl(databaseUrl, schema),
+    drop: () => admin(databaseUrl, `drop schema if exists ${schema} cascade`),
+  };
+}
+
+/** `databaseUrl` with a search path of `schema` alone. */
+function schemaUrl(databaseUrl: string, schema: string): string {
   const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: url.toString(), drop: () => admin(databaseUrl, `drop schema if exists ${schema} cascade`) };
+  return url.toString();
 }
 
 /** One statement on a connection of its own (the pool's connections are bound to the schema). */

@@ -1,12 +1,9 @@
 /**
- * A worker killed with SIGKILL in the middle of a pass: its job's lock expires, another worker takes
+ * `ebb worker` killed with SIGKILL in the middle of a pass: its job's lock expires, another worker takes
  * the stalled job over and completes it, and nothing is duplicated (one summary span, one memory).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { runCompactionWorker } from '@ebb/compaction';
-import { compactorSettingsFor, FAST_RETRY, pipelineConfig } from '@ebb/compaction/test-support';
+import { compactorSettingsFor, FAST_RETRY, pipelineConfig, pipelineToml } from '@ebb/compaction/test-support';
 import { resolveChannel } from '@ebb/config';
 import {
   ChannelCompactor,
@@ -23,15 +20,15 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { type SpawnedWorker, spawnEbbWorker } from '../test/spawn-ebb-worker.js';
 
 const CHANNEL = 'discord:G1:C1';
-const WORKER_SCRIPT = fileURLToPath(new URL('../test/worker-process.ts', import.meta.url));
 
 let fake: FakeOpenAiServer;
 let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
 const prefix = randomPrefix();
 const producer = createRedis(redisUrl(), { role: 'producer' });
-let child: ChildProcess | undefined;
+let killed: SpawnedWorker | undefined;
 
 beforeAll(async () => {
   fake = await FakeOpenAiServer.start();
@@ -55,7 +52,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  child?.kill('SIGKILL');
+  killed?.child.kill('SIGKILL');
   await cleanupPrefix(producer, prefix);
   await producer.quit();
   await fresh.close();
@@ -65,13 +62,10 @@ afterAll(async () => {
 it('a job whose worker was killed mid-pass is completed by another worker, with nothing duplicated', async () => {
   // The first LLM call hangs long enough for the kill.
   fake.fail({ kind: 'slow', delayMs: 20_000 }, { times: 1 });
-  child = spawn(process.execPath, ['--import', 'tsx', WORKER_SCRIPT, fresh.schema, prefix, fake.url], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  await new Promise<void>((resolve, reject) => {
-    lines.on('line', (line) => line === 'ready' && resolve());
-    child?.once('exit', (code) => reject(new Error(`worker process exited early (${code})`)));
+  killed = await spawnEbbWorker({
+    databaseUrl: fresh.url,
+    prefix,
+    configToml: pipelineToml(fake.url),
   });
 
   // The bot side: chat until a pass is enqueued.
@@ -115,9 +109,13 @@ it('a job whose worker was killed mid-pass is completed by another worker, with 
   // The child is inside the LLM call: kill it without a chance to clean up.
   await vi.waitFor(() => expect(fake.completionRequests.length).toBe(1), { timeout: 15_000 });
   await vi.waitFor(async () => expect((await runs.get(jobId as string))?.status).toBe('running'));
-  const exited = new Promise((resolve) => child?.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
+  killed.child.kill('SIGKILL');
+  await killed.exited;
+  // Its lock on the job, and the mark that holds off other workers' stalled checks, would run out
+  // in BullMQ's 30 s (lockDuration, stalledInterval); as if that time had passed, they run out now
+  // (BullMQ's own keys under the prefix; see packages/queue/src/redis-keys.ts).
+  expect(await producer.pexpire(`${prefix}:compaction:${jobId}:lock`, 1)).toBe(1);
+  expect(await producer.pexpire(`${prefix}:compaction:stalled-check`, 1)).toBe(1);
 
   // A second worker finds the stalled job once its lock runs out, and completes it.
   const second = await runCompactionWorker({
