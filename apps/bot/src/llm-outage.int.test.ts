@@ -50,7 +50,7 @@ beforeEach(async () => {
     webPort: 0,
     database: fresh.database,
     processMetrics: false,
-    llmRetry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
   });
 });
 

@@ -78,7 +78,7 @@ it('logs one JSON line per compaction step and reload, with the documented field
     database: fresh.database,
     onEvent,
     logger,
-    retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    retry: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
     sleep: async () => {},
   });
   closers.push(() => pipeline.close());

@@ -157,7 +157,7 @@ async function startWorld(makeDriver: () => Promise<Driver>) {
     withWorker: true,
     webPort: 0,
     database: fresh.database,
-    llmRetry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
     platforms: driver.platforms,
   });
   running.push(() => ebb.close());

@@ -65,7 +65,7 @@ async function start(dialect: ServerDialect) {
     withWorker: false,
     webPort: 0,
     database: fresh.database,
-    llmRetry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    llmRetry: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
   });
   return { fake, fresh, ebb };
 }

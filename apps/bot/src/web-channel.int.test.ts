@@ -75,7 +75,7 @@ beforeAll(async () => {
     withWorker: true,
     webPort: 0,
     database: fresh.database,
-    llmRetry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
   });
 }, 60_000);
 

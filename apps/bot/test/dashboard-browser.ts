@@ -96,7 +96,7 @@ export async function startDashboardBrowser(options: { readonly extra?: readonly
     webPort: 0,
     database: fresh.database,
     processMetrics: false,
-    llmRetry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
   });
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',

@@ -168,7 +168,7 @@ export function describePlatformEndToEnd(name: string, makeDriver: DriverFactory
         withWorker: true,
         webPort: 0,
         database: fresh.database,
-        llmRetry: { attempts: 2, baseDelayMs: 5, maxDelayMs: 10 },
+        llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
         ...(driver.platforms ? { platforms: driver.platforms } : {}),
       });
       const slack = ebb.adapters.find((a) => a.platform === 'slack') as { eventsUrl?: string } | undefined;

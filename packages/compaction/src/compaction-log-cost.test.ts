@@ -54,7 +54,7 @@ async function onePass(toml: string, env: Pick<EbbEnv, 'OPENAI_API_KEY'>, logger
     settingsFor: passSettingsResolver({
       config: () => parseConfig(toml, 'costs.toml'),
       env,
-      retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+      retry: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
     }),
     onEvent: (e) => logCompactionEvent(logger, e),
   });

@@ -1,5 +1,6 @@
 export * from './admit-pass.js';
 export * from './archive-search.js';
+export * from './backoff.js';
 export * from './channel-compactor.js';
 export * from './compact-focus.js';
 export * from './compaction-events.js';

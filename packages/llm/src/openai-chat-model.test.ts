@@ -14,7 +14,7 @@ beforeAll(async () => {
     client: new OpenAI({ baseURL: fake.url, apiKey: 'test', maxRetries: 0 }),
     model: 'gpt-4o-mini',
     maxOutputTokens: 100,
-    retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    retry: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
   });
 });
 afterAll(() => fake.close());

@@ -39,7 +39,7 @@ const recordingSleep = async (ms: number) => {
 
 export const RETRY: RetryOptions = {
   attempts: 4,
-  baseDelayMs: 100,
+  initialDelayMs: 100,
   maxDelayMs: 1_000,
   sleep: recordingSleep,
   random: () => 0.5,

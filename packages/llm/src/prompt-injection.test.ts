@@ -270,7 +270,7 @@ function summarizer(): OpenAiSummarizer {
     tokenizer,
     contextWindow: 128_000,
     timeoutMs: 5_000,
-    retry: { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 },
+    retry: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
     fallback: new ExtractiveSummarizer({ tokenizer }),
   });
 }

@@ -14,7 +14,7 @@ import { OpenAiSummarizer } from './openai-summarizer.js';
 import { promptCacheKey } from './request-dialect.js';
 import { loadTokenizer } from './tokenizer.js';
 
-const NO_RETRY = { attempts: 1, baseDelayMs: 1, maxDelayMs: 1 };
+const NO_RETRY = { attempts: 1, initialDelayMs: 1, maxDelayMs: 1 };
 const CHANNEL = 'slack:T1:C1';
 let fake: FakeOpenAiServer | undefined;
 
@@ -127,7 +127,7 @@ describe('the chat model against today’s OpenAI models', () => {
   });
 
   it('says which tries a retry hid, on a reply and on a failure', async () => {
-    const retry = { attempts: 3, baseDelayMs: 1, maxDelayMs: 1, sleep: async () => {} };
+    const retry = { attempts: 3, initialDelayMs: 1, maxDelayMs: 1, sleep: async () => {} };
     const { server, model } = await chatModel('openai', 'gpt-5.4-mini', undefined, undefined, retry);
     server.fail({ kind: 'rate_limit', retryAfterMs: 0 }, { times: 2 });
     const reply = await model.reply(ask());

@@ -23,7 +23,7 @@ function options(overrides = {}) {
     delays,
     options: {
       attempts: 4,
-      baseDelayMs: 100,
+      initialDelayMs: 100,
       maxDelayMs: 1_000,
       random: () => 0.999,
       sleep: async (ms: number) => {
@@ -142,7 +142,7 @@ describe('withRetries', () => {
 
 describe('retryDelayMs', () => {
   it('draws from zero to the ceiling', () => {
-    const o = { baseDelayMs: 100, maxDelayMs: 1_000 };
+    const o = { initialDelayMs: 100, maxDelayMs: 1_000 };
     expect(retryDelayMs(1, {}, o, () => 0)).toBe(0);
     expect(retryDelayMs(3, {}, o, () => 0.5)).toBe(200);
     expect(retryDelayMs(10, {}, o, () => 0.5)).toBe(500);

@@ -4,13 +4,14 @@
  * on an error that is not retryable. The result says how many tries it took and how long it waited.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { backoffDelayMs } from '@ebb/core';
 import { LlmError, type LlmErrorCode, toLlmError } from './errors.js';
 
 export interface RetryOptions {
   /** Tries in all, the first included. */
   readonly attempts: number;
-  /** The backoff ceiling of the first retry; it doubles with each retry. */
-  readonly baseDelayMs: number;
+  /** The backoff ceiling of the first retry; it doubles with each retry (core's `Backoff`, full jitter). */
+  readonly initialDelayMs: number;
   /** The backoff ceiling never grows past this (a longer Retry-After is still honoured). */
   readonly maxDelayMs: number;
   /**
@@ -31,7 +32,7 @@ export interface RetryOptions {
 
 export const DEFAULT_RETRY = {
   attempts: 4,
-  baseDelayMs: 500,
+  initialDelayMs: 500,
   maxDelayMs: 15_000,
   maxAttemptsByCode: { llm_malformed_output: 3 },
   maxRetryAfterMs: 60_000,
@@ -100,11 +101,11 @@ export async function withRetries<T>(
 export function retryDelayMs(
   attempt: number,
   error: { readonly retryAfterMs?: number | undefined },
-  options: Pick<RetryOptions, 'baseDelayMs' | 'maxDelayMs'>,
+  options: Pick<RetryOptions, 'initialDelayMs' | 'maxDelayMs'>,
   random: () => number = Math.random,
 ): number {
-  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (attempt - 1));
-  const backoff = Math.floor(random() * ceiling);
+  const { initialDelayMs, maxDelayMs } = options;
+  const backoff = backoffDelayMs({ initialDelayMs, maxDelayMs, jitter: 1 }, attempt, random);
   return Math.max(backoff, Math.ceil(error.retryAfterMs ?? 0));
 }
 

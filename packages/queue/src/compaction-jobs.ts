@@ -8,7 +8,7 @@
  * (`retryable: false`); the worker turns that into BullMQ's `UnrecoverableError`.
  */
 import type { CompactionJob, Tier } from '@ebb/core';
-import { MAX_FOCUS_CHARS, tierRank } from '@ebb/core';
+import { backoffDelayMs, MAX_FOCUS_CHARS, tierRank } from '@ebb/core';
 import { z } from 'zod';
 import { QueueError } from './errors.js';
 
@@ -109,14 +109,18 @@ export function compactionJobOptions(overrides: Partial<CompactionJobOptions> = 
 
 /**
  * How long to wait before retrying after failed attempt `attempt` (1-based): BullMQ's exponential
- * strategy, so the in-process driver retries on the same schedule as the worker.
+ * strategy (uncapped), so the in-process driver retries on the same schedule as the worker. The
+ * options stay in BullMQ's words (`delay`, `jitter`), since BullMQ reads them.
  */
 export function retryDelayMs(
   backoff: CompactionJobOptions['backoff'],
   attempt: number,
   random: () => number = Math.random,
 ): number {
-  const max = Math.round(2 ** (attempt - 1) * backoff.delay);
-  if (backoff.jitter <= 0) return max;
-  return Math.floor(random() * max * backoff.jitter + max * (1 - backoff.jitter));
+  const { delay, jitter } = backoff;
+  return backoffDelayMs(
+    { initialDelayMs: delay, maxDelayMs: Number.POSITIVE_INFINITY, jitter },
+    attempt,
+    random,
+  );
 }

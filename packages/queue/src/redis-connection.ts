@@ -12,7 +12,7 @@
  *   commands, offline queue on, reconnect forever (up to 10 s apart).
  * - `subscriber` (pub/sub): a dedicated connection, resubscribes after a reconnect, reconnects forever.
  */
-import { type Logger, SILENT_LOGGER, settleWithin } from '@ebb/core';
+import { backoffDelayMs, type Logger, SILENT_LOGGER, settleWithin } from '@ebb/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import { QueueError } from './errors.js';
 
@@ -50,7 +50,9 @@ export function redisOptionsFor(role: RedisRole): RedisRoleOptions {
         maxRetriesPerRequest: 1,
         connectTimeout: PRODUCER_TIMEOUTS.connectTimeoutMs,
         commandTimeout: PRODUCER_TIMEOUTS.commandTimeoutMs,
-        retryStrategy: (times) => Math.min(100 * 2 ** times, PRODUCER_TIMEOUTS.maxReconnectDelayMs),
+        // 200 ms, 400 ms, ... up to the cap: `times` counts reconnects from 1.
+        retryStrategy: (times) =>
+          backoffDelayMs({ initialDelayMs: 200, maxDelayMs: PRODUCER_TIMEOUTS.maxReconnectDelayMs }, times),
       };
     case 'worker':
       return {

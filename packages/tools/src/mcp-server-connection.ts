@@ -18,7 +18,7 @@
  * restarted every interval.
  */
 
-import { type Logger, type McpServerSpec, withTimeout } from '@ebb/core';
+import { type Backoff, backoffDelayMs, type Logger, type McpServerSpec, withTimeout } from '@ebb/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -49,10 +49,8 @@ export interface McpToolInfo {
   readonly inputSchema: Readonly<Record<string, unknown>>;
 }
 
-export interface McpBackoff {
-  readonly initialDelayMs: number;
-  readonly maxDelayMs: number;
-}
+/** Restarts back off in core's words (no jitter: one server, nothing to spread). */
+export type McpBackoff = Backoff;
 
 export interface McpServerConnectionOptions {
   readonly spec: McpServerSpec;
@@ -291,9 +289,8 @@ export class McpServerConnection {
 
   /** The next try after the backoff; the delay. */
   #schedule(): number {
-    const { initialDelayMs, maxDelayMs } = this.#options.backoff;
-    const delay = Math.min(maxDelayMs, initialDelayMs * 2 ** this.#failures);
     this.#failures++;
+    const delay = backoffDelayMs(this.#options.backoff, this.#failures);
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#restarts++;

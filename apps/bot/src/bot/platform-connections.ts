@@ -7,13 +7,19 @@
  * a process that exits says so louder than a retry loop.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Platform, PlatformAdapter, PlatformHandlers } from '@ebb/core';
+import {
+  type Backoff,
+  backoffDelayMs,
+  type Platform,
+  type PlatformAdapter,
+  type PlatformHandlers,
+} from '@ebb/core';
 import type { Logger } from '@ebb/logger';
 
 export interface PlatformStartPolicy {
   /** Whether a failed start is worth retrying in the background (else it is thrown). */
   readonly degradable: (err: unknown) => boolean;
-  /** The first wait before a retry; it doubles up to `maxDelayMs`. */
+  /** The first wait before a retry; it doubles up to `maxDelayMs` (core's `Backoff`, no jitter). */
   readonly initialDelayMs?: number;
   readonly maxDelayMs?: number;
 }
@@ -68,12 +74,15 @@ export class PlatformConnections {
     handlers: PlatformHandlers,
     policy: PlatformStartPolicy,
   ): Promise<void> {
-    const max = policy.maxDelayMs ?? DEFAULT_PLATFORM_RETRY.maxDelayMs;
-    let delay = policy.initialDelayMs ?? DEFAULT_PLATFORM_RETRY.initialDelayMs;
+    const backoff: Backoff = {
+      initialDelayMs: policy.initialDelayMs ?? DEFAULT_PLATFORM_RETRY.initialDelayMs,
+      maxDelayMs: policy.maxDelayMs ?? DEFAULT_PLATFORM_RETRY.maxDelayMs,
+    };
     const signal = this.#stopping.signal;
+    // Try 1 was the start's own; try `attempt` follows retry `attempt - 1`.
     for (let attempt = 2; !signal.aborted; attempt++) {
       try {
-        await sleep(delay, undefined, { signal });
+        await sleep(backoffDelayMs(backoff, attempt - 1), undefined, { signal });
       } catch {
         return; // stopping
       }
@@ -81,9 +90,9 @@ export class PlatformConnections {
         await adapter.start(handlers);
       } catch (err) {
         this.#degraded.set(adapter.platform, messageOf(err));
-        delay = Math.min(delay * 2, max);
+        const retryInMs = backoffDelayMs(backoff, attempt);
         this.#log.warn(
-          { event: 'platform.degraded', platform: adapter.platform, attempt, retryInMs: delay, err },
+          { event: 'platform.degraded', platform: adapter.platform, attempt, retryInMs, err },
           `${adapter.platform} still cannot connect`,
         );
         continue;
