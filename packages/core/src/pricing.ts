@@ -40,6 +40,34 @@ export function priceOf(
   return model !== undefined && Object.hasOwn(table, model) ? table[model] : undefined;
 }
 
+/** Tokens of calls to one model. */
+export interface ModelUsage {
+  readonly model: string;
+  readonly usage: TokenUsage;
+}
+
+/** What usages cost, each at its own model's price: the one sum over models. */
+export interface PricedCost {
+  /** USD; null when a model used has no price (a partial sum would mislead); 0 with no usage. */
+  readonly costUsd: number | null;
+  /** Models used with no `[prices."<model>"]`, sorted. */
+  readonly unpriced: readonly string[];
+}
+
+export function pricedCost(
+  usages: Iterable<ModelUsage>,
+  table: Readonly<Record<string, ModelPrice>>,
+): PricedCost {
+  let cost = 0;
+  const unpriced = new Set<string>();
+  for (const { model, usage } of usages) {
+    const price = priceOf(table, model);
+    if (price === undefined) unpriced.add(model);
+    else cost += costUsd(usage, price);
+  }
+  return { costUsd: unpriced.size > 0 ? null : cost, unpriced: [...unpriced].sort() };
+}
+
 function nonNegative(n: number): number {
   return Number.isFinite(n) && n > 0 ? n : 0;
 }
@@ -58,14 +86,13 @@ export function callsCost(calls: readonly LlmCall[], table: Readonly<Record<stri
   let inputTokens = 0;
   let cachedInputTokens = 0;
   let outputTokens = 0;
-  let cost: number | null = 0;
+  const usages: ModelUsage[] = [];
   for (const call of calls) {
     const usage = { input: call.inputTokens, cached: call.cachedInputTokens ?? 0, output: call.outputTokens };
     inputTokens += nonNegative(usage.input);
     cachedInputTokens += Math.min(nonNegative(usage.input), nonNegative(usage.cached));
     outputTokens += nonNegative(usage.output);
-    const price = priceOf(table, call.model);
-    cost = price === undefined || cost === null ? null : cost + costUsd(usage, price);
+    usages.push({ model: call.model, usage });
   }
-  return { inputTokens, cachedInputTokens, outputTokens, costUsd: cost };
+  return { inputTokens, cachedInputTokens, outputTokens, costUsd: pricedCost(usages, table).costUsd };
 }

@@ -3,7 +3,7 @@
  * channel cost over the last day and how much of its prompts the provider served from its cache.
  * The bot records each answered turn (`reply`), the worker each pass (`summary`).
  */
-import { costUsd, type ModelPrice, priceOf } from './pricing.js';
+import { type ModelPrice, type ModelUsage, pricedCost } from './pricing.js';
 
 export type UsagePurpose = 'reply' | 'summary';
 
@@ -51,8 +51,7 @@ export function channelCost(
   let completionTokens = 0;
   let replyPrompt = 0;
   let replyCached = 0;
-  let cost = 0;
-  const unpriced = new Set<string>();
+  const usages: ModelUsage[] = [];
   for (const row of rows) {
     calls += row.calls;
     promptTokens += row.promptTokens;
@@ -62,13 +61,8 @@ export function channelCost(
       replyPrompt += row.promptTokens;
       replyCached += row.cachedTokens;
     }
-    const price = priceOf(prices, row.model);
-    if (price === undefined) unpriced.add(row.model);
-    else
-      cost += costUsd(
-        { input: row.promptTokens, cached: row.cachedTokens, output: row.completionTokens },
-        price,
-      );
+    const usage = { input: row.promptTokens, cached: row.cachedTokens, output: row.completionTokens };
+    usages.push({ model: row.model, usage });
   }
   return {
     calls,
@@ -76,8 +70,7 @@ export function channelCost(
     cachedTokens,
     completionTokens,
     replyCacheShare: replyPrompt > 0 ? replyCached / replyPrompt : null,
-    costUsd: unpriced.size > 0 ? null : cost,
-    unpriced: [...unpriced].sort(),
+    ...pricedCost(usages, prices),
   };
 }
 
