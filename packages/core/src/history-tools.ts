@@ -21,6 +21,7 @@ import {
   HISTORY_TOOL_NAMES,
   searchedQueryText,
 } from './archive-search.js';
+import { errorText } from './error-text.js';
 import {
   Budget,
   HISTORY_RENDERING,
@@ -294,8 +295,7 @@ async function guarded(
 }
 
 function errorSentence(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return quotedLine(message, 200) || 'unknown error';
+  return quotedLine(errorText(err), 200) || 'unknown error';
 }
 
 async function readRange(

@@ -9,6 +9,7 @@ export * from './compactor-settings.js';
 export * from './deadline.js';
 export * from './decide-after-turn.js';
 export * from './encoding-for-model.js';
+export * from './error-text.js';
 export * from './errors.js';
 export * from './extractive-summary.js';
 export * from './history-tools.js';

@@ -20,7 +20,7 @@
  * | `discord_http_error`           | an HTTP failure below the API (a proxy's 502)        | 5xx       |
  * | `discord_unavailable`          | anything else (the gateway, the network)             | yes       |
  */
-import { COMMON_ERROR_CODES, EbbError, type ErrorContext } from '@ebb/core';
+import { COMMON_ERROR_CODES, EbbError, type ErrorContext, errorText } from '@ebb/core';
 import { DiscordAPIError, DiscordjsError, DiscordjsErrorCodes, HTTPError, RateLimitError } from 'discord.js';
 
 export const DISCORD_ERROR_CODES = [
@@ -92,8 +92,7 @@ function classify(err: unknown, action: string): DiscordError {
       cause: err,
     });
   }
-  const message = err instanceof Error ? err.message : String(err);
-  return new DiscordError(`could not ${action}: ${message}`, {
+  return new DiscordError(`could not ${action}: ${errorText(err)}`, {
     code: 'discord_unavailable',
     retryable: true,
     cause: err,

@@ -19,7 +19,7 @@
  * | `llm_aborted`           | the caller's signal                                | no        |
  * | `llm_unexpected`        | anything else                                      | no        |
  */
-import { EbbError } from '@ebb/core';
+import { EbbError, errorText } from '@ebb/core';
 import OpenAI from 'openai';
 
 export const LLM_ERROR_CODES = [
@@ -139,8 +139,7 @@ export function toLlmError(error: unknown, now: () => number = Date.now): LlmErr
   if (error instanceof OpenAI.OpenAIError) {
     return new LlmError(error.message, { code: 'llm_unexpected', retryable: false, cause: error });
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new LlmError(`unexpected LLM failure: ${message}`, {
+  return new LlmError(`unexpected LLM failure: ${errorText(error)}`, {
     code: 'llm_unexpected',
     retryable: false,
     cause: error,

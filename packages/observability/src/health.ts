@@ -9,7 +9,7 @@
  * variables) is in the log (`mcp.server_failed`).
  */
 
-import { withTimeout } from '@ebb/core';
+import { errorText, withTimeout } from '@ebb/core';
 import { type SQL, sql } from 'drizzle-orm';
 import type { ContextCacheStats } from './context-cache-metrics.js';
 
@@ -76,7 +76,7 @@ export async function healthCheck(options: HealthOptions): Promise<HealthReport>
         await withTimeout(check, timeoutMs);
         return [name, { ok: true, ms: elapsed() }] as const;
       } catch (err) {
-        return [name, { ok: false, ms: elapsed(), error: describeError(err) }] as const;
+        return [name, { ok: false, ms: elapsed(), error: errorText(err) }] as const;
       }
     }),
   );
@@ -126,13 +126,4 @@ export function redisCheck(redis: RedisPinger): HealthCheck {
   return async () => {
     await redis.ping();
   };
-}
-
-/** One line for the report: the message's first line, else the code (a refused connection to `localhost` has no message), else the name. */
-function describeError(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const code = 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-  const text = err.message.split('\n', 1)[0] || code || err.name;
-  // `postgres://user:secret@host` → `postgres://user:***@host`
-  return text.replace(/(\/\/[^/:@\s]*):[^@\s]*@/g, '$1:***@');
 }

@@ -28,7 +28,14 @@
  * once per job: BullMQ then fails each move of it; the run in Postgres is what counts).
  */
 import { EventEmitter } from 'node:events';
-import { type Logger, LruMap, PassDeferredError, SILENT_LOGGER, settleWithin } from '@ebb/core';
+import {
+  codedErrorText,
+  type Logger,
+  LruMap,
+  PassDeferredError,
+  SILENT_LOGGER,
+  settleWithin,
+} from '@ebb/core';
 import { DelayedError, type Job, UnrecoverableError, Worker, type WorkerOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
@@ -40,7 +47,6 @@ import {
 import {
   type CompactionEvents,
   type CompactionProcessor,
-  describeError,
   isRetryable,
   providerWaitMs,
   toError,
@@ -134,7 +140,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
         const wait = err instanceof PassDeferredError ? err.retryAfterMs : providerWaitMs(err);
         if (wait !== undefined) {
           await job.moveToDelayed(Date.now() + wait, token);
-          throw new DelayedError(describeError(err));
+          throw new DelayedError(codedErrorText(err));
         }
         if (!isRetryable(err)) throw unrecoverable(err);
         throw err;
@@ -284,7 +290,7 @@ function vanishedJob(err: Error): { channel: string; jobId: string; step: string
 }
 
 function unrecoverable(err: unknown): UnrecoverableError {
-  const error = new UnrecoverableError(describeError(err));
+  const error = new UnrecoverableError(codedErrorText(err));
   error.cause = err;
   return error;
 }

@@ -70,10 +70,3 @@ export function providerWaitMs(err: unknown): number | undefined {
 export function toError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
-
-/** `code: message` for an `EbbError`-shaped error, the message otherwise. */
-export function describeError(err: unknown): string {
-  const error = toError(err);
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
-}

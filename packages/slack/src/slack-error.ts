@@ -3,7 +3,7 @@
  * (`channel_not_found`, `not_in_channel`, `invalid_auth`) will not change on retry; rate limits,
  * network failures and 5xx answers might.
  */
-import { COMMON_ERROR_CODES, EbbError, type ErrorContext } from '@ebb/core';
+import { COMMON_ERROR_CODES, EbbError, type ErrorContext, errorText } from '@ebb/core';
 
 /**
  * | code                   | when                                                           | retryable |
@@ -73,7 +73,7 @@ export function toEbbError(err: unknown, context: ErrorContext<SlackErrorCode>):
         break;
     }
   }
-  return new SlackError(`${doing} failed: ${err instanceof Error ? err.message : String(err)}`, {
+  return new SlackError(`${doing} failed: ${errorText(err)}`, {
     code,
     retryable: false,
     cause: err,

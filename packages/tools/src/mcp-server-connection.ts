@@ -18,7 +18,14 @@
  * restarted every interval.
  */
 
-import { type Backoff, backoffDelayMs, type Logger, type McpServerSpec, withTimeout } from '@ebb/core';
+import {
+  type Backoff,
+  backoffDelayMs,
+  errorText,
+  type Logger,
+  type McpServerSpec,
+  withTimeout,
+} from '@ebb/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -155,9 +162,9 @@ export class McpServerConnection {
         });
       }
       // The connection broke (a stdio server's exit has already started the restart).
-      this.#lost(client, describe(err));
+      this.#lost(client, errorText(err));
       throw new ToolsError(
-        `the connection to the MCP server ${this.name} broke during the call: ${describe(err)}`,
+        `the connection to the MCP server ${this.name} broke during the call: ${errorText(err)}`,
         {
           code: 'tool_transport',
           retryable: true,
@@ -221,7 +228,7 @@ export class McpServerConnection {
       await client.close().catch(() => {});
       if (this.#closed) return;
       this.#status = 'failed';
-      this.#lastError = describe(err);
+      this.#lastError = errorText(err);
       const retryInMs = this.#schedule();
       this.#log.warn(
         {
@@ -337,7 +344,7 @@ async function ping(client: Client, timeoutMs: number): Promise<PingOutcome> {
   } catch (err) {
     return isServerAnswer(err, await mcpSdk())
       ? { kind: 'answered' }
-      : { kind: 'missed', why: describe(err) };
+      : { kind: 'missed', why: errorText(err) };
   }
 }
 
@@ -369,10 +376,4 @@ async function listTools(client: Client): Promise<McpToolInfo[]> {
     if (cursor === undefined) break;
   }
   return tools;
-}
-
-/** One line for logs and `/healthz`: the message's first line, credentials in URLs masked. */
-export function describe(err: unknown): string {
-  const text = err instanceof Error ? err.message.split('\n', 1)[0] || err.name : String(err);
-  return text.replace(/(\/\/[^/:@\s]*):[^@\s]*@/g, '$1:***@');
 }

@@ -8,8 +8,7 @@
  * may answer with megabytes, or with characters a reader cannot see, and the text goes on to the
  * archive, the model and the tokenizer on the event loop.
  */
-import type { Tool, ToolCall, ToolOutcome } from '@ebb/core';
-import { describe } from './mcp-server-connection.js';
+import { errorText, type Tool, type ToolCall, type ToolOutcome } from '@ebb/core';
 import { boundedToolText } from './tool-text.js';
 
 export type ToolCallStatus = 'ok' | 'error' | 'timeout' | 'cancelled' | 'unknown_tool' | 'bad_arguments';
@@ -69,7 +68,7 @@ export async function runToolCall(
         'cancelled',
         failed(`The call to ${call.name} was cancelled because the bot is stopping.`),
       );
-    return report('error', failed(`The tool ${call.name} failed: ${describe(err)}.`));
+    return report('error', failed(`The tool ${call.name} failed: ${errorText(err)}.`));
   }
 
   function timedOut(): ToolCallReport {
@@ -94,7 +93,7 @@ function parseArguments(text: string): Record<string, unknown> | string {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    return `are not valid JSON (${describe(err)})`;
+    return `are not valid JSON (${errorText(err)})`;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'are not a JSON object';
   return parsed as Record<string, unknown>;

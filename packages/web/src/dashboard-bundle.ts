@@ -30,7 +30,7 @@ async function bundle(): Promise<string> {
     write: false,
     logLevel: 'silent',
     // `@ebb/core` from its sources, as tests resolve it; its `sideEffects: false` lets esbuild keep
-    // only what the page imports (thresholdReached), not the whole core.
+    // only what the page imports (thresholdReached, errorText), not the whole core.
     conditions: ['ebb-source'],
   });
   const [file] = result.outputFiles;

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Backoff,
   backoffDelayMs,
+  errorText,
   type Platform,
   type PlatformAdapter,
   type PlatformHandlers,
@@ -52,7 +53,7 @@ export class PlatformConnections {
       await adapter.start(handlers);
     } catch (err) {
       if (policy === undefined || adapter.platform === 'web' || !policy.degradable(err)) throw err;
-      this.#degraded.set(adapter.platform, messageOf(err));
+      this.#degraded.set(adapter.platform, errorText(err));
       this.#log.warn(
         { event: 'platform.degraded', platform: adapter.platform, err },
         `${adapter.platform} could not connect; the other platforms run, and it is retried in the background`,
@@ -89,7 +90,7 @@ export class PlatformConnections {
       try {
         await adapter.start(handlers);
       } catch (err) {
-        this.#degraded.set(adapter.platform, messageOf(err));
+        this.#degraded.set(adapter.platform, errorText(err));
         const retryInMs = backoffDelayMs(backoff, attempt);
         this.#log.warn(
           { event: 'platform.degraded', platform: adapter.platform, attempt, retryInMs, err },
@@ -109,8 +110,4 @@ export class PlatformConnections {
       return;
     }
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? (err.message.split('\n', 1)[0] ?? err.name) : String(err);
 }

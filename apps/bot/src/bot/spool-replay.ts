@@ -13,6 +13,7 @@
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
+  codedErrorText,
   EbbError,
   type InboundSpool,
   isSpooledChange,
@@ -242,7 +243,7 @@ export class SpoolReplay {
       );
       return false;
     }
-    const reason = err instanceof EbbError ? `${err.code}: ${err.message}` : String(err);
+    const reason = codedErrorText(err);
     let where: string;
     try {
       where = await this.#options.spool.deadLetter(key, entry, reason);

@@ -3,6 +3,7 @@
  * Requests of one kind can answer out of order: `newest` tells a caller whether its answer is still
  * the newest asked for.
  */
+import { errorText } from '@ebb/core';
 import type {
   DashboardChannelDetail,
   DashboardChannelList,
@@ -41,4 +42,4 @@ export function newest(kind: string): () => boolean {
 }
 
 /** Why a request failed, for a sentence on the page. */
-export const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
+export const reason = errorText;
