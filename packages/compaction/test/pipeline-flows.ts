@@ -61,21 +61,23 @@ export function compactorSettingsFor(
 }
 
 export function pipelineConfig(baseUrl: string) {
-  return parseConfig(
-    [
-      '[llm]',
-      'context_window = 4000',
-      'max_output_tokens = 500',
-      `base_url = "${baseUrl}"`,
-      '[compaction]',
-      'summary_max_tokens = 300',
-      'protect_recent = 4',
-      'cooldown_seconds = 0',
-      '[memory]',
-      'recall_max_tokens = 200',
-    ].join('\n'),
-    'pipeline-test.toml',
-  );
+  return parseConfig(pipelineToml(baseUrl), 'pipeline-test.toml');
+}
+
+/** The pipeline tests' config.toml: a small window, so a few dozen messages trigger a pass. */
+export function pipelineToml(baseUrl: string): string {
+  return [
+    '[llm]',
+    'context_window = 4000',
+    'max_output_tokens = 500',
+    `base_url = "${baseUrl}"`,
+    '[compaction]',
+    'summary_max_tokens = 300',
+    'protect_recent = 4',
+    'cooldown_seconds = 0',
+    '[memory]',
+    'recall_max_tokens = 200',
+  ].join('\n');
 }
 
 const REPLY = {
