@@ -261,9 +261,18 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       );
       this.#worker.cancelAllJobs('compaction worker shut down');
     }
-    await this.#worker.close(true).catch((err: unknown) => {
+    // Forced, BullMQ's close still quits its connections; one caught mid-reconnect may not answer
+    // (#4585 again), and a stopping process must not wait on it: past the bound its connections go.
+    const forced = this.#worker.close(true).catch((err: unknown) => {
       this.#log.warn({ event: 'worker.close_failed', err: toError(err) }, 'compaction worker close failed');
     });
+    if (!(await settleWithin(forced, FORCED_CLOSE_MS)).done) {
+      this.#log.warn(
+        { event: 'worker.close_failed', timeoutMs: FORCED_CLOSE_MS },
+        'compaction worker did not close with Redis away; dropping its connections',
+      );
+      await this.#worker.disconnect().catch(() => {});
+    }
     this.#ownedConnection?.disconnect();
     return outcome;
   }
@@ -273,6 +282,9 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
 export function startCompactionWorker(options: CompactionWorkerOptions): BullmqCompactionWorker {
   return new BullmqCompactionWorker(options);
 }
+
+/** How long a forced close with Redis away may take before the worker's connections are dropped. */
+const FORCED_CLOSE_MS = 5_000;
 
 /** Vanished jobs remembered so each is logged once. */
 const MAX_VANISHED_LOGGED = 1_000;
