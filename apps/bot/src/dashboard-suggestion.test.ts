@@ -27,6 +27,8 @@ async function stores() {
       contextTokens: 0,
     });
   await recordPasses(runs, 'web:bursty', BURSTY_PASS_MS);
+  // A channel the bot knows before anything is archived in it.
+  await channels.setCalibration('web:new', { factor: 1, samples: 0 });
   // Candidates are checked against the file the config was read from.
   const file = join(mkdtempSync(join(tmpdir(), 'ebb-suggestion-')), 'config.toml');
   writeFileSync(file, BURSTY_CONFIG);
@@ -37,7 +39,18 @@ async function stores() {
     runs,
     now: () => now,
   });
-  return { suggestions, advance: (ms: number) => (now += ms) };
+  return { suggestions, channels, advance: (ms: number) => (now += ms) };
+}
+
+async function say(channels: InMemoryChannelStore, key: string, count: number) {
+  for (let i = 0; i < count; i++)
+    await channels.append(key, {
+      role: 'user',
+      author: 'ana',
+      text: `more ${i}`,
+      tokens: 0,
+      contextTokens: 0,
+    });
 }
 
 describe('ChannelSuggestions', () => {
@@ -61,5 +74,36 @@ describe('ChannelSuggestions', () => {
       messages: 30,
     });
     expect(await suggestions.suggestion('web:nobody')).toBeUndefined();
+  });
+
+  it('serves "too little history" from its cache only while the channel still has fewer messages than it needs', async () => {
+    const { suggestions, channels, advance } = await stores();
+    const first = await suggestions.suggestion('web:quiet');
+    if (first?.status !== 'too_little_history')
+      throw new Error(`expected too little history, got ${first?.status}`);
+    expect(first.neededMessages).toBeGreaterThan(31);
+    // One message short of what it needs: the cached answer, with its count from then.
+    advance(60_000);
+    await say(channels, 'web:quiet', first.neededMessages - first.messages - 1);
+    expect(await suggestions.suggestion('web:quiet')).toEqual(first);
+    // At what it needs, within the 10 minutes: computed again from the messages archived now.
+    advance(60_000);
+    await say(channels, 'web:quiet', 1);
+    const again = await suggestions.suggestion('web:quiet');
+    expect(again?.computedAt).not.toBe(first.computedAt);
+    expect(again).toMatchObject({ messages: first.neededMessages });
+  }, 60_000);
+
+  it('serves "nothing archived" from its cache only until the first message is', async () => {
+    const { suggestions, channels, advance } = await stores();
+    const empty = await suggestions.suggestion('web:new');
+    expect(empty).toMatchObject({ status: 'no_history' });
+    advance(60_000);
+    expect(await suggestions.suggestion('web:new')).toEqual(empty);
+    await say(channels, 'web:new', 1);
+    expect(await suggestions.suggestion('web:new')).toMatchObject({
+      status: 'too_little_history',
+      messages: 1,
+    });
   });
 });

@@ -7,7 +7,9 @@
  * The search replays every candidate side by side on the bot's event loop, a page of messages
  * between two awaits, so it is kept cheap and rare: small pages (the loop is never held longer than
  * one page of ~50 candidates takes), one computation at a time in the process, the answer cached per
- * channel for `suggestionTtlMs` (a bounded map), concurrent requests for one channel sharing it.
+ * channel for `suggestionTtlMs` (a bounded map), concurrent requests for one channel sharing it. A
+ * "too little history" answer is served from the cache only while the channel's head seq (the one
+ * `channelSummary` query every request makes) is still below the messages it needs.
  */
 import { readFile } from 'node:fs/promises';
 import { type EbbConfig, resolveChannel } from '@ebb/config';
@@ -55,9 +57,14 @@ export class ChannelSuggestions {
   async suggestion(key: string): Promise<DashboardSuggestion | undefined> {
     const summary = await this.#stores.channels.channelSummary(key);
     if (summary === undefined) return undefined;
-    const cached = this.#cache.get(key);
-    if (cached !== undefined && this.#now() - cached.at < DASHBOARD_LIMITS.suggestionTtlMs)
-      return cached.answer;
+    for (;;) {
+      const cached = this.#cache.get(key);
+      if (cached === undefined || this.#now() - cached.at >= DASHBOARD_LIMITS.suggestionTtlMs) break;
+      const answer = await cached.answer;
+      if (stillHolds(answer, summary.headSeq)) return answer;
+      // Another request may have started the new computation while this one waited: share it.
+      if (this.#cache.get(key) === cached) break;
+    }
     const answer = this.#running.then(() => this.#compute(key, summary.headSeq));
     this.#running = answer.catch(() => undefined);
     this.#cache.set(key, { at: this.#now(), answer });
@@ -120,6 +127,24 @@ export class ChannelSuggestions {
       default:
         throw new Error(`cannot suggest for ${key}: ${report.status}`);
     }
+  }
+}
+
+/**
+ * Whether a cached answer still says what a new computation would, at the channel's head seq: "too
+ * little history" (or none) only while the messages a replay would read are fewer than it needs; a
+ * channel that has grown past that is replayed again at once rather than told so for the rest of
+ * the cache's 10 minutes. A suggestion holds until the cache lets it go.
+ */
+function stillHolds(answer: DashboardSuggestion, headSeq: number): boolean {
+  const messages = Math.min(headSeq, DASHBOARD_LIMITS.suggestionMessages);
+  switch (answer.status) {
+    case 'no_history':
+      return messages === 0;
+    case 'too_little_history':
+      return messages < answer.neededMessages;
+    case 'suggested':
+      return true;
   }
 }
 
