@@ -18,14 +18,7 @@ async function stores() {
   const traffic = burstyTraffic();
   for (let i = 0; i < traffic.length; i += 400)
     await channels.appendAll('web:bursty', traffic.slice(i, i + 400));
-  for (let i = 0; i < 30; i++)
-    await channels.append('web:quiet', {
-      role: 'user',
-      author: 'ana',
-      text: `hello ${i}`,
-      tokens: 0,
-      contextTokens: 0,
-    });
+  await say(channels, 'web:quiet', 30);
   await recordPasses(runs, 'web:bursty', BURSTY_PASS_MS);
   // A channel the bot knows before anything is archived in it.
   await channels.setCalibration('web:new', { factor: 1, samples: 0 });
@@ -47,7 +40,7 @@ async function say(channels: InMemoryChannelStore, key: string, count: number) {
     await channels.append(key, {
       role: 'user',
       author: 'ana',
-      text: `more ${i}`,
+      text: `hello ${i}`,
       tokens: 0,
       contextTokens: 0,
     });
