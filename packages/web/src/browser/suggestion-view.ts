@@ -63,13 +63,15 @@ export function suggestionView(s: DashboardSuggestion): SuggestionView {
       return {
         ...none,
         lead: NOTHING_ARCHIVED,
-        notes: [computed],
+        notes: [`Computed at ${clock(at)}; asked again once the channel has a message archived.`],
       };
     case 'too_little_history':
       return {
         ...none,
         lead: `Too little history to tune from: ${plural(s.messages, 'message')} archived; a suggestion needs about ${num(s.neededMessages)} at this channel's pace (enough traffic for its replay to compact more than once).`,
-        notes: [computed],
+        notes: [
+          `Computed at ${clock(at)}; asked again once the channel has ${plural(s.neededMessages, 'message')} archived.`,
+        ],
       };
     case 'suggested':
       return suggested(s, computed);

@@ -15,10 +15,16 @@ const note = (text: string) => el('p', { class: 'note', text });
 
 /** When (this page's clock) the selected channel's suggestion was last asked for. */
 let askedAt = 0;
+/**
+ * The archived messages a "too little history" answer needs (1 for "nothing archived"): once the
+ * channel has them, the server computes again, so the page asks again without waiting out the TTL.
+ */
+let needed: number | undefined;
 
 /** The panel of a channel just selected: computing. */
 export function resetSuggestion(): void {
   askedAt = 0;
+  needed = undefined;
   const box = $('suggestion');
   box.setAttribute('aria-busy', 'true');
   box.replaceChildren(note(COMPUTING));
@@ -31,9 +37,15 @@ export function showNoSuggestion(): void {
   box.replaceChildren(note(NOTHING_ARCHIVED));
 }
 
-/** Whether the suggestion shown is older than the server keeps one: asking again gets a new one. */
+/**
+ * Whether asking again gets a new answer: the one shown is older than the server keeps one, or it
+ * said "too little history" and the channel now has what it needed.
+ */
 export const suggestionStale = () =>
-  state.key !== null && askedAt > 0 && Date.now() - askedAt > DASHBOARD_LIMITS.suggestionTtlMs;
+  state.key !== null &&
+  askedAt > 0 &&
+  (Date.now() - askedAt > DASHBOARD_LIMITS.suggestionTtlMs ||
+    (needed !== undefined && (state.history?.headSeq ?? 0) >= needed));
 
 /** Asks for the selected channel's suggestion; the shown one stays until the answer is there. */
 export async function loadSuggestion(): Promise<void> {
@@ -53,6 +65,12 @@ export async function loadSuggestion(): Promise<void> {
     return;
   }
   if (key !== state.key || !current()) return;
+  needed =
+    s === undefined || s.status === 'no_history'
+      ? 1
+      : s.status === 'too_little_history'
+        ? s.neededMessages
+        : undefined;
   if (s === undefined) showNoSuggestion();
   else drawSuggestion(s);
 }
