@@ -3,8 +3,8 @@
  * Slack and the real discord.js against the fake Discord, the bot and a worker in this process,
  * Postgres, BullMQ, and the fake OpenAI server playing a careless model: its reply to the vault code
  * repeats it, a pass that sees it summarizes and remembers it. A deletion of the message leaves the
- * fact in no row of messages, memories, compaction_runs or active context_spans, and the next prompt
- * does not hold it; an edit leaves only the new text in the archive, the raw context and the prompt.
+ * fact in no row of messages, memories, compaction_runs or context_spans (active or retired), and the
+ * next prompt does not hold it; an edit leaves only the new text in the archive, the raw context and the prompt.
  */
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore, rowsOf } from '@ebb/db';
@@ -18,10 +18,10 @@ import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload } from '@ebb/testing/slack';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FACT, rowsHolding } from '../test/forget-fixture.js';
 import { isPassRequest, passReply, smallWindowConfig } from '../test/small-window.js';
 import { type RunningEbb, startEbb } from './start-ebb.js';
 
-const FACT = '7431-ZEBRA';
 const OLD_TIME = 'STANDUP-1015';
 const NEW_TIME = 'STANDUP-1130';
 /** Enough for `/compact` to plan a pass over the fact, its reply and more under `smallWindowConfig`. */
@@ -162,8 +162,6 @@ async function startWorld(makeDriver: () => Promise<Driver>) {
   });
   running.push(() => ebb.close());
 
-  const count = async (query: ReturnType<typeof sql>) =>
-    rowsOf<{ n: number }>(await fresh.db.execute(query))[0]?.n;
   const key = driver.key;
   return {
     driver,
@@ -177,27 +175,13 @@ async function startWorld(makeDriver: () => Promise<Driver>) {
       return posted;
     },
     /** Rows holding `text` in any column. */
-    async rowsHolding(text: string) {
-      const like = `%${text}%`;
-      return {
-        messages: await count(
-          sql`select count(*)::int as n from messages t where t.channel_key = ${key} and t::text ilike ${like}`,
+    rowsHolding: (text: string) => rowsHolding(fresh.db, key, text),
+    completedRuns: async () =>
+      rowsOf<{ n: number }>(
+        await fresh.db.execute(
+          sql`select count(*)::int as n from compaction_runs where channel_key = ${key} and status = 'completed'`,
         ),
-        memories: await count(
-          sql`select count(*)::int as n from memories t where t.channel_key = ${key} and t::text ilike ${like}`,
-        ),
-        compactionRuns: await count(
-          sql`select count(*)::int as n from compaction_runs t where t.channel_key = ${key} and t::text ilike ${like}`,
-        ),
-        activeSpans: await count(
-          sql`select count(*)::int as n from context_spans t where t.channel_key = ${key} and active and t::text ilike ${like}`,
-        ),
-      };
-    },
-    completedRuns: () =>
-      count(
-        sql`select count(*)::int as n from compaction_runs where channel_key = ${key} and status = 'completed'`,
-      ),
+      )[0]?.n,
     /** The chat request the model got for the turn that said `text`. */
     promptFor(text: string): string {
       const prompt = fake.requests
@@ -232,6 +216,7 @@ describe.each([
       memories: 1,
       compactionRuns: 1,
       activeSpans: 1,
+      retiredSpans: 0,
     });
 
     await driver.delete(fact);
@@ -243,6 +228,7 @@ describe.each([
           memories: 0,
           compactionRuns: 0,
           activeSpans: 0,
+          retiredSpans: 0,
         }),
       eventually,
     );

@@ -3,7 +3,8 @@
  * cut, the worker's real compaction processor, and the fake OpenAI server playing a model as careless
  * as a real one could be: what it is shown, it repeats, so a fact is gone only if it was never shown
  * again. `plant` puts a distinctive fact (`FACT`, said by mallory) through real passes, and
- * `whereIsTheFact` finds it in any column of any table that could keep it.
+ * `whereIsTheFact` finds it in any column of any table that could keep it (`rowsHolding`, which the
+ * platform deletion test uses on its own schema).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,11 +12,11 @@ import { join } from 'node:path';
 import { createPostgresPipeline } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import { measureMessage, REDACTED_MESSAGE, type Tokenizer } from '@ebb/core';
-import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
+import { type EbbDatabase, PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { postgresBehindProxy } from './postgres-proxy.js';
 
@@ -104,28 +105,7 @@ export async function startForgetFixture() {
   }
 
   /** Rows of each table that hold the fact anywhere, any column, as text. */
-  async function whereIsTheFact(channelKey: string) {
-    const count = async (query: ReturnType<typeof sql>) =>
-      rowsOf<{ n: number }>(await pg.db.execute(query))[0]?.n;
-    const like = `%${FACT}%`;
-    return {
-      memories: await count(
-        sql`select count(*)::int as n from memories t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
-      ),
-      compactionRuns: await count(
-        sql`select count(*)::int as n from compaction_runs t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
-      ),
-      activeSpans: await count(
-        sql`select count(*)::int as n from context_spans t where t.channel_key = ${channelKey} and active and t::text ilike ${like}`,
-      ),
-      retiredSpans: await count(
-        sql`select count(*)::int as n from context_spans t where t.channel_key = ${channelKey} and not active and t::text ilike ${like}`,
-      ),
-      messages: await count(
-        sql`select count(*)::int as n from messages t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
-      ),
-    };
-  }
+  const whereIsTheFact = (channelKey: string) => rowsHolding(pg.db, channelKey, FACT);
 
   /** The fact is in no row of any table that could keep it. */
   async function expectNowhere(channelKey: string): Promise<void> {
@@ -177,6 +157,32 @@ export async function startForgetFixture() {
       await fake.close();
       await behind.close();
     },
+  };
+}
+
+/**
+ * Rows of each table that could keep `text` and hold it anywhere, any column, as text (ignoring case):
+ * where a deletion, an edit or a forget must have left nothing.
+ */
+export async function rowsHolding(db: EbbDatabase, channelKey: string, text: string) {
+  const count = async (query: SQL) => rowsOf<{ n: number }>(await db.execute(query))[0]?.n;
+  const like = `%${text}%`;
+  return {
+    memories: await count(
+      sql`select count(*)::int as n from memories t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
+    ),
+    compactionRuns: await count(
+      sql`select count(*)::int as n from compaction_runs t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
+    ),
+    activeSpans: await count(
+      sql`select count(*)::int as n from context_spans t where t.channel_key = ${channelKey} and active and t::text ilike ${like}`,
+    ),
+    retiredSpans: await count(
+      sql`select count(*)::int as n from context_spans t where t.channel_key = ${channelKey} and not active and t::text ilike ${like}`,
+    ),
+    messages: await count(
+      sql`select count(*)::int as n from messages t where t.channel_key = ${channelKey} and t::text ilike ${like}`,
+    ),
   };
 }
 
