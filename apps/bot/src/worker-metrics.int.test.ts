@@ -4,50 +4,23 @@
  * machine's non-loopback address. `/metrics` follows the bot's rule (`Bearer <EBB_METRICS_TOKEN>`),
  * `/healthz` stays open for the orchestrator's probe, and without a token the worker refuses to start.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ebbWorkerProcess, type SpawnedWorker } from '@ebb/compaction-worker/test-support';
 import { emptySchema } from '@ebb/testing/postgres';
 import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-const EBB = fileURLToPath(new URL('../bin/ebb.mjs', import.meta.url));
 const REPO_CONFIG = fileURLToPath(new URL('../../../config.toml', import.meta.url));
 const TOKEN = 'worker-metrics-token-0123456789';
 
-interface Worker {
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-  /** The JSON log lines so far. */
-  lines(): Record<string, unknown>[];
-}
-
 /** `ebb worker` with `env` over a clean environment; `ready` is its "worker metrics at" URL. */
-function startWorker(env: Record<string, string>): Worker & { readonly ready: Promise<string> } {
-  const clean: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(clean)) if (/^(EBB_|OPENAI_|SLACK_|DISCORD_)/.test(name)) delete clean[name];
-  const child = spawn(process.execPath, [EBB, 'worker', '--config', REPO_CONFIG], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...clean, NODE_ENV: 'production', ...env },
-  });
-  const lines: Record<string, unknown>[] = [];
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const entry = JSON.parse(line) as Record<string, unknown>;
-      lines.push(entry);
-      if (String(entry.msg).startsWith('worker metrics at')) resolve(String(entry.url));
-    });
-    void exited.then((code) => reject(new Error(`ebb worker exited (${code}): ${stderr}`)));
-  });
+function startWorker(env: Record<string, string>): SpawnedWorker & { readonly ready: Promise<string> } {
+  const worker = ebbWorkerProcess({ config: REPO_CONFIG, env });
+  const ready = worker.logged('worker metrics at').then((line) => String(line.url));
   ready.catch(() => {});
-  return { child, exited, ready, lines: () => lines };
+  return { ...worker, ready };
 }
 
 /** An IPv4 address of this machine that is not loopback: a client from it is not local. */
@@ -62,7 +35,7 @@ function lanAddress(): string {
 describe('ebb worker with EBB_METRICS_HOST=0.0.0.0 and EBB_METRICS_TOKEN', () => {
   const prefix = randomPrefix();
   let schema: Awaited<ReturnType<typeof emptySchema>>;
-  let worker: Worker;
+  let worker: SpawnedWorker;
   let port: string;
   const from = lanAddress();
 

@@ -1,7 +1,9 @@
 /**
- * Starts the real `ebb worker` (apps/bot/bin/ebb.mjs, from the sources under the `ebb-source`
- * condition the test runner sets in NODE_OPTIONS) on a test's schema and Redis prefix, with the
- * given config.toml, and resolves once it takes jobs (its `worker.ready` line).
+ * The real `ebb worker` (apps/bot/bin/ebb.mjs, from the sources under the `ebb-source` condition the
+ * test runner sets in NODE_OPTIONS) in a process of its own. `ebbWorkerProcess` starts it with a
+ * config file and the environment a test gives it, nothing the developer exported for Ebb, and reads
+ * its JSON log lines; `spawnEbbWorker` starts it on a test's schema and Redis prefix with the given
+ * config.toml, and resolves once it takes jobs (its `worker.ready` line).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +20,59 @@ export interface SpawnedWorker {
   readonly exited: Promise<number | null>;
   /** Its log lines so far, parsed. */
   lines(): readonly Record<string, unknown>[];
+  /**
+   * Resolves at its first log line whose message starts with `msg`; rejects if it exits first (with
+   * what it wrote to stderr, when that is piped).
+   */
+  logged(msg: string): Promise<Record<string, unknown>>;
+}
+
+/** `ebb worker --config <config>`, its environment this process's less EBB_*, OPENAI_*, SLACK_* and DISCORD_*, then `env`. */
+export function ebbWorkerProcess(args: {
+  /** The config.toml it reads. */
+  readonly config: string;
+  /** Its variables (NODE_ENV is `production` unless set here). */
+  readonly env: Readonly<Record<string, string>>;
+  /** `pipe` (the default) keeps its stderr for the error of `logged`; `inherit` shows it as it comes. */
+  readonly stderr?: 'pipe' | 'inherit';
+}): SpawnedWorker {
+  // A variable the developer exported must not reach the child.
+  const clean: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of Object.keys(clean)) if (/^(EBB_|OPENAI_|SLACK_|DISCORD_)/.test(name)) delete clean[name];
+  const child = spawn(process.execPath, [EBB, 'worker', '--config', args.config], {
+    stdio: ['ignore', 'pipe', args.stderr ?? 'pipe'],
+    env: { ...clean, NODE_ENV: 'production', ...args.env },
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const lines: Record<string, unknown>[] = [];
+  const waiting = new Set<() => void>();
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    lines.push(JSON.parse(line) as Record<string, unknown>);
+    for (const check of waiting) check();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    lines: () => lines,
+    logged: (msg) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const line = lines.find((l) => String(l.msg).startsWith(msg));
+          if (!line) return;
+          waiting.delete(check);
+          resolve(line);
+        };
+        waiting.add(check);
+        check();
+        void exited.then((code) =>
+          reject(new Error(`ebb worker exited (${code}) before logging "${msg}": ${stderr}`)),
+        );
+      }),
+  };
 }
 
 export async function spawnEbbWorker(args: {
@@ -30,14 +85,10 @@ export async function spawnEbbWorker(args: {
   const dir = await mkdtemp(join(tmpdir(), 'ebb-worker-'));
   const config = join(dir, 'config.toml');
   await writeFile(config, args.configToml);
-  // A variable the developer exported must not reach the child.
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of Object.keys(env)) if (/^(EBB_|OPENAI_|SLACK_|DISCORD_)/.test(name)) delete env[name];
-  const child = spawn(process.execPath, [EBB, 'worker', '--config', config], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+  const worker = ebbWorkerProcess({
+    config,
+    stderr: 'inherit',
     env: {
-      ...env,
-      NODE_ENV: 'production',
       OPENAI_API_KEY: 'test-key',
       DATABASE_URL: args.databaseUrl,
       REDIS_URL: redisUrl(),
@@ -45,17 +96,11 @@ export async function spawnEbbWorker(args: {
       EBB_METRICS_PORT: '0',
     },
   });
-  const exited = new Promise<number | null>((resolve) =>
-    child.once('exit', (code) => void rm(dir, { recursive: true, force: true }).then(() => resolve(code))),
-  );
-  const lines: Record<string, unknown>[] = [];
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      lines.push(parsed);
-      if (parsed.event === 'worker.ready') resolve();
-    });
-    void exited.then((code) => reject(new Error(`ebb worker exited early (${code})`)));
+  const exited = worker.exited.then(async (code) => {
+    await rm(dir, { recursive: true, force: true });
+    return code;
   });
-  return { child, exited, lines: () => lines };
+  // Its `worker.ready` line.
+  await worker.logged('compaction worker ready');
+  return { ...worker, exited };
 }
