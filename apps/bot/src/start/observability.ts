@@ -1,0 +1,70 @@
+/**
+ * The observability part: the metrics, /metrics and /healthz (the checks of what this process
+ * reaches, the fallbacks in use, the platforms running degraded, the MCP servers, the context cache),
+ * and where compaction events go. Nothing of its own to stop: it lives on the web channel's server.
+ */
+import { logCompactionEvent } from '@ebb/compaction';
+import type { CompactionEventSink } from '@ebb/core';
+import type { Database } from '@ebb/db';
+import {
+  createMetrics,
+  type EbbMetrics,
+  type HealthCheck,
+  healthCheck,
+  mountObservability,
+  postgresCheck,
+} from '@ebb/observability';
+import type { McpServers } from '@ebb/tools';
+import type { WebAdapter } from '@ebb/web';
+import type { Bot } from '../bot/bot.js';
+import type { DashboardFeed } from '../dashboard-feed.js';
+import type { StartOptions } from './options.js';
+
+export class Observability {
+  readonly metrics: EbbMetrics;
+  /** What /healthz checks; the queue part adds Redis when it uses it. */
+  readonly checks: Record<string, HealthCheck>;
+  readonly #options: StartOptions;
+  /** Set once the bot has started: its degraded platforms and context cache show from then on. */
+  #bot: Bot | undefined;
+
+  constructor(options: StartOptions, database: Database) {
+    this.#options = options;
+    this.metrics = createMetrics({
+      processMetrics: options.processMetrics ?? true,
+      prices: () => options.config().prices,
+    });
+    this.checks = { database: postgresCheck(database.db) };
+  }
+
+  /** Where compaction events go: the log, the metrics, the web channel's stream and the dashboard. */
+  compactionEvents(web: WebAdapter, feed: DashboardFeed): CompactionEventSink {
+    return (e) => {
+      logCompactionEvent(this.#options.logger, e);
+      this.metrics.onCompactionEvent(e);
+      web.publish(e.channel, { type: 'compaction', ...e });
+      feed.onCompactionEvent(e);
+    };
+  }
+
+  /** Mounts /metrics and /healthz on the web channel's server. */
+  mount(web: WebAdapter, fallbacks: Readonly<Record<string, boolean>>, mcp: McpServers): void {
+    mountObservability(web.app, {
+      metrics: this.metrics,
+      health: () =>
+        healthCheck({
+          checks: this.checks,
+          fallbacks,
+          degraded: this.#bot === undefined ? {} : this.#bot.degradedPlatforms(),
+          mcp: mcp.states(),
+          ...(this.#bot === undefined ? {} : { contextCache: this.#bot.contextCache() }),
+        }),
+    });
+  }
+
+  /** From now on /healthz and /metrics show the started bot's degraded platforms and context cache. */
+  watch(bot: Bot): void {
+    this.#bot = bot;
+    this.metrics.observeContextCache(() => bot.contextCache());
+  }
+}
