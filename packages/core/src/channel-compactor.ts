@@ -14,6 +14,7 @@ import type { CompactionEventSink } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
 import type { CompactorSettings } from './compactor-settings.js';
 import {
+  type ChannelTerms,
   type CompactorSteps,
   compactorUsage,
   stubThroughStore,
@@ -79,7 +80,7 @@ export class ChannelCompactor {
   }
 
   usage(context: ContextView, settings: CompactorSettings, calibration: Calibration): number {
-    return compactorUsage(context, settings, calibration);
+    return compactorUsage(context, { settings, calibration });
   }
 
   /** The monitor after a turn. `context` is the caller's current view of the channel. */
@@ -89,26 +90,21 @@ export class ChannelCompactor {
     settings: CompactorSettings,
     calibration: Calibration,
   ): Promise<AfterTurnResult> {
-    const turn = this.#turn(context, settings, calibration);
+    const terms: ChannelTerms = { channelKey, settings, calibration };
+    const turn = this.#turn(terms, context);
     this.#record(channelKey).monitor.observe(turn);
-    return this.#decide(channelKey, context, settings, calibration, turn);
+    return this.#decide(terms, turn);
   }
 
-  /** Asks the queue only when the decision can depend on it, then acts. */
-  async #decide(
-    channelKey: string,
-    context: ContextView,
-    settings: CompactorSettings,
-    calibration: Calibration,
-    turn: MonitorTurn,
-  ): Promise<AfterTurnResult> {
+  /** Asks the queue only when the decision can depend on it, then acts on `turn.context`. */
+  async #decide(terms: ChannelTerms, turn: MonitorTurn): Promise<AfterTurnResult> {
     let inFlight: readonly PassInFlight[] = [];
-    if (this.#record(channelKey).monitor.needsQueue(settings.policy, turn)) {
-      const asked = await this.#inFlight(channelKey);
-      if (asked === undefined) return this.#queueDown(channelKey, context, settings, calibration, turn);
+    if (this.#record(terms.channelKey).monitor.needsQueue(terms.settings.policy, turn)) {
+      const asked = await this.#inFlight(terms.channelKey);
+      if (asked === undefined) return this.#queueDown(terms, turn);
       inFlight = asked;
     }
-    return this.#act(channelKey, context, settings, calibration, turn, inFlight);
+    return this.#act(terms, turn, inFlight);
   }
 
   /**
@@ -122,7 +118,7 @@ export class ChannelCompactor {
     usage: number,
   ): Promise<ContextView | undefined> {
     const inFlight = (await this.#inFlight(channelKey)) ?? [];
-    return (await this.#emergency(channelKey, settings, calibration, usage, inFlight)).context;
+    return (await this.#emergency({ channelKey, settings, calibration }, usage, inFlight)).context;
   }
 
   /** A manual pass (`/compact [focus]`): the background fraction, now, whatever the usage. */
@@ -202,7 +198,7 @@ export class ChannelCompactor {
     // Passes that landed together are judged together, as `ebb simulate` judges a turn's landings:
     // the context before the first, less what each freed.
     const freed = judged.reduce((sum, r) => sum + (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0), 0);
-    const usage = (tokens: number) => compactorUsage({ tokens }, settings, calibration);
+    const usage = (tokens: number) => compactorUsage({ tokens }, { settings, calibration });
     record.monitor.shrunk(
       settings.policy,
       usage(first.tokensBefore),
@@ -212,14 +208,12 @@ export class ChannelCompactor {
   }
 
   async #act(
-    channelKey: string,
-    context: ContextView,
-    settings: CompactorSettings,
-    calibration: Calibration,
+    terms: ChannelTerms,
     turn: MonitorTurn,
     inFlight: readonly PassInFlight[],
   ): Promise<AfterTurnResult> {
-    const { usage } = turn;
+    const { channelKey, settings } = terms;
+    const { context, usage } = turn;
     const { action, report } = this.#record(channelKey).monitor.decide(settings.policy, {
       ...turn,
       inFlight,
@@ -255,61 +249,29 @@ export class ChannelCompactor {
         return { usage, action, ...(enqueued && !enqueued.deduplicated ? { jobId: enqueued.jobId } : {}) };
       }
       case 'microcompact': {
-        const stubbed = await stubThroughStore(
-          this.#steps,
-          channelKey,
-          context,
-          settings,
-          calibration,
-          action.seqs,
-        );
+        const stubbed = await stubThroughStore(this.#steps, terms, context, action.seqs);
         // The channel moved on under the plan: the next turn plans again on what is stored.
         if (stubbed === undefined) {
           const current = await this.#options.channels.loadContext(channelKey);
-          return { usage: this.usage(current, settings, calibration), action, context: current };
+          return { usage: compactorUsage(current, terms), action, context: current };
         }
         // Decide again on the smaller context: a pass or a truncation may no longer be due.
-        const after = await this.#decide(
-          channelKey,
-          stubbed,
-          settings,
-          calibration,
-          this.#turn(stubbed, settings, calibration),
-        );
+        const after = await this.#decide(terms, this.#turn(terms, stubbed));
         return { ...after, context: after.context ?? stubbed };
       }
       case 'emergency': {
-        const cut = await this.#emergency(
-          channelKey,
-          settings,
-          calibration,
-          usage,
-          inFlight,
-          context.generation,
-        );
+        const cut = await this.#emergency(terms, usage, inFlight, context.generation);
         return { usage, action, ...cut };
       }
     }
   }
 
   /** Redis is down: an emergency still truncates (it needs no queue); nothing is enqueued. */
-  async #queueDown(
-    channelKey: string,
-    context: ContextView,
-    settings: CompactorSettings,
-    calibration: Calibration,
-    turn: MonitorTurn,
-  ): Promise<AfterTurnResult> {
+  async #queueDown(terms: ChannelTerms, turn: MonitorTurn): Promise<AfterTurnResult> {
+    const { channelKey, settings } = terms;
     const { usage } = turn;
     if (usage >= settings.policy.emergencyThreshold) {
-      const cut = await truncateThroughStore(
-        this.#steps,
-        channelKey,
-        settings,
-        calibration,
-        usage,
-        context.generation,
-      );
+      const cut = await truncateThroughStore(this.#steps, terms, usage, turn.context.generation);
       return { usage, action: { kind: 'emergency' }, ...cut };
     }
     if (this.#record(channelKey).monitor.reportOnce('queue_unavailable'))
@@ -324,33 +286,17 @@ export class ChannelCompactor {
   }
 
   async #emergency(
-    channelKey: string,
-    settings: CompactorSettings,
-    calibration: Calibration,
+    terms: ChannelTerms,
     usage: number,
     inFlight: readonly PassInFlight[],
     /** The generation the decision was made on (undefined: cut whatever the state). */
     expectedGeneration?: number,
   ): Promise<{ context?: ContextView; jobId?: string }> {
-    const cut = await truncateThroughStore(
-      this.#steps,
-      channelKey,
-      settings,
-      calibration,
-      usage,
-      expectedGeneration,
-    );
+    const cut = await truncateThroughStore(this.#steps, terms, usage, expectedGeneration);
     if (!cut.truncated || !cut.context) return cut;
     // Decide again on the cut context: the heal is queued when nothing else is in flight (a pass in
     // flight trims the marker when it lands, and the heal follows on a later turn).
-    const after = await this.#act(
-      channelKey,
-      cut.context,
-      settings,
-      calibration,
-      this.#turn(cut.context, settings, calibration),
-      inFlight,
-    );
+    const after = await this.#act(terms, this.#turn(terms, cut.context), inFlight);
     return { context: cut.context, ...(after.jobId ? { jobId: after.jobId } : {}) };
   }
 
@@ -366,10 +312,12 @@ export class ChannelCompactor {
     }
   }
 
-  #turn(context: ContextView, settings: CompactorSettings, calibration: Calibration): MonitorTurn {
+  /** What the monitor decides on for `context`, in the decision's terms and at this moment. */
+  #turn(terms: ChannelTerms, context: ContextView): MonitorTurn {
+    const { settings, calibration } = terms;
     return {
       context,
-      usage: this.usage(context, settings, calibration),
+      usage: compactorUsage(context, terms),
       usagePerToken: calibration.factor / (settings.contextWindow - settings.maxOutputTokens),
       summaryTokens: summarySpanBound(settings.tokenizer, settings.policy.summaryMaxTokens),
       now: this.#now(),

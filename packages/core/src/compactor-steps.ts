@@ -24,17 +24,29 @@ export interface CompactorSteps {
 }
 
 /**
+ * The channel a decision is about and the terms it is made in: built once per call of the compactor
+ * and handed to every step of it, instead of the same three positional parameters to each.
+ */
+export interface ChannelTerms {
+  readonly channelKey: string;
+  readonly settings: CompactorSettings;
+  readonly calibration: Calibration;
+}
+
+/** What a usage figure is computed in: a channel's compactor settings and its calibration. */
+type UsageTerms = Pick<ChannelTerms, 'settings' | 'calibration'>;
+
+/**
  * Puts stubs in place of the old tool results `seqs` (under the store's channel lock); returns the
  * context after it, or undefined when the channel moved on meanwhile (nothing stubbed).
  */
 export async function stubThroughStore(
   steps: CompactorSteps,
-  channelKey: string,
+  terms: ChannelTerms,
   context: ContextView,
-  settings: CompactorSettings,
-  calibration: Calibration,
   seqs: readonly number[],
 ): Promise<ContextView | undefined> {
+  const { channelKey, settings } = terms;
   const stubs = stubToolResults(context.raw, seqs, settings.tokenizer, settings.readHistory ?? true);
   const outcome = await steps.channels.stubToolResults(channelKey, {
     expectedGeneration: context.generation,
@@ -43,12 +55,12 @@ export async function stubThroughStore(
   const next = new WorkingContext(context);
   next.replaceRaw(stubs);
   if (outcome.kind === 'stale' || outcome.generation !== next.generation) return undefined;
-  const prompt = promptTokens(settings, calibration);
+  const prompt = promptTokens(terms);
   steps.emit({
     event: 'compaction.microcompacted',
     channel: channelKey,
     tier: 'microcompact',
-    usage: compactorUsage(next.view(), settings, calibration),
+    usage: compactorUsage(next.view(), terms),
     fromSeq: seqs[0] ?? 0,
     toSeq: seqs.at(-1) ?? 0,
     tokensBefore: prompt(outcome.tokensBefore),
@@ -65,13 +77,12 @@ export async function stubThroughStore(
  */
 export async function truncateThroughStore(
   steps: CompactorSteps,
-  channelKey: string,
-  settings: CompactorSettings,
-  calibration: Calibration,
+  terms: ChannelTerms,
   usageNow: number,
   expectedGeneration: number | undefined,
 ): Promise<{ context?: ContextView; truncated?: boolean }> {
-  const { policy } = settings;
+  const { channelKey } = terms;
+  const { policy } = terms.settings;
   steps.emit({ event: 'compaction.triggered', channel: channelKey, tier: 'emergency', usage: usageNow });
   const request = {
     fraction: policy.emergencyFraction,
@@ -84,8 +95,7 @@ export async function truncateThroughStore(
   });
   if (outcome.kind === 'nothing' && outcome.reason === 'stale') {
     const current = await steps.channels.loadContext(channelKey);
-    if (compactorUsage(current, settings, calibration) < policy.emergencyThreshold)
-      return { context: current };
+    if (compactorUsage(current, terms) < policy.emergencyThreshold) return { context: current };
     outcome = await steps.channels.truncate(channelKey, {
       ...request,
       expectedGeneration: current.generation,
@@ -103,12 +113,12 @@ export async function truncateThroughStore(
     return {};
   }
   const context = await steps.channels.loadContext(channelKey);
-  const prompt = promptTokens(settings, calibration);
+  const prompt = promptTokens(terms);
   steps.emit({
     event: 'compaction.emergency',
     channel: channelKey,
     tier: 'emergency',
-    usage: compactorUsage(context, settings, calibration),
+    usage: compactorUsage(context, terms),
     fromSeq: outcome.plan.fromSeq,
     toSeq: outcome.plan.toSeq,
     tokensBefore: prompt(outcome.tokensBefore),
@@ -121,8 +131,7 @@ export async function truncateThroughStore(
 /** Usage of a context (or of a token count) under a channel's compactor settings (the prompt budget, calibrated). */
 export function compactorUsage(
   context: Pick<ContextView, 'tokens'>,
-  settings: CompactorSettings,
-  calibration: Calibration,
+  { settings, calibration }: UsageTerms,
 ): number {
   return usageOf({
     contextTokens: context.tokens,
@@ -133,9 +142,6 @@ export function compactorUsage(
   });
 }
 
-function promptTokens(
-  settings: CompactorSettings,
-  calibration: Calibration,
-): (contextTokens: number) => number {
+function promptTokens({ settings, calibration }: UsageTerms): (contextTokens: number) => number {
   return (contextTokens) => Math.round((contextTokens + settings.reservedTokens) * calibration.factor);
 }
