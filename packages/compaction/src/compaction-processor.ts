@@ -35,10 +35,10 @@ import {
   type LlmCall,
   type MemoryScopeSetting,
   type MemoryStore,
+  type MemoryUpsertResult,
   type ModelPrice,
   memoryScope,
   PassDeferredError,
-  type PrefixView,
   planSnapshot,
   type RunStore,
   type SpliceOutcome,
@@ -116,200 +116,308 @@ export type ProcessResult =
   | { readonly kind: 'already_finished'; readonly status: string };
 
 export function createCompactionProcessor(options: CompactionProcessorOptions) {
-  const now = options.now ?? Date.now;
-  const breaker = options.breaker ?? DEFAULT_CIRCUIT_BREAKER;
-  const emit = options.onEvent ?? (() => {});
+  const p: Processor = {
+    ...options,
+    now: options.now ?? Date.now,
+    breaker: options.breaker ?? DEFAULT_CIRCUIT_BREAKER,
+    emit: options.onEvent ?? (() => {}),
+  };
 
   return async function processCompaction(job: ProcessorJob, signal?: AbortSignal): Promise<ProcessResult> {
-    const { channels, memories, runs } = options;
-    const started = now();
-    const channel = job.channelKey;
-    const event = { channel, tier: job.tier, jobId: job.jobId, fromSeq: job.fromSeq, toSeq: job.toSeq };
-    let prices: Readonly<Record<string, ModelPrice>> = {};
-
+    const pass: Pass = { job, started: p.now(), event: passEvent(job) };
+    let prices: Prices = {};
     try {
-      let run = await runs.start(job.jobId);
-      if (!run) {
-        // The worker got the job before the bot recorded it.
-        await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
-        run = await runs.start(job.jobId);
-      }
+      const run = await startRun(p.runs, job);
       if (run && TERMINAL_RUN_STATUSES.has(run.status)) {
         return { kind: 'already_finished', status: run.status };
       }
-      if (await circuitOpen(runs, channel, job.jobId, breaker, now())) {
-        await runs.finish(job.jobId, { status: 'skipped', error: 'circuit_open' });
-        emit({ event: 'compaction.skipped', ...event, reason: 'circuit_open' });
-        return { kind: 'skipped', reason: 'circuit_open' };
-      }
+      if (await circuitOpen(p.runs, job, p.breaker, p.now())) return await skipOpenCircuit(p, pass);
       // Resuming from a checkpoint (a retry, or a deferred follow-up): the summary exists, and the
       // splice checks again everything the snapshot would.
       const resumed = run?.output !== undefined;
-      if (!resumed) emit({ event: 'compaction.started', ...event });
+      if (!resumed) p.emit({ event: 'compaction.started', ...pass.event });
 
-      const settings = await options.settingsFor(channel);
+      const settings = await p.settingsFor(job.channelKey);
       prices = settings.prices ?? {};
-      const snapshot = resumed
-        ? EMPTY_SNAPSHOT
-        : await snapshotRange(channels, await channels.loadPrefix(channel), job);
-      if (snapshot.kind === 'stale') {
-        await runs.finish(job.jobId, {
-          status: 'stale',
-          error: snapshot.reason,
-          durationMs: now() - started,
-        });
-        emit({ event: 'compaction.stale', ...event, reason: snapshot.reason });
-        return snapshot;
-      }
+      const snapshot = resumed ? EMPTY_SNAPSHOT : await snapshotRange(p.channels, job);
+      if (snapshot.kind === 'stale') return await finishStaleSnapshot(p, pass, snapshot);
 
-      // Memories are checked before the checkpoint holds them, and again when one is reused (a
-      // checkpoint written before this check existed); a valid memory passes unchanged.
-      let authors: Promise<string[]> | undefined;
-      const checked = async (proposed: SummaryOutput['memories']): Promise<ExtractedMemory[]> => {
-        if (proposed.length === 0) return [];
-        authors ??= channels.readAuthors(channel, job.fromSeq, job.toSeq);
-        const result = validateMemories(proposed, {
-          fromSeq: job.fromSeq,
-          toSeq: job.toSeq,
-          authors: await authors,
-          tokenizer: settings.tokenizer,
-        });
-        if (countOf(result.rejected) + countOf(result.repaired) > 0) {
-          emit({
-            event: 'compaction.memories_invalid',
-            ...event,
-            memoriesRejected: result.rejected,
-            memoriesRepaired: result.repaired,
-          });
-        }
-        return result.memories;
-      };
-      // A checkpointed output is reused; otherwise the first worker to save its output wins and
-      // every worker on this job continues with that one.
-      let output: SummaryOutput | undefined = run?.output;
-      if (output === undefined) {
-        const proposed = await settings.summarizer.summarize(
-          {
-            channelKey: channel,
-            fromSeq: job.fromSeq,
-            toSeq: job.toSeq,
-            earlierSummaries: snapshot.earlierSummaries,
-            messages: snapshot.messages,
-            maxTokens: settings.summaryMaxTokens,
-            canWait: canWait(job),
-            ...(job.focus === undefined ? {} : { focus: job.focus }),
-          },
-          signal,
-        );
-        output = await runs.saveOutput(job.jobId, {
-          ...proposed,
-          memories: await checked(proposed.memories),
-        });
-      }
-
-      const scope = memoryScope(channel, settings.memoryScope);
+      const checked = memoryCheck(p, pass, settings.tokenizer);
+      const output = run?.output ?? (await summarize(p, pass, { settings, snapshot, signal }, checked));
       // A checkpoint is JSON typed as proposed memories, and may predate the check: checked on the
       // way out too. For an output this worker just checked it changes nothing.
-      const upserted = await memories.upsert(
-        (await checked(output.memories)).map((m) => ({ ...m, scope, channelKey: channel })),
-      );
-
-      const tokens = spanTokens(settings.tokenizer, {
-        kind: 'summary',
-        fromSeq: job.fromSeq,
-        toSeq: job.toSeq,
-        text: output.text,
-      });
-      const outcome = await channels.splice(channel, {
-        jobId: job.jobId,
-        fromSeq: job.fromSeq,
-        toSeq: job.toSeq,
-        text: output.text,
-        tokens,
-      });
-      const fallbackCause = output.fallback
-        ? output.calls.find((c) => c.error !== undefined)?.error
-        : undefined;
-      const calls = {
-        model: output.model,
-        fallback: output.fallback,
-        // Why the fallback wrote the summary: the breaker counts such passes as failures.
-        ...(fallbackCause === undefined ? {} : { error: fallbackCause }),
-        inputTokens: output.calls.reduce((n, c) => n + c.inputTokens, 0),
-        outputTokens: output.calls.reduce((n, c) => n + c.outputTokens, 0),
-        summaryTokens: tokens,
+      const upserted = await storeMemories(p, job, settings, await checked(output.memories));
+      const spliced = await spliceSummary(p.channels, job, settings.tokenizer, output);
+      return await recordOutcome(p, pass, {
+        ...spliced,
+        output,
         memoriesAdded: upserted.added,
-        durationMs: now() - started,
-      };
-      if (outcome.kind === 'gap') {
-        if (await waitsForPredecessor(runs, job, run?.createdAt ?? started, now())) {
-          throw new PassDeferredError(`${job.jobId} waits for ${job.after} to splice`, FOLLOW_UP_RECHECK_MS);
-        }
-      }
-      if (outcome.kind === 'stale' || outcome.kind === 'gap') {
-        await runs.finish(job.jobId, { status: 'stale', error: outcome.reason, ...calls });
-        emit({ event: 'compaction.stale', ...event, reason: outcome.reason, durationMs: calls.durationMs });
-        return { kind: 'stale', reason: outcome.reason };
-      }
-      // Set once the pass is recorded completed: nothing after that may fail it.
-      let notifyError: string | undefined;
-      if (outcome.kind === 'splice') {
-        await runs.finish(job.jobId, {
-          status: 'completed',
-          tokensBefore: outcome.tokensBefore,
-          tokensAfter: outcome.tokensAfter,
-          ...calls,
-        });
-        // The pass is in Postgres: Redis away cannot undo it. Bots that miss the notice see the new
-        // generation on their next append and reload then.
-        notifyError = await options.notifier
-          .publish({ channelKey: channel, generation: outcome.generation })
-          .then(
-            () => undefined,
-            (err: unknown) => errorCode(err),
-          );
-      } else {
-        // Applied by an earlier try that died before recording it.
-        await runs.finish(job.jobId, { status: 'completed', ...calls });
-      }
-      emit({
-        event: 'compaction.completed',
-        ...event,
-        ...(outcome.kind === 'splice'
-          ? {
-              tokensBefore: outcome.tokensBefore,
-              tokensAfter: outcome.tokensAfter,
-              messagesCompacted: outcome.messagesRemoved,
-            }
-          : { reason: outcome.reason }),
-        summaryTokens: tokens,
-        memoriesAdded: upserted.added,
-        durationMs: calls.durationMs,
-        fallback: output.fallback,
-        model: output.model,
-        ...callsCost(output.calls, prices),
-        // The context-changed notice could not be sent (e.g. redis_unavailable).
-        ...(notifyError === undefined ? {} : { error: notifyError }),
+        enqueuedAt: run?.createdAt ?? pass.started,
+        prices,
       });
-      return { kind: 'completed', outcome, memoriesAdded: upserted.added, fallback: output.fallback };
     } catch (err) {
-      if (err instanceof PassDeferredError) throw err;
-      // The driver retries or gives up; `recordFailure` then marks the run (see run-worker.ts).
-      // The calls a summarizer made before it gave up are what the failed try cost.
-      const spent =
-        err instanceof SummarizerGaveUpError && err.calls.length > 0
-          ? { model: (err.calls.at(-1) as LlmCall).model, ...callsCost(err.calls, prices) }
-          : {};
-      emit({
-        event: 'compaction.failed',
-        ...event,
-        error: errorCode(err),
-        durationMs: now() - started,
-        ...spent,
-      });
+      if (!(err instanceof PassDeferredError)) reportFailure(p, pass, err, prices);
       throw err;
     }
   };
+}
+
+/** What every step of a pass uses: the processor's options with their defaults filled in. */
+interface Processor extends CompactionProcessorOptions {
+  readonly now: () => number;
+  readonly breaker: CircuitBreakerOptions;
+  readonly emit: CompactionEventSink;
+}
+
+/** One pass, as its steps see it: the job, when the pass started and the fields its every event carries. */
+interface Pass {
+  readonly job: ProcessorJob;
+  readonly started: number;
+  readonly event: ReturnType<typeof passEvent>;
+}
+
+type Prices = Readonly<Record<string, ModelPrice>>;
+
+/** The fields every event of a pass carries: its channel (always named `channel`), tier, job and range. */
+function passEvent(job: ProcessorJob) {
+  return {
+    channel: job.channelKey,
+    tier: job.tier,
+    jobId: job.jobId,
+    fromSeq: job.fromSeq,
+    toSeq: job.toSeq,
+  };
+}
+
+/** Marks the job's run running (creating it first when the worker got the job before the bot recorded it); returns the run as it was. */
+async function startRun(runs: RunStore, job: ProcessorJob): Promise<CompactionRun | undefined> {
+  const run = await runs.start(job.jobId);
+  if (run) return run;
+  await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
+  return runs.start(job.jobId);
+}
+
+async function skipOpenCircuit(p: Processor, pass: Pass): Promise<ProcessResult> {
+  await p.runs.finish(pass.job.jobId, { status: 'skipped', error: 'circuit_open' });
+  p.emit({ event: 'compaction.skipped', ...pass.event, reason: 'circuit_open' });
+  return { kind: 'skipped', reason: 'circuit_open' };
+}
+
+async function finishStaleSnapshot(
+  p: Processor,
+  pass: Pass,
+  snapshot: Extract<Snapshot, { kind: 'stale' }>,
+): Promise<ProcessResult> {
+  await p.runs.finish(pass.job.jobId, {
+    status: 'stale',
+    error: snapshot.reason,
+    durationMs: p.now() - pass.started,
+  });
+  p.emit({ event: 'compaction.stale', ...pass.event, reason: snapshot.reason });
+  return snapshot;
+}
+
+type MemoryCheck = (proposed: SummaryOutput['memories']) => Promise<ExtractedMemory[]>;
+
+/**
+ * Memories are checked before the checkpoint holds them, and again when one is reused (a checkpoint
+ * written before this check existed); a valid memory passes unchanged. The range's authors are read
+ * once per pass, on the first check that has memories to check.
+ */
+function memoryCheck(p: Processor, pass: Pass, tokenizer: Tokenizer): MemoryCheck {
+  const { job } = pass;
+  let authors: Promise<string[]> | undefined;
+  return async (proposed) => {
+    if (proposed.length === 0) return [];
+    authors ??= p.channels.readAuthors(job.channelKey, job.fromSeq, job.toSeq);
+    const result = validateMemories(proposed, {
+      fromSeq: job.fromSeq,
+      toSeq: job.toSeq,
+      authors: await authors,
+      tokenizer,
+    });
+    if (countOf(result.rejected) + countOf(result.repaired) > 0) {
+      p.emit({
+        event: 'compaction.memories_invalid',
+        ...pass.event,
+        memoriesRejected: result.rejected,
+        memoriesRepaired: result.repaired,
+      });
+    }
+    return result.memories;
+  };
+}
+
+interface SummaryInput {
+  readonly settings: ChannelPassSettings;
+  readonly snapshot: Extract<Snapshot, { kind: 'ok' }>;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Asks the channel's summarizer and checkpoints its output with the memories checked: the first
+ * worker to save its output wins and every worker on this job continues with that one.
+ */
+async function summarize(
+  p: Processor,
+  pass: Pass,
+  { settings, snapshot, signal }: SummaryInput,
+  checked: MemoryCheck,
+): Promise<SummaryOutput> {
+  const { job } = pass;
+  const proposed = await settings.summarizer.summarize(
+    {
+      channelKey: job.channelKey,
+      fromSeq: job.fromSeq,
+      toSeq: job.toSeq,
+      earlierSummaries: snapshot.earlierSummaries,
+      messages: snapshot.messages,
+      maxTokens: settings.summaryMaxTokens,
+      canWait: canWait(job),
+      ...(job.focus === undefined ? {} : { focus: job.focus }),
+    },
+    signal,
+  );
+  return p.runs.saveOutput(job.jobId, { ...proposed, memories: await checked(proposed.memories) });
+}
+
+async function storeMemories(
+  p: Processor,
+  job: ProcessorJob,
+  settings: ChannelPassSettings,
+  memories: readonly ExtractedMemory[],
+): Promise<MemoryUpsertResult> {
+  const scope = memoryScope(job.channelKey, settings.memoryScope);
+  return p.memories.upsert(memories.map((m) => ({ ...m, scope, channelKey: job.channelKey })));
+}
+
+/** The summary spliced over the job's range under the channel lock (or refused: stale, gap, applied already). */
+async function spliceSummary(
+  channels: ChannelStore,
+  job: ProcessorJob,
+  tokenizer: Tokenizer,
+  output: SummaryOutput,
+): Promise<{ outcome: SpliceOutcome; summaryTokens: number }> {
+  const range = { fromSeq: job.fromSeq, toSeq: job.toSeq };
+  const summaryTokens = spanTokens(tokenizer, { kind: 'summary', ...range, text: output.text });
+  const outcome = await channels.splice(job.channelKey, {
+    jobId: job.jobId,
+    ...range,
+    text: output.text,
+    tokens: summaryTokens,
+  });
+  return { outcome, summaryTokens };
+}
+
+interface Spliced {
+  readonly outcome: SpliceOutcome;
+  readonly output: SummaryOutput;
+  readonly summaryTokens: number;
+  readonly memoriesAdded: number;
+  /** When the run was created: how long a follow-up has waited for the pass ahead of it. */
+  readonly enqueuedAt: number;
+  readonly prices: Prices;
+}
+
+/**
+ * The splice's outcome recorded on the run and reported: a follow-up that met a gap while the pass
+ * ahead is still on its way is deferred; stale (or a gap with nothing left to wait for) ends the
+ * run stale; a splice, or one an earlier try applied, completes it.
+ */
+async function recordOutcome(p: Processor, pass: Pass, spliced: Spliced): Promise<ProcessResult> {
+  const { job } = pass;
+  const { outcome, output } = spliced;
+  const calls = runFigures(p, pass, spliced);
+  if (outcome.kind === 'gap') {
+    if (await waitsForPredecessor(p.runs, job, spliced.enqueuedAt, p.now())) {
+      throw new PassDeferredError(`${job.jobId} waits for ${job.after} to splice`, FOLLOW_UP_RECHECK_MS);
+    }
+  }
+  if (outcome.kind === 'stale' || outcome.kind === 'gap') {
+    await p.runs.finish(job.jobId, { status: 'stale', error: outcome.reason, ...calls });
+    p.emit({
+      event: 'compaction.stale',
+      ...pass.event,
+      reason: outcome.reason,
+      durationMs: calls.durationMs,
+    });
+    return { kind: 'stale', reason: outcome.reason };
+  }
+  // Set once the pass is recorded completed: nothing after that may fail it.
+  let notifyError: string | undefined;
+  if (outcome.kind === 'splice') {
+    await p.runs.finish(job.jobId, {
+      status: 'completed',
+      tokensBefore: outcome.tokensBefore,
+      tokensAfter: outcome.tokensAfter,
+      ...calls,
+    });
+    // The pass is in Postgres: Redis away cannot undo it. Bots that miss the notice see the new
+    // generation on their next append and reload then.
+    notifyError = await p.notifier
+      .publish({ channelKey: job.channelKey, generation: outcome.generation })
+      .then(
+        () => undefined,
+        (err: unknown) => errorCode(err),
+      );
+  } else {
+    // Applied by an earlier try that died before recording it.
+    await p.runs.finish(job.jobId, { status: 'completed', ...calls });
+  }
+  p.emit({
+    event: 'compaction.completed',
+    ...pass.event,
+    ...(outcome.kind === 'splice'
+      ? {
+          tokensBefore: outcome.tokensBefore,
+          tokensAfter: outcome.tokensAfter,
+          messagesCompacted: outcome.messagesRemoved,
+        }
+      : { reason: outcome.reason }),
+    summaryTokens: spliced.summaryTokens,
+    memoriesAdded: spliced.memoriesAdded,
+    durationMs: calls.durationMs,
+    fallback: output.fallback,
+    model: output.model,
+    ...callsCost(output.calls, spliced.prices),
+    // The context-changed notice could not be sent (e.g. redis_unavailable).
+    ...(notifyError === undefined ? {} : { error: notifyError }),
+  });
+  return { kind: 'completed', outcome, memoriesAdded: spliced.memoriesAdded, fallback: output.fallback };
+}
+
+/** What the run records of the pass's calls and summary, whatever its outcome; its duration ends now. */
+function runFigures(p: Processor, pass: Pass, { output, summaryTokens, memoriesAdded }: Spliced) {
+  const fallbackCause = output.fallback ? output.calls.find((c) => c.error !== undefined)?.error : undefined;
+  return {
+    model: output.model,
+    fallback: output.fallback,
+    // Why the fallback wrote the summary: the breaker counts such passes as failures.
+    ...(fallbackCause === undefined ? {} : { error: fallbackCause }),
+    inputTokens: output.calls.reduce((n, c) => n + c.inputTokens, 0),
+    outputTokens: output.calls.reduce((n, c) => n + c.outputTokens, 0),
+    summaryTokens,
+    memoriesAdded,
+    durationMs: p.now() - pass.started,
+  };
+}
+
+/**
+ * The driver retries or gives up; `recordFailure` then marks the run (see run-worker.ts). The calls
+ * a summarizer made before it gave up are what the failed try cost.
+ */
+function reportFailure(p: Processor, pass: Pass, err: unknown, prices: Prices): void {
+  const spent =
+    err instanceof SummarizerGaveUpError && err.calls.length > 0
+      ? { model: (err.calls.at(-1) as LlmCall).model, ...callsCost(err.calls, prices) }
+      : {};
+  p.emit({
+    event: 'compaction.failed',
+    ...pass.event,
+    error: errorCode(err),
+    durationMs: p.now() - pass.started,
+    ...spent,
+  });
 }
 
 /** The code of the first `EbbError` in the error or its causes (drivers wrap errors, e.g. BullMQ's UnrecoverableError). */
@@ -375,12 +483,8 @@ type Snapshot =
   | { kind: 'stale'; reason: string };
 
 /** The snapshot `planSnapshot` describes, with the archive parts read from the store. */
-async function snapshotRange(
-  channels: ChannelStore,
-  prefix: PrefixView,
-  job: ProcessorJob,
-): Promise<Snapshot> {
-  const plan = planSnapshot(prefix, job);
+async function snapshotRange(channels: ChannelStore, job: ProcessorJob): Promise<Snapshot> {
+  const plan = planSnapshot(await channels.loadPrefix(job.channelKey), job);
   if (plan.kind === 'stale') return plan;
   const earlierSummaries: string[] = [];
   const messages: StoredMessage[] = [];
@@ -402,13 +506,12 @@ async function snapshotRange(
  */
 async function circuitOpen(
   runs: RunStore,
-  channelKey: string,
-  jobId: string,
+  job: ProcessorJob,
   breaker: CircuitBreakerOptions,
   now: number,
 ): Promise<boolean> {
-  const attempted = (await runs.recent(channelKey, BREAKER_LOOKBACK))
-    .filter((r) => r.jobId !== jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
+  const attempted = (await runs.recent(job.channelKey, BREAKER_LOOKBACK))
+    .filter((r) => r.jobId !== job.jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
     .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
     .slice(0, breaker.failures);
   if (attempted.length < breaker.failures || !attempted.every(failedPass)) return false;
