@@ -10,8 +10,11 @@ export default defineConfig({
   test: {
     include: ['{apps,packages,workers}/*/{src,test}/**/*.test.ts'],
     env: { NODE_OPTIONS: '--conditions=ebb-source' },
-    // Property tests run many cases; give them room on a 2-core machine.
+    // Property tests run many cases; give them room on a 2-core machine. Hooks too: an embedded
+    // pipeline's beforeEach boots PGlite and migrates it, which passed vitest's 10 s default on a
+    // loaded machine.
     testTimeout: 30_000,
+    hookTimeout: 30_000,
     // Two test files at once even on 2 cores. vitest's default, one fewer worker than cores, runs
     // every file in turn there, and the end-to-end files spend much of their time waiting on Postgres,
     // Redis, child processes and the fake servers (discord.js paces itself to 50 REST requests a
