@@ -25,7 +25,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChannelPassSettings, passSettingsResolver } from '@ebb/compaction';
-import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import type { EbbConfig } from '@ebb/config';
 import type {
   AnswerClaim,
   AnswerClaims,
@@ -44,12 +44,11 @@ import type {
   PlatformHandlers,
   RunStore,
   SpooledMessage,
-  Tokenizer,
   TurnResult,
   UsageStore,
 } from '@ebb/core';
 import { settleWithin } from '@ebb/core';
-import { isLlmError, loadTokenizer } from '@ebb/llm';
+import { isLlmError } from '@ebb/llm';
 import type { ContextCacheStats, ToolCallSample } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
@@ -57,12 +56,13 @@ import { OfferedTools } from '../offered-tools.js';
 import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
-import { type ChannelState, ChannelStates, ContextReloadError } from './channel-states.js';
+import { ChannelStates, ContextReloadError } from './channel-states.js';
 import { type ChangeReport, MessageChanges } from './message-changes.js';
 import { ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 import { RedactionPasses } from './redaction-passes.js';
 import { SpoolReplay } from './spool-replay.js';
+import { openTurn, type Turn } from './turn.js';
 
 export interface BotOptions {
   readonly config: () => EbbConfig;
@@ -151,12 +151,18 @@ function modelFailure(code: string): string {
   }
 }
 
-/** What a turn works with once its message is stored. */
-interface TurnContext {
-  readonly state: ChannelState;
-  readonly tokenizer: Tokenizer;
-  readonly settings: ResolvedChannelConfig;
+/** A message's turn before its channel is opened: what each of its steps knows. */
+interface Arrival {
+  readonly message: InboundMessage;
+  /** The message as the archive (or, while it is away, the spool) takes it. */
+  readonly incoming: SpooledMessage;
+  /** Bound to the channel. */
+  readonly log: Logger;
+  readonly started: number;
 }
+
+/** A message's turn once its channel's settings and state are read. */
+type MessageTurn = Turn & Arrival;
 
 export class Bot {
   readonly #options: BotOptions;
@@ -401,76 +407,93 @@ export class Bot {
     });
   }
 
+  /**
+   * A message's turn: behind what the spool holds of its channel, then stored and answered; a failure
+   * anywhere is never a crash.
+   */
   async #turn(message: InboundMessage): Promise<TurnResult> {
+    const arrival: Arrival = {
+      message,
+      incoming: spooledOf(message),
+      log: this.#options.logger.child({ channel: message.channelKey }),
+      started: performance.now(),
+    };
+    const behind = await this.#behindSpool(arrival);
+    if (behind) return behind;
+    const progress = { stored: false };
+    try {
+      return await this.#storeAndAnswer(arrival, progress);
+    } catch (err) {
+      return await this.#failed(arrival, progress.stored, err);
+    }
+  }
+
+  /**
+   * Messages spooled before this one go into the archive first, so the order is kept; in a web
+   * channel too, where the spool holds replies posted while the archive was away. The turn's result
+   * when the spool could not be emptied (the message waits in it too); undefined when the turn goes on.
+   */
+  async #behindSpool({ message, incoming }: Arrival): Promise<TurnResult | undefined> {
+    if (!this.#spool || (await this.#spool.catchUp(message.channelKey))) return undefined;
+    // A sender told of failures sends the message again: it is not archived ahead of the spool.
+    if (message.reportsFailure) return { reply: null, archived: 'failed' };
+    return await this.#spool.keep(incoming, message.platform);
+  }
+
+  /**
+   * Opens the channel's turn, stores the message (`progress.stored` once the archive holds it) and
+   * answers it: a new message under its claim, a redelivery as `#redelivered` says.
+   */
+  async #storeAndAnswer(arrival: Arrival, progress: { stored: boolean }): Promise<TurnResult> {
+    const { message, incoming, log } = arrival;
+    const opened = await openTurn(message.channelKey, this.#options.config(), this.#states, log);
+    const turn: MessageTurn = { ...arrival, ...opened };
+    // A summary a deletion set aside whose pass was lost (the process stopped): written again now.
+    this.#redactions.resume(turn.key, turn.state.context.view().spans);
+    const appended = await this.#states.append(turn, incoming).catch((err: unknown) => {
+      // Stored, but the context could not follow: the turn fails, its message kept (its
+      // redelivery is answered).
+      if (err instanceof ContextReloadError) progress.stored = true;
+      throw err;
+    });
+    progress.stored = true;
+    const answer =
+      !message.fromBot && (message.direct || turn.settings.bot.respondTo === 'all' || message.mentionsBot);
+    if (!appended.inserted) return await this.#redelivered(turn, appended.seq, answer);
+    log.debug({ event: 'message.archived', seq: appended.seq, text: message.text }, 'message');
+    const right = answer
+      ? await this.#claimAnswer(turn, appended.seq, false)
+      : { kind: 'claimed' as const, claim: undefined };
+    // Another delivery of this message answered it meanwhile (a replica that took it too).
+    if (right.kind === 'answered') return { reply: right.reply, archived: 'stored' };
+    try {
+      return await this.#answer(turn, answer);
+    } finally {
+      await right.claim?.release();
+    }
+  }
+
+  /**
+   * A turn that failed: Postgres down (or any failure), never a crash; the next turn reloads. A
+   * sender that is told of the failure (the web API) sends the message again; a chat gets a short
+   * apology.
+   */
+  async #failed({ message, incoming, log }: Arrival, stored: boolean, err: unknown): Promise<TurnResult> {
     const key = message.channelKey;
-    const log = this.#options.logger.child({ channel: key });
-    const started = performance.now();
-    let stored = false;
-    const incoming = spooledOf(message);
-    // Messages spooled before this one go into the archive first, so the order is kept; in a web
-    // channel too, where the spool holds replies posted while the archive was away.
-    if (this.#spool && !(await this.#spool.catchUp(key))) {
-      // A sender told of failures sends the message again: it is not archived ahead of the spool.
-      if (message.reportsFailure) return { reply: null, archived: 'failed' };
-      const spooled = await this.#spool.keep(incoming, message.platform);
+    this.#states.forget(key);
+    log.error({ event: 'turn.failed', err, stored }, 'turn failed');
+    const failed: TurnResult = stored
+      ? { reply: null, archived: 'stored', failedAfterStore: true }
+      : { reply: null, archived: 'failed' };
+    if (!stored && !message.reportsFailure) {
+      const spooled = await this.#spool?.keep(incoming, message.platform);
       if (spooled) return spooled;
     }
-    try {
-      const settings = resolveChannel(this.#options.config(), key);
-      const tokenizer = await loadTokenizer(settings.llm.encoding);
-      const state = await this.#states.get(key);
-      // A summary a deletion set aside whose pass was lost (the process stopped): written again now.
-      this.#redactions.resume(key, state.context.view().spans);
-      const appended = await this.#states
-        .append(key, state, tokenizer, settings, incoming)
-        .catch((err: unknown) => {
-          // Stored, but the context could not follow: the turn fails, its message kept (its
-          // redelivery is answered).
-          if (err instanceof ContextReloadError) stored = true;
-          throw err;
-        });
-      stored = true;
-      const answer =
-        !message.fromBot && (message.direct || settings.bot.respondTo === 'all' || message.mentionsBot);
-      if (!appended.inserted) {
-        return await this.#redelivered(
-          message,
-          appended.seq,
-          answer,
-          { state, tokenizer, settings },
-          log,
-          started,
-        );
-      }
-      log.debug({ event: 'message.archived', seq: appended.seq, text: message.text }, 'message');
-      const right = answer
-        ? await this.#claimAnswer(key, message.platformMessageId, appended.seq, false, log)
-        : { kind: 'claimed' as const, claim: undefined };
-      // Another delivery of this message answered it meanwhile (a replica that took it too).
-      if (right.kind === 'answered') return { reply: right.reply, archived: 'stored' };
-      try {
-        return await this.#answer(message, answer, { state, tokenizer, settings }, log, started);
-      } finally {
-        await right.claim?.release();
-      }
-    } catch (err) {
-      // Postgres down (or any failure): never a crash; the next turn reloads. A sender that is told
-      // of the failure (the web API) sends the message again; a chat gets a short apology.
-      this.#states.forget(key);
-      log.error({ event: 'turn.failed', err, stored }, 'turn failed');
-      const failed: TurnResult = stored
-        ? { reply: null, archived: 'stored', failedAfterStore: true }
-        : { reply: null, archived: 'failed' };
-      if (!stored && !message.reportsFailure) {
-        const spooled = await this.#spool?.keep(incoming, message.platform);
-        if (spooled) return spooled;
-      }
-      if (message.fromBot || message.reportsFailure) return failed;
-      await this.#adapter(message.platform)
-        .send(key, APOLOGY)
-        .catch(() => {});
-      return { ...failed, reply: APOLOGY };
-    }
+    if (message.fromBot || message.reportsFailure) return failed;
+    await this.#adapter(message.platform)
+      .send(key, APOLOGY)
+      .catch(() => {});
+    return { ...failed, reply: APOLOGY };
   }
 
   /**
@@ -510,20 +533,13 @@ export class Bot {
    * under its claim: while another delivery's turn holds the claim this one waits, then returns the
    * reply that turn archived, so two deliveries never both answer.
    */
-  async #redelivered(
-    message: InboundMessage,
-    seq: number,
-    answer: boolean,
-    turn: TurnContext,
-    log: Logger,
-    started: number,
-  ): Promise<TurnResult> {
-    const key = message.channelKey;
+  async #redelivered(turn: MessageTurn, seq: number, answer: boolean): Promise<TurnResult> {
+    const { key, message, log } = turn;
     const original = await this.#original(key, seq);
     // A different text under the id is a conflict, never answered; an unreadable archive, no answer.
     if (!answer || original === undefined || original.reply !== null || original.text !== message.text)
       return { reply: null, archived: 'duplicate', ...(original ? { original } : {}) };
-    const right = await this.#claimAnswer(key, message.platformMessageId, seq, true, log);
+    const right = await this.#claimAnswer(turn, seq, true);
     if (right.kind === 'answered')
       return { reply: null, archived: 'duplicate', original: { text: original.text, reply: right.reply } };
     try {
@@ -531,7 +547,7 @@ export class Bot {
         { event: 'turn.redelivery_answered', seq },
         'answering a redelivered message its first turn left unanswered',
       );
-      const result = await this.#answer(message, true, turn, log, started);
+      const result = await this.#answer(turn, true);
       return {
         ...result,
         archived: 'duplicate',
@@ -549,18 +565,16 @@ export class Bot {
    * claim is taken, as it is after any wait: the holder before may have answered.
    */
   async #claimAnswer(
-    key: string,
-    platformMessageId: string,
+    { key, message, log }: MessageTurn,
     seq: number,
     recheck: boolean,
-    log: Logger,
   ): Promise<{ kind: 'claimed'; claim?: AnswerClaim } | { kind: 'answered'; reply: string | null }> {
     const claims = this.#options.claims;
     if (!claims) return { kind: 'claimed' };
     for (let waited = false; ; waited = true) {
       let claim: AnswerClaim | undefined;
       try {
-        claim = await claims.claim(key, platformMessageId);
+        claim = await claims.claim(key, message.platformMessageId);
       } catch (err) {
         // Redis away: no replica can be asked. This process's own deliveries are still one at a time.
         if (!this.#claimsFailing)
@@ -589,81 +603,92 @@ export class Bot {
    * The answer step of a stored message: the model's reply (a message not to answer gets none),
    * posted and archived, then the monitor.
    */
-  async #answer(
-    message: InboundMessage,
-    answer: boolean,
-    { state, tokenizer, settings }: TurnContext,
-    log: Logger,
-    started: number,
-  ): Promise<TurnResult> {
-    const key = message.channelKey;
+  async #answer(turn: MessageTurn, answer: boolean): Promise<TurnResult> {
     let reply: string | null = null;
     let modelFailed = false;
     if (answer) {
-      // A message that pushed the context past the emergency threshold is cut before the model
-      // sees it, rather than sending a prompt the provider would refuse.
-      const compactorSettings = this.#compaction.settingsOf(settings, tokenizer);
-      const usage = this.#compaction.compactor.usage(
-        state.context.view(),
-        compactorSettings,
-        state.calibration,
-      );
-      if (usage >= settings.compaction.emergencyThreshold)
-        await this.#compaction.monitor(key, state, settings, tokenizer);
-      let text: string | undefined;
-      try {
-        const adapter = this.#adapter(message.platform);
-        const typing = () => void adapter.typing(key);
-        text = await this.#replier.reply(key, state, tokenizer, settings, message.text, typing, log);
-      } catch (err) {
-        // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
-        // handled below like any store failure, not the model's.
-        if (!isLlmError(err)) throw err;
-        const cutOff = isLlmError(err, 'llm_aborted') && this.#deadline.signal.aborted;
-        // The model failed for good (retries done), or the end of a stop's grace period cut it off:
-        // say so, and keep the turn going. A sender told of failures (the web API) gets that in the
-        // answer's code, not as a reply.
-        if (cutOff)
-          log.warn(
-            { event: 'turn.cut_off' },
-            'the grace period of the stop ran out while the model answered; the message is kept, unanswered',
-          );
-        else
-          log.error(
-            { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
-            modelFailure(err.code),
-          );
-        if (message.reportsFailure) modelFailed = true;
-        else text = cutOff ? STOPPING_APOLOGY : MODEL_APOLOGY;
-      }
-      if (text !== undefined) {
+      await this.#cutPastEmergency(turn);
+      const text = await this.#modelText(turn);
+      if (text === undefined) modelFailed = true;
+      else {
         reply = text;
-        const sent = await this.#adapter(message.platform).send(key, text);
-        // The reply is posted: from here on, a failure must not add an apology after it. The
-        // archive append is retried once; if the store is still down the reply stays unarchived
-        // (logged), and the cache is dropped so the next turn reloads.
-        const assistant = {
-          role: 'assistant' as const,
-          author: this.#botName,
-          text,
-          ts: new Date().toISOString(),
-          platformMessageId: sent.platformMessageId,
-        };
-        const kept = await this.#archiveReply(key, state, tokenizer, settings, assistant, log);
+        const kept = await this.#postReply(turn, text);
         if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
         // Kept for the archive; the store is away, so the monitor waits for the next turn.
         if (kept === 'spooled') return { reply, archived: 'stored' };
       }
     }
+    const { key, state, settings, tokenizer, message } = turn;
     const usage = await this.#compaction.monitor(key, state, settings, tokenizer);
     this.#options.onTurn?.({
       platform: message.platform,
       channel: key,
       answered: reply !== null,
       usage,
-      durationMs: performance.now() - started,
+      durationMs: performance.now() - turn.started,
     });
     return { reply, archived: 'stored', ...(modelFailed ? { failedAfterStore: true } : {}) };
+  }
+
+  /**
+   * A message that pushed the context past the emergency threshold is cut before the model sees it,
+   * rather than sending a prompt the provider would refuse.
+   */
+  async #cutPastEmergency({ key, state, settings, tokenizer }: Turn): Promise<void> {
+    const compactorSettings = this.#compaction.settingsOf(settings, tokenizer);
+    const usage = this.#compaction.compactor.usage(
+      state.context.view(),
+      compactorSettings,
+      state.calibration,
+    );
+    if (usage >= settings.compaction.emergencyThreshold)
+      await this.#compaction.monitor(key, state, settings, tokenizer);
+  }
+
+  /**
+   * The text to post: the model's reply, or, when the model failed for good (retries done) or the
+   * end of a stop's grace period cut it off, an apology; undefined for a sender told of failures
+   * (the web API), who gets that in the answer's code, not as a reply.
+   */
+  async #modelText(turn: MessageTurn): Promise<string | undefined> {
+    const { key, message, log } = turn;
+    try {
+      const adapter = this.#adapter(message.platform);
+      const typing = () => void adapter.typing(key);
+      return await this.#replier.reply(turn, message.text, typing);
+    } catch (err) {
+      // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
+      // handled like any store failure, not the model's.
+      if (!isLlmError(err)) throw err;
+      const cutOff = isLlmError(err, 'llm_aborted') && this.#deadline.signal.aborted;
+      if (cutOff)
+        log.warn(
+          { event: 'turn.cut_off' },
+          'the grace period of the stop ran out while the model answered; the message is kept, unanswered',
+        );
+      else
+        log.error(
+          { event: 'turn.model_failed', err, code: err.code, failedTries: err.failedTries },
+          modelFailure(err.code),
+        );
+      if (message.reportsFailure) return undefined;
+      return cutOff ? STOPPING_APOLOGY : MODEL_APOLOGY;
+    }
+  }
+
+  /**
+   * Posts the reply, then archives it. From the post on, a failure must not add an apology after
+   * it: see `#archiveReply`.
+   */
+  async #postReply(turn: MessageTurn, text: string): Promise<'stored' | 'spooled' | 'lost'> {
+    const sent = await this.#adapter(turn.message.platform).send(turn.key, text);
+    return await this.#archiveReply(turn, {
+      role: 'assistant',
+      author: this.#botName,
+      text,
+      ts: new Date().toISOString(),
+      platformMessageId: sent.platformMessageId,
+    });
   }
 
   /**
@@ -694,20 +719,14 @@ export class Bot {
   /**
    * Archives a reply that is already posted: tried twice, then spooled (a reply is never followed
    * by an apology). `lost` when the spool cannot take it either; the cache is dropped either way.
-   * `log` is the turn's, bound to its channel.
    */
   async #archiveReply(
-    key: string,
-    state: ChannelState,
-    tokenizer: Tokenizer,
-    settings: ResolvedChannelConfig,
+    turn: Turn,
     reply: Omit<SpooledMessage, 'channelKey'>,
-    log: Logger,
   ): Promise<'stored' | 'spooled' | 'lost'> {
+    const { key, log } = turn;
     try {
-      await this.#states
-        .append(key, state, tokenizer, settings, reply)
-        .catch(() => this.#states.append(key, state, tokenizer, settings, reply));
+      await this.#states.append(turn, reply).catch(() => this.#states.append(turn, reply));
       return 'stored';
     } catch (err) {
       this.#states.forget(key);
@@ -724,9 +743,9 @@ export class Bot {
   /** The monitor alone, outside a turn (after a context change); a failure waits for the next turn. */
   async #recheck(key: string): Promise<void> {
     try {
-      const settings = resolveChannel(this.#options.config(), key);
-      const tokenizer = await loadTokenizer(settings.llm.encoding);
-      await this.#compaction.monitor(key, await this.#states.get(key), settings, tokenizer);
+      const log = this.#options.logger.child({ channel: key });
+      const { state, settings, tokenizer } = await openTurn(key, this.#options.config(), this.#states, log);
+      await this.#compaction.monitor(key, state, settings, tokenizer);
     } catch (err) {
       this.#states.forget(key);
       this.#options.logger.warn(

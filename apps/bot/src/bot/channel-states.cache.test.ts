@@ -83,12 +83,15 @@ describe('the context cache', () => {
 
     let appended = 0;
     while (states.stats().channels === 2 && appended < 100) {
-      await states.append('web:busy', busy, tokenizer, settings, {
-        role: 'user',
-        author: 'bo',
-        text: `status update ${++appended} on the deploy`,
-        ts: '2026-11-27T00:00:00Z',
-      });
+      await states.append(
+        { key: 'web:busy', state: busy, tokenizer, settings },
+        {
+          role: 'user',
+          author: 'bo',
+          text: `status update ${++appended} on the deploy`,
+          ts: '2026-11-27T00:00:00Z',
+        },
+      );
     }
     // The quiet channel went; the busy one, grown, is weighed at its new size and stays.
     const stats = states.stats();

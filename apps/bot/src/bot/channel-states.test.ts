@@ -224,12 +224,15 @@ describe('ChannelStates', () => {
     // A pass lands mid-turn and its notification arrives before the turn's next append.
     await splice(2);
     expect(states.markStale(KEY, 1)).toBe(true);
-    await states.append(KEY, state, tokenizer, settings, {
-      role: 'assistant',
-      author: 'ebb',
-      text: 'ok',
-      ts: '',
-    });
+    await states.append(
+      { key: KEY, state, tokenizer, settings },
+      {
+        role: 'assistant',
+        author: 'ebb',
+        text: 'ok',
+        ts: '',
+      },
+    );
     expect(state.context.generation).toBe(1);
     expect(told).toEqual([{ key: KEY, calibration: state.calibration }]);
     // The re-check the notification queued finds the context current: no reload, nothing to tell.

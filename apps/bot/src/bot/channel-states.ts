@@ -11,7 +11,6 @@
  * (`estimatedBytes`), re-weighed as it grows, and the least recently used go past `[bot]
  * context_cache_mb`. A miss is one round trip (`ChannelStore.loadChannel`).
  */
-import type { ResolvedChannelConfig } from '@ebb/config';
 import {
   type AppendResult,
   type Calibration,
@@ -19,13 +18,13 @@ import {
   contextEntryOf,
   LruMap,
   type NewMessage,
-  type Tokenizer,
   type ToolCall,
   toNewMessage,
   WorkingContext,
 } from '@ebb/core';
 import type { ContextCacheStats } from '@ebb/observability';
 import { BotError } from '../errors.js';
+import type { ChannelState, TurnChannel } from './turn.js';
 
 /**
  * What a cached channel costs in memory, estimated from what the context holds without walking it:
@@ -43,14 +42,7 @@ export function estimatedBytes(context: WorkingContext): number {
   return BYTES_PER_CHANNEL + BYTES_PER_ENTRY * (raw.length + spans.length) + BYTES_PER_TOKEN * tokens;
 }
 
-export interface ChannelState {
-  context: WorkingContext;
-  calibration: Calibration;
-  /** The newest generation a context-changed notification announced: the context is stale while older. */
-  notified: number;
-  /** The generation the compactor was last told of; a newer context may hold passes that landed. */
-  reported: number;
-}
+export type { ChannelState } from './turn.js';
 
 /**
  * A message on its way into the archive: a user's, the bot's reply, or a step of the tool loop (the
@@ -177,14 +169,9 @@ export class ChannelStates {
    * text, are dropped. `ContextReloadError` when the message is stored but the context could not
    * follow it.
    */
-  async append(
-    key: string,
-    state: ChannelState,
-    tokenizer: Tokenizer,
-    settings: ResolvedChannelConfig,
-    message: AppendedMessage,
-  ): Promise<{ seq: number; inserted: boolean }> {
-    const appended = measured(message, tokenizer, settings);
+  async append(turn: TurnChannel, message: AppendedMessage): Promise<{ seq: number; inserted: boolean }> {
+    const { key, state } = turn;
+    const appended = measured(message, turn);
     const result = await this.#options.channels.append(key, appended);
     if (!result.inserted) return { seq: result.seq, inserted: false };
     try {
@@ -200,16 +187,10 @@ export class ChannelStates {
    * Appends a step of the tool loop (the call, then its results) in one write, so no message of
    * another replica lands between a call and its results.
    */
-  async appendAll(
-    key: string,
-    state: ChannelState,
-    tokenizer: Tokenizer,
-    settings: ResolvedChannelConfig,
-    group: readonly AppendedMessage[],
-  ): Promise<void> {
-    const appended = group.map((message) => measured(message, tokenizer, settings));
-    const results = await this.#options.channels.appendAll(key, appended);
-    await this.#follow(key, state, appended, results);
+  async appendAll(turn: TurnChannel, group: readonly AppendedMessage[]): Promise<void> {
+    const appended = group.map((message) => measured(message, turn));
+    const results = await this.#options.channels.appendAll(turn.key, appended);
+    await this.#follow(turn.key, turn.state, appended, results);
   }
 
   /** The cached context after appends: extended, or reloaded when another process changed the channel. */
@@ -261,11 +242,7 @@ export class ChannelStates {
 }
 
 /** The message as the store takes it: the archive keeps the whole text, the context may hold a clipped copy. */
-function measured(
-  message: AppendedMessage,
-  tokenizer: Tokenizer,
-  settings: ResolvedChannelConfig,
-): NewMessage {
+function measured(message: AppendedMessage, { tokenizer, settings }: TurnChannel): NewMessage {
   return toNewMessage(
     { ...message, author: withoutNul(message.author), text: withoutNul(message.text) },
     tokenizer,

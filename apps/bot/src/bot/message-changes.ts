@@ -90,6 +90,15 @@ export interface MessageChangesOptions {
   readonly onChange?: (report: ChangeReport & { readonly platform: string }) => void;
 }
 
+/** What a deletion or an edit takes back from the memories over its ranges. */
+interface TakenBack {
+  readonly removed: readonly StoredMessage[];
+  /** Every seq the change redacts: none of them is evidence that a memory still stands. */
+  readonly redacted: ReadonlySet<number>;
+  /** An edited message's new text, standing in for the old one. */
+  readonly replacement?: StoredMessage;
+}
+
 const NOTHING = {
   messages: 0,
   replies: 0,
@@ -156,7 +165,8 @@ export class MessageChanges {
       const summaries = await this.#queue(key, ranges, waiting.length);
       return { kind: 'deleted', outcome: 'unchanged', ...NOTHING, summaries };
     }
-    const memories = await this.#dropMemories(key, ranges, removed, redacted);
+    const taken: TakenBack = { removed, redacted };
+    const memories = await this.#dropMemories(key, ranges, taken);
     const checkpoints = await runs.clearCheckpoints(key, ranges);
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const summaries = await this.#setAside(key, ranges, tokenizer);
@@ -168,7 +178,7 @@ export class MessageChanges {
     if (outcome.raw > 0) states.markStale(key, outcome.generation);
     // Passes that read these messages before now may land their text later: the queued pass waits
     // them out, then writes what they put in place again and drops what they learned from it.
-    await this.#queue(key, ranges, summaries, () => this.#dropMemories(key, ranges, removed, redacted));
+    await this.#queue(key, ranges, summaries, () => this.#dropMemories(key, ranges, taken));
     return {
       kind: 'deleted',
       outcome: 'applied',
@@ -218,9 +228,10 @@ export class MessageChanges {
     let summaries = 0;
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const resummarize = settings.privacy.onEdit === 'resummarize';
+    // The new text is kept: only what the old one alone said goes.
+    const taken: TakenBack = { removed: [old], redacted: new Set(), replacement: { ...old, text } };
     if (resummarize) {
-      // The new text is kept: only what the old one alone said goes.
-      memories = await this.#dropMemories(key, range, [old], new Set(), { ...old, text });
+      memories = await this.#dropMemories(key, range, taken);
       checkpoints = await runs.clearCheckpoints(key, range);
       summaries = await this.#setAside(key, range, tokenizer);
       await channels.redactRetiredSpans(key, range);
@@ -246,10 +257,7 @@ export class MessageChanges {
     });
     if (outcome.kind === 'missing') return { kind: 'edited', outcome: 'unknown', ...NOTHING };
     if (outcome.raw) states.markStale(key, outcome.generation);
-    if (resummarize)
-      await this.#queue(key, range, summaries, () =>
-        this.#dropMemories(key, range, [old], new Set(), { ...old, text }),
-      );
+    if (resummarize) await this.#queue(key, range, summaries, () => this.#dropMemories(key, range, taken));
     return {
       kind: 'edited',
       outcome: 'applied',
@@ -264,16 +272,13 @@ export class MessageChanges {
   }
 
   /**
-   * Drops the memories over `ranges` whose text came from `removed` (judged against the rest of
-   * their ranges, with `replacement` standing in for an edited message), out of every checkpoint
-   * too. Returns how many went.
+   * Drops the memories over `ranges` whose text came from the messages taken back (judged against
+   * the rest of their ranges), out of every checkpoint too. Returns how many went.
    */
   async #dropMemories(
     key: string,
     ranges: readonly SeqRange[],
-    removed: readonly StoredMessage[],
-    redacted: ReadonlySet<number>,
-    replacement?: StoredMessage,
+    { removed, redacted, replacement }: TakenBack,
   ): Promise<number> {
     const { memories, channels, runs } = this.#options;
     const candidates = memoriesOver(await memories.list({ channelKey: key }), ranges);

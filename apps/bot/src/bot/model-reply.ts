@@ -11,7 +11,6 @@
  * results), so a huge result is stubbed or compacted before the model is asked again. The
  * `max_steps`-th call of a turn offers no tools, so the turn ends in words; only those are posted.
  */
-import type { ResolvedChannelConfig } from '@ebb/config';
 import {
   type ChannelStore,
   type ChatModel,
@@ -25,7 +24,6 @@ import {
   memoryScope,
   renderContext,
   renderMemories,
-  type Tokenizer,
   type ToolCall,
   type ToolSpec,
   type UsageStore,
@@ -35,7 +33,8 @@ import { isLlmError } from '@ebb/llm';
 import type { ToolCallSample } from '@ebb/observability';
 import { type ChannelTools, loggedToolText, type Toolbox, type ToolCallReport } from '@ebb/tools';
 import type { BotCompaction } from './bot-compaction.js';
-import type { AppendedMessage, ChannelState, ChannelStates } from './channel-states.js';
+import type { AppendedMessage, ChannelStates } from './channel-states.js';
+import type { Turn } from './turn.js';
 
 /** Provider overflows in a row that the bot answers by truncating again before it gives up. */
 const MAX_OVERFLOW_RETRIES = 2;
@@ -88,27 +87,14 @@ export class ModelReplier {
   }
 
   /**
-   * The model's reply to `text`, after any tool calls it made; `state` gets the calibration learned,
-   * any truncation made and the tool steps archived. `typing` shows the channel's typing indicator,
-   * before each model call and each step's tool calls. `log` is the turn's, bound to its channel.
+   * The model's reply to `text`, after any tool calls it made; the turn's state gets the calibration
+   * learned, any truncation made and the tool steps archived. `typing` shows the channel's typing
+   * indicator, before each model call and each step's tool calls.
    */
-  async reply(
-    key: string,
-    state: ChannelState,
-    tokenizer: Tokenizer,
-    settings: ResolvedChannelConfig,
-    text: string,
-    typing: () => void,
-    log: Logger,
-  ): Promise<string> {
+  async reply(turn: Turn, text: string, typing: () => void): Promise<string> {
+    const { key, state, tokenizer, settings, log } = turn;
     const { compaction } = this.#options;
-    const recalled = await this.#recall(
-      key,
-      settings,
-      tokenizer,
-      text,
-      compaction.recallBudget(state, settings, tokenizer),
-    );
+    const recalled = await this.#recall(turn, text, compaction.recallBudget(state, settings, tokenizer));
     compaction.recalled(key, recalled.tokens);
     const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
     const offered = tools?.specs ?? [];
@@ -127,14 +113,14 @@ export class ModelReplier {
         offered.length === 0 ||
         step >= settings.tools.maxSteps ||
         stopping?.aborted === true;
-      const reply = await this.#ask(key, state, tokenizer, settings, recalled, typing, last ? [] : offered);
+      const reply = await this.#ask(turn, recalled, typing, last ? [] : offered);
       usage.calls += 1;
       usage.promptTokens += reply.promptTokens ?? 0;
       usage.cachedTokens += reply.cachedPromptTokens ?? 0;
       usage.completionTokens += reply.completionTokens ?? 0;
       const calls = reply.toolCalls ?? [];
       if (calls.length === 0 || last || tools === undefined) {
-        this.#account(key, settings, usage, log);
+        this.#account(turn, usage);
         return reply.text === '' ? STEP_LIMIT_REPLY : reply.text;
       }
       typing();
@@ -163,17 +149,14 @@ export class ModelReplier {
           }),
         ),
       ];
-      await this.#options.states.appendAll(key, state, tokenizer, settings, archived);
+      await this.#options.states.appendAll(turn, archived);
       await this.#options.compaction.monitor(key, state, settings, tokenizer);
     }
   }
 
   /** One model call, with the calibration it teaches and a provider overflow answered by truncating. */
   async #ask(
-    key: string,
-    state: ChannelState,
-    tokenizer: Tokenizer,
-    settings: ResolvedChannelConfig,
+    { key, state, tokenizer, settings }: Turn,
     recalled: { memories: Memory[]; tokens: number },
     typing: () => void,
     tools: readonly ToolSpec[],
@@ -228,7 +211,7 @@ export class ModelReplier {
    * The turn's `turn.answered` line (its tokens, the share the provider's prompt cache served, and
    * the cost at `[prices]`), and its usage record.
    */
-  #account(key: string, settings: ResolvedChannelConfig, usage: TurnUsage, log: Logger): void {
+  #account({ key, settings, log }: Turn, usage: TurnUsage): void {
     if (usage.promptTokens + usage.completionTokens === 0) {
       // The offline responder, or a server that reports no usage: nothing to count or to price.
       log.info(
@@ -294,9 +277,7 @@ export class ModelReplier {
 
   /** Memories of this channel's scope only, ranked by the store, within `budget` tokens; and their tokens. */
   async #recall(
-    key: string,
-    settings: ResolvedChannelConfig,
-    tokenizer: Tokenizer,
+    { key, settings, tokenizer }: Turn,
     text: string,
     budget: number,
   ): Promise<{ memories: Memory[]; tokens: number }> {

@@ -11,7 +11,7 @@
  * it is moved to the spool's dead letters with one `spool.dead_lettered` error line, never dropped.
  * The archive being away (a retryable error) never counts as a try.
  */
-import { type EbbConfig, resolveChannel } from '@ebb/config';
+import type { EbbConfig } from '@ebb/config';
 import {
   codedErrorText,
   EbbError,
@@ -28,10 +28,10 @@ import {
   spooledChange,
   type TurnResult,
 } from '@ebb/core';
-import { loadTokenizer } from '@ebb/llm';
 import type { BotCompaction } from './bot-compaction.js';
 import type { ChannelActors } from './channel-actors.js';
 import type { ChannelStates } from './channel-states.js';
+import { openTurn } from './turn.js';
 
 /** Said once per channel when the archive is away and messages are spooled, not once per message. */
 export const CATCH_UP_NOTICE =
@@ -161,9 +161,7 @@ export class SpoolReplay {
     }
     let replayed = 0;
     try {
-      const settings = resolveChannel(this.#options.config(), key);
-      const tokenizer = await loadTokenizer(settings.llm.encoding);
-      const state = await states.get(key);
+      const turn = await openTurn(key, this.#options.config(), states, logger.child({ channel: key }));
       // Entries taken once: one the spool failed to remove comes back, and must not loop forever.
       const seen = new Set<string>();
       while (batch.length > 0) {
@@ -175,7 +173,7 @@ export class SpoolReplay {
           try {
             const item = entry.message;
             if (isSpooledChange(item)) await this.#options.applyChange(item.change);
-            else await states.append(key, state, tokenizer, settings, item);
+            else await states.append(turn, item);
           } catch (err) {
             // What went in before it leaves the spool first (a failed removal only replays it as a duplicate).
             await this.#options.spool.remove(key, archived.splice(0)).catch(() => {});
@@ -190,7 +188,7 @@ export class SpoolReplay {
         if (next === undefined) return false;
         batch = next;
       }
-      await this.#options.compaction.monitor(key, state, settings, tokenizer);
+      await this.#options.compaction.monitor(key, turn.state, turn.settings, turn.tokenizer);
     } catch (err) {
       states.forget(key);
       if (replayed > 0)
