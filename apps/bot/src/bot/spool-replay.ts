@@ -118,15 +118,19 @@ export class SpoolReplay {
     return this.#push(spooledChange(change), 'a message change');
   }
 
-  /** Pushes `item` to the spool; false (logged) when the spool refuses it too. */
-  async #push(item: SpooledItem, what: string): Promise<boolean> {
+  /**
+   * Pushes `item` to the spool; false when the spool refuses it too, logged when `what` names it (the
+   * caller of `keepReply` logs the reply's fate itself).
+   */
+  async #push(item: SpooledItem, what?: string): Promise<boolean> {
     try {
       await this.#options.spool.push(item);
     } catch (err) {
-      this.#options.logger.error(
-        { event: 'spool.push_failed', err, channel: item.channelKey },
-        `could not spool ${what} either`,
-      );
+      if (what !== undefined)
+        this.#options.logger.error(
+          { event: 'spool.push_failed', err, channel: item.channelKey },
+          `could not spool ${what} either`,
+        );
       return false;
     }
     this.#spooled.add(item.channelKey);
@@ -134,14 +138,8 @@ export class SpoolReplay {
   }
 
   /** Keeps a reply that is already posted but not archived, without telling the channel; false when refused. */
-  async keepReply(reply: SpooledMessage): Promise<boolean> {
-    try {
-      await this.#options.spool.push(reply);
-    } catch {
-      return false;
-    }
-    this.#spooled.add(reply.channelKey);
-    return true;
+  keepReply(reply: SpooledMessage): Promise<boolean> {
+    return this.#push(reply);
   }
 
   /**
