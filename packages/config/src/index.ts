@@ -39,6 +39,7 @@ export {
 } from './config-error.js';
 export {
   configFileSchema,
+  DEFAULT_CONTEXT_CACHE_MB,
   type DiscordSection,
   type McpServerSection,
   type Price,

@@ -5,7 +5,7 @@
  * sees one). Nothing in it grows with the archived history: the active spans come by their partial
  * index, the raw messages after the compacted prefix by the primary key's range.
  */
-import type { ContextMessage, ContextView, LoadedChannel } from '@ebb/core';
+import { type ContextMessage, type ContextView, type LoadedChannel, UNCALIBRATED } from '@ebb/core';
 import { sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
 import { type SpanFields, toSpan } from './pg-channel-rows.js';
@@ -14,7 +14,7 @@ import { channels, contextSpans, messages } from './schema.js';
 
 const EMPTY: LoadedChannel = Object.freeze({
   context: Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 }),
-  calibration: Object.freeze({ factor: 1, samples: 0 }),
+  calibration: UNCALIBRATED,
 });
 
 interface LoadedRow {

@@ -11,6 +11,7 @@
  * (`estimatedBytes`), re-weighed as it grows, and the least recently used go past `[bot]
  * context_cache_mb`. A miss is one round trip (`ChannelStore.loadChannel`).
  */
+import { DEFAULT_CONTEXT_CACHE_MB } from '@ebb/config';
 import {
   type AppendResult,
   type Calibration,
@@ -90,11 +91,11 @@ export interface ChannelStatesOptions {
    * have landed. Called once per move, in the channel's actor.
    */
   readonly contextChanged: (key: string, calibration: Calibration) => Promise<void>;
-  /** The cache's budget in bytes, read at every load (a reloaded config applies); default 512 MiB. */
+  /** The cache's budget in bytes, read at every load (a reloaded config applies); default `[bot] context_cache_mb`'s. */
   readonly budgetBytes?: () => number;
 }
 
-const DEFAULT_BUDGET_BYTES = 512 * 2 ** 20;
+const DEFAULT_BUDGET_BYTES = DEFAULT_CONTEXT_CACHE_MB * 2 ** 20;
 
 export class ChannelStates {
   readonly #options: ChannelStatesOptions;
