@@ -252,14 +252,8 @@ export class WebAdapter implements PlatformAdapter {
           'bad_author',
           `"author" must be a non-empty string of at most ${MAX_AUTHOR} characters, on one line, without control or bidi characters`,
         );
-      if (text.trim() === '' || text.length > MAX_TEXT) {
-        return webError(
-          c,
-          400,
-          'bad_text',
-          `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
-        );
-      }
+      const badBody = badText(c, text);
+      if (badBody) return badBody;
       const handlers = this.#handlers;
       if (!handlers) return webError(c, 503, 'starting', 'Ebb is starting');
       const channelKey = `web:${id}`;
@@ -332,14 +326,7 @@ export class WebAdapter implements PlatformAdapter {
       const text = typeof body.text === 'string' ? body.text : '';
       if (text.includes('\u0000'))
         return webError(c, 400, 'nul_character', '"text" must not contain NUL (\\u0000) characters');
-      if (text.trim() === '' || text.length > MAX_TEXT)
-        return webError(
-          c,
-          400,
-          'bad_text',
-          `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
-        );
-      return this.#takeBack(c, id, { kind: 'edited', text });
+      return badText(c, text) ?? (await this.#takeBack(c, id, { kind: 'edited', text }));
     });
 
     app.post('/api/channels/:id/commands', async (c) => {
@@ -397,6 +384,18 @@ function badMessageId(c: Context, id: string | undefined): Response | undefined 
       400,
       'bad_id',
       `the message id must be a non-empty string of at most ${MAX_ID} characters`,
+    );
+  return undefined;
+}
+
+/** `400 bad_text` for a message text that is blank or too long (a POST's or a PUT's); undefined when it is fine. */
+function badText(c: Context, text: string): Response | undefined {
+  if (text.trim() === '' || text.length > MAX_TEXT)
+    return webError(
+      c,
+      400,
+      'bad_text',
+      `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
     );
   return undefined;
 }
