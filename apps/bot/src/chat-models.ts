@@ -3,33 +3,21 @@
  * metered `OpenAiChatModel` per server, model, reply budget and request settings, shared by the
  * channels that use it (so what one learns of its server, `max_tokens` say, serves them all).
  */
-import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
-import type { ChatModel, Logger } from '@ebb/core';
-import {
-  CHAT_RETRY,
-  isOffline,
-  OfflineResponder,
-  OpenAiChatModel,
-  openAiClient,
-  type RetryOptions,
-} from '@ebb/llm';
+import { resolveChannel } from '@ebb/config';
+import type { ChatModel } from '@ebb/core';
+import { CHAT_RETRY, isOffline, OfflineResponder, OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
 import { BotError } from './errors.js';
+import type { StartOptions } from './start/options.js';
 
-/** What the chat models are built from: the part of `startEbb`'s options they read. */
-export interface ChatModelsOptions {
-  readonly config: () => EbbConfig;
-  readonly env: Pick<EbbEnv, 'OPENAI_API_KEY'>;
-  /** The LLM retry policy of replies (default: `CHAT_RETRY`); tests shorten it. */
-  readonly llmRetry?: RetryOptions;
-}
-
-/** One chat model per server, model, reply budget and request settings. */
+/**
+ * One chat model per server, model, reply budget and request settings; replies retry on
+ * `options.llmRetry` (default: `CHAT_RETRY`).
+ */
 export function chatModels(
-  options: ChatModelsOptions,
+  options: Pick<StartOptions, 'config' | 'env' | 'llmRetry' | 'logger'>,
   offline: boolean,
   metrics: EbbMetrics,
-  log: Logger,
 ): (channelKey: string) => ChatModel {
   if (offline) {
     const responder = new OfflineResponder();
@@ -54,7 +42,7 @@ export function chatModels(
           maxOutputTokens: llm.maxOutputTokens,
           retry: options.llmRetry ?? CHAT_RETRY,
           request: llm.request,
-          log,
+          log: options.logger,
         }),
         metrics.onLlmCalls,
       );

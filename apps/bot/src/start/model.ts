@@ -24,5 +24,5 @@ export function startModel(options: StartOptions, metrics: EbbMetrics): Model {
       `no OPENAI_API_KEY and no [llm] base_url: answering with the ${OFFLINE_LABEL} and extractive summaries`,
     );
   }
-  return { offline, chatModel: chatModels(options, offline, metrics, logger) };
+  return { offline, chatModel: chatModels(options, offline, metrics) };
 }
