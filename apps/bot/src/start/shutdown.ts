@@ -22,8 +22,9 @@ export class ShutdownSteps {
     this.#steps.push({ close, ms });
   }
 
+  /** Runs each step once: a second close (a signal after a failed start, say) finds none left. */
   async close(): Promise<void> {
-    for (const step of this.#steps.reverse()) {
+    for (const step of this.#steps.splice(0).reverse()) {
       const closing = step
         .close()
         .catch((err: unknown) =>
