@@ -161,9 +161,8 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
     (globalThis as { gc?: () => void }).gc?.();
     const { rss: rssBefore, heapUsed: heapBefore } = process.memoryUsage();
     const atStart = bot.contextCache();
-    let next = 0;
     const inFlight = async (count: number, turn: (n: number) => Promise<unknown>) => {
-      next = 0;
+      let next = 0;
       await Promise.all(
         Array.from({ length: 50 }, async () => {
           while (next < count) await turn(next++);
