@@ -155,9 +155,9 @@ export class MessageChanges {
     const ranges =
       copies.length === 0 ? plan.redact : seqRanges([...seqsOf(plan.redact), ...copies.map((m) => m.seq)]);
     const redacted = new Set(seqsOf(ranges));
-    const removed = [...archive.filter((m) => !copies.some((c) => c.seq === m.seq)), ...copies].filter(
-      (m) => redacted.has(m.seq) && m.text !== REDACTED_MESSAGE,
-    );
+    // One row per seq: a copy read again by #historyCopies stands for the archive's.
+    const bySeq = new Map([...archive, ...copies].map((m) => [m.seq, m]));
+    const removed = [...bySeq.values()].filter((m) => redacted.has(m.seq) && m.text !== REDACTED_MESSAGE);
     // Deleted before: the tombstones are in place. A summary still set aside lost its pass (the
     // process stopped before it ran): queued again.
     if (removed.length === 0) {
