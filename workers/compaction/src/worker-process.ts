@@ -46,22 +46,23 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the worker; on a failure it closes what it had opened and throws the error. */
+/** Starts the worker; on a failure at any step it closes what it had opened and throws the error. */
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
   const { env, logger } = options;
-  const database = await createDb({ databaseUrl: env.DATABASE_URL });
+  // What is open so far, closed last-opened first: by stop(), or by a step of the start that fails.
+  const opened: (() => Promise<unknown>)[] = [];
+  const closeOpened = async () => {
+    for (const close of opened.splice(0).reverse()) await close();
+  };
   try {
+    const database = await createDb({ databaseUrl: env.DATABASE_URL });
+    opened.push(() => database.close());
     await migrate(database);
-  } catch (err) {
-    await database.close();
-    throw err;
-  }
-  const metrics = createMetrics({ prices: () => options.config().prices });
-  const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
-  let served: Awaited<ReturnType<typeof serveObservabilityOnDefaultPort>>;
-  try {
-    served = await serveObservabilityOnDefaultPort({
+    const metrics = createMetrics({ prices: () => options.config().prices });
+    const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
+    opened.push(() => closeRedis(healthRedis));
+    const served = await serveObservabilityOnDefaultPort({
       metrics,
       health: () =>
         healthCheck({ checks: { database: postgresCheck(database.db), redis: redisCheck(healthRedis) } }),
@@ -70,38 +71,32 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       // The bot's access rule: /metrics wants EBB_METRICS_TOKEN once it is set, /healthz is open.
       guard: (app) => mountGuards(app, { access: { metricsToken: env.EBB_METRICS_TOKEN } }),
     });
+    const observability = served.server;
+    opened.push(() => observability.close());
+    if (served.fellBack) {
+      logger.warn(
+        { event: 'worker.metrics_port_taken', url: observability.url },
+        `port ${DEFAULT_SERVE_OPTIONS.port} is taken (another ebb worker on this host?): metrics at ${observability.url}/metrics; set EBB_METRICS_PORT to choose`,
+      );
+    }
+    logger.info(
+      { event: 'worker.metrics_started', url: observability.url },
+      `worker metrics at ${observability.url}/metrics`,
+    );
+    const running = await runCompactionWorker({
+      config: options.config,
+      env,
+      database,
+      redisUrl,
+      metrics,
+      redisPrefix: env.EBB_REDIS_PREFIX,
+      logger,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    });
+    opened.push(() => running.close());
   } catch (err) {
-    healthRedis.disconnect();
-    await database.close();
+    await closeOpened();
     throw err;
   }
-  const observability = served.server;
-  if (served.fellBack) {
-    logger.warn(
-      { event: 'worker.metrics_port_taken', url: observability.url },
-      `port ${DEFAULT_SERVE_OPTIONS.port} is taken (another ebb worker on this host?): metrics at ${observability.url}/metrics; set EBB_METRICS_PORT to choose`,
-    );
-  }
-  logger.info(
-    { event: 'worker.metrics_started', url: observability.url },
-    `worker metrics at ${observability.url}/metrics`,
-  );
-  const running = await runCompactionWorker({
-    config: options.config,
-    env,
-    database,
-    redisUrl,
-    metrics,
-    redisPrefix: env.EBB_REDIS_PREFIX,
-    logger,
-    ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-  });
-  return {
-    async stop() {
-      await running.close();
-      await observability.close();
-      await closeRedis(healthRedis);
-      await database.close();
-    },
-  };
+  return { stop: closeOpened };
 }
