@@ -102,3 +102,36 @@ it('writes the summary again from the archive, and again once a pass that was in
   expect(span?.kind === 'summary' ? span.text : '').not.toContain('5512');
   expect(span?.kind === 'summary' ? span.text : '').not.toBe(PENDING_SUMMARY);
 });
+
+it('gives a pass up after maxTries failures, logged naming the command that finishes the job', async () => {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const channels = new InMemoryChannelStore();
+  const runs = new InMemoryRunStore();
+  for (let i = 1; i <= 6; i++)
+    await channels.append(
+      KEY,
+      toNewMessage({ role: 'user', author: 'ana', text: `message ${i}` }, tokenizer, 1_000),
+    );
+  await channels.splice(KEY, { jobId: 'j1', fromSeq: 1, toSeq: 6, text: 'ana: six messages', tokens: 5 });
+  const logger = new RecordingLogger();
+  const passes = new RedactionPasses({
+    channels,
+    runs,
+    // The summarizer's settings cannot be read (Postgres away): every try fails.
+    settingsFor: async () => {
+      throw new Error('the settings store is away');
+    },
+    notifier: new InProcessContextNotifier(),
+    logger,
+    retryMs: 1,
+    maxTries: 3,
+  });
+  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
+  await passes.idle();
+  expect(passes.pending).toBe(0);
+  expect(logger.events('message.resummarize_retry').map((e) => e.fields.tries)).toEqual([1, 2]);
+  const [failed] = logger.events('message.resummarize_failed');
+  expect(failed?.fields).toMatchObject({ channel: KEY, tries: 3 });
+  expect(failed?.message).toContain('ebb forget --match');
+  expect(logger.events('message.resummarized')).toEqual([]);
+});
