@@ -13,7 +13,13 @@
  * passes twice as fast, to say which would.
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
-import type { CompactionPolicy, SummaryEvent, Tokenizer, TranscriptMessage } from '@ebb/core';
+import {
+  type CompactionPolicy,
+  LruMap,
+  type SummaryEvent,
+  type Tokenizer,
+  type TranscriptMessage,
+} from '@ebb/core';
 import type { DashboardReplayOutcome, DashboardSearchCost } from '@ebb/web';
 import { channelSimulation, perThousand, replayCost } from './simulate-channel.js';
 
@@ -105,7 +111,7 @@ export async function suggestSettings(options: SuggestOptions): Promise<Suggesti
     closest = top;
     const policy = policyOf(channel.compaction, top.values);
     const [wider, faster] = await Promise.all([
-      replayAll({ ...options }, [top.values], { contextWindow: channel.llm.contextWindow * 2, policy }),
+      replayAll(options, [top.values], { contextWindow: channel.llm.contextWindow * 2, policy }),
       replayAll({ ...options, jobSeconds: options.jobSeconds / 2 }, [top.values]),
     ]);
     reads += 2;
@@ -273,21 +279,13 @@ export function outcomeOf(s: SummaryEvent, channel: ResolvedChannelConfig): Repl
 
 /**
  * The tokenizer with the counts of recent texts remembered: candidates replayed side by side count
- * the same message one after another. Bounded: cleared past 8,192 texts.
+ * the same message one after another. Bounded: the 8,192 texts counted last.
  */
 function memoTokenizer(tokenizer: Tokenizer): Tokenizer {
-  const counts = new Map<string, number>();
+  const counts = new LruMap<string, number>(8_192);
   return {
     encoding: tokenizer.encoding,
-    count(text) {
-      let n = counts.get(text);
-      if (n === undefined) {
-        if (counts.size >= 8_192) counts.clear();
-        n = tokenizer.count(text);
-        counts.set(text, n);
-      }
-      return n;
-    },
+    count: (text) => counts.getOrSet(text, () => tokenizer.count(text)),
     encode: (text) => tokenizer.encode(text),
     decode: (tokens) => tokenizer.decode(tokens),
   };
