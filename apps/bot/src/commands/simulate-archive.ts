@@ -130,17 +130,15 @@ interface ChannelRun {
 async function simulateChannel(run: ChannelRun): Promise<ChannelReport> {
   const { key, config, reader, since, args, io } = run;
   const channel = resolveChannel(config, key);
-  const messages = await reader.count(key, since === undefined ? {} : { since });
+  const period = since === undefined ? {} : { since };
+  const messages = await reader.count(key, period);
   if (messages === 0) {
     const error = `no archived messages${since === undefined ? '' : ' in that time'}`;
     if (!args.json) io.err(`${key}: ${error}`);
     return { channel: key, status: 'error', error };
   }
-  const passSeconds = passSecondsOf(
-    await reader.passDurations(key, since === undefined ? {} : { since }),
-    args.jobSeconds,
-  );
-  const source = () => transcriptOf(reader.messages(key, since === undefined ? {} : { since }));
+  const passSeconds = passSecondsOf(await reader.passDurations(key, period), args.jobSeconds);
+  const source = () => transcriptOf(reader.messages(key, period));
   if (!args.json) io.out(headline(key, messages, passSeconds));
 
   if (!args.suggest) {
@@ -294,7 +292,6 @@ function printSuggestion(
   s: SuggestionReport,
   passSeconds: PassSeconds,
 ): void {
-  const report = s;
   const target = s.suggested ?? s.closest;
   const columns = target === null ? [s.current] : [s.current, target.outcome];
   const heading = ['', 'current', s.suggested ? 'suggested' : 'closest'].slice(0, columns.length + 1);
@@ -328,12 +325,12 @@ function printSuggestion(
       `  no price for ${channel.llm.price ? channel.compaction.summarizerModel : channel.llm.model}: ranked by uncached reply prompt and summarizer tokens; add [prices] to rank by cost`,
     );
   if (s.suggested) {
-    if (report.block === null) {
+    if (s.block === null) {
       io.out(`  ${key}'s own settings are the best found: nothing to change.`);
     } else {
       io.out(`  paste into config.toml (replacing any [channels.${JSON.stringify(key)}.compaction] block):`);
       io.out('');
-      io.out(report.block);
+      io.out(s.block);
     }
   } else {
     io.out(
