@@ -4,6 +4,7 @@ import type { Database } from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import type { McpBackoff } from '@ebb/tools';
+import type { PlatformStartPolicy } from '../bot/platform-connections.js';
 
 export interface StartOptions {
   readonly config: () => EbbConfig;
@@ -20,7 +21,7 @@ export interface StartOptions {
   /** Node process metrics in /metrics (off in tests that start several instances). */
   readonly processMetrics?: boolean;
   /** How a platform that cannot connect at start is retried (tests shorten it). */
-  readonly platformRetry?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
+  readonly platformRetry?: Omit<PlatformStartPolicy, 'degradable'>;
   /** Tests: where the Slack Web API and Discord REST live (local fakes), and Slack's HTTP receiver port. */
   readonly platforms?: {
     readonly slackApiUrl?: string;
