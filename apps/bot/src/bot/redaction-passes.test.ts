@@ -135,3 +135,33 @@ it('gives a pass up after maxTries failures, logged naming the command that fini
   expect(failed?.message).toContain('ebb forget --match');
   expect(logger.events('message.resummarized')).toEqual([]);
 });
+
+it('stops waiting to try again when the bot stops: the pass gives up at once, logged', async () => {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const channels = new InMemoryChannelStore();
+  for (let i = 1; i <= 6; i++)
+    await channels.append(
+      KEY,
+      toNewMessage({ role: 'user', author: 'ana', text: `message ${i}` }, tokenizer, 1_000),
+    );
+  await channels.splice(KEY, { jobId: 'j1', fromSeq: 1, toSeq: 6, text: 'ana: six messages', tokens: 5 });
+  const logger = new RecordingLogger();
+  const passes = new RedactionPasses({
+    channels,
+    runs: new InMemoryRunStore(),
+    settingsFor: async () => {
+      throw new Error('the settings store is away');
+    },
+    notifier: new InProcessContextNotifier(),
+    logger,
+    // Longer than the test's timeout: idle() resolves only because stop() cuts the wait.
+    retryMs: 3_600_000,
+    maxTries: 5,
+  });
+  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
+  await vi.waitFor(() => expect(logger.events('message.resummarize_retry')).toHaveLength(1));
+  passes.stop();
+  await passes.idle();
+  expect(passes.pending).toBe(0);
+  expect(logger.events('message.resummarize_failed')[0]?.fields).toMatchObject({ channel: KEY, tries: 2 });
+});

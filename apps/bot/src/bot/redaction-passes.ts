@@ -59,7 +59,8 @@ export class RedactionPasses {
   readonly #options: RedactionPassesOptions;
   /** Per channel with work: what waits for the next pass (merged), and the pass running. */
   readonly #channels = new Map<string, { waiting: Queued | undefined; running: Promise<void> }>();
-  #stopped = false;
+  /** Aborted by `stop`: no pass starts, and one waiting to try again stops waiting. */
+  readonly #stop = new AbortController();
 
   constructor(options: RedactionPassesOptions) {
     this.#options = options;
@@ -70,7 +71,7 @@ export class RedactionPasses {
    * (already redacted or edited); returns at once.
    */
   enqueue(key: string, ranges: readonly SeqRange[], afterPasses?: AfterPasses): void {
-    if (this.#stopped) return;
+    if (this.#stop.signal.aborted) return;
     const entry = this.#channels.get(key);
     const queued: Queued = { ranges, afterPasses: afterPasses === undefined ? [] : [afterPasses] };
     if (entry) {
@@ -105,14 +106,14 @@ export class RedactionPasses {
     while (this.#channels.size > 0) await Promise.all([...this.#channels.values()].map((e) => e.running));
   }
 
-  /** No pass starts from now on (the bot is stopping); the ones running finish. */
+  /** No pass starts from now on (the bot is stopping); the ones running finish, without waiting to retry. */
   stop(): void {
-    this.#stopped = true;
+    this.#stop.abort();
   }
 
   async #drain(key: string, entry: { waiting: Queued | undefined }): Promise<void> {
     try {
-      while (entry.waiting !== undefined && !this.#stopped) {
+      while (entry.waiting !== undefined && !this.#stop.signal.aborted) {
         const next = entry.waiting;
         entry.waiting = undefined;
         await this.#run(key, next);
@@ -125,7 +126,12 @@ export class RedactionPasses {
   async #run(key: string, queued: Queued): Promise<void> {
     const { logger, notifier } = this.#options;
     const maxTries = this.#options.maxTries ?? DEFAULT_REDACTION_PASSES.maxTries;
-    const retry = () => sleep(this.#options.retryMs ?? DEFAULT_REDACTION_PASSES.retryMs);
+    const stop = this.#stop.signal;
+    // Cut short by `stop`: the pass then tries once more and gives up, logged, without the wait.
+    const retry = () =>
+      sleep(this.#options.retryMs ?? DEFAULT_REDACTION_PASSES.retryMs, undefined, { signal: stop }).catch(
+        () => {},
+      );
     let sawPasses = false;
     for (let tries = 1; ; tries++) {
       let report: RedactionReport;
@@ -139,7 +145,7 @@ export class RedactionPasses {
           { channelKey: key, ranges: queued.ranges, archive: false, asArchived: true, fromEarlier: true },
         );
       } catch (err) {
-        if (tries >= maxTries || this.#stopped) {
+        if (tries >= maxTries || stop.aborted) {
           logger.error(
             { event: 'message.resummarize_failed', err, channel: key, tries },
             'could not write the summaries holding a taken-back message again; the archive is redacted and the summaries set aside: run ebb forget --match on what it said',
@@ -168,7 +174,7 @@ export class RedactionPasses {
       sawPasses ||= passesInFlight;
       // A pass over the message that read it before it was taken back may splice that text in: once
       // such passes land, what they put in place is written again too.
-      if (passesInFlight && tries < maxTries && !this.#stopped) {
+      if (passesInFlight && tries < maxTries && !stop.aborted) {
         logger.info(
           { ...fields, event: 'message.resummarize_waiting' },
           'passes over a taken-back message are in flight; writing its summaries again once they land',
