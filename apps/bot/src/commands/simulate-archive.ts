@@ -30,6 +30,7 @@ import type { CommandIo } from './io.js';
 import { replayChannel } from './simulate.js';
 import {
   changedValues,
+  passCount,
   type ReplayOutcome,
   type SearchedValues,
   type Suggestion,
@@ -187,15 +188,14 @@ export async function suggestChannel(input: SuggestChannelInput): Promise<Channe
     jobSeconds: passSeconds.replayed,
     accepts: acceptsCandidate(input, channel, tokenizer),
   });
-  const passes = ({ passes: p }: ReplayOutcome) => p.background + p.aggressive + p.heals;
-  if (suggestion.current.emergencies === 0 && passes(suggestion.current) < MIN_PASSES_OF_HISTORY) {
+  if (suggestion.current.emergencies === 0 && passCount(suggestion.current) < MIN_PASSES_OF_HISTORY) {
     const neededMessages = historyNeeded(suggestion.current, channel, messages);
     return {
       channel: key,
       status: 'too_little_history',
       messages,
       neededMessages,
-      passes: passes(suggestion.current),
+      passes: passCount(suggestion.current),
     };
   }
   return {

@@ -229,14 +229,18 @@ function unique<T>(values: readonly T[]): T[] {
 /** 0 emergencies first, then the lowest cost (tokens without prices), then the fewest passes, then fewest emergencies. */
 function rank<T extends { readonly outcome: ReplayOutcome }>(list: readonly T[]): T[] {
   const cost = (o: ReplayOutcome) => o.costPerThousand ?? o.tokensPerThousand;
-  const passes = (o: ReplayOutcome) => o.passes.background + o.passes.aggressive + o.passes.heals;
   return [...list].sort(
     (a, b) =>
       Number(a.outcome.emergencies > 0) - Number(b.outcome.emergencies > 0) ||
       (a.outcome.emergencies > 0 ? a.outcome.emergencies - b.outcome.emergencies : 0) ||
       cost(a.outcome) - cost(b.outcome) ||
-      passes(a.outcome) - passes(b.outcome),
+      passCount(a.outcome) - passCount(b.outcome),
   );
+}
+
+/** Passes a replay made, every tier but emergency truncations. */
+export function passCount({ passes }: ReplayOutcome): number {
+  return passes.background + passes.aggressive + passes.heals;
 }
 
 /** Replays every candidate side by side on one read of the traffic. */
