@@ -17,7 +17,7 @@ import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { expect, it, vi } from 'vitest';
-import { RedactionPasses } from './redaction-passes.js';
+import { RedactionPasses, type RedactionPassesOptions } from './redaction-passes.js';
 
 const KEY = 'web:passes';
 
@@ -103,40 +103,11 @@ it('writes the summary again from the archive, and again once a pass that was in
   expect(span?.kind === 'summary' ? span.text : '').not.toBe(PENDING_SUMMARY);
 });
 
-it('gives a pass up after maxTries failures, logged naming the command that finishes the job', async () => {
-  const tokenizer = await loadTokenizer('o200k_base');
-  const channels = new InMemoryChannelStore();
-  const runs = new InMemoryRunStore();
-  for (let i = 1; i <= 6; i++)
-    await channels.append(
-      KEY,
-      toNewMessage({ role: 'user', author: 'ana', text: `message ${i}` }, tokenizer, 1_000),
-    );
-  await channels.splice(KEY, { jobId: 'j1', fromSeq: 1, toSeq: 6, text: 'ana: six messages', tokens: 5 });
-  const logger = new RecordingLogger();
-  const passes = new RedactionPasses({
-    channels,
-    runs,
-    // The summarizer's settings cannot be read (Postgres away): every try fails.
-    settingsFor: async () => {
-      throw new Error('the settings store is away');
-    },
-    notifier: new InProcessContextNotifier(),
-    logger,
-    retryMs: 1,
-    maxTries: 3,
-  });
-  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
-  await passes.idle();
-  expect(passes.pending).toBe(0);
-  expect(logger.events('message.resummarize_retry').map((e) => e.fields.tries)).toEqual([1, 2]);
-  const [failed] = logger.events('message.resummarize_failed');
-  expect(failed?.fields).toMatchObject({ channel: KEY, tries: 3 });
-  expect(failed?.message).toContain('ebb forget --match');
-  expect(logger.events('message.resummarized')).toEqual([]);
-});
-
-it('stops waiting to try again when the bot stops: the pass gives up at once, logged', async () => {
+/**
+ * A channel whose summary 1..6 holds seq 3, and passes that can never write it again: the
+ * summarizer's settings cannot be read (Postgres away), so every try fails.
+ */
+async function failingPasses(tries: Pick<RedactionPassesOptions, 'retryMs' | 'maxTries'>) {
   const tokenizer = await loadTokenizer('o200k_base');
   const channels = new InMemoryChannelStore();
   for (let i = 1; i <= 6; i++)
@@ -154,10 +125,26 @@ it('stops waiting to try again when the bot stops: the pass gives up at once, lo
     },
     notifier: new InProcessContextNotifier(),
     logger,
-    // Longer than the test's timeout: idle() resolves only because stop() cuts the wait.
-    retryMs: 3_600_000,
-    maxTries: 5,
+    ...tries,
   });
+  return { passes, logger };
+}
+
+it('gives a pass up after maxTries failures, logged naming the command that finishes the job', async () => {
+  const { passes, logger } = await failingPasses({ retryMs: 1, maxTries: 3 });
+  passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
+  await passes.idle();
+  expect(passes.pending).toBe(0);
+  expect(logger.events('message.resummarize_retry').map((e) => e.fields.tries)).toEqual([1, 2]);
+  const [failed] = logger.events('message.resummarize_failed');
+  expect(failed?.fields).toMatchObject({ channel: KEY, tries: 3 });
+  expect(failed?.message).toContain('ebb forget --match');
+  expect(logger.events('message.resummarized')).toEqual([]);
+});
+
+it('stops waiting to try again when the bot stops: the pass gives up at once, logged', async () => {
+  // Longer than the test's timeout: idle() resolves only because stop() cuts the wait.
+  const { passes, logger } = await failingPasses({ retryMs: 3_600_000, maxTries: 5 });
   passes.enqueue(KEY, [{ fromSeq: 3, toSeq: 3 }]);
   await vi.waitFor(() => expect(logger.events('message.resummarize_retry')).toHaveLength(1));
   passes.stop();
