@@ -146,7 +146,7 @@ async function simulateChannel(run: ChannelRun): Promise<ChannelReport> {
     const code = await replayChannel(
       source(),
       channel,
-      { jobSeconds: passSeconds.replayed, json: args.json ?? false, bounded: true },
+      { jobSeconds: passSeconds.replayed, json: args.json ?? false },
       io,
     );
     return code === 0

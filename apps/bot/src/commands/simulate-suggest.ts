@@ -256,7 +256,6 @@ async function replayAll(
       policy: override.policy ?? policyOf(channel.compaction, values),
       ...(override.contextWindow === undefined ? {} : { contextWindow: override.contextWindow }),
       jobSeconds: options.jobSeconds,
-      retainArchive: 'unsummarized',
       emit: () => {},
     }),
   );

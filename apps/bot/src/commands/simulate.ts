@@ -37,8 +37,6 @@ export interface SimulateArgs {
   /** Stop after this many messages. */
   readonly limit?: number;
   readonly json?: boolean;
-  /** Drop archived messages once summarized (`--from-archive`: a million messages in bounded memory). */
-  readonly bounded?: boolean;
 }
 
 export async function simulate(args: SimulateArgs, io: CommandIo): Promise<number> {
@@ -90,7 +88,7 @@ export async function replay(
 export async function replayChannel(
   source: AsyncIterable<TranscriptMessage> | Iterable<TranscriptMessage>,
   channel: ResolvedChannelConfig,
-  args: Pick<SimulateArgs, 'jobLatency' | 'jobSeconds' | 'json' | 'bounded'>,
+  args: Pick<SimulateArgs, 'jobLatency' | 'jobSeconds' | 'json'>,
   io: CommandIo,
 ): Promise<number> {
   const tokenizer = await loadTokenizer(channel.llm.encoding);
@@ -98,7 +96,6 @@ export async function replayChannel(
   const sim = channelSimulation(channel, tokenizer, {
     ...(args.jobLatency === undefined ? {} : { jobLatency: args.jobLatency }),
     ...(args.jobSeconds === undefined ? {} : { jobSeconds: args.jobSeconds }),
-    ...(args.bounded ? { retainArchive: 'unsummarized' as const } : {}),
     emit: out.event,
   });
   try {
