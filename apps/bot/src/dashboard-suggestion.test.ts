@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic, recordPasses } from '../test/bursty-traffic.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
 
-async function stores() {
+async function stores(options: { readonly failReads?: number } = {}) {
   let now = Date.parse('2026-11-27T10:00:00Z');
   const channels = new InMemoryChannelStore();
   const runs = new InMemoryRunStore({ now: () => now });
@@ -26,9 +26,17 @@ async function stores() {
   const file = join(mkdtempSync(join(tmpdir(), 'ebb-suggestion-')), 'config.toml');
   writeFileSync(file, BURSTY_CONFIG);
   const config = await loadConfig({ path: file });
+  // The archive read fails the first `failReads` times, as a dropped database connection would.
+  let failReads = options.failReads ?? 0;
   const suggestions = new ChannelSuggestions({
     config: () => config,
-    channels,
+    channels: {
+      channelSummary: (key) => channels.channelSummary(key),
+      readArchive: (key, fromSeq, toSeq) =>
+        failReads-- > 0
+          ? Promise.reject(new Error('connection terminated'))
+          : channels.readArchive(key, fromSeq, toSeq),
+    },
     runs,
     now: () => now,
   });
@@ -97,6 +105,16 @@ describe('ChannelSuggestions', () => {
     expect(await suggestions.suggestion('web:new')).toMatchObject({
       status: 'too_little_history',
       messages: 1,
+    });
+  });
+
+  it('keeps no failed computation: the next request computes again, and other channels are not held up', async () => {
+    const { suggestions } = await stores({ failReads: 1 });
+    await expect(suggestions.suggestion('web:quiet')).rejects.toThrow('connection terminated');
+    expect(await suggestions.suggestion('web:new')).toMatchObject({ status: 'no_history' });
+    expect(await suggestions.suggestion('web:quiet')).toMatchObject({
+      status: 'too_little_history',
+      messages: 30,
     });
   });
 });
