@@ -8,7 +8,13 @@ import { join } from 'node:path';
 import { loadConfig } from '@ebb/config';
 import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core';
 import { describe, expect, it } from 'vitest';
-import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic, recordPasses } from '../test/bursty-traffic.js';
+import {
+  BURSTY_CONFIG,
+  BURSTY_PASS_MS,
+  burstyTraffic,
+  recordPasses,
+  sayHello,
+} from '../test/bursty-traffic.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
 
 async function stores(options: { readonly failReads?: number } = {}) {
@@ -18,7 +24,7 @@ async function stores(options: { readonly failReads?: number } = {}) {
   const traffic = burstyTraffic();
   for (let i = 0; i < traffic.length; i += 400)
     await channels.appendAll('web:bursty', traffic.slice(i, i + 400));
-  await say(channels, 'web:quiet', 30);
+  await sayHello(channels, 'web:quiet', 30);
   await recordPasses(runs, 'web:bursty', BURSTY_PASS_MS);
   // A channel the bot knows before anything is archived in it.
   await channels.setCalibration('web:new', { factor: 1, samples: 0 });
@@ -41,17 +47,6 @@ async function stores(options: { readonly failReads?: number } = {}) {
     now: () => now,
   });
   return { suggestions, channels, advance: (ms: number) => (now += ms) };
-}
-
-async function say(channels: InMemoryChannelStore, key: string, count: number) {
-  for (let i = 0; i < count; i++)
-    await channels.append(key, {
-      role: 'user',
-      author: 'ana',
-      text: `hello ${i}`,
-      tokens: 0,
-      contextTokens: 0,
-    });
 }
 
 describe('ChannelSuggestions', () => {
@@ -85,11 +80,11 @@ describe('ChannelSuggestions', () => {
     expect(first.neededMessages).toBeGreaterThan(31);
     // One message short of what it needs: the cached answer, with its count from then.
     advance(60_000);
-    await say(channels, 'web:quiet', first.neededMessages - first.messages - 1);
+    await sayHello(channels, 'web:quiet', first.neededMessages - first.messages - 1);
     expect(await suggestions.suggestion('web:quiet')).toEqual(first);
     // At what it needs, within the 10 minutes: computed again from the messages archived now.
     advance(60_000);
-    await say(channels, 'web:quiet', 1);
+    await sayHello(channels, 'web:quiet', 1);
     const again = await suggestions.suggestion('web:quiet');
     expect(again?.computedAt).not.toBe(first.computedAt);
     expect(again).toMatchObject({ messages: first.neededMessages });
@@ -101,7 +96,7 @@ describe('ChannelSuggestions', () => {
     expect(empty).toMatchObject({ status: 'no_history' });
     advance(60_000);
     expect(await suggestions.suggestion('web:new')).toEqual(empty);
-    await say(channels, 'web:new', 1);
+    await sayHello(channels, 'web:new', 1);
     expect(await suggestions.suggestion('web:new')).toMatchObject({
       status: 'too_little_history',
       messages: 1,

@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BURSTY_CONFIG, BURSTY_PASS_MS, burstyTraffic, recordPasses } from '../../test/bursty-traffic.js';
+import {
+  BURSTY_CONFIG,
+  BURSTY_PASS_MS,
+  burstyTraffic,
+  recordPasses,
+  sayHello,
+} from '../../test/bursty-traffic.js';
 import { captureIo } from '../../test/capture-io.js';
 import { configCheck } from './config-check.js';
 import { simulateArchive } from './simulate-archive.js';
@@ -26,14 +32,7 @@ beforeAll(async () => {
   const store = new PgChannelStore({ db: pg.db });
   const burst = burstyTraffic();
   for (let i = 0; i < burst.length; i += 400) await store.appendAll(BURSTY, burst.slice(i, i + 400));
-  for (let i = 0; i < 30; i++)
-    await store.append(QUIET, {
-      role: 'user',
-      author: 'ana',
-      text: `hello ${i}`,
-      tokens: 0,
-      contextTokens: 0,
-    });
+  await sayHello(store, QUIET, 30);
   const runs = new PgRunStore({ db: pg.db });
   await recordPasses(runs, BURSTY, BURSTY_PASS_MS);
 }, 120_000);
