@@ -11,7 +11,6 @@
  * "too little history" answer is served from the cache only while the channel's head seq (the one
  * `channelSummary` query every request makes) is still below the messages it needs.
  */
-import { readFile } from 'node:fs/promises';
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   type ChannelStore,
@@ -22,7 +21,7 @@ import {
 } from '@ebb/core';
 import { isoMessageTime } from '@ebb/db';
 import { DASHBOARD_LIMITS, type DashboardSuggestion } from '@ebb/web';
-import { passSecondsOf, suggestChannel } from './commands/simulate-archive.js';
+import { configText, passSecondsOf, suggestChannel } from './commands/simulate-archive.js';
 
 export interface SuggestionStores {
   readonly config: () => EbbConfig;
@@ -77,7 +76,7 @@ export class ChannelSuggestions {
     const computedAt = new Date(this.#now()).toISOString();
     if (headSeq === 0) return { key, computedAt, status: 'no_history' };
     const config = this.#stores.config();
-    const text = config.file === null ? '' : await readFile(config.file, 'utf8');
+    const text = await configText(config);
     const fromSeq = Math.max(1, headSeq - DASHBOARD_LIMITS.suggestionMessages + 1);
     const passSeconds = passSecondsOf(durations(await this.#stores.runs.recent(key, RUNS)), undefined);
     const channels = this.#stores.channels;

@@ -63,7 +63,7 @@ export async function simulateArchive(
   const command = 'ebb simulate';
   const config = await readConfig(command, args.config, io, deps);
   if (typeof config === 'number') return config;
-  const text = config.file === null ? '' : await readFile(config.file, 'utf8');
+  const text = await configText(config);
   return withStores(
     {
       command,
@@ -175,6 +175,11 @@ export interface SuggestChannelInput {
   readonly messages: number;
   readonly passSeconds: PassSeconds;
   readonly source: () => AsyncIterable<TranscriptMessage>;
+}
+
+/** The text of the file `config` was read from (`''` for built-in defaults): what candidates are checked against. */
+export function configText(config: EbbConfig): Promise<string> {
+  return config.file === null ? Promise.resolve('') : readFile(config.file, 'utf8');
 }
 
 /** `--suggest` for one channel, as data: what the CLI prints and the dashboard's API returns. */
