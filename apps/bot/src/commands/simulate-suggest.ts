@@ -9,8 +9,8 @@
  * around the best of the protected margin, `protect_recent` and the cooldown. Every candidate is first
  * put through the config package's own validation (`withChannelCompaction` + `checkChannel`, what
  * `ebb config check` runs), so nothing the check refuses is replayed or proposed. When no candidate
- * reaches 0 emergencies, the best one is replayed once more with twice the window and once with
- * passes twice as fast, to say which would.
+ * reaches 0 emergencies, the best one is replayed with twice the window and with passes twice as
+ * fast, side by side on one more read, to say which would.
  */
 import type { ResolvedChannelConfig } from '@ebb/config';
 import {
@@ -81,7 +81,7 @@ export async function suggestSettings(options: SuggestOptions): Promise<Suggesti
     });
 
   const coarse = admit(coarseGrid(currentValues));
-  const [current, ...coarseOutcomes] = await replayAll(options, [currentValues, ...coarse]);
+  const [current, ...coarseOutcomes] = await replayAll(options, [currentValues, ...coarse].map(asIs));
   if (current === undefined) throw new Error('no replay');
   let ranked = rank(coarse.map((values, i) => ({ values, outcome: coarseOutcomes[i] as ReplayOutcome })));
   let reads = 1;
@@ -91,7 +91,7 @@ export async function suggestSettings(options: SuggestOptions): Promise<Suggesti
   if (best !== undefined) {
     const refine = admit(refinements(best.values));
     if (refine.length > 0) {
-      const outcomes = await replayAll(options, refine);
+      const outcomes = await replayAll(options, refine.map(asIs));
       reads++;
       replays += refine.length;
       ranked = rank([
@@ -109,19 +109,18 @@ export async function suggestSettings(options: SuggestOptions): Promise<Suggesti
   let closest: Suggestion['closest'] = null;
   if (suggested === null && top !== undefined) {
     closest = top;
-    const policy = policyOf(channel.compaction, top.values);
-    const [wider, faster] = await Promise.all([
-      replayAll(options, [top.values], { contextWindow: channel.llm.contextWindow * 2, policy }),
-      replayAll({ ...options, jobSeconds: options.jobSeconds / 2 }, [top.values]),
+    const [wider, faster] = await replayAll(options, [
+      { values: top.values, contextWindow: channel.llm.contextWindow * 2 },
+      { values: top.values, jobSeconds: options.jobSeconds / 2 },
     ]);
-    reads += 2;
+    reads++;
     replays += 2;
-    if (wider[0])
-      whatWould.push({ change: `context_window = ${channel.llm.contextWindow * 2}`, outcome: wider[0] });
-    if (faster[0])
+    if (wider)
+      whatWould.push({ change: `context_window = ${channel.llm.contextWindow * 2}`, outcome: wider });
+    if (faster)
       whatWould.push({
         change: `passes twice as fast (${(options.jobSeconds / 2).toFixed(1)} s: a faster summarizer_model)`,
-        outcome: faster[0],
+        outcome: faster,
       });
   }
   return {
@@ -243,19 +242,24 @@ export function passCount({ passes }: ReplayOutcome): number {
   return passes.background + passes.aggressive + passes.heals;
 }
 
+/** A candidate to replay, with the channel's window and the passes' seconds unless it says otherwise. */
+interface Replay {
+  readonly values: SearchedValues;
+  readonly contextWindow?: number;
+  readonly jobSeconds?: number;
+}
+
+const asIs = (values: SearchedValues): Replay => ({ values });
+
 /** Replays every candidate side by side on one read of the traffic. */
-async function replayAll(
-  options: SuggestOptions,
-  candidates: readonly SearchedValues[],
-  override: { readonly contextWindow?: number; readonly policy?: CompactionPolicy } = {},
-): Promise<ReplayOutcome[]> {
+async function replayAll(options: SuggestOptions, replays: readonly Replay[]): Promise<ReplayOutcome[]> {
   const { channel } = options;
   const tokenizer = memoTokenizer(options.tokenizer);
-  const sims = candidates.map((values) =>
+  const sims = replays.map((r) =>
     channelSimulation(channel, tokenizer, {
-      policy: override.policy ?? policyOf(channel.compaction, values),
-      ...(override.contextWindow === undefined ? {} : { contextWindow: override.contextWindow }),
-      jobSeconds: options.jobSeconds,
+      policy: policyOf(channel.compaction, r.values),
+      ...(r.contextWindow === undefined ? {} : { contextWindow: r.contextWindow }),
+      jobSeconds: r.jobSeconds ?? options.jobSeconds,
       emit: () => {},
     }),
   );
