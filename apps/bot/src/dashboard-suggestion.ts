@@ -12,14 +12,8 @@
  * `channelSummary` query every request makes) is still below the messages it needs.
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
-import {
-  type ChannelStore,
-  type CompactionRun,
-  LruMap,
-  type RunStore,
-  type TranscriptMessage,
-} from '@ebb/core';
-import { isoMessageTime } from '@ebb/db';
+import { type ChannelStore, LruMap, type RunStore, type TranscriptMessage } from '@ebb/core';
+import { isoMessageTime, passDurationsOf } from '@ebb/db';
 import { DASHBOARD_LIMITS, type DashboardSuggestion } from '@ebb/web';
 import { configText, passSecondsOf, suggestChannel } from './commands/simulate-archive.js';
 
@@ -78,7 +72,7 @@ export class ChannelSuggestions {
     const config = this.#stores.config();
     const text = await configText(config);
     const fromSeq = Math.max(1, headSeq - DASHBOARD_LIMITS.suggestionMessages + 1);
-    const passSeconds = passSecondsOf(durations(await this.#stores.runs.recent(key, RUNS)), undefined);
+    const passSeconds = passSecondsOf(passDurationsOf(await this.#stores.runs.recent(key, RUNS)), undefined);
     const channels = this.#stores.channels;
     async function* source(): AsyncGenerator<TranscriptMessage> {
       for (let from = fromSeq; from <= headSeq; from += PAGE) {
@@ -145,21 +139,4 @@ function stillHolds(answer: DashboardSuggestion, headSeq: number): boolean {
     case 'suggested':
       return true;
   }
-}
-
-/** Median and 90th percentile of the passes that ran their summarizer, as `PgArchiveReader.passDurations` reads them. */
-function durations(runs: readonly CompactionRun[]) {
-  const ms = runs
-    .filter((r) => r.status === 'completed' || (r.status === 'stale' && r.outputTokens !== undefined))
-    .map((r) => r.durationMs)
-    .filter((d): d is number => d !== undefined)
-    .sort((a, b) => a - b);
-  const at = (p: number) => {
-    if (ms.length === 0) return null;
-    const i = p * (ms.length - 1);
-    const lo = ms[Math.floor(i)] ?? 0;
-    const hi = ms[Math.ceil(i)] ?? lo;
-    return lo + (hi - lo) * (i - Math.floor(i));
-  };
-  return { runs: ms.length, medianMs: at(0.5), slowMs: at(0.9) };
 }

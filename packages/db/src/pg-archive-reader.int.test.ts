@@ -1,7 +1,7 @@
 /** `PgArchiveReader` on Postgres: pages through a channel's archive in seq order, and reads its passes' durations. */
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgArchiveReader } from './pg-archive-reader.js';
+import { PgArchiveReader, passDurationsOf } from './pg-archive-reader.js';
 import { PgChannelStore } from './pg-channel-store.js';
 import { PgRunStore } from './pg-run-store.js';
 
@@ -102,5 +102,7 @@ describe('PgArchiveReader', () => {
       await runs.finish(jobId, outcome);
     }
     expect(await reader.passDurations(key)).toEqual({ runs: 10, medianMs: 550, slowMs: 910 });
+    // The dashboard reads the same figures from the runs it has read.
+    expect(passDurationsOf(await runs.recent(key, 50))).toEqual({ runs: 10, medianMs: 550, slowMs: 910 });
   });
 });

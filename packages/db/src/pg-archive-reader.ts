@@ -5,7 +5,7 @@
  * server-side cursor would pin a pooled connection and a transaction for the whole replay). Also what
  * the channel's recorded passes took (`compaction_runs.duration_ms`), which the replay's passes take.
  */
-import type { ArchivedMessage } from '@ebb/core';
+import type { ArchivedMessage, CompactionRun } from '@ebb/core';
 import { and, asc, between, eq, gte, isNotNull, or, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
 import { dbCall } from './pg-errors.js';
@@ -150,6 +150,26 @@ export class PgArchiveReader {
       return { runs: row?.runs ?? 0, medianMs: ms(row?.medianMs), slowMs: ms(row?.slowMs) };
     });
   }
+}
+
+/**
+ * `passDurations` over runs already read (the dashboard's `RunStore.recent`): the same passes counted
+ * and the same percentiles as Postgres's `percentile_cont` (linear between the two nearest).
+ */
+export function passDurationsOf(runs: readonly CompactionRun[]): PassDurations {
+  const ms = runs
+    .filter((r) => r.status === 'completed' || (r.status === 'stale' && r.outputTokens !== undefined))
+    .map((r) => r.durationMs)
+    .filter((d): d is number => d !== undefined)
+    .sort((a, b) => a - b);
+  const at = (p: number) => {
+    if (ms.length === 0) return null;
+    const i = p * (ms.length - 1);
+    const lo = ms[Math.floor(i)] ?? 0;
+    const hi = ms[Math.ceil(i)] ?? lo;
+    return lo + (hi - lo) * (i - Math.floor(i));
+  };
+  return { runs: ms.length, medianMs: at(0.5), slowMs: at(0.9) };
 }
 
 function messageTime(ts: string | null, archivedAt: Date): string {
