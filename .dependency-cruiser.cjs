@@ -10,6 +10,7 @@
  *   between packages is found too.
  * - Packages in node_modules are not followed but not excluded either, so the edge to `openai` from
  *   anywhere but `@ebb/llm` (and the fake servers of `@ebb/testing`) fails the check.
+ * - Only tests import the in-memory stores (`@ebb/core/testing`).
  */
 module.exports = {
   forbidden: [
@@ -27,6 +28,14 @@ module.exports = {
         'The OpenAI client is built in @ebb/llm only (openAiClient); the fake servers in @ebb/testing speak its wire types.',
       from: { pathNot: '^packages/(llm|testing)/' },
       to: { path: '(^|/)node_modules/openai/' },
+    },
+    {
+      name: 'in-memory-stores-only-in-tests',
+      severity: 'error',
+      comment:
+        "The in-memory stores (@ebb/core/testing) are the tests' stores and the contract suites' reference, not a product part.",
+      from: { pathNot: ['\\.test\\.ts$', '/test/', '^packages/core/src/testing/'] },
+      to: { path: '^packages/core/src/testing/' },
     },
   ],
   options: {

@@ -1,12 +1,11 @@
 import { parseConfig, resolveChannel } from '@ebb/config';
+import { type ChannelSummary, historyTools } from '@ebb/core';
 import {
-  type ChannelSummary,
-  historyTools,
   InMemoryArchiveSearch,
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
-} from '@ebb/core';
+} from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { Toolbox } from '@ebb/tools';
 import { expect, it, vi } from 'vitest';

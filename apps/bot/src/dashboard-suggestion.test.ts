@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@ebb/config';
-import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core/testing';
 import { describe, expect, it } from 'vitest';
 import {
   BURSTY_CONFIG,

@@ -1,11 +1,6 @@
 import { parseConfig, resolveChannel } from '@ebb/config';
-import {
-  HISTORY_TOOLS,
-  InMemoryArchiveSearch,
-  InMemoryChannelStore,
-  measureMessage,
-  SILENT_LOGGER,
-} from '@ebb/core';
+import { HISTORY_TOOLS, measureMessage, SILENT_LOGGER } from '@ebb/core';
+import { InMemoryArchiveSearch, InMemoryChannelStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { expect, it } from 'vitest';
 import { startTools } from './start-tools.js';

@@ -5,13 +5,8 @@
  * is one: model `extractive`, `fallback: false` (no model failed), no tokens, no cost.
  */
 import { type EbbEnv, parseConfig } from '@ebb/config';
-import {
-  costUsd,
-  InMemoryChannelStore,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
-  toNewMessage,
-} from '@ebb/core';
+import { costUsd, toNewMessage } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';

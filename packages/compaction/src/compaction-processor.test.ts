@@ -1,13 +1,11 @@
 import {
   type CompactionLogEvent,
   EbbError,
-  InMemoryChannelStore,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
   type Summarizer,
   type SummaryOutput,
   toNewMessage,
 } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { beforeEach, describe, expect, it, vi } from 'vitest';

@@ -5,7 +5,8 @@
  * the same, and one warn line plus the metrics count what was rejected and repaired, without text.
  */
 import { parseConfig } from '@ebb/config';
-import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore, toNewMessage } from '@ebb/core';
+import { toNewMessage } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { createMetrics } from '@ebb/observability';
 import { InProcessContextNotifier } from '@ebb/queue';

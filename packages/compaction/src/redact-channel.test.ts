@@ -4,7 +4,8 @@
  * as unresolved instead of being passed over in silence. In-memory stores; the summarizer is the
  * port's test double, which lands a wider pass (as a worker would) while it "thinks".
  */
-import { InMemoryChannelStore, InMemoryRunStore, type Summarizer, type SummaryOutput } from '@ebb/core';
+import type { Summarizer, SummaryOutput } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { describe, expect, it } from 'vitest';
 import { redactChannel } from './redact-channel.js';

@@ -18,9 +18,6 @@ import {
   type CompactionPolicy,
   type ContextView,
   chatMessageTokens,
-  InMemoryChannelStore,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
   measureMessage,
   type NewMessage,
   Simulation,
@@ -32,6 +29,7 @@ import {
   type TranscriptMessage,
   UNCALIBRATED,
 } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgArchiveReader, PgChannelStore } from '@ebb/db';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';

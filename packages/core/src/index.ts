@@ -1,53 +1,64 @@
-export * from './admit-pass.js';
-export * from './archive-search.js';
-export * from './backoff.js';
-export * from './channel-compactor.js';
-export * from './compact-focus.js';
-export * from './compaction-events.js';
-export * from './compaction-monitor.js';
-export * from './compactor-settings.js';
-export * from './deadline.js';
-export * from './decide-after-turn.js';
-export * from './encoding-for-model.js';
-export * from './error-text.js';
-export * from './errors.js';
-export * from './extractive-summary.js';
-export * from './history-tools.js';
-export * from './in-memory-archive-search.js';
-export * from './in-memory-channel-store.js';
-export * from './in-memory-memory-store.js';
-export * from './in-memory-run-store.js';
-export * from './logger.js';
-export * from './lru-map.js';
-export * from './measure-message.js';
-export * from './memory.js';
-export * from './memory-recall.js';
-export * from './model.js';
-export * from './pass-room.js';
-export * from './plan-compaction.js';
-export * from './plan-emergency-truncation.js';
-export * from './plan-memory-upsert.js';
-export * from './plan-message-change.js';
-export * from './plan-microcompaction.js';
-export * from './plan-reconcile.js';
-export * from './plan-redaction.js';
-export * from './plan-snapshot.js';
-export * from './plan-splice.js';
-export * from './platform.js';
-export * from './policy.js';
-export * from './ports.js';
-export * from './prefix-cache.js';
-export * from './pricing.js';
-export * from './render-context.js';
-export * from './run-status.js';
-export * from './simulation.js';
-export * from './simulation-events.js';
-export * from './split-reply.js';
-export * from './threshold-reached.js';
-export * from './tokens.js';
-export * from './tool-pairs.js';
-export * from './tool-ports.js';
-export * from './untrusted-text.js';
-export * from './usage.js';
-export * from './validate-memories.js';
-export * from './working-context.js';
+/**
+ * `@ebb/core`: the pure compaction core, grouped by concept (one folder each). The in-memory stores
+ * live apart, on the `@ebb/core/testing` subpath.
+ */
+
+// When to compact: the monitor, the decision after a turn, the compactor that acts on it.
+export * from './decision/admit-pass.js';
+export * from './decision/channel-compactor.js';
+export * from './decision/compact-focus.js';
+export * from './decision/compaction-events.js';
+export * from './decision/compaction-monitor.js';
+export * from './decision/compactor-settings.js';
+export * from './decision/decide-after-turn.js';
+export * from './decision/pass-room.js';
+export * from './decision/policy.js';
+export * from './decision/threshold-reached.js';
+export * from './memory/memory.js';
+// Typed memories: validation, upsert plans, recall.
+export * from './memory/memory-recall.js';
+export * from './memory/plan-memory-upsert.js';
+export * from './memory/validate-memories.js';
+// The model: messages, spans, tokens, the working context.
+export * from './model/encoding-for-model.js';
+export * from './model/measure-message.js';
+export * from './model/model.js';
+export * from './model/platform.js';
+export * from './model/run-status.js';
+export * from './model/tokens.js';
+export * from './model/tool-pairs.js';
+export * from './model/working-context.js';
+// What a pass, a truncation, a splice or a redaction does: pure plans as values.
+export * from './plans/extractive-summary.js';
+export * from './plans/plan-compaction.js';
+export * from './plans/plan-emergency-truncation.js';
+export * from './plans/plan-message-change.js';
+export * from './plans/plan-microcompaction.js';
+export * from './plans/plan-reconcile.js';
+export * from './plans/plan-redaction.js';
+export * from './plans/plan-snapshot.js';
+export * from './plans/plan-splice.js';
+// The ports the shell implements: stores, the model, the queue, tools, the logger.
+export * from './ports/logger.js';
+export * from './ports/ports.js';
+export * from './ports/tool-ports.js';
+// The prompt and the reply: rendering, splitting, quoting untrusted text.
+export * from './rendering/render-context.js';
+export * from './rendering/split-reply.js';
+export * from './rendering/untrusted-text.js';
+export * from './simulation/simulation.js';
+// `ebb simulate`'s engine.
+export * from './simulation/simulation-events.js';
+// Small shared helpers: backoff, deadlines, errors, the LRU map.
+export * from './support/backoff.js';
+export * from './support/deadline.js';
+export * from './support/error-text.js';
+export * from './support/errors.js';
+export * from './support/lru-map.js';
+// The history tools and the archive-search rules every store shares.
+export * from './tools/archive-search.js';
+export * from './tools/history-tools.js';
+// What model calls cost and what the provider cached.
+export * from './usage/prefix-cache.js';
+export * from './usage/pricing.js';
+export * from './usage/usage.js';

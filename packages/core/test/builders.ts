@@ -1,5 +1,5 @@
 /** Small builders for core tests: messages with given token counts, no tokenizer needed. */
-import type { ContextMessage, Span } from '../src/model.js';
+import type { ContextMessage, Span } from '../src/model/model.js';
 
 export function msg(seq: number, tokens: number, fields: Partial<ContextMessage> = {}): ContextMessage {
   return { seq, role: 'user', author: `u${seq % 3}`, text: `message ${seq}`, tokens, ...fields };

@@ -2,7 +2,7 @@
  * A reversible stand-in tokenizer for core tests: one token per 4 characters. The core only needs
  * a `Tokenizer`; the real one (gpt-tokenizer) lives in `@ebb/llm` and the core must not depend on it.
  */
-import type { Tokenizer } from '../src/tokens.js';
+import type { Tokenizer } from '../src/model/tokens.js';
 
 export class CharTokenizer implements Tokenizer {
   readonly encoding = 'chars/4';

@@ -2,7 +2,7 @@
  * The invariants of a working context, checked from scratch (the opposite of how the core keeps
  * them). Returns the problems found, so a failing property shows all of them.
  */
-import type { ArchivedMessage, ContextView } from '../src/model.js';
+import type { ArchivedMessage, ContextView } from '../src/model/model.js';
 
 export function contextProblems(view: ContextView, archive: readonly ArchivedMessage[]): string[] {
   const problems: string[] = [];

@@ -1,4 +1,4 @@
-import { InMemoryArchiveSearch, InMemoryChannelStore } from '@ebb/core';
+import { InMemoryArchiveSearch, InMemoryChannelStore } from '@ebb/core/testing';
 import { describeArchiveSearchContract } from '../test/contract/archive-search.js';
 
 describeArchiveSearchContract('in-memory', async () => {

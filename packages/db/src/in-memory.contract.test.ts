@@ -1,4 +1,4 @@
-import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { describeStoreContract } from '../test/contract/index.js';
 
 describeStoreContract('in-memory', async () => ({

@@ -1,5 +1,6 @@
 /** The usage store's contract, against the in-memory reference and Postgres. */
-import { InMemoryUsageStore, type UsageStore, type UsageTotals } from '@ebb/core';
+import type { UsageStore, UsageTotals } from '@ebb/core';
+import { InMemoryUsageStore } from '@ebb/core/testing';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgUsageStore } from './pg-usage-store.js';

@@ -16,8 +16,8 @@ it('bundles browser/ into one inline script that carries the rules it shares wit
   // The modules the server uses, bundled in, not copies.
   expect(script).toContain('function thresholdReached(');
   // Core's rule, not core: the rest of it (its errors, stores, rendering) is shaken out.
-  expect(new Set(script.match(/core\/src\/[\w-]+\.ts/g))).toEqual(
-    new Set(['core/src/error-text.ts', 'core/src/threshold-reached.ts']),
+  expect(new Set(script.match(/core\/src\/[\w/-]+\.ts/g))).toEqual(
+    new Set(['core/src/support/error-text.ts', 'core/src/decision/threshold-reached.ts']),
   );
   expect(script).toContain(`historyPageMax: ${DASHBOARD_LIMITS.historyPageMax}`);
   expect(dashboardPage('a note', script)).toContain(`<script>${script}</script>`);

@@ -7,13 +7,11 @@ import { parseConfig } from '@ebb/config';
 import {
   type ChatMessage,
   type ChatModel,
-  InMemoryChannelStore,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
   MEMORIES_TAG,
   type PlatformHandlers,
   systemPromptTokens,
 } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';

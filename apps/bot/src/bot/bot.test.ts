@@ -6,18 +6,20 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '@ebb/config';
+import type {
+  ChatMessage,
+  ChatModel,
+  InboundMessage,
+  PlatformAdapter,
+  PlatformHandlers,
+  UsageStore,
+} from '@ebb/core';
 import {
-  type ChatMessage,
-  type ChatModel,
-  type InboundMessage,
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
   InMemoryUsageStore,
-  type PlatformAdapter,
-  type PlatformHandlers,
-  type UsageStore,
-} from '@ebb/core';
+} from '@ebb/core/testing';
 import { LlmError } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';

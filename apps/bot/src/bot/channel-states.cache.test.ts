@@ -3,7 +3,8 @@
  * context_cache_mb`), least recently used out first, and a miss is one read of the store.
  */
 import { parseConfig, resolveChannel } from '@ebb/config';
-import { InMemoryChannelStore, type NewMessage, WorkingContext } from '@ebb/core';
+import { type NewMessage, WorkingContext } from '@ebb/core';
+import { InMemoryChannelStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { describe, expect, it } from 'vitest';
 import { ChannelStates, estimatedBytes } from './channel-states.js';

@@ -12,15 +12,13 @@ import {
   type ChatModel,
   type CompactionLogEvent,
   type InboundMessage,
-  InMemoryChannelStore,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
   type PlatformHandlers,
   type SummarizeInput,
   type Summarizer,
   type SummaryOutput,
   WorkingContext,
 } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';

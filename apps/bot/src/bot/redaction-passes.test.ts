@@ -5,14 +5,8 @@
  * back) it runs again once that pass has ended, so what the pass puts in place is written again too,
  * and what it learned from the message is dropped then.
  */
-import {
-  InMemoryChannelStore,
-  InMemoryRunStore,
-  PENDING_SUMMARY,
-  REDACTED_MESSAGE,
-  tombstone,
-  toNewMessage,
-} from '@ebb/core';
+import { PENDING_SUMMARY, REDACTED_MESSAGE, tombstone, toNewMessage } from '@ebb/core';
+import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core/testing';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';

@@ -10,11 +10,10 @@ import {
   type AnswerClaims,
   type ChatModel,
   type InboundMessage,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
   type TurnResult,
   toNewMessage,
 } from '@ebb/core';
+import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgChannelStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import {

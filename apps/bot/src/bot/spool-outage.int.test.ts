@@ -10,13 +10,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '@ebb/config';
-import {
-  type InboundMessage,
-  type InboundSpool,
-  InMemoryMemoryStore,
-  InMemoryRunStore,
-  type SpooledMessage,
-} from '@ebb/core';
+import type { InboundMessage, InboundSpool, SpooledMessage } from '@ebb/core';
+import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgChannelStore } from '@ebb/db';
 import {
   createRedis,

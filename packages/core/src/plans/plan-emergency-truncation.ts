@@ -1,0 +1,68 @@
+/**
+ * The emergency brake. When usage crosses the emergency threshold the bot cannot wait for a
+ * summary: the oldest raw messages, `fraction` of the context by tokens, leave the context now and
+ * a truncation marker takes their place. Nothing waits on a job in flight: a job that later finishes
+ * over part of the range trims the marker (see `planSplice`). The range is named so a pass can heal
+ * it with a real summary from the archive.
+ */
+import type { ContextView } from '../model/model.js';
+import { prefixEnd } from '../model/model.js';
+import { safeCut } from '../model/tool-pairs.js';
+
+export interface TruncationPlan {
+  readonly kind: 'truncate';
+  /** The generation the plan was made at; applying it bumps it by one. */
+  readonly generation: number;
+  /** The range the new truncated span covers (merged with a truncated span it extends). */
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** Whether the last span is a truncated span that this one extends. */
+  readonly extendsLast: boolean;
+  /** Raw messages that leave the context, and their tokens. */
+  readonly droppedMessages: number;
+  readonly droppedTokens: number;
+  /** Tokens of the marker (same for every truncated span). */
+  readonly markerTokens: number;
+}
+
+export type TruncationPlanResult =
+  | TruncationPlan
+  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' };
+
+export interface PlanTruncationInput {
+  readonly context: ContextView;
+  readonly fraction: number;
+  readonly protectRecent: number;
+  readonly markerTokens: number;
+}
+
+export function planEmergencyTruncation(input: PlanTruncationInput): TruncationPlanResult {
+  const { context } = input;
+  const { raw, spans } = context;
+  if (raw.length === 0) return { kind: 'nothing', reason: 'empty' };
+  const limit = Math.max(0, raw.length - input.protectRecent);
+  const target = input.fraction * context.tokens;
+  let dropped = 0;
+  let end = 0;
+  while (end < limit && dropped < target) {
+    dropped += raw[end]?.tokens ?? 0;
+    end++;
+  }
+  const cut = safeCut(raw, end, limit);
+  if (cut === 0) return { kind: 'nothing', reason: 'all_protected' };
+
+  let droppedTokens = 0;
+  for (let i = 0; i < cut; i++) droppedTokens += raw[i]?.tokens ?? 0;
+  const last = spans.at(-1);
+  const extendsLast = last?.kind === 'truncated';
+  return {
+    kind: 'truncate',
+    generation: context.generation,
+    fromSeq: extendsLast ? last.fromSeq : prefixEnd(spans) + 1,
+    toSeq: raw[cut - 1]?.seq ?? 0,
+    extendsLast,
+    droppedMessages: cut,
+    droppedTokens,
+    markerTokens: input.markerTokens,
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * What a message its author took back (deleted, or edited under `on_edit = "resummarize"`) reaches,
+ * as pure decisions; the bot's redaction path carries them out (`apps/bot/src/bot/message-changes.ts`).
+ *
+ * A deletion redacts the message and the bot's own turn that answered it: the messages right after
+ * it that are not a person's (the reply, and the tool calls and results of that turn), up to the next
+ * person's message. Within a channel's actor a turn's messages are appended before the next message
+ * is taken, so that run is the reply generated from it, never another person's turn. Each redacted
+ * seq is either raw in the context (its copy goes with the archive's) or inside the compacted prefix,
+ * where the summaries holding it are set aside at once (`PENDING_SUMMARY`) and written again by a
+ * queued pass (never on the turn path).
+ *
+ * A memory is dropped when its source range holds a removed message and its text came from it: no
+ * message of its range is left, or one of its words is in a removed message of its range and in no
+ * message kept there. A memory learned from the rest of the range stays.
+ */
+import type { Memory } from '../memory/memory.js';
+import type { PrefixView, SeqRange, Span, StoredMessage } from '../model/model.js';
+import { overlapsAny, seqRanges, spansToResummarize } from './plan-redaction.js';
+
+/**
+ * The text a summary holding a taken-back message keeps until its queued pass writes it again: no
+ * prompt in between shows what was taken back (the archive, `search_history`, keeps the rest).
+ */
+export const PENDING_SUMMARY = '[summary being written again: a message in it was taken back]';
+
+export interface DeletionInput {
+  /** The prefix as loaded (spans, head). */
+  readonly prefix: PrefixView;
+  /** The seqs the platform deleted (found by their platform ids). */
+  readonly deleted: readonly number[];
+  /**
+   * Archived messages from the first deleted seq on, in seq order, far enough past each deleted one
+   * to reach the next person's message (a turn's tool steps included).
+   */
+  readonly archive: readonly Pick<StoredMessage, 'seq' | 'role'>[];
+}
+
+export interface DeletionPlan {
+  /** Every seq to tombstone: the deleted messages and the bot's replies to them. */
+  readonly redact: readonly SeqRange[];
+  /** The seqs of the bot's turns that answered a deleted message (in `redact` too). */
+  readonly replies: readonly number[];
+  /** Redacted seqs still raw in the context (their copies change with the archive). */
+  readonly raw: readonly number[];
+  /** Redacted seqs inside the compacted prefix (a summary or a truncation marker holds them). */
+  readonly compacted: readonly number[];
+  /** Active summary spans holding a redacted seq: written again from the redacted archive, queued. */
+  readonly resummarize: readonly SeqRange[];
+}
+
+/** The seqs of the bot's turn right after a person's message: up to the next person's message. */
+export function replyTurnSeqs(after: readonly Pick<StoredMessage, 'seq' | 'role'>[]): number[] {
+  const end = after.findIndex((m) => m.role === 'user');
+  return (end < 0 ? after : after.slice(0, end)).map((m) => m.seq);
+}
+
+/**
+ * The seqs of the bot's turns that answered the person's messages `seqs` (each message's own turn),
+ * in order; `archive` holds each of them and the turn after it, in seq order. A seq that is the bot's
+ * own (a reply the web API names) has no turn of its own.
+ */
+export function repliesTo(
+  archive: readonly Pick<StoredMessage, 'seq' | 'role'>[],
+  seqs: readonly number[],
+): number[] {
+  const bySeq = new Map(archive.map((m, i) => [m.seq, i]));
+  const replies = new Set<number>();
+  for (const seq of seqs) {
+    const at = bySeq.get(seq);
+    if (at === undefined || archive[at]?.role !== 'user') continue;
+    for (const reply of replyTurnSeqs(archive.slice(at + 1))) replies.add(reply);
+  }
+  return [...replies].sort((a, b) => a - b);
+}
+
+export function planDeletion(input: DeletionInput): DeletionPlan {
+  const deleted = [...new Set(input.deleted)].sort((a, b) => a - b);
+  const replies = repliesTo(input.archive, deleted);
+  const all = [...new Set([...deleted, ...replies])].sort((a, b) => a - b);
+  const redact = seqRanges(all);
+  const prefixEnd = input.prefix.spans.reduce((end, s: Span) => Math.max(end, s.toSeq), 0);
+  return {
+    redact,
+    replies,
+    raw: all.filter((seq) => seq > prefixEnd && seq <= input.prefix.headSeq),
+    compacted: all.filter((seq) => seq <= prefixEnd),
+    resummarize: spansToResummarize(input.prefix, redact).map((s) => ({
+      fromSeq: s.fromSeq,
+      toSeq: s.toSeq,
+    })),
+  };
+}
+
+/** Words at least this long count as a memory's words (shorter ones are filler in any language). */
+const MIN_WORD_CHARS = 3;
+
+function wordsOf(text: string): Set<string> {
+  return new Set(
+    text
+      .normalize('NFKC')
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length >= MIN_WORD_CHARS || /\p{N}/u.test(w)),
+  );
+}
+
+/**
+ * The ids of the memories whose text came from the removed messages: their range holds a removed
+ * seq, and either nothing of the range is kept or a word of theirs is in a removed message of the
+ * range and in no kept one. `kept` are the other archived messages of those ranges, as they stand.
+ */
+export function memoriesTakenBack(
+  memories: readonly Pick<Memory, 'id' | 'text' | 'fromSeq' | 'toSeq'>[],
+  removed: readonly Pick<StoredMessage, 'seq' | 'text'>[],
+  kept: readonly Pick<StoredMessage, 'seq' | 'text'>[],
+): string[] {
+  const removedWords = removed.map((m) => ({ seq: m.seq, words: wordsOf(m.text) }));
+  const keptWords = kept.map((m) => ({ seq: m.seq, words: wordsOf(m.text) }));
+  const within = (seq: number, r: SeqRange) => r.fromSeq <= seq && seq <= r.toSeq;
+  return memories
+    .filter((memory) => {
+      const gone = removedWords.filter((m) => within(m.seq, memory));
+      if (gone.length === 0) return false;
+      const left = keptWords.filter((m) => within(m.seq, memory));
+      if (left.length === 0) return true;
+      return [...wordsOf(memory.text)].some(
+        (w) => gone.some((m) => m.words.has(w)) && !left.some((m) => m.words.has(w)),
+      );
+    })
+    .map((m) => m.id);
+}
+
+/** The memories whose source range overlaps `ranges`: the candidates `memoriesTakenBack` judges. */
+export function memoriesOver<M extends Pick<Memory, 'fromSeq' | 'toSeq'>>(
+  memories: readonly M[],
+  ranges: readonly SeqRange[],
+): M[] {
+  return memories.filter((m) => overlapsAny(m, ranges));
+}

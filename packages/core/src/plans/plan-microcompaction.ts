@@ -1,0 +1,122 @@
+/**
+ * Microcompaction, the first tier: once usage reaches `microcompact_threshold` (or the background
+ * threshold, when a channel set that lower), tool results older
+ * than the newest `keep_tool_results` and at least `microcompact_min_tokens` large are replaced in
+ * the working context by a stub that names the tool, its size and the seq the archive keeps it
+ * under. No LLM call, synchronous, and cheap: a build log that took a quarter of the window becomes
+ * one line long before a summary is needed, and `read_history` brings back the exact text.
+ *
+ * A stub is the message's context copy, like a clipped message's head + tail: the message keeps its
+ * seq, role and `toolCallId` in the raw tail, so a call is never separated from its result (the
+ * stub answers the call) and the spans' tiling of the prefix is untouched. A pass that later covers
+ * the message summarizes the stub, not the whole result; the archive keeps the result whole.
+ */
+
+import type { CompactionPolicy } from '../decision/policy.js';
+import type { ContextMessage, ContextView, StoredMessage } from '../model/model.js';
+import { messageTokens, type Tokenizer } from '../model/tokens.js';
+import { plainText } from '../rendering/untrusted-text.js';
+
+export type MicrocompactPolicy = Pick<
+  CompactionPolicy,
+  | 'microcompaction'
+  | 'microcompactThreshold'
+  | 'keepToolResults'
+  | 'microcompactMinTokens'
+  | 'backgroundThreshold'
+  | 'emergencyThreshold'
+>;
+
+/** Characters of a result's first line the stub shows. */
+const FIRST_LINE_CHARS = 80;
+
+/**
+ * The seqs of the raw tool results to stub now, oldest first; empty when none qualifies or
+ * microcompaction is off. Stubs count among the newest kept results, so stubbing is stable: the
+ * same context plans nothing twice.
+ *
+ * At the emergency threshold only the newest result is kept whole (the one the model is most
+ * likely working on): stubbing the others loses nothing the archive does not keep, while the
+ * truncation they would otherwise meet sets half the context aside.
+ */
+export function planMicrocompaction(
+  context: Pick<ContextView, 'raw' | 'toolResultSeqs'>,
+  usage: number,
+  policy: MicrocompactPolicy,
+): number[] {
+  // The first tier also where a channel lowered background_threshold below microcompact_threshold.
+  const from = Math.min(policy.microcompactThreshold, policy.backgroundThreshold);
+  if (!policy.microcompaction || usage < from) return [];
+  const keep =
+    usage >= policy.emergencyThreshold ? Math.min(policy.keepToolResults, 1) : policy.keepToolResults;
+  const { raw } = context;
+  const first = raw[0]?.seq ?? 0;
+  const results = context.toolResultSeqs ?? raw.filter((m) => m.role === 'tool').map((m) => m.seq);
+  const seqs: number[] = [];
+  for (let i = results.length - 1 - keep; i >= 0; i--) {
+    // Raw seqs are consecutive, so a result's index is its seq less the first raw seq.
+    const m = raw[(results[i] ?? 0) - first];
+    // Stubbing takes every result past the kept ones at once, so past a stub all is settled.
+    if (m === undefined || m.stubbed) break;
+    if (m.tokens >= policy.microcompactMinTokens) seqs.push(m.seq);
+  }
+  return seqs.reverse();
+}
+
+/**
+ * The stub the model reads in place of a tool result. `readBack`: the channel may call
+ * read_history, so the stub says how to get the whole result back; without it, it only says what
+ * was there (naming a tool the model cannot call would have it try, and fail).
+ */
+export function renderStub(
+  toolName: string,
+  resultTokens: number,
+  seq: number,
+  text: string,
+  readBack = true,
+): string {
+  const first = plainText(text)
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '');
+  const line =
+    first === undefined
+      ? ''
+      : `: ${first.length > FIRST_LINE_CHARS ? `${first.slice(0, FIRST_LINE_CHARS)}…` : first}`;
+  const stub = `[tool result of ${toolName}, ${resultTokens.toLocaleString('en-US')} tokens, archived as #${seq}${line}]`;
+  return readBack
+    ? `${stub} Call read_history with from_seq ${seq} and to_seq ${seq} for the whole result.`
+    : stub;
+}
+
+/**
+ * The stubs for `seqs` of `raw` as context entries. The tool's name comes from the call the result
+ * answers (just before it in the raw tail); its size is the whole result's, a clipped copy included.
+ */
+export function stubToolResults(
+  raw: readonly ContextMessage[],
+  seqs: readonly number[],
+  tokenizer: Tokenizer,
+  readBack = true,
+): ContextMessage[] {
+  const wanted = new Set(seqs);
+  const names = new Map<string, string>();
+  const stubs: ContextMessage[] = [];
+  for (const m of raw) {
+    for (const call of m.toolCalls ?? []) names.set(call.id, call.name);
+    if (!wanted.has(m.seq) || m.role !== 'tool') continue;
+    const name = (m.toolCallId && names.get(m.toolCallId)) || 'a tool';
+    const resultTokens = m.tokens + (m.omittedTokens ?? 0);
+    const { omittedTokens: _clipped, ...rest } = m;
+    const text = renderStub(name, resultTokens, m.seq, m.text, readBack);
+    stubs.push({ ...rest, text, tokens: messageTokens(tokenizer, { ...rest, text }), stubbed: true });
+  }
+  return stubs;
+}
+
+/** A stored message as a pass reads it: the stub in place of a stubbed tool result, else whole. */
+export function summarizedMessage(message: StoredMessage): StoredMessage {
+  if (message.stub === undefined) return message;
+  const { stub, ...rest } = message;
+  return { ...rest, text: stub.text, tokens: stub.tokens };
+}

@@ -1,0 +1,421 @@
+import type { Memory, NewMemory } from '../memory/memory.js';
+import type {
+  ArchivedMessage,
+  ContextMessage,
+  ContextView,
+  PrefixView,
+  SeqRange,
+  Span,
+  StoredMessage,
+  Tier,
+} from '../model/model.js';
+import type { Calibration } from '../model/tokens.js';
+import type { TruncationPlan } from '../plans/plan-emergency-truncation.js';
+import type { SummaryResult } from '../plans/plan-splice.js';
+import type { SummaryOutput } from './model-ports.js';
+
+/** A message to append, measured by the caller (see `measureMessage`); the store assigns the seq. */
+export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
+  /** The platform's id (Slack ts, Discord snowflake); a second append with the same id is a no-op. */
+  readonly platformMessageId?: string;
+  /** Tokens of the whole message. */
+  readonly tokens: number;
+  /** Tokens of the message as it enters the context (clipped when oversized). */
+  readonly contextTokens: number;
+  /** The clipped text, when the context holds a clipped copy. */
+  readonly contextText?: string;
+  readonly omittedTokens?: number;
+}
+
+export interface AppendResult {
+  readonly seq: number;
+  /** False when the platform message id was stored already (a Slack retry, a Discord resend). */
+  readonly inserted: boolean;
+  /** The channel's generation and context tokens after the append. */
+  readonly generation: number;
+  readonly contextTokens: number;
+}
+
+export type SpliceOutcome =
+  | {
+      readonly kind: 'splice';
+      readonly generation: number;
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+      readonly messagesRemoved: number;
+    }
+  | { readonly kind: 'stale'; readonly reason: string }
+  /** A follow-up whose predecessor has not spliced yet (see `planSplice`); nothing changed. */
+  | { readonly kind: 'gap'; readonly reason: string }
+  | { readonly kind: 'noop'; readonly reason: 'already_applied' };
+
+export type TruncationOutcome =
+  | {
+      readonly kind: 'truncate';
+      readonly plan: TruncationPlan;
+      readonly generation: number;
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+    }
+  /** `stale`: the channel moved past `expectedGeneration` (a splice landed): decide again on the new state. */
+  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' | 'stale' };
+
+export interface TruncationRequest {
+  readonly fraction: number;
+  readonly protectRecent: number;
+  readonly markerTokens: number;
+  /** The generation the decision was made on; when the channel has moved on, nothing is cut. */
+  readonly expectedGeneration?: number;
+}
+
+/** Microcompaction's stubs for raw tool results (`stubToolResults` in `plan-microcompaction.ts`). */
+export interface StubRequest {
+  /** The generation the stubs were planned on; when the channel has moved on, nothing changes. */
+  readonly expectedGeneration: number;
+  /** The context copies to store: same seq, the stub as text, its tokens, `stubbed` set. */
+  readonly stubs: readonly ContextMessage[];
+}
+
+export type StubOutcome =
+  | {
+      readonly kind: 'stubbed';
+      readonly generation: number;
+      /** Context tokens (spans and raw) before and after. */
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+      readonly stubbed: number;
+    }
+  | { readonly kind: 'stale'; readonly reason: string };
+
+/** A channel as `ChannelStore.listChannels` gives it: its counters, without spans or messages. */
+export interface ChannelSummary {
+  readonly key: string;
+  readonly headSeq: number;
+  readonly generation: number;
+  /** Tokens of the active spans and the raw messages (`ContextView.tokens`). */
+  readonly tokens: number;
+  /**
+   * Tool results microcompaction has stubbed in the channel, ever, and the context tokens that saved,
+   * as the store counts them; absent where only a live context is at hand (`/context`).
+   */
+  readonly microcompaction?: { readonly stubbed: number; readonly tokensSaved: number };
+  /** When the channel last changed (a message, a splice, a truncation), epoch ms, where the store keeps it. */
+  readonly lastActiveAt?: number;
+  /** The channel's calibration, where the store reads it with the list (saves a query per channel). */
+  readonly calibration?: Calibration;
+}
+
+export interface AuthoredSeqs {
+  readonly channelKey: string;
+  readonly seqs: readonly number[];
+}
+
+export interface SummaryReplacement {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+  readonly tokens: number;
+  /** The job id the new span records (it names the forgetting). */
+  readonly jobId: string;
+  /** The job id of the span it replaces, as read before summarizing. */
+  readonly replaces: string;
+}
+
+export type ReplaceSummaryOutcome =
+  | {
+      readonly kind: 'replaced';
+      readonly generation: number;
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+    }
+  | { readonly kind: 'missing' };
+
+export interface RedactArchiveOutcome {
+  /** Archived messages overwritten. */
+  readonly redacted: number;
+  /** Of those, raw messages in the working context. */
+  readonly raw: number;
+  /** The channel's generation after (bumped when a raw message changed). */
+  readonly generation: number;
+}
+
+/** A retired summary of a channel's prefix (the audit trail of splices), with its text. */
+export interface EarlierSummary {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+}
+
+/** A message's new text, measured as an append measures it (see `toNewMessage`). */
+export interface MessageEdit {
+  readonly seq: number;
+  /** The whole new text and its tokens: what the archive keeps (the old text is not kept). */
+  readonly text: string;
+  readonly tokens: number;
+  /** The context's copy: its tokens, and its clipped text when clipped. */
+  readonly contextTokens: number;
+  readonly contextText?: string;
+  readonly omittedTokens?: number;
+}
+
+export type EditMessageOutcome =
+  | {
+      readonly kind: 'edited';
+      /** The message was raw in the context: its copy was replaced in place. */
+      readonly raw: boolean;
+      readonly generation: number;
+      /** Context tokens (spans and raw) before and after. */
+      readonly tokensBefore: number;
+      readonly tokensAfter: number;
+    }
+  /** The archive holds no such seq: nothing changed. */
+  | { readonly kind: 'missing' };
+
+/** A message the archive holds under a platform id. */
+export interface PlatformSeq {
+  readonly platformMessageId: string;
+  readonly seq: number;
+}
+
+/** A channel as the bot's context cache holds it. */
+export interface LoadedChannel {
+  readonly context: ContextView;
+  readonly calibration: Calibration;
+}
+
+/** The archive and working context of every channel. */
+export interface ChannelStore {
+  /** Appends a message at head + 1; idempotent on `platformMessageId`. */
+  append(channelKey: string, message: NewMessage): Promise<AppendResult>;
+  /**
+   * Appends messages at consecutive seqs in one write, with nothing from another writer between them:
+   * a tool call and its results, which must stay adjacent. They have no platform id (never posted,
+   * never redelivered).
+   */
+  appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]>;
+  /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
+  loadContext(channelKey: string): Promise<ContextView>;
+  /**
+   * The working context and the calibration together, in one round trip: what the bot's context
+   * cache loads on a miss. Its cost follows the context, never the archived history.
+   */
+  loadChannel(channelKey: string): Promise<LoadedChannel>;
+  /**
+   * The compacted prefix only (generation, head and active spans), without the raw messages: what a
+   * pass needs to snapshot its range, at a fraction of `loadContext`'s cost on a full window.
+   */
+  loadPrefix(channelKey: string): Promise<PrefixView>;
+  /** The channel's generation only: a cheap check that a cached context is still current. */
+  generation(channelKey: string): Promise<number>;
+  /** Whole archived messages fromSeq..toSeq, in order. */
+  readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]>;
+  /**
+   * The distinct authors of the archived messages fromSeq..toSeq, sorted: who may be a memory's
+   * speaker (see `validateMemories`), also where summaries already cover the range.
+   */
+  readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]>;
+  /**
+   * Puts a finished summary in place: under the channel lock, re-reads the active spans, applies
+   * `planSplice`, bumps the generation and the token totals, all in one transaction.
+   */
+  splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome>;
+  /** Emergency truncation under the channel lock, planned on the state it finds there. */
+  truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome>;
+  /**
+   * Microcompaction: puts stubs in place of raw tool results' context copies under the channel lock,
+   * if the channel is still at `expectedGeneration` and every stubbed seq is still a raw tool result
+   * not stubbed yet (else `stale`, nothing changed). The raw token total moves by the difference and
+   * the generation is bumped. The archive keeps the results whole; a pass over them reads the stubs.
+   */
+  stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome>;
+  /**
+   * Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order); with
+   * `channelKey`, in that channel only (by its author index: cheap enough for a deletion).
+   */
+  findAuthored(author: string, channelKey?: string): Promise<AuthoredSeqs[]>;
+  /**
+   * Forgetting: the seqs whose text (or a tool call's name or arguments) holds `text`, ignoring case,
+   * per channel (channels by key, seqs in order). Whoever wrote them: the bot's replies that repeat a
+   * fact are found too. A scan of the archive: for an operator's command, not for a turn.
+   */
+  findContaining(text: string): Promise<AuthoredSeqs[]>;
+  /**
+   * Forgetting: puts a summary written again (from the archive, some messages redacted) in place of
+   * the active summary span over exactly its range, if that span is still the one job `replaces`
+   * wrote. Under the channel lock: the old span is retired, the span token total moves by the
+   * difference, the generation is bumped. `missing` when that span is no longer active (a pass
+   * replaced it meanwhile): nothing changed, plan again. `splice` cannot do this: to `planSplice` an
+   * equal range is a retried job, a no-op.
+   */
+  replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome>;
+  /**
+   * Forgetting with `--archive`: overwrites archived messages with their tombstones (same seq; text,
+   * tokens and tool calls as given, no clipped copy). Raw messages in the context change with them
+   * under the channel lock: the raw token total moves by the difference and the generation is
+   * bumped, so bots reload. Seqs the archive does not hold are ignored.
+   */
+  redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome>;
+  /**
+   * Forgetting: retired summary spans (kept as the audit trail of splices) that overlap the ranges
+   * keep their range and numbers but their text becomes `REDACTED_SUMMARY`. Returns how many changed.
+   * (The in-memory store keeps no retired spans.)
+   */
+  redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
+  /**
+   * Forgetting a few recent seqs: the retired summary span from `fromSeq` ending latest before
+   * `beforeSeq` that still holds its text (not blanked by forgetting, not `PENDING_SUMMARY`). It
+   * summarizes what came before those seqs, so a span over them can be written again from it and the
+   * archive after it rather than from its whole range. (The in-memory store keeps retired texts too.)
+   */
+  summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined>;
+  /**
+   * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
+   * (ids the archive never held are left out), in seq order.
+   */
+  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]>;
+  /**
+   * An edit on the platform: the archived message keeps only the new text (its tool calls and role
+   * unchanged). A raw copy in the context is replaced in place under the channel lock: the raw token
+   * total moves by the difference and the generation is bumped, so bots reload. A message inside the
+   * compacted prefix changes in the archive only.
+   */
+  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome>;
+  calibration(channelKey: string): Promise<Calibration>;
+  setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
+  /** Every channel the store holds, ordered by key: for operators (`ebb status`), not the hot path. */
+  listChannels(): Promise<ChannelSummary[]>;
+  /** One channel as `listChannels` gives it, or undefined when the store holds no such channel. */
+  channelSummary(channelKey: string): Promise<ChannelSummary | undefined>;
+}
+
+export interface MemoryUpsertResult {
+  /** New memories. */
+  readonly added: number;
+  /** Existing memories (same fingerprint in the scope) refreshed instead of duplicated. */
+  readonly refreshed: number;
+}
+
+export interface MemoryQuery {
+  /** The scopes the asking channel belongs to; nothing outside them is ever returned. */
+  readonly scopes: readonly string[];
+  readonly text: string;
+  readonly limit: number;
+}
+
+/** Memories by where they came from (`channelKey`), who they are about, and where they may be recalled. */
+export interface MemoryFilter {
+  readonly channelKey?: string;
+  readonly speaker?: string;
+  readonly scope?: string;
+}
+
+export interface MemoryListOptions {
+  /** `id` (the default): oldest first; `importance`: the most important first, then by id. */
+  readonly order?: 'id' | 'importance';
+  readonly limit?: number;
+}
+
+export interface MemoryStore {
+  upsert(memories: readonly NewMemory[]): Promise<MemoryUpsertResult>;
+  /** Full-text search ranked by relevance, importance and recency. */
+  recall(query: MemoryQuery): Promise<Memory[]>;
+  /** The memories the filter selects: by id, or the most important first; at most `limit`. */
+  list(filter: MemoryFilter, options?: MemoryListOptions): Promise<Memory[]>;
+  /** How many memories the filter selects, without reading them. */
+  count(filter: MemoryFilter): Promise<number>;
+  /** Deletes by id; returns how many went. */
+  forget(ids: readonly string[]): Promise<number>;
+}
+
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'stale' | 'skipped';
+
+export interface CompactionRun {
+  readonly jobId: string;
+  readonly channelKey: string;
+  readonly tier: Tier;
+  readonly status: RunStatus;
+  readonly usage: number;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly generation: number;
+  /** The job's `focus` and `after`, kept so a job Redis lost is enqueued again as it was. */
+  readonly focus?: string;
+  readonly after?: string;
+  readonly attempts: number;
+  readonly tokensBefore?: number;
+  readonly tokensAfter?: number;
+  readonly summaryTokens?: number;
+  readonly memoriesAdded?: number;
+  readonly model?: string;
+  readonly fallback?: boolean;
+  readonly inputTokens?: number;
+  readonly outputTokens?: number;
+  readonly durationMs?: number;
+  readonly error?: string;
+  /** Epoch milliseconds. */
+  readonly createdAt?: number;
+  readonly finishedAt?: number;
+  /** The summarizer's output, saved before memories and splice so a retry reuses it (see `RunStore.saveOutput`). */
+  readonly output?: SummaryOutput;
+}
+
+export interface RunStore {
+  /**
+   * Records a triggered pass (status `queued`). A second call with the same job id changes nothing,
+   * except that it fills in the usage of a run a worker created first (usage NaN).
+   */
+  create(
+    run: Pick<
+      CompactionRun,
+      'jobId' | 'channelKey' | 'tier' | 'usage' | 'fromSeq' | 'toSeq' | 'generation' | 'focus' | 'after'
+    >,
+  ): Promise<void>;
+  /**
+   * Marks a run `running` and counts the attempt, unless it ended for good (`completed`, `stale`):
+   * a `failed` or `skipped` run is reopened, since its job is being run again. Returns the run as it
+   * was, so a redelivered job whose run ended can stop (undefined when no run exists: the caller
+   * creates it).
+   */
+  start(jobId: string): Promise<CompactionRun | undefined>;
+  /**
+   * Checkpoints the summarizer's output, first writer wins, and returns the output that is stored.
+   * A job killed after this point and retried reuses it instead of asking the LLM again, and two
+   * workers racing on one job (a lost lock) both continue with the same output: the same memories
+   * (same fingerprints) and the same summary.
+   */
+  saveOutput(jobId: string, output: SummaryOutput): Promise<SummaryOutput>;
+  /** Records an outcome; with `onlyFrom`, only when the run is in one of those statuses. */
+  finish(
+    jobId: string,
+    outcome: Partial<Omit<CompactionRun, 'output' | 'createdAt' | 'finishedAt'>> &
+      Pick<CompactionRun, 'status'>,
+    options?: { readonly onlyFrom?: readonly RunStatus[] },
+  ): Promise<void>;
+  get(jobId: string): Promise<CompactionRun | undefined>;
+  recent(channelKey: string, limit: number): Promise<CompactionRun[]>;
+  /**
+   * Runs still `queued` or `running` that were created before `createdBefore` (epoch ms), oldest
+   * first, across channels: what the reconciler looks at (see `planReconcile`).
+   */
+  unfinished(options: { readonly createdBefore: number; readonly limit: number }): Promise<CompactionRun[]>;
+  /**
+   * Forgetting: checkpoints hold the summarizer's output (summary text and memories). Clears the
+   * output of the channel's runs whose range overlaps `ranges` (a checkpoint only serves a retry of
+   * an unfinished run, which then summarizes again). Returns how many runs changed.
+   */
+  clearCheckpoints(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
+  /**
+   * Forgetting: takes the memories whose text is one of `memoryTexts` (exact) out of every run's
+   * checkpoint, in any channel (a workspace-scope memory may come from anywhere), so a retried run
+   * never stores them again. Returns how many runs changed.
+   */
+  dropCheckpointMemories(memoryTexts: readonly string[]): Promise<number>;
+}
+
+/** Spans are returned in seq order; a helper for stores and tests. */
+export function sortSpans<T extends Pick<Span, 'fromSeq'>>(spans: readonly T[]): T[] {
+  return [...spans].sort((a, b) => a.fromSeq - b.fromSeq);
+}
+
+export * from './model-ports.js';
+export * from './queue-ports.js';

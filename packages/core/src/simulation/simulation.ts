@@ -1,0 +1,480 @@
+/**
+ * `ebb simulate`'s engine: a channel replayed turn by turn through the real core with an in-memory
+ * archive and the extractive summarizer. After every turn it asks the same `CompactionMonitor` and
+ * `decideAfterTurn` the bot asks, and carries out the answer the way the bot and the worker do:
+ * passes are admitted by the same `admitPass` rule as the queues, start at once (or after their
+ * cooldown delay; workers are assumed free), take `jobLatency` turns or `jobSeconds` seconds of the
+ * transcript's clock, and splice with `planSplice` (a follow-up that finishes first waits for the pass
+ * ahead of it). Pure and synchronous: the CLI reads the transcript and prints the events.
+ */
+import { admitPass } from '../decision/admit-pass.js';
+import type { EventTier } from '../decision/compaction-events.js';
+import { CompactionMonitor, type MonitorTurn } from '../decision/compaction-monitor.js';
+import type { AfterTurnAction, EnqueueMode } from '../decision/decide-after-turn.js';
+import { measureMessage } from '../model/measure-message.js';
+import type { ArchivedMessage, ContextView, Span, Tier } from '../model/model.js';
+import { chatMessageTokens, UNCALIBRATED, usageOf } from '../model/tokens.js';
+import { WorkingContext } from '../model/working-context.js';
+import { type CompactionPlan, summarySpanBound } from '../plans/plan-compaction.js';
+import { planEmergencyTruncation } from '../plans/plan-emergency-truncation.js';
+import { stubToolResults } from '../plans/plan-microcompaction.js';
+import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
+import type { PassInFlight } from '../ports/queue-ports.js';
+import { TRUNCATION_MARKER } from '../rendering/render-context.js';
+import { type CacheBreakCause, PrefixCacheMeter } from '../usage/prefix-cache.js';
+import { roundUsage } from '../usage/round-usage.js';
+import {
+  type CompactionEventFields,
+  compactionEvent,
+  type SimulationEventName,
+  type SimulationOptions,
+  type SummaryEvent,
+  type TranscriptMessage,
+} from './simulation-events.js';
+import { summarizeFromArchive } from './summarize-from-archive.js';
+
+interface SimJob {
+  readonly id: string;
+  readonly plan: CompactionPlan;
+  readonly mode: EnqueueMode;
+  readonly after?: string;
+  readonly enqueuedAt: number;
+  readonly startAt: number;
+  started?: { readonly turn: number; readonly at: number; readonly result: SummaryResult };
+}
+
+export class Simulation {
+  readonly #options: SimulationOptions;
+  readonly #context = new WorkingContext();
+  readonly #monitor = new CompactionMonitor();
+  /** Archived messages from seq `#archiveBase + 1` on (all of them unless `retainArchive` drops some). */
+  #archive: ArchivedMessage[] = [];
+  /** Tokens of each archived message, whole (the context may hold a clipped copy). */
+  #archiveTokens: number[] = [];
+  #archiveBase = 0;
+  readonly #markerTokens: number;
+  /** The largest summary span a pass writes. */
+  readonly #summaryTokens: number;
+  /** Ids of the newest tool calls whose results have not all arrived: the monitor waits for them. */
+  readonly #awaitedResults = new Set<string>();
+  /** Stubs microcompaction put in place of tool results, by seq: what a later pass summarizes. */
+  readonly #stubs = new Map<number, { readonly text: string; readonly tokens: number }>();
+  /** Passes waiting or running, oldest range first. */
+  #jobs: SimJob[] = [];
+  /** The prompts an answer to every participant's message would send, as a prefix cache sees them. */
+  readonly #cache = new PrefixCacheMeter();
+  #jobCount = 0;
+  #turn = 0;
+  #now = 0;
+  #peakUsage = 0;
+  #peakBeforeMonitor = 0;
+  readonly #totals = {
+    tiers: { background: 0, aggressive: 0, emergency: 0 } as Record<Tier, number>,
+    heals: 0,
+    followUps: 0,
+    escalations: 0,
+    delayed: 0,
+    stale: 0,
+    ineffective: 0,
+    summarizerInputTokens: 0,
+    summarizerOutputTokens: 0,
+    microcompactions: 0,
+    stubbedResults: 0,
+  };
+
+  constructor(options: SimulationOptions) {
+    this.#options = options;
+    this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
+    this.#summaryTokens = summarySpanBound(options.tokenizer, options.policy.summaryMaxTokens);
+  }
+
+  /**
+   * One message of the transcript: due passes start and land, the message is appended, the monitor
+   * acts (after a tool call, once all its results are in).
+   */
+  turn(message: TranscriptMessage): void {
+    this.#turn++;
+    this.#advanceClock(message.ts);
+    this.#runJobs();
+
+    const { tokenizer, policy } = this.#options;
+    const archived: ArchivedMessage = { seq: this.#context.headSeq + 1, ...message };
+    const { entry, archivedTokens } = measureMessage(archived, tokenizer, policy.messageMaxTokens);
+    this.#archive.push(archived);
+    this.#archiveTokens.push(archivedTokens);
+    this.#context.append(entry);
+    this.#peakBeforeMonitor = Math.max(this.#peakBeforeMonitor, this.#usage());
+
+    // The bot archives a tool call with all its results, then runs the monitor once.
+    for (const call of message.toolCalls ?? []) this.#awaitedResults.add(call.id);
+    if (message.toolCallId !== undefined) this.#awaitedResults.delete(message.toolCallId);
+    if (this.#awaitedResults.size === 0) {
+      const turn = this.#monitorTurn();
+      this.#monitor.observe(turn);
+      this.#act(turn);
+    }
+    // The bot answers a participant: its prompt is the context now (memories are not simulated).
+    if (archived.role === 'user') this.#cache.prompt(this.#promptHead() + this.#context.tokens);
+    const usage = this.#usage();
+    this.#peakUsage = Math.max(this.#peakUsage, usage);
+    this.#options.emit({
+      type: 'message',
+      seq: archived.seq,
+      role: archived.role,
+      tokens: entry.tokens,
+      contextTokens: this.#contextTokens(),
+      usage: roundUsage(usage),
+    });
+  }
+
+  /** The channel's working context now (for tests and tools; valid until the next turn). */
+  view(): ContextView {
+    return this.#context.view();
+  }
+
+  /** The archived messages kept, oldest first: every one unless `retainArchive` is `unsummarized`. */
+  archive(): readonly ArchivedMessage[] {
+    return this.#archive;
+  }
+
+  /** Lets the passes still in flight finish, then reports the totals. */
+  finish(): SummaryEvent {
+    for (let guard = 0; this.#jobs.length > 0 && guard < 2 * this.#jobs.length + 2; guard++) {
+      for (const job of this.#jobs) if (!job.started) this.#start(job);
+      this.#land(() => true);
+    }
+    const summary: SummaryEvent = {
+      type: 'summary',
+      messages: this.#turn,
+      archived: this.#archiveBase + this.#archive.length,
+      contextTokens: this.#contextTokens(),
+      peakUsage: roundUsage(this.#peakUsage),
+      peakUsageBeforeMonitor: roundUsage(this.#peakBeforeMonitor),
+      ...this.#totals,
+      tiers: { ...this.#totals.tiers },
+      promptCache: this.#cache.totals(),
+    };
+    this.#options.emit(summary);
+    return summary;
+  }
+
+  /** The bot's `ChannelCompactor.afterTurn`, carried out in memory. */
+  #act(turn: MonitorTurn): void {
+    const { policy } = this.#options;
+    const { action, report } = this.#monitor.decide(policy, { ...turn, inFlight: this.#inFlight() });
+    this.#carryOut(action, report);
+  }
+
+  #carryOut(action: AfterTurnAction, report: boolean): void {
+    switch (action.kind) {
+      case 'none':
+        return;
+      case 'skip':
+        if (report)
+          this.#event('skipped', action.tier, {
+            reason: action.reason,
+            projectedUsage: roundUsage(action.projectedUsage),
+          });
+        return;
+      case 'microcompact': {
+        const stubs = stubToolResults(
+          this.#context.view().raw,
+          action.seqs,
+          this.#options.tokenizer,
+          this.#options.readHistory ?? true,
+        );
+        const tokensBefore = this.#contextTokens();
+        const first = stubs[0]?.seq;
+        if (first !== undefined) this.#brokeAtRaw(first, 'microcompaction');
+        this.#context.replaceRaw(stubs);
+        for (const stub of stubs) this.#stubs.set(stub.seq, { text: stub.text, tokens: stub.tokens });
+        this.#totals.microcompactions++;
+        this.#totals.stubbedResults += stubs.length;
+        this.#event('microcompacted', 'microcompact', {
+          fromSeq: action.seqs[0] ?? 0,
+          toSeq: action.seqs.at(-1) ?? 0,
+          tokensBefore,
+          tokensAfter: this.#contextTokens(),
+        });
+        // Decide again on the smaller context, as the bot does.
+        const { action: next, report: again } = this.#monitor.decide(this.#options.policy, {
+          ...this.#monitorTurn(),
+          inFlight: this.#inFlight(),
+        });
+        this.#carryOut(next, again);
+        return;
+      }
+      case 'emergency':
+        this.#event('triggered', 'emergency');
+        if (this.#truncate()) {
+          // Decide again on the cut context: the heal is queued when nothing else is in flight.
+          const { action: next, report: again } = this.#monitor.decide(this.#options.policy, {
+            ...this.#monitorTurn(),
+            inFlight: this.#inFlight(),
+          });
+          this.#carryOut(next, again);
+        }
+        return;
+      case 'enqueue':
+        if (action.mode !== 'heal')
+          this.#event('triggered', action.plan.tier, { projectedUsage: roundUsage(action.projectedUsage) });
+        this.#enqueue(action);
+        return;
+    }
+  }
+
+  #truncate(): boolean {
+    const { policy } = this.#options;
+    const plan = planEmergencyTruncation({
+      context: this.#context.view(),
+      fraction: policy.emergencyFraction,
+      protectRecent: policy.protectRecent,
+      markerTokens: this.#markerTokens,
+    });
+    if (plan.kind === 'nothing') {
+      this.#event('skipped', 'emergency', { reason: plan.reason });
+      return false;
+    }
+    const spans = [...this.#context.view().spans];
+    const outcome = this.#context.applyTruncation(plan);
+    this.#brokeAtSpans(spans, 'truncation');
+    this.#totals.tiers.emergency++;
+    this.#event('emergency', 'emergency', {
+      fromSeq: plan.fromSeq,
+      toSeq: plan.toSeq,
+      tokensBefore: outcome.tokensBefore + this.#options.reservedTokens,
+      tokensAfter: outcome.tokensAfter + this.#options.reservedTokens,
+    });
+    return true;
+  }
+
+  /** The queue's side: `admitPass`, as both queue drivers apply it. */
+  #enqueue(action: Extract<AfterTurnAction, { kind: 'enqueue' }>): void {
+    const { plan } = action;
+    const admission = admitPass(this.#inFlight(), plan);
+    if (admission.kind === 'deduplicated') {
+      this.#event('skipped', plan.tier, { reason: 'in_flight', jobId: admission.jobId });
+      return;
+    }
+    const id = `job-${++this.#jobCount}`;
+    let reason: string | undefined;
+    if (admission.kind === 'replace') {
+      this.#jobs = this.#jobs.filter((j) => j.id !== admission.jobId);
+      this.#totals.escalations++;
+      reason = `escalated ${admission.jobId}`;
+    } else if (action.after !== undefined) {
+      this.#totals.followUps++;
+      reason = `follows ${action.after}`;
+    }
+    if (action.delayMs > 0) this.#totals.delayed++;
+    const job: SimJob = {
+      id,
+      plan,
+      mode: action.mode,
+      ...(action.after === undefined ? {} : { after: action.after }),
+      enqueuedAt: this.#now,
+      startAt: this.#now + action.delayMs,
+    };
+    this.#jobs = [...this.#jobs, job].sort((a, b) => a.plan.fromSeq - b.plan.fromSeq);
+    this.#event('enqueued', plan.tier, {
+      fromSeq: plan.fromSeq,
+      toSeq: plan.toSeq,
+      jobId: id,
+      ...(reason === undefined ? {} : { reason }),
+    });
+    if (action.delayMs === 0) this.#start(job);
+    this.#land(() => false);
+  }
+
+  /** Delayed passes whose time came start; passes whose time is up land. */
+  #runJobs(): void {
+    for (const job of this.#jobs) if (!job.started && this.#now >= job.startAt) this.#start(job);
+    this.#land(() => false);
+  }
+
+  /** A worker picks the pass up: the summary is made from a snapshot of its range now. */
+  #start(job: SimJob): void {
+    const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
+    this.#event('started', job.plan.tier, range);
+    const summary = summarizeFromArchive({
+      jobId: job.id,
+      plan: job.plan,
+      context: this.#context.view(),
+      archive: this.#archive,
+      archiveTokens: this.#archiveTokens,
+      archiveBase: this.#archiveBase,
+      stubs: this.#stubs,
+      tokenizer: this.#options.tokenizer,
+      maxTokens: this.#options.policy.summaryMaxTokens,
+    });
+    if ('stale' in summary) {
+      this.#jobs = this.#jobs.filter((j) => j !== job);
+      this.#totals.stale++;
+      this.#event('stale', job.plan.tier, { ...range, reason: summary.stale });
+      return;
+    }
+    this.#totals.summarizerInputTokens += summary.inputTokens;
+    this.#totals.summarizerOutputTokens += summary.outputTokens;
+    job.started = { turn: this.#turn, at: this.#now, result: summary.result };
+    if (job.mode === 'heal') this.#totals.heals++;
+    else this.#totals.tiers[job.plan.tier]++;
+  }
+
+  /**
+   * Splices every started pass that is done (or that `force` says to finish now), oldest range
+   * first, and tells the monitor once whether the landings of this turn helped.
+   */
+  #land(force: (job: SimJob) => boolean): void {
+    const before = this.#usage();
+    let landed = false;
+    for (const job of [...this.#jobs]) {
+      if (job.started && (this.#due(job) || force(job))) landed = this.#finish(job) || landed;
+    }
+    if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage(), this.#reservedUsage()))
+      this.#totals.ineffective++;
+  }
+
+  #due(job: SimJob): boolean {
+    const { jobSeconds, jobLatency } = this.#options;
+    const started = job.started;
+    if (!started) return false;
+    return jobSeconds === undefined
+      ? this.#turn >= started.turn + jobLatency
+      : this.#now >= started.at + jobSeconds * 1000;
+  }
+
+  /** Returns whether a background or aggressive pass landed. */
+  #finish(job: SimJob): boolean {
+    const result = job.started?.result;
+    if (!result) return false;
+    const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
+    const view = this.#context.view();
+    const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
+    // A follow-up done before the pass ahead of it waits for it (the worker defers the job).
+    if (plan.kind === 'gap' && this.#jobs.some((j) => j.id === job.after)) return false;
+    this.#jobs = this.#jobs.filter((j) => j !== job);
+    if (plan.kind !== 'splice') {
+      this.#totals.stale++;
+      this.#event('stale', job.plan.tier, { ...range, reason: plan.reason });
+      return false;
+    }
+    const spans = [...this.#context.view().spans];
+    const outcome = this.#context.applySplice(plan);
+    this.#brokeAtSpans(spans, 'splice');
+    if (this.#options.retainArchive === 'unsummarized') this.#forgetSummarized();
+    this.#monitor.landed({ tier: job.plan.tier, latencyMs: this.#now - job.enqueuedAt, at: this.#now });
+    this.#event('completed', job.plan.tier, {
+      ...range,
+      tokensBefore: outcome.tokensBefore + this.#options.reservedTokens,
+      tokensAfter: outcome.tokensAfter + this.#options.reservedTokens,
+    });
+    return job.plan.tier !== 'emergency';
+  }
+
+  /**
+   * Drops the archived messages the leading summary spans cover: a pass reads a summary in its range
+   * instead of its messages (`planSnapshot`), and a summarized seq is never raw or truncated again,
+   * so no pass reads them. Keeps a long replay's memory bounded by what is not summarized yet.
+   */
+  #forgetSummarized(): void {
+    let covered = 0;
+    for (const span of this.#context.view().spans) {
+      if (span.kind !== 'summary' || span.fromSeq !== covered + 1) break;
+      covered = span.toSeq;
+    }
+    const drop = covered - this.#archiveBase;
+    if (drop <= 0) return;
+    this.#archive = this.#archive.slice(drop);
+    this.#archiveTokens = this.#archiveTokens.slice(drop);
+    this.#archiveBase = covered;
+    for (const seq of this.#stubs.keys()) if (seq <= covered) this.#stubs.delete(seq);
+  }
+
+  #inFlight(): PassInFlight[] {
+    return this.#jobs.map((j) => ({
+      jobId: j.id,
+      tier: j.plan.tier,
+      fromSeq: j.plan.fromSeq,
+      toSeq: j.plan.toSeq,
+      running: j.started !== undefined,
+    }));
+  }
+
+  #monitorTurn(): MonitorTurn {
+    return {
+      context: this.#context.view(),
+      usage: this.#usage(),
+      usagePerToken: 1 / (this.#options.contextWindow - this.#options.maxOutputTokens),
+      summaryTokens: this.#summaryTokens,
+      now: this.#now,
+    };
+  }
+
+  #event(event: SimulationEventName, tier: EventTier, fields: CompactionEventFields = {}): void {
+    const at = { seq: this.#context.headSeq, usage: roundUsage(this.#usage()) };
+    this.#options.emit(compactionEvent(event, tier, at, fields));
+  }
+
+  /** Tokens every prompt starts with: the system prompt and the tools (`promptHeadTokens`). */
+  #promptHead(): number {
+    return this.#options.promptHeadTokens ?? this.#options.reservedTokens;
+  }
+
+  /** The prompt changed from the first span that differs from `before` on. */
+  #brokeAtSpans(before: readonly Span[], cause: CacheBreakCause): void {
+    const after = this.#context.view().spans;
+    let at = this.#promptHead();
+    for (let i = 0; i < before.length && i < after.length && sameSpan(before[i], after[i]); i++) {
+      at += after[i]?.tokens ?? 0;
+    }
+    this.#cache.broke(at, cause);
+  }
+
+  /** The prompt changed from the raw message `seq` on. */
+  #brokeAtRaw(seq: number, cause: CacheBreakCause): void {
+    const view = this.#context.view();
+    let at = this.#promptHead() + view.spans.reduce((n, span) => n + span.tokens, 0);
+    for (const m of view.raw) {
+      if (m.seq >= seq) break;
+      at += m.tokens;
+    }
+    this.#cache.broke(at, cause);
+  }
+
+  #contextTokens(): number {
+    return this.#context.tokens + this.#options.reservedTokens;
+  }
+
+  #usage(contextTokens = this.#context.tokens): number {
+    return usageOf({
+      contextTokens,
+      reservedTokens: this.#options.reservedTokens,
+      contextWindow: this.#options.contextWindow,
+      maxOutputTokens: this.#options.maxOutputTokens,
+      calibration: UNCALIBRATED,
+    });
+  }
+
+  /** Usage of the reserve alone: what no pass can free. */
+  #reservedUsage(): number {
+    return this.#usage(0);
+  }
+
+  /** Simulated time: the transcript's timestamps when they parse, never going backwards; else a second a turn. */
+  #advanceClock(ts: string | undefined): void {
+    const parsed = ts === undefined ? Number.NaN : Date.parse(ts);
+    this.#now = Number.isNaN(parsed) ? this.#now + 1000 : Math.max(this.#now, parsed);
+  }
+}
+
+function sameSpan(a: Span | undefined, b: Span | undefined): boolean {
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.kind === b.kind &&
+    a.fromSeq === b.fromSeq &&
+    a.toSeq === b.toSeq &&
+    a.tokens === b.tokens &&
+    (a.kind !== 'summary' || (b.kind === 'summary' && a.text === b.text))
+  );
+}

@@ -1,0 +1,376 @@
+/**
+ * The channel store in memory, for tests and `ebb simulate`: the same semantics as `PgChannelStore`
+ * (one contract suite runs against both), no I/O. Each call runs to completion before the next
+ * starts, so the channel lock of the Postgres store has nothing to guard here.
+ */
+
+import type { ContextMessage, ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
+import { type Calibration, UNCALIBRATED } from '../model/tokens.js';
+import { WorkingContext } from '../model/working-context.js';
+import { planEmergencyTruncation } from '../plans/plan-emergency-truncation.js';
+import { PENDING_SUMMARY } from '../plans/plan-message-change.js';
+import { overlapsAny } from '../plans/plan-redaction.js';
+import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
+import type {
+  AppendResult,
+  AuthoredSeqs,
+  ChannelStore,
+  ChannelSummary,
+  EarlierSummary,
+  EditMessageOutcome,
+  LoadedChannel,
+  MessageEdit,
+  NewMessage,
+  PlatformSeq,
+  RedactArchiveOutcome,
+  ReplaceSummaryOutcome,
+  SpliceOutcome,
+  StubOutcome,
+  StubRequest,
+  SummaryReplacement,
+  TruncationOutcome,
+  TruncationRequest,
+} from '../ports/ports.js';
+import { InvariantError } from '../support/errors.js';
+
+interface ChannelState {
+  readonly context: WorkingContext;
+  /** Whole messages; index seq - 1. */
+  readonly archive: StoredMessage[];
+  readonly platformIds: Map<string, number>;
+  calibration: Calibration;
+  /** Microcompaction's counters (`ChannelSummary.microcompaction`). */
+  readonly microcompaction: { stubbed: number; tokensSaved: number };
+  /** Summary spans a splice or a forget replaced, as Postgres keeps them (retired, not deleted). */
+  readonly retired: RetiredSpan[];
+}
+
+interface RetiredSpan {
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  readonly text: string;
+  redacted: boolean;
+}
+
+const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
+
+export class InMemoryChannelStore implements ChannelStore {
+  readonly #channels = new Map<string, ChannelState>();
+
+  async append(channelKey: string, message: NewMessage): Promise<AppendResult> {
+    return this.#append(channelKey, message);
+  }
+
+  async appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]> {
+    if (messages.some((m) => m.platformMessageId !== undefined)) {
+      throw new InvariantError(
+        'appendAll takes messages without a platform id (a tool call and its results)',
+      );
+    }
+    // Synchronously, in one go: no other call can run between them.
+    return messages.map((message) => this.#append(channelKey, message));
+  }
+
+  #append(channelKey: string, message: NewMessage): AppendResult {
+    const channel = this.#channel(channelKey);
+    const { context } = channel;
+    const id = message.platformMessageId;
+    const existing = id === undefined ? undefined : channel.platformIds.get(id);
+    if (existing !== undefined) {
+      return {
+        seq: existing,
+        inserted: false,
+        generation: context.generation,
+        contextTokens: context.tokens,
+      };
+    }
+    const seq = context.headSeq + 1;
+    const base = {
+      seq,
+      role: message.role,
+      author: message.author,
+      ...(message.ts === undefined ? {} : { ts: message.ts }),
+      ...(message.toolCalls === undefined ? {} : { toolCalls: message.toolCalls.map((c) => ({ ...c })) }),
+      ...(message.toolCallId === undefined ? {} : { toolCallId: message.toolCallId }),
+    };
+    const entry: ContextMessage = {
+      ...base,
+      text: message.contextText ?? message.text,
+      tokens: message.contextTokens,
+      ...(message.omittedTokens === undefined ? {} : { omittedTokens: message.omittedTokens }),
+    };
+    context.append(entry);
+    channel.archive.push({ ...base, text: message.text, tokens: message.tokens });
+    if (id !== undefined) channel.platformIds.set(id, seq);
+    return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
+  }
+
+  async loadContext(channelKey: string): Promise<ContextView> {
+    return this.#viewOf(channelKey);
+  }
+
+  /** A copy of the channel's context: the caller's view does not move with later writes. */
+  #viewOf(channelKey: string): ContextView {
+    const view = this.#channels.get(channelKey)?.context.view();
+    if (!view) return EMPTY_VIEW;
+    return { ...view, spans: [...view.spans], raw: [...view.raw] };
+  }
+
+  async loadChannel(channelKey: string): Promise<LoadedChannel> {
+    return {
+      context: this.#viewOf(channelKey),
+      calibration: this.#channels.get(channelKey)?.calibration ?? UNCALIBRATED,
+    };
+  }
+
+  async loadPrefix(channelKey: string): Promise<PrefixView> {
+    const view = this.#channels.get(channelKey)?.context.view();
+    if (!view) return { generation: 0, headSeq: 0, spans: [] };
+    return { generation: view.generation, headSeq: view.headSeq, spans: [...view.spans] };
+  }
+
+  async generation(channelKey: string): Promise<number> {
+    return this.#channels.get(channelKey)?.context.generation ?? 0;
+  }
+
+  async readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]> {
+    const archive = this.#channels.get(channelKey)?.archive ?? [];
+    return archive.slice(Math.max(0, fromSeq - 1), Math.max(0, toSeq));
+  }
+
+  async readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]> {
+    const authors = new Set((await this.readArchive(channelKey, fromSeq, toSeq)).map((m) => m.author));
+    return [...authors].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  async splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
+    const channel = this.#channels.get(channelKey);
+    const context = channel?.context ?? new WorkingContext();
+    const view = context.view();
+    const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
+    if (plan.kind !== 'splice') return plan;
+    const before = context.view().spans;
+    const applied = context.applySplice(plan);
+    // A summary the splice replaced: the same job's span is no longer active.
+    const active = new Set(context.view().spans.flatMap((s) => (s.kind === 'summary' ? [s.jobId] : [])));
+    for (const span of before) {
+      if (span.kind === 'summary' && !active.has(span.jobId)) {
+        channel?.retired.push({ ...rangeOf(span), text: span.text, redacted: false });
+      }
+    }
+    return { kind: 'splice', generation: context.generation, ...applied };
+  }
+
+  async truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
+    const context = this.#channels.get(channelKey)?.context;
+    if (!context) return { kind: 'nothing', reason: 'empty' };
+    if (request.expectedGeneration !== undefined && request.expectedGeneration !== context.generation) {
+      return { kind: 'nothing', reason: 'stale' };
+    }
+    const plan = planEmergencyTruncation({ context: context.view(), ...request });
+    if (plan.kind === 'nothing') return plan;
+    const { tokensBefore, tokensAfter } = context.applyTruncation(plan);
+    return { kind: 'truncate', plan, generation: context.generation, tokensBefore, tokensAfter };
+  }
+
+  async stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome> {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return { kind: 'stale', reason: 'no such channel' };
+    const { context } = channel;
+    if (request.expectedGeneration !== context.generation) {
+      return { kind: 'stale', reason: `the channel is at generation ${context.generation}` };
+    }
+    const raw = new Map(context.view().raw.map((m) => [m.seq, m]));
+    const unfit = request.stubs.find((stub) => {
+      const current = raw.get(stub.seq);
+      return current?.role !== 'tool' || current.stubbed === true || stub.stubbed !== true;
+    });
+    if (unfit) return { kind: 'stale', reason: `seq ${unfit.seq} is not a raw tool result to stub` };
+    const tokensBefore = context.tokens;
+    context.replaceRaw(request.stubs);
+    channel.microcompaction.stubbed += request.stubs.length;
+    channel.microcompaction.tokensSaved += tokensBefore - context.tokens;
+    for (const stub of request.stubs) {
+      const stored = channel.archive[stub.seq - 1];
+      if (stored)
+        channel.archive[stub.seq - 1] = { ...stored, stub: { text: stub.text, tokens: stub.tokens } };
+    }
+    return {
+      kind: 'stubbed',
+      generation: context.generation,
+      tokensBefore,
+      tokensAfter: context.tokens,
+      stubbed: request.stubs.length,
+    };
+  }
+
+  async findAuthored(author: string, only?: string): Promise<AuthoredSeqs[]> {
+    return [...this.#channels.entries()]
+      .filter(([channelKey]) => only === undefined || channelKey === only)
+      .map(([channelKey, c]) => ({
+        channelKey,
+        seqs: c.archive.filter((m) => m.author === author).map((m) => m.seq),
+      }))
+      .filter((a) => a.seqs.length > 0)
+      .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
+  }
+
+  async findContaining(text: string): Promise<AuthoredSeqs[]> {
+    const needle = text.toLowerCase();
+    const holds = (m: { text: string; toolCalls?: readonly { name: string; arguments: string }[] }) =>
+      [m.text, ...(m.toolCalls ?? []).flatMap((c) => [c.name, c.arguments])].some((t) =>
+        t.toLowerCase().includes(needle),
+      );
+    return [...this.#channels.entries()]
+      .map(([channelKey, c]) => ({ channelKey, seqs: c.archive.filter(holds).map((m) => m.seq) }))
+      .filter((a) => a.seqs.length > 0)
+      .sort((a, b) => (a.channelKey < b.channelKey ? -1 : a.channelKey > b.channelKey ? 1 : 0));
+  }
+
+  async replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
+    const context = this.#channels.get(channelKey)?.context;
+    const current = context
+      ?.view()
+      .spans.find(
+        (s) => s.kind === 'summary' && s.fromSeq === replacement.fromSeq && s.toSeq === replacement.toSeq,
+      );
+    if (!context || current?.kind !== 'summary' || current.jobId !== replacement.replaces) {
+      return { kind: 'missing' };
+    }
+    const tokensBefore = context.tokens;
+    this.#channels
+      .get(channelKey)
+      ?.retired.push({ ...rangeOf(current), text: current.text, redacted: false });
+    const { replaces: _replaces, ...span } = replacement;
+    context.replaceSummary({ kind: 'summary', ...span });
+    return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
+  }
+
+  async redactArchive(
+    channelKey: string,
+    tombstones: readonly StoredMessage[],
+  ): Promise<RedactArchiveOutcome> {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return { redacted: 0, raw: 0, generation: 0 };
+    let redacted = 0;
+    for (const t of tombstones) {
+      const stored = channel.archive[t.seq - 1];
+      if (stored?.seq !== t.seq) continue;
+      channel.archive[t.seq - 1] = { ...t };
+      redacted++;
+    }
+    const raw = channel.context.replaceRaw(
+      tombstones.filter((t) => channel.archive[t.seq - 1]?.seq === t.seq).map((t) => ({ ...t })),
+    );
+    return { redacted, raw, generation: channel.context.generation };
+  }
+
+  async summaryBefore(
+    channelKey: string,
+    fromSeq: number,
+    beforeSeq: number,
+  ): Promise<EarlierSummary | undefined> {
+    const found = (this.#channels.get(channelKey)?.retired ?? [])
+      .filter(
+        (s) => s.fromSeq === fromSeq && s.toSeq < beforeSeq && !s.redacted && s.text !== PENDING_SUMMARY,
+      )
+      .reduce<RetiredSpan | undefined>(
+        (best, s) => (best === undefined || s.toSeq >= best.toSeq ? s : best),
+        undefined,
+      );
+    return found && { fromSeq: found.fromSeq, toSeq: found.toSeq, text: found.text };
+  }
+
+  async findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]> {
+    const ids = this.#channels.get(channelKey)?.platformIds;
+    if (!ids) return [];
+    return [...new Set(platformMessageIds)]
+      .flatMap((platformMessageId) => {
+        const seq = ids.get(platformMessageId);
+        return seq === undefined ? [] : [{ platformMessageId, seq }];
+      })
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  async editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome> {
+    const channel = this.#channels.get(channelKey);
+    const stored = channel?.archive[edit.seq - 1];
+    if (!channel || stored?.seq !== edit.seq) return { kind: 'missing' };
+    const { stub: _stub, ...rest } = stored;
+    channel.archive[edit.seq - 1] = { ...rest, text: edit.text, tokens: edit.tokens };
+    const tokensBefore = channel.context.tokens;
+    const { tokens: _tokens, ...base } = rest;
+    const raw =
+      channel.context.replaceRaw([
+        {
+          ...base,
+          text: edit.contextText ?? edit.text,
+          tokens: edit.contextTokens,
+          ...(edit.omittedTokens === undefined ? {} : { omittedTokens: edit.omittedTokens }),
+        },
+      ]) > 0;
+    return {
+      kind: 'edited',
+      raw,
+      generation: channel.context.generation,
+      tokensBefore,
+      tokensAfter: channel.context.tokens,
+    };
+  }
+
+  async redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
+    let changed = 0;
+    for (const span of this.#channels.get(channelKey)?.retired ?? []) {
+      if (span.redacted || !overlapsAny(span, ranges)) continue;
+      span.redacted = true;
+      changed++;
+    }
+    return changed;
+  }
+
+  async calibration(channelKey: string): Promise<Calibration> {
+    return this.#channels.get(channelKey)?.calibration ?? UNCALIBRATED;
+  }
+
+  async setCalibration(channelKey: string, calibration: Calibration): Promise<void> {
+    this.#channel(channelKey).calibration = { factor: calibration.factor, samples: calibration.samples };
+  }
+
+  async listChannels(): Promise<ChannelSummary[]> {
+    return [...this.#channels.keys()]
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .map((key) => this.#summaryOf(key));
+  }
+
+  async channelSummary(channelKey: string): Promise<ChannelSummary | undefined> {
+    return this.#channels.has(channelKey) ? this.#summaryOf(channelKey) : undefined;
+  }
+
+  #summaryOf(key: string): ChannelSummary {
+    const channel = this.#channels.get(key);
+    const { generation, headSeq, tokens } = channel?.context.view() ?? EMPTY_VIEW;
+    const microcompaction = { stubbed: 0, tokensSaved: 0, ...channel?.microcompaction };
+    const calibration = channel?.calibration ?? UNCALIBRATED;
+    return { key, headSeq, generation, tokens, microcompaction, calibration };
+  }
+
+  #channel(channelKey: string): ChannelState {
+    let channel = this.#channels.get(channelKey);
+    if (!channel) {
+      channel = {
+        context: new WorkingContext(),
+        archive: [],
+        retired: [],
+        microcompaction: { stubbed: 0, tokensSaved: 0 },
+        platformIds: new Map(),
+        calibration: UNCALIBRATED,
+      };
+      this.#channels.set(channelKey, channel);
+    }
+    return channel;
+  }
+}
+
+function rangeOf(span: SeqRange): SeqRange {
+  return { fromSeq: span.fromSeq, toSeq: span.toSeq };
+}

@@ -1,0 +1,10 @@
+/**
+ * The in-memory stores: the reference implementations the contract suites hold the Postgres stores
+ * to, and the unit tests' stores. Not part of `@ebb/core`'s public index: only tests import
+ * `@ebb/core/testing` (the lint's dependency check says so).
+ */
+export * from './in-memory-archive-search.js';
+export * from './in-memory-channel-store.js';
+export * from './in-memory-memory-store.js';
+export * from './in-memory-run-store.js';
+export * from './in-memory-usage-store.js';

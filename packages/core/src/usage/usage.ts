@@ -1,0 +1,82 @@
+/**
+ * What a channel's model calls took, kept per hour so `ebb status` and the dashboard can say what a
+ * channel cost over the last day and how much of its prompts the provider served from its cache.
+ * The bot records each answered turn (`reply`), the worker each pass (`summary`).
+ */
+import { type ModelPrice, type ModelUsage, pricedCost } from './pricing.js';
+
+export type UsagePurpose = 'reply' | 'summary';
+
+/** Calls of one model for one channel and purpose, and their tokens. */
+export interface UsageTotals {
+  readonly channelKey: string;
+  readonly purpose: UsagePurpose;
+  readonly model: string;
+  readonly calls: number;
+  readonly promptTokens: number;
+  /** The part of `promptTokens` the provider served from its prompt cache. */
+  readonly cachedTokens: number;
+  readonly completionTokens: number;
+}
+
+export interface UsageStore {
+  /** Adds one turn's or one pass's calls to the hour `at` falls in. */
+  record(usage: UsageTotals, at: Date): Promise<void>;
+  /** Totals since `since`, per channel, purpose and model; only `channelKeys` when given. */
+  totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]>;
+}
+
+/** A channel's usage over a period, all models and purposes together, priced where `[prices]` can. */
+export interface ChannelCost {
+  readonly calls: number;
+  readonly promptTokens: number;
+  readonly cachedTokens: number;
+  readonly completionTokens: number;
+  /** `cachedTokens / promptTokens` of the replies (what the cache can do for them), null with none. */
+  readonly replyCacheShare: number | null;
+  /** USD at `[prices]`; null when a model used is not priced (a partial sum would mislead). */
+  readonly costUsd: number | null;
+  /** Models with calls but no `[prices."<model>"]`. */
+  readonly unpriced: readonly string[];
+}
+
+/** Sums one channel's rows, pricing each model's own. */
+export function channelCost(
+  rows: readonly UsageTotals[],
+  prices: Readonly<Record<string, ModelPrice>>,
+): ChannelCost {
+  let calls = 0;
+  let promptTokens = 0;
+  let cachedTokens = 0;
+  let completionTokens = 0;
+  let replyPrompt = 0;
+  let replyCached = 0;
+  const usages: ModelUsage[] = [];
+  for (const row of rows) {
+    calls += row.calls;
+    promptTokens += row.promptTokens;
+    cachedTokens += row.cachedTokens;
+    completionTokens += row.completionTokens;
+    if (row.purpose === 'reply') {
+      replyPrompt += row.promptTokens;
+      replyCached += row.cachedTokens;
+    }
+    const usage = { input: row.promptTokens, cached: row.cachedTokens, output: row.completionTokens };
+    usages.push({ model: row.model, usage });
+  }
+  return {
+    calls,
+    promptTokens,
+    cachedTokens,
+    completionTokens,
+    replyCacheShare: replyPrompt > 0 ? replyCached / replyPrompt : null,
+    ...pricedCost(usages, prices),
+  };
+}
+
+/** The start of the hour `at` falls in (UTC). */
+export function hourOf(at: Date): Date {
+  const hour = new Date(at.getTime());
+  hour.setUTCMinutes(0, 0, 0);
+  return hour;
+}
