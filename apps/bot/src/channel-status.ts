@@ -6,9 +6,9 @@
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
+  type ArchiveReader,
   type Calibration,
   type ChannelCost,
-  type ChannelStore,
   type ChannelSummary,
   type CompactionRun,
   type CompactorSettings,
@@ -25,6 +25,7 @@ import {
   type ThresholdReached,
   type Tier,
   type Tokenizer,
+  type TurnLog,
   thresholdReached,
   toolSpecsTokens,
   type UsageStore,
@@ -99,7 +100,7 @@ export interface ChannelStatus<Count extends number | null = number> {
 
 /** The stores a status reads. */
 export interface StatusStores {
-  readonly channels: Pick<ChannelStore, 'loadPrefix' | 'calibration'>;
+  readonly channels: Pick<ArchiveReader, 'loadPrefix'> & Pick<TurnLog, 'calibration'>;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'count'>;
   /** Without it a status has no `lastDay`. */

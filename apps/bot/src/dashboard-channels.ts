@@ -18,12 +18,14 @@
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
-  type ChannelStore,
+  type ArchiveReader,
+  type ChannelDirectory,
   type ChannelSummary,
   type CompactorSettings,
   type MemoryStore,
   memoryScope,
   type RunStore,
+  type TurnLog,
   thresholdReached,
   UNCALIBRATED,
   type UsageStore,
@@ -50,10 +52,9 @@ import type { OfferedTools } from './offered-tools.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;
-  readonly channels: Pick<
-    ChannelStore,
-    'listChannels' | 'channelSummary' | 'loadPrefix' | 'readArchive' | 'calibration'
-  >;
+  readonly channels: ChannelDirectory &
+    Pick<ArchiveReader, 'loadPrefix' | 'readArchive'> &
+    Pick<TurnLog, 'calibration'>;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
   /** Each channel's recorded model calls: the last day's tokens, cache share and cost. */

@@ -12,14 +12,20 @@
  * `channelSummary` query every request makes) is still below the messages it needs.
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
-import { type ChannelStore, LruMap, type RunStore, type TranscriptMessage } from '@ebb/core';
+import {
+  type ArchiveReader,
+  type ChannelDirectory,
+  LruMap,
+  type RunStore,
+  type TranscriptMessage,
+} from '@ebb/core';
 import { isoMessageTime, passDurationsOf } from '@ebb/db';
 import { DASHBOARD_LIMITS, type DashboardSuggestion } from '@ebb/web';
 import { configText, passSecondsOf, suggestChannel } from './commands/simulate-archive.js';
 
 export interface SuggestionStores {
   readonly config: () => EbbConfig;
-  readonly channels: Pick<ChannelStore, 'channelSummary' | 'readArchive'>;
+  readonly channels: Pick<ChannelDirectory, 'channelSummary'> & Pick<ArchiveReader, 'readArchive'>;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly now?: () => number;
 }

@@ -4,7 +4,7 @@
  * third of the window per pass). `ebb simulate --suggest` finds settings with 0 emergencies for it.
  * The config file prices the chat and summarizer models, so the search ranks by cost.
  */
-import type { ChannelStore, NewMessage, RunStore } from '@ebb/core';
+import type { NewMessage, RunStore, TurnLog } from '@ebb/core';
 import { random } from '../src/demo/synthetic-transcript.js';
 
 export const BURSTY_CONFIG = [
@@ -28,11 +28,7 @@ export const BURSTY_CONFIG = [
 export const BURSTY_PASS_MS = Array.from({ length: 10 }, (_, i) => 6_500 + 100 * i);
 
 /** `count` short messages from one person (`hello 0`, `hello 1`, …): a quiet channel's traffic. */
-export async function sayHello(
-  channels: Pick<ChannelStore, 'append'>,
-  key: string,
-  count: number,
-): Promise<void> {
+export async function sayHello(channels: Pick<TurnLog, 'append'>, key: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++)
     await channels.append(key, {
       role: 'user',

@@ -22,11 +22,12 @@
  * stale and its messages stay raw for the next pass.
  */
 import {
-  type ChannelStore,
+  type ArchiveReader,
   type CompactionEventSink,
   type CompactionJob,
   type CompactionRun,
   type ContextNotifier,
+  type ContextWriter,
   callsCost,
   countOf,
   EbbError,
@@ -94,7 +95,7 @@ export const DEFAULT_CIRCUIT_BREAKER = {
 } as const satisfies CircuitBreakerOptions;
 
 export interface CompactionProcessorOptions {
-  readonly channels: ChannelStore;
+  readonly channels: ArchiveReader & Pick<ContextWriter, 'splice'>;
   readonly memories: MemoryStore;
   readonly runs: RunStore;
   readonly notifier: ContextNotifier;
@@ -293,7 +294,7 @@ async function storeMemories(
 
 /** The summary spliced over the job's range under the channel lock (or refused: stale, gap, applied already). */
 async function spliceSummary(
-  channels: ChannelStore,
+  channels: Pick<ContextWriter, 'splice'>,
   job: ProcessorJob,
   tokenizer: Tokenizer,
   output: SummaryOutput,
@@ -483,7 +484,7 @@ type Snapshot =
   | { kind: 'stale'; reason: string };
 
 /** The snapshot `planSnapshot` describes, with the archive parts read from the store. */
-async function snapshotRange(channels: ChannelStore, job: ProcessorJob): Promise<Snapshot> {
+async function snapshotRange(channels: ArchiveReader, job: ProcessorJob): Promise<Snapshot> {
   const plan = planSnapshot(await channels.loadPrefix(job.channelKey), job);
   if (plan.kind === 'stale') return plan;
   const earlierSummaries: string[] = [];

@@ -18,7 +18,8 @@
  * turn.
  */
 import {
-  type ChannelStore,
+  type ArchiveEditor,
+  type ArchiveReader,
   overlapsAny,
   type RunStore,
   redactMessages,
@@ -43,7 +44,7 @@ export interface ChannelRedaction {
   readonly asArchived?: boolean;
   /**
    * Write each span from the longest whole retired summary before the first redacted seq it holds
-   * (`ChannelStore.summaryBefore`) and the archive after it, as the pass that made it did, rather
+   * (`ArchiveEditor.summaryBefore`) and the archive after it, as the pass that made it did, rather
    * than from its whole range: a deletion of a recent message costs one pass, not the channel's
    * history. Without such a summary (or without this), from the whole range.
    */
@@ -51,7 +52,7 @@ export interface ChannelRedaction {
 }
 
 export interface RedactChannelOptions {
-  readonly channels: ChannelStore;
+  readonly channels: ArchiveReader & ArchiveEditor;
   readonly runs: RunStore;
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
   /** Tests: the clock the re-summarized spans' job ids are stamped with. */
@@ -86,7 +87,7 @@ const MAX_REDACTION_ROUNDS = 5;
 
 /** What `redactChannel` would do, changing nothing (the dry run). */
 export async function previewRedaction(
-  channels: ChannelStore,
+  channels: Pick<ArchiveReader, 'loadPrefix'>,
   redaction: Pick<ChannelRedaction, 'channelKey' | 'ranges'>,
 ): Promise<RedactionPreview> {
   const prefix = await channels.loadPrefix(redaction.channelKey);

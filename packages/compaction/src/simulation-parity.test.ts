@@ -12,11 +12,12 @@
  * (`PgArchiveReader`, what `ebb simulate --from-archive` reads), with summarized messages dropped.
  */
 import {
+  type ArchiveReader,
   ChannelCompactor,
-  type ChannelStore,
   type CompactionLogEvent,
   type CompactionPolicy,
   type ContextView,
+  type ContextWriter,
   chatMessageTokens,
   measureMessage,
   type NewMessage,
@@ -27,6 +28,7 @@ import {
   type SummaryOutput,
   TRUNCATION_MARKER,
   type TranscriptMessage,
+  type TurnLog,
   UNCALIBRATED,
 } from '@ebb/core';
 import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
@@ -183,7 +185,7 @@ class GatedSummarizer implements Summarizer {
 
 async function replayThroughTheBot(
   messages: readonly TranscriptMessage[],
-  channels: ChannelStore = new InMemoryChannelStore(),
+  channels: TurnLog & ArchiveReader & ContextWriter = new InMemoryChannelStore(),
 ) {
   let now = Date.parse(messages[0]?.ts ?? '2026-01-05T09:00:00Z');
   const clock = () => now;

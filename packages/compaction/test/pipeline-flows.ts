@@ -5,12 +5,13 @@
  */
 import { parseConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
+  type ArchiveReader,
   ChannelCompactor,
-  type ChannelStore,
   type CompactionQueue,
   type CompactorSettings,
   type ContextNotifier,
   type ContextView,
+  type ContextWriter,
   chatMessageTokens,
   type MemoryStore,
   type RunStatus,
@@ -18,6 +19,7 @@ import {
   systemPromptTokens,
   type Tokenizer,
   TRUNCATION_MARKER,
+  type TurnLog,
   toNewMessage,
   UNCALIBRATED,
 } from '@ebb/core';
@@ -26,7 +28,7 @@ import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 export interface PipelineHarness {
-  readonly channels: ChannelStore;
+  readonly channels: TurnLog & ArchiveReader & ContextWriter;
   readonly memories: MemoryStore;
   readonly runs: RunStore;
   readonly queue: CompactionQueue;

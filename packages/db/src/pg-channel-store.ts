@@ -1,16 +1,20 @@
 /**
- * `ChannelStore` on Postgres (or PGlite). The channel row is the lock: an append, a splice and a
+ * The channel ports (`TurnLog`, `ArchiveReader`, `ContextWriter`, `ArchiveEditor`,
+ * `ChannelDirectory`) on Postgres (or PGlite). The channel row is the lock: an append, a splice and a
  * truncation each take it (`FOR UPDATE`, or the row an upsert locks) inside one short transaction,
  * plan on what they find there with the core's pure planners, and write the result. No lock outlives
  * its transaction, and no transaction waits on anything but the database.
  */
 import {
   type AppendResult,
+  type ArchiveEditor,
+  type ArchiveReader,
   type AuthoredSeqs,
   type Calibration,
-  type ChannelStore,
+  type ChannelDirectory,
   type ChannelSummary,
   type ContextView,
+  type ContextWriter,
   type EarlierSummary,
   type EditMessageOutcome,
   InvariantError,
@@ -34,6 +38,7 @@ import {
   type SummaryResult,
   type TruncationOutcome,
   type TruncationRequest,
+  type TurnLog,
   UNCALIBRATED,
 } from '@ebb/core';
 import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
@@ -57,7 +62,9 @@ import {
 import { platformColumn, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
-export class PgChannelStore implements ChannelStore {
+export class PgChannelStore
+  implements TurnLog, ArchiveReader, ContextWriter, ArchiveEditor, ChannelDirectory
+{
   readonly #db: EbbDatabase;
 
   constructor(options: PgStoreOptions) {

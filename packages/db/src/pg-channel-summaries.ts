@@ -1,5 +1,5 @@
 /**
- * A channel's counters as `ChannelStore.listChannels` and `channelSummary` give them: one query for
+ * A channel's counters as `ChannelDirectory.listChannels` and `channelSummary` give them: one query for
  * every channel (operators' lists) or for one (the dashboard's detail routes), the same columns and
  * the same mapping, so a channel reads alike in both.
  */

@@ -51,7 +51,7 @@ export async function seqsWhere(db: EbbDatabase, where: SQL): Promise<AuthoredSe
   return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
 }
 
-/** `ChannelStore.replaceSummary`: under the channel lock, in one transaction. */
+/** `ArchiveEditor.replaceSummary`: under the channel lock, in one transaction. */
 export function replaceSummary(
   db: EbbDatabase,
   channelKey: string,
@@ -95,7 +95,7 @@ export function replaceSummary(
   });
 }
 
-/** `ChannelStore.redactArchive`: tombstones written under the channel lock; raw ones move the totals. */
+/** `ArchiveEditor.redactArchive`: tombstones written under the channel lock; raw ones move the totals. */
 export function redactArchive(
   db: EbbDatabase,
   channelKey: string,
@@ -145,7 +145,7 @@ export function redactArchive(
   });
 }
 
-/** `ChannelStore.redactRetiredSpans`: retired summaries over `ranges` keep their range, not their text. */
+/** `ArchiveEditor.redactRetiredSpans`: retired summaries over `ranges` keep their range, not their text. */
 export async function redactRetiredSpans(
   db: EbbDatabase,
   channelKey: string,
@@ -168,7 +168,7 @@ export async function redactRetiredSpans(
   return changed.length;
 }
 
-/** `ChannelStore.findByPlatformIds`: by the unique (channel, platform id) index. */
+/** `ArchiveEditor.findByPlatformIds`: by the unique (channel, platform id) index. */
 export async function findByPlatformIds(
   db: EbbDatabase,
   channelKey: string,
@@ -190,7 +190,7 @@ export async function findByPlatformIds(
   );
 }
 
-/** `ChannelStore.editMessage`: under the channel lock; a raw copy moves the totals and the generation. */
+/** `ArchiveEditor.editMessage`: under the channel lock; a raw copy moves the totals and the generation. */
 export function editMessage(
   db: EbbDatabase,
   channelKey: string,
@@ -242,7 +242,7 @@ export function editMessage(
   });
 }
 
-/** `ChannelStore.summaryBefore`: the retired summary from `fromSeq` ending latest before `beforeSeq`, text whole. */
+/** `ArchiveEditor.summaryBefore`: the retired summary from `fromSeq` ending latest before `beforeSeq`, text whole. */
 export async function summaryBefore(
   db: EbbDatabase,
   channelKey: string,

@@ -13,10 +13,10 @@ import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb
 import {
   type Calibration,
   ChannelCompactor,
-  type ChannelStore,
   type CompactionEventSink,
   type CompactionQueue,
   type CompactorSettings,
+  type ContextWriter,
   chatMessageTokens,
   LruMap,
   type RunStore,
@@ -24,6 +24,7 @@ import {
   type Tokenizer,
   type ToolSpec,
   TRUNCATION_MARKER,
+  type TurnLog,
   WorkingContext,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
@@ -34,7 +35,7 @@ import type { ChannelState } from './channel-states.js';
 
 export interface BotCompactionOptions {
   readonly config: () => EbbConfig;
-  readonly channels: ChannelStore;
+  readonly channels: Pick<TurnLog, 'loadContext'> & ContextWriter;
   readonly runs: RunStore;
   readonly queue: CompactionQueue;
   readonly onEvent?: CompactionEventSink;

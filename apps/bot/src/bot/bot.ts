@@ -29,11 +29,13 @@ import type { EbbConfig } from '@ebb/config';
 import type {
   AnswerClaim,
   AnswerClaims,
-  ChannelStore,
+  ArchiveEditor,
+  ArchiveReader,
   ChatModel,
   CompactionEventSink,
   CompactionQueue,
   ContextNotifier,
+  ContextWriter,
   InboundMessage,
   InboundSpool,
   Logger,
@@ -44,6 +46,7 @@ import type {
   PlatformHandlers,
   RunStore,
   SpooledMessage,
+  TurnLog,
   TurnResult,
   UsageStore,
 } from '@ebb/core';
@@ -66,7 +69,7 @@ import { openTurn, type Turn } from './turn.js';
 
 export interface BotOptions {
   readonly config: () => EbbConfig;
-  readonly channels: ChannelStore;
+  readonly channels: TurnLog & ArchiveReader & ContextWriter & ArchiveEditor;
   readonly memories: MemoryStore;
   readonly runs: RunStore;
   readonly queue: CompactionQueue;

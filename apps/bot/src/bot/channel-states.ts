@@ -9,17 +9,17 @@
  * The cache is bounded by memory, not by a count of channels: a quiet channel's context is a few
  * kilobytes, a busy one's up to the whole window. Each channel weighs its estimated bytes
  * (`estimatedBytes`), re-weighed as it grows, and the least recently used go past `[bot]
- * context_cache_mb`. A miss is one round trip (`ChannelStore.loadChannel`).
+ * context_cache_mb`. A miss is one round trip (`TurnLog.loadChannel`).
  */
 import { DEFAULT_CONTEXT_CACHE_MB } from '@ebb/config';
 import {
   type AppendResult,
   type Calibration,
-  type ChannelStore,
   contextEntryOf,
   LruMap,
   type NewMessage,
   type ToolCall,
+  type TurnLog,
   toNewMessage,
   WorkingContext,
 } from '@ebb/core';
@@ -85,7 +85,7 @@ export class ContextReloadError extends BotError {
 }
 
 export interface ChannelStatesOptions {
-  readonly channels: ChannelStore;
+  readonly channels: Pick<TurnLog, 'append' | 'appendAll' | 'loadChannel' | 'loadContext'>;
   /**
    * The cached context of a channel moved to a newer generation (a splice, or a cut): passes may
    * have landed. Called once per move, in the channel's actor.

@@ -28,7 +28,8 @@
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
-  type ChannelStore,
+  type ArchiveEditor,
+  type ArchiveReader,
   HISTORY_TOOL_NAMES,
   historyResultsQuoting,
   type Logger,
@@ -80,7 +81,7 @@ export interface ChangeReport {
 
 export interface MessageChangesOptions {
   readonly config: () => EbbConfig;
-  readonly channels: ChannelStore;
+  readonly channels: ArchiveReader & ArchiveEditor;
   readonly memories: MemoryStore;
   readonly runs: RunStore;
   readonly states: ChannelStates;
@@ -347,7 +348,7 @@ export class MessageChanges {
  * it), merged, in seq order: a deletion's, and `ebb forget --speaker`'s.
  */
 export async function readTurnsAfter(
-  channels: Pick<ChannelStore, 'readArchive'>,
+  channels: Pick<ArchiveReader, 'readArchive'>,
   key: string,
   seqs: readonly number[],
 ): Promise<StoredMessage[]> {

@@ -12,7 +12,6 @@
  * `max_steps`-th call of a turn offers no tools, so the turn ends in words; only those are posted.
  */
 import {
-  type ChannelStore,
   type ChatModel,
   type ChatReply,
   calibrate,
@@ -26,6 +25,7 @@ import {
   renderMemories,
   type ToolCall,
   type ToolSpec,
+  type TurnLog,
   type UsageStore,
   WorkingContext,
 } from '@ebb/core';
@@ -48,7 +48,7 @@ export const STEP_LIMIT_REPLY =
 const MAX_LOGGED_NAME = 64;
 
 export interface ModelReplierOptions {
-  readonly channels: ChannelStore;
+  readonly channels: Pick<TurnLog, 'setCalibration'>;
   readonly memories: MemoryStore;
   /** The model that answers in a channel (channels may use different models). */
   readonly chatModel: (channelKey: string) => ChatModel;

@@ -18,7 +18,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type ChannelPassSettings, type RedactionReport, redactChannel } from '@ebb/compaction';
 import {
-  type ChannelStore,
+  type ArchiveEditor,
+  type ArchiveReader,
   type ContextNotifier,
   type Logger,
   PENDING_SUMMARY,
@@ -27,10 +28,11 @@ import {
   type Span,
   seqRanges,
   seqsOf,
+  type TurnLog,
 } from '@ebb/core';
 
 export interface RedactionPassesOptions {
-  readonly channels: ChannelStore;
+  readonly channels: ArchiveReader & ArchiveEditor & Pick<TurnLog, 'generation'>;
   readonly runs: RunStore;
   /** The channel's summarizer and budget (`passSettingsResolver`, as the worker builds them). */
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;

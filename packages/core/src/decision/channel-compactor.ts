@@ -13,7 +13,7 @@
 import type { ContextView } from '../model/model.js';
 import type { Calibration } from '../model/tokens.js';
 import { planCompaction, summarySpanBound } from '../plans/plan-compaction.js';
-import type { ChannelStore, CompactionQueue, RunStore } from '../ports/ports.js';
+import type { CompactionQueue, ContextWriter, RunStore, TurnLog } from '../ports/ports.js';
 import type { PassInFlight } from '../ports/queue-ports.js';
 import { LruMap } from '../support/lru-map.js';
 import { roundUsage } from '../usage/round-usage.js';
@@ -31,7 +31,7 @@ import type { AfterTurnAction } from './decide-after-turn.js';
 import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 
 export interface ChannelCompactorOptions {
-  readonly channels: ChannelStore;
+  readonly channels: Pick<TurnLog, 'loadContext'> & ContextWriter;
   readonly runs: RunStore;
   readonly queue: CompactionQueue;
   /** Tokens of a truncation marker (`chatMessageTokens(tokenizer, TRUNCATION_MARKER)`). */

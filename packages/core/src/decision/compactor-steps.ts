@@ -12,12 +12,12 @@ import type { ContextView } from '../model/model.js';
 import { type Calibration, usageOf } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
 import { stubToolResults } from '../plans/plan-microcompaction.js';
-import type { ChannelStore, TruncationOutcome } from '../ports/ports.js';
+import type { ContextWriter, TruncationOutcome, TurnLog } from '../ports/ports.js';
 import type { CompactionEventSink } from './compaction-events.js';
 import type { CompactorSettings } from './compactor-settings.js';
 
 export interface CompactorSteps {
-  readonly channels: ChannelStore;
+  readonly channels: Pick<TurnLog, 'loadContext'> & ContextWriter;
   readonly emit: CompactionEventSink;
   /** Tokens of a truncation marker. */
   readonly markerTokens: number;

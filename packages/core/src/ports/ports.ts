@@ -87,7 +87,7 @@ export type StubOutcome =
     }
   | { readonly kind: 'stale'; readonly reason: string };
 
-/** A channel as `ChannelStore.listChannels` gives it: its counters, without spans or messages. */
+/** A channel as `ChannelDirectory.listChannels` gives it: its counters, without spans or messages. */
 export interface ChannelSummary {
   readonly key: string;
   readonly headSeq: number;
@@ -183,8 +183,15 @@ export interface LoadedChannel {
   readonly calibration: Calibration;
 }
 
-/** The archive and working context of every channel. */
-export interface ChannelStore {
+/*
+ * A channel's store, split by what each caller needs: the turn log, reading the archive, compaction's
+ * writes, taking things back, and the directory. One store (Postgres, or the in-memory reference)
+ * implements them all; each caller names the ports it uses.
+ */
+
+/** The turn path's side of a channel: messages appended as they arrive and the working context
+ * (with its calibration) read back, which the bot's context cache holds. */
+export interface TurnLog {
   /** Appends a message at head + 1; idempotent on `platformMessageId`. */
   append(channelKey: string, message: NewMessage): Promise<AppendResult>;
   /**
@@ -193,20 +200,27 @@ export interface ChannelStore {
    * never redelivered).
    */
   appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]>;
-  /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
-  loadContext(channelKey: string): Promise<ContextView>;
   /**
    * The working context and the calibration together, in one round trip: what the bot's context
    * cache loads on a miss. Its cost follows the context, never the archived history.
    */
   loadChannel(channelKey: string): Promise<LoadedChannel>;
+  /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
+  loadContext(channelKey: string): Promise<ContextView>;
+  /** The channel's generation only: a cheap check that a cached context is still current. */
+  generation(channelKey: string): Promise<number>;
+  calibration(channelKey: string): Promise<Calibration>;
+  setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
+}
+
+/** Reading what a channel said: whole archived messages and the compacted prefix, for a pass,
+ * the history tools, the dashboard and the status. */
+export interface ArchiveReader {
   /**
    * The compacted prefix only (generation, head and active spans), without the raw messages: what a
    * pass needs to snapshot its range, at a fraction of `loadContext`'s cost on a full window.
    */
   loadPrefix(channelKey: string): Promise<PrefixView>;
-  /** The channel's generation only: a cheap check that a cached context is still current. */
-  generation(channelKey: string): Promise<number>;
   /** Whole archived messages fromSeq..toSeq, in order. */
   readArchive(channelKey: string, fromSeq: number, toSeq: number): Promise<StoredMessage[]>;
   /**
@@ -214,6 +228,11 @@ export interface ChannelStore {
    * speaker (see `validateMemories`), also where summaries already cover the range.
    */
   readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]>;
+}
+
+/** Compaction's writes to the working context, each under the channel lock and planned on the state
+ * found there (`planSplice`, `planEmergencyTruncation`, `stubToolResults`). */
+export interface ContextWriter {
   /**
    * Puts a finished summary in place: under the channel lock, re-reads the active spans, applies
    * `planSplice`, bumps the generation and the token totals, all in one transaction.
@@ -228,6 +247,11 @@ export interface ChannelStore {
    * the generation is bumped. The archive keeps the results whole; a pass over them reads the stubs.
    */
   stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome>;
+}
+
+/** Taking things back: forgetting (`ebb forget`) and the platforms' deletions and edits find the
+ * messages, overwrite them, and put summaries written again in place. */
+export interface ArchiveEditor {
   /**
    * Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order); with
    * `channelKey`, in that channel only (by its author index: cheap enough for a deletion).
@@ -240,14 +264,17 @@ export interface ChannelStore {
    */
   findContaining(text: string): Promise<AuthoredSeqs[]>;
   /**
-   * Forgetting: puts a summary written again (from the archive, some messages redacted) in place of
-   * the active summary span over exactly its range, if that span is still the one job `replaces`
-   * wrote. Under the channel lock: the old span is retired, the span token total moves by the
-   * difference, the generation is bumped. `missing` when that span is no longer active (a pass
-   * replaced it meanwhile): nothing changed, plan again. `splice` cannot do this: to `planSplice` an
-   * equal range is a retried job, a no-op.
+   * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
+   * (ids the archive never held are left out), in seq order.
    */
-  replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome>;
+  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]>;
+  /**
+   * An edit on the platform: the archived message keeps only the new text (its tool calls and role
+   * unchanged). A raw copy in the context is replaced in place under the channel lock: the raw token
+   * total moves by the difference and the generation is bumped, so bots reload. A message inside the
+   * compacted prefix changes in the archive only.
+   */
+  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome>;
   /**
    * Forgetting with `--archive`: overwrites archived messages with their tombstones (same seq; text,
    * tokens and tool calls as given, no clipped copy). Raw messages in the context change with them
@@ -262,26 +289,25 @@ export interface ChannelStore {
    */
   redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
   /**
+   * Forgetting: puts a summary written again (from the archive, some messages redacted) in place of
+   * the active summary span over exactly its range, if that span is still the one job `replaces`
+   * wrote. Under the channel lock: the old span is retired, the span token total moves by the
+   * difference, the generation is bumped. `missing` when that span is no longer active (a pass
+   * replaced it meanwhile): nothing changed, plan again. `splice` cannot do this: to `planSplice` an
+   * equal range is a retried job, a no-op.
+   */
+  replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome>;
+  /**
    * Forgetting a few recent seqs: the retired summary span from `fromSeq` ending latest before
    * `beforeSeq` that still holds its text (not blanked by forgetting, not `PENDING_SUMMARY`). It
    * summarizes what came before those seqs, so a span over them can be written again from it and the
    * archive after it rather than from its whole range. (The in-memory store keeps retired texts too.)
    */
   summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined>;
-  /**
-   * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
-   * (ids the archive never held are left out), in seq order.
-   */
-  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]>;
-  /**
-   * An edit on the platform: the archived message keeps only the new text (its tool calls and role
-   * unchanged). A raw copy in the context is replaced in place under the channel lock: the raw token
-   * total moves by the difference and the generation is bumped, so bots reload. A message inside the
-   * compacted prefix changes in the archive only.
-   */
-  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome>;
-  calibration(channelKey: string): Promise<Calibration>;
-  setCalibration(channelKey: string, calibration: Calibration): Promise<void>;
+}
+
+/** Every channel's counters, for operators (`ebb status`, the dashboard), not the hot path. */
+export interface ChannelDirectory {
   /** Every channel the store holds, ordered by key: for operators (`ebb status`), not the hot path. */
   listChannels(): Promise<ChannelSummary[]>;
   /** One channel as `listChannels` gives it, or undefined when the store holds no such channel. */

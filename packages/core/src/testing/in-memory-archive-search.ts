@@ -6,7 +6,7 @@
  */
 
 import type { StoredMessage } from '../model/model.js';
-import type { ChannelStore } from '../ports/ports.js';
+import type { ArchiveReader } from '../ports/ports.js';
 import {
   ARCHIVE_SEARCH,
   type ArchiveSearch,
@@ -32,9 +32,9 @@ const ENGLISH_STOPWORDS: ReadonlySet<string> = new Set(
 type Clause = { readonly any: readonly string[]; readonly negated: boolean };
 
 export class InMemoryArchiveSearch implements ArchiveSearch {
-  readonly #channels: Pick<ChannelStore, 'readArchive'>;
+  readonly #channels: Pick<ArchiveReader, 'readArchive'>;
 
-  constructor(channels: Pick<ChannelStore, 'readArchive'>) {
+  constructor(channels: Pick<ArchiveReader, 'readArchive'>) {
     this.#channels = channels;
   }
 

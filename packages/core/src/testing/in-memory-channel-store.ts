@@ -1,5 +1,5 @@
 /**
- * The channel store in memory, for tests and `ebb simulate`: the same semantics as `PgChannelStore`
+ * The channel ports in memory, for tests: the same semantics as `PgChannelStore`
  * (one contract suite runs against both), no I/O. Each call runs to completion before the next
  * starts, so the channel lock of the Postgres store has nothing to guard here.
  */
@@ -13,9 +13,12 @@ import { overlapsAny } from '../plans/plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
 import type {
   AppendResult,
+  ArchiveEditor,
+  ArchiveReader,
   AuthoredSeqs,
-  ChannelStore,
+  ChannelDirectory,
   ChannelSummary,
+  ContextWriter,
   EarlierSummary,
   EditMessageOutcome,
   LoadedChannel,
@@ -30,6 +33,7 @@ import type {
   SummaryReplacement,
   TruncationOutcome,
   TruncationRequest,
+  TurnLog,
 } from '../ports/ports.js';
 import { InvariantError } from '../support/errors.js';
 
@@ -54,7 +58,9 @@ interface RetiredSpan {
 
 const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
 
-export class InMemoryChannelStore implements ChannelStore {
+export class InMemoryChannelStore
+  implements TurnLog, ArchiveReader, ContextWriter, ArchiveEditor, ChannelDirectory
+{
   readonly #channels = new Map<string, ChannelState>();
 
   async append(channelKey: string, message: NewMessage): Promise<AppendResult> {

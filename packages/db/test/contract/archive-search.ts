@@ -4,11 +4,11 @@
  * finds. Each test works in channels of its own, so implementations may share one database.
  */
 import { randomUUID } from 'node:crypto';
-import type { ArchiveSearch, ChannelStore, HistoryQuery, NewMessage } from '@ebb/core';
+import type { ArchiveReader, ArchiveSearch, HistoryQuery, NewMessage, TurnLog } from '@ebb/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 export interface ArchiveSearchStores {
-  readonly channels: ChannelStore;
+  readonly channels: Pick<TurnLog, 'append'> & Pick<ArchiveReader, 'readArchive'>;
   readonly archive: ArchiveSearch;
   close(): Promise<void>;
 }

@@ -1,9 +1,22 @@
 /** What every part of the store contract shares: the stores under test, and message helpers. */
-import type { ChannelStore, ContextView, MemoryStore, NewMessage, RunStore } from '@ebb/core';
+import type {
+  ArchiveEditor,
+  ArchiveReader,
+  ChannelDirectory,
+  ContextView,
+  ContextWriter,
+  MemoryStore,
+  NewMessage,
+  RunStore,
+  TurnLog,
+} from '@ebb/core';
 import { expect } from 'vitest';
 
+/** A channel store under test: one implementation of every channel port. */
+export type ChannelStores = TurnLog & ArchiveReader & ContextWriter & ArchiveEditor & ChannelDirectory;
+
 export interface ContractStores {
-  readonly channels: ChannelStore;
+  readonly channels: ChannelStores;
   readonly memories: MemoryStore;
   readonly runs: RunStore;
   close(): Promise<void>;
@@ -27,7 +40,11 @@ export function message(i: number, fields: Partial<NewMessage> = {}): NewMessage
   };
 }
 
-export async function appendMany(channels: ChannelStore, key: string, count: number): Promise<void> {
+export async function appendMany(
+  channels: Pick<TurnLog, 'append'>,
+  key: string,
+  count: number,
+): Promise<void> {
   for (let i = 1; i <= count; i++) await channels.append(key, message(i, { platformMessageId: `p${i}` }));
 }
 
@@ -35,7 +52,10 @@ export async function appendMany(channels: ChannelStore, key: string, count: num
  * What must hold after anything: active spans tile 1..k, raw messages are k+1..head, each seq once;
  * the context's token total is the sum of its parts; the archive still holds every message.
  */
-export async function expectIntact(channels: ChannelStore, key: string): Promise<ContextView> {
+export async function expectIntact(
+  channels: Pick<TurnLog, 'loadContext' | 'loadChannel' | 'calibration'> & ArchiveReader,
+  key: string,
+): Promise<ContextView> {
   const view = await channels.loadContext(key);
   const covered: number[] = [];
   for (const s of view.spans) for (let seq = s.fromSeq; seq <= s.toSeq; seq++) covered.push(seq);
