@@ -12,7 +12,7 @@
  * The rate is fixed rather than "as fast as the bot answers" so that what is offered depends less on
  * the machine; a slower machine offers less (the turns/s column says how much). What does not depend
  * on the machine (everything acknowledged archived once, the decisions on an injected clock) is
- * tested in `apps/bot/src/pacing.int.test.ts`.
+ * tested in `apps/bot/test/system/pacing.int.test.ts`.
  */
 import { Writable } from 'node:stream';
 import { loadEnv, parseConfig, resolveChannel } from '@ebb/config';

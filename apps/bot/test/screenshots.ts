@@ -3,7 +3,7 @@
  * `npm test` leaves the tree as it found it. The one picture the repository keeps, the README's
  * (docs/dashboard.png), is rewritten only on request:
  *
- *   EBB_UPDATE_SCREENSHOTS=1 npx vitest run apps/bot/src/dashboard-channel.browser.int.test.ts
+ *   EBB_UPDATE_SCREENSHOTS=1 npx vitest run apps/bot/test/system/dashboard-channel.browser.int.test.ts
  */
 import { copyFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
