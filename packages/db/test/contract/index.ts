@@ -1,37 +1,41 @@
 /**
- * The store contract: one suite, run against every implementation of the ports (in memory, Postgres,
- * PGlite), so the fake the unit tests use behaves exactly like the real thing. Each test works in a
- * channel, scope and job ids of its own, so implementations may share one database across tests.
+ * The store contract: one suite per port (the five channel ports, the memory and run stores), run
+ * against every implementation (in memory, Postgres, PGlite), so the fake the unit tests use behaves
+ * exactly like the real thing. Each suite is typed as the port it tests, plus the few methods of
+ * others it sets state up or reads it back through: a case that reaches further does not compile.
+ * Each test works in a channel, scope and job ids of its own, so implementations may share one
+ * database across tests.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe } from 'vitest';
-import { channelBasicsCases } from './channel-basics.js';
-import { forgettingCases } from './forgetting.js';
-import { memoriesCases } from './memories.js';
-import { microcompactionCases } from './microcompaction.js';
-import { runsCases } from './runs.js';
-import { spliceCases } from './splice.js';
-import type { ContractContext, ContractStores } from './support.js';
-import { truncateCases } from './truncate.js';
+import { archiveEditorContract } from './archive-editor.js';
+import { archiveReaderContract } from './archive-reader.js';
+import { channelDirectoryContract } from './channel-directory.js';
+import { contextWriterContract } from './context-writer.js';
+import { memoryStoreContract } from './memory-store.js';
+import { runStoreContract } from './run-store.js';
+import type { ContractStores } from './support.js';
+import { turnLogContract } from './turn-log.js';
 
 export type { ContractStores } from './support.js';
 
 export function describeStoreContract(name: string, makeStores: () => Promise<ContractStores>): void {
   describe(`${name}: store contract`, () => {
-    let context: ContractContext;
+    let stores: ContractStores;
+    let key: string;
     beforeEach(async () => {
-      context = { stores: await makeStores(), key: `web:${randomUUID()}` };
+      stores = await makeStores();
+      key = `web:${randomUUID()}`;
     });
     afterEach(async () => {
-      await context.stores.close();
+      await stores.close();
     });
-    const current = () => context;
-    channelBasicsCases(current);
-    spliceCases(current);
-    truncateCases(current);
-    microcompactionCases(current);
-    forgettingCases(current);
-    memoriesCases(current);
-    runsCases(current);
+    turnLogContract(() => ({ store: stores.channels, key }));
+    archiveReaderContract(() => ({ store: stores.channels, key }));
+    contextWriterContract(() => ({ store: stores.channels, key }));
+    archiveEditorContract(() => ({ store: stores.channels, key }));
+    channelDirectoryContract(() => ({ store: stores.channels, key }));
+    memoryStoreContract(() => ({ store: stores.memories, key }));
+    runStoreContract(() => ({ store: stores.runs, key }));
   });
 }

@@ -1,8 +1,9 @@
-/** What every part of the store contract shares: the stores under test, and message helpers. */
+/** What every suite of the store contract shares: the stores under test, and message helpers. */
 import type {
   ArchiveEditor,
   ArchiveReader,
   ChannelDirectory,
+  ContextMessage,
   ContextView,
   ContextWriter,
   MemoryStore,
@@ -22,9 +23,13 @@ export interface ContractStores {
   close(): Promise<void>;
 }
 
-/** The stores of the running test, and a channel key of its own. */
-export interface ContractContext {
-  readonly stores: ContractStores;
+/**
+ * What one port's suite is handed for the running test: the store, typed as the port it tests and
+ * the few methods of others it sets state up or reads it back through, and a channel key of its own
+ * (also the prefix of any other key, scope or job id the test makes).
+ */
+export interface ContractContext<Store> {
+  readonly store: Store;
   readonly key: string;
 }
 
@@ -48,14 +53,49 @@ export async function appendMany(
   for (let i = 1; i <= count; i++) await channels.append(key, message(i, { platformMessageId: `p${i}` }));
 }
 
+/** Three tool turns (a call at seqs 1, 3, 5; its 200-token result right after), then a user message. */
+export async function toolTurns(channels: Pick<TurnLog, 'append'>, key: string): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await channels.append(
+      key,
+      message(i, {
+        role: 'assistant',
+        author: 'ebb',
+        text: '',
+        toolCalls: [{ id: `c${i}`, name: 'ci.log', arguments: '{}' }],
+      }),
+    );
+    await channels.append(
+      key,
+      message(i, {
+        role: 'tool',
+        author: 'ci.log',
+        text: `log ${i}`,
+        toolCallId: `c${i}`,
+        tokens: 200,
+        contextTokens: 200,
+      }),
+    );
+  }
+  await channels.append(key, message(7));
+}
+
+/** Microcompaction's stub (12 tokens) for the raw message at `seq`. */
+export function stubOf(raw: readonly ContextMessage[], seq: number): ContextMessage {
+  const m = raw.find((r) => r.seq === seq);
+  if (!m) throw new Error(`no raw message ${seq}`);
+  return { ...m, text: `[stub of #${seq}]`, tokens: 12, stubbed: true };
+}
+
+/** The reads `expectIntact` checks a channel through. */
+export type IntactReads = Pick<TurnLog, 'loadContext' | 'loadChannel' | 'calibration'> &
+  Pick<ArchiveReader, 'readArchive' | 'loadPrefix'>;
+
 /**
  * What must hold after anything: active spans tile 1..k, raw messages are k+1..head, each seq once;
  * the context's token total is the sum of its parts; the archive still holds every message.
  */
-export async function expectIntact(
-  channels: Pick<TurnLog, 'loadContext' | 'loadChannel' | 'calibration'> & ArchiveReader,
-  key: string,
-): Promise<ContextView> {
+export async function expectIntact(channels: IntactReads, key: string): Promise<ContextView> {
   const view = await channels.loadContext(key);
   const covered: number[] = [];
   for (const s of view.spans) for (let seq = s.fromSeq; seq <= s.toSeq; seq++) covered.push(seq);

@@ -1,16 +1,16 @@
-/** The store contract: the memory store. */
-import type { NewMemory } from '@ebb/core';
+/** The store contract of the `MemoryStore`: upserts without duplicates, recall within scopes, lists. */
+import type { MemoryStore, NewMemory } from '@ebb/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ContractContext, ContractStores } from './support.js';
+import type { ContractContext } from './support.js';
 
-export function memoriesCases(current: () => ContractContext): void {
-  let stores: ContractStores;
-  let key: string;
-  beforeEach(() => {
-    ({ stores, key } = current());
-  });
+export function memoryStoreContract(current: () => ContractContext<MemoryStore>): void {
+  describe('MemoryStore', () => {
+    let store: MemoryStore;
+    let key: string;
+    beforeEach(() => {
+      ({ store, key } = current());
+    });
 
-  describe('memories', () => {
     const memory = (text: string, fields: Partial<NewMemory> = {}): NewMemory => ({
       type: 'fact',
       text,
@@ -24,21 +24,19 @@ export function memoriesCases(current: () => ContractContext): void {
 
     it('never duplicates a retried upsert', async () => {
       const batch = [memory('Ana prefers green tea'), memory('The release is on Friday', { type: 'event' })];
-      expect(await stores.memories.upsert(batch)).toEqual({ added: 2, refreshed: 0 });
-      expect(await stores.memories.upsert(batch)).toEqual({ added: 0, refreshed: 2 });
-      expect(await stores.memories.list({ scope: key })).toHaveLength(2);
+      expect(await store.upsert(batch)).toEqual({ added: 2, refreshed: 0 });
+      expect(await store.upsert(batch)).toEqual({ added: 0, refreshed: 2 });
+      expect(await store.list({ scope: key })).toHaveLength(2);
     });
 
     it('refreshes a near-duplicate: first text kept, importance raised, never lowered', async () => {
-      await stores.memories.upsert([memory('Ana prefers green tea.', { importance: 0.4, speaker: 'ana' })]);
-      expect(
-        await stores.memories.upsert([memory('ana prefers the GREEN tea', { importance: 0.8 })]),
-      ).toEqual({
+      await store.upsert([memory('Ana prefers green tea.', { importance: 0.4, speaker: 'ana' })]);
+      expect(await store.upsert([memory('ana prefers the GREEN tea', { importance: 0.8 })])).toEqual({
         added: 0,
         refreshed: 1,
       });
-      await stores.memories.upsert([memory('Ana prefers green tea', { importance: 0.2 })]);
-      const [stored, ...rest] = await stores.memories.list({ scope: key });
+      await store.upsert([memory('Ana prefers green tea', { importance: 0.2 })]);
+      const [stored, ...rest] = await store.list({ scope: key });
       expect(rest).toEqual([]);
       expect(stored).toMatchObject({
         type: 'fact',
@@ -52,102 +50,98 @@ export function memoriesCases(current: () => ContractContext): void {
     });
 
     it('counts, and lists the most important first within a limit', async () => {
-      await stores.memories.upsert([
+      await store.upsert([
         memory('Deploys happen on Tuesdays', { importance: 0.3 }),
         memory('The on-call rotation is weekly', { importance: 0.9 }),
         memory('Ana owns the billing service', { importance: 0.6, speaker: 'ana' }),
       ]);
-      expect(await stores.memories.count({ scope: key })).toBe(3);
-      expect(await stores.memories.count({ scope: key, speaker: 'ana' })).toBe(1);
-      expect(await stores.memories.count({ scope: `${key}:none` })).toBe(0);
-      const top = await stores.memories.list({ scope: key }, { order: 'importance', limit: 2 });
+      expect(await store.count({ scope: key })).toBe(3);
+      expect(await store.count({ scope: key, speaker: 'ana' })).toBe(1);
+      expect(await store.count({ scope: `${key}:none` })).toBe(0);
+      const top = await store.list({ scope: key }, { order: 'importance', limit: 2 });
       expect(top.map((m) => m.text)).toEqual([
         'The on-call rotation is weekly',
         'Ana owns the billing service',
       ]);
       // Ids follow the batch's write order (by fingerprint), not the order proposed.
-      const byId = await stores.memories.list({ scope: key }, { limit: 1 });
+      const byId = await store.list({ scope: key }, { limit: 1 });
       expect(byId.map((m) => m.text)).toEqual(['Ana owns the billing service']);
     });
 
     it('counts a duplicate within one batch as a refresh', async () => {
-      const result = await stores.memories.upsert([
+      const result = await store.upsert([
         memory('Deploys freeze on Friday'),
         memory('deploys freeze on friday!'),
       ]);
       expect(result).toEqual({ added: 1, refreshed: 1 });
-      expect(await stores.memories.list({ scope: key })).toHaveLength(1);
+      expect(await store.list({ scope: key })).toHaveLength(1);
     });
 
     it('keeps the same memory in two scopes apart', async () => {
       const other = `${key}:other`;
-      await stores.memories.upsert([memory('Ana prefers tea'), memory('Ana prefers tea', { scope: other })]);
-      expect(await stores.memories.list({ scope: key })).toHaveLength(1);
-      expect(await stores.memories.list({ scope: other })).toHaveLength(1);
+      await store.upsert([memory('Ana prefers tea'), memory('Ana prefers tea', { scope: other })]);
+      expect(await store.list({ scope: key })).toHaveLength(1);
+      expect(await store.list({ scope: other })).toHaveLength(1);
     });
 
     it("never recalls another scope's memory", async () => {
       const other = `${key}:other`;
-      await stores.memories.upsert([
+      await store.upsert([
         memory('Deploys happen on Friday'),
         memory('Deploys happen on Monday', { scope: other }),
       ]);
-      const mine = await stores.memories.recall({
+      const mine = await store.recall({
         scopes: [key],
         text: 'when do deploys happen?',
         limit: 10,
       });
       expect(mine.map((m) => m.text)).toEqual(['Deploys happen on Friday']);
-      const both = await stores.memories.recall({ scopes: [key, other], text: 'deploys', limit: 10 });
+      const both = await store.recall({ scopes: [key, other], text: 'deploys', limit: 10 });
       expect(both).toHaveLength(2);
-      expect(await stores.memories.recall({ scopes: [], text: 'deploys', limit: 10 })).toEqual([]);
-      expect(await stores.memories.recall({ scopes: [key], text: 'the of and', limit: 10 })).toEqual([]);
+      expect(await store.recall({ scopes: [], text: 'deploys', limit: 10 })).toEqual([]);
+      expect(await store.recall({ scopes: [key], text: 'the of and', limit: 10 })).toEqual([]);
     });
 
     it('ranks relevant and important memories first', async () => {
-      await stores.memories.upsert([
+      await store.upsert([
         memory('Bob drinks tea sometimes'),
         memory('Ana prefers green tea'),
         memory('The release train leaves on Friday', { importance: 1 }),
         memory('Carol likes espresso', { importance: 0.1 }),
         memory('Dan likes espresso', { importance: 0.9 }),
       ]);
-      const tea = await stores.memories.recall({
+      const tea = await store.recall({
         scopes: [key],
         text: 'What tea does Ana prefer?',
         limit: 10,
       });
       expect(tea.map((m) => m.text)).toEqual(['Ana prefers green tea', 'Bob drinks tea sometimes']);
-      const espresso = await stores.memories.recall({ scopes: [key], text: 'espresso', limit: 10 });
+      const espresso = await store.recall({ scopes: [key], text: 'espresso', limit: 10 });
       expect(espresso.map((m) => m.text)).toEqual(['Dan likes espresso', 'Carol likes espresso']);
-      expect(await stores.memories.recall({ scopes: [key], text: 'espresso', limit: 1 })).toHaveLength(1);
+      expect(await store.recall({ scopes: [key], text: 'espresso', limit: 1 })).toHaveLength(1);
     });
 
     it('lists by channel, speaker and scope, and forgets by id', async () => {
       const elsewhere = `${key}:elsewhere`;
-      await stores.memories.upsert([
+      await store.upsert([
         memory('Ana prefers tea', { speaker: 'ana', type: 'preference' }),
         memory('Bob owns the deploy script', { speaker: 'bob', type: 'person' }),
         memory('Standup moves to 10am', { channelKey: elsewhere, type: 'decision' }),
       ]);
       // Within a batch, memories are stored in fingerprint order (type first).
-      expect((await stores.memories.list({ channelKey: key })).map((m) => m.text)).toEqual([
+      expect((await store.list({ channelKey: key })).map((m) => m.text)).toEqual([
         'Bob owns the deploy script',
         'Ana prefers tea',
       ]);
-      expect((await stores.memories.list({ speaker: 'bob', scope: key })).map((m) => m.type)).toEqual([
-        'person',
-      ]);
-      const all = await stores.memories.list({ scope: key });
+      expect((await store.list({ speaker: 'bob', scope: key })).map((m) => m.type)).toEqual(['person']);
+      const all = await store.list({ scope: key });
       expect(all).toHaveLength(3);
       const tea = all.find((m) => m.text === 'Ana prefers tea');
       expect(typeof tea?.id).toBe('string');
-      expect(await stores.memories.forget([tea?.id ?? '', 'not-an-id', '999999999'])).toBe(1);
-      expect((await stores.memories.list({ scope: key })).map((m) => m.text)).not.toContain(
-        'Ana prefers tea',
-      );
+      expect(await store.forget([tea?.id ?? '', 'not-an-id', '999999999'])).toBe(1);
+      expect((await store.list({ scope: key })).map((m) => m.text)).not.toContain('Ana prefers tea');
       // A forgotten memory may be learned again.
-      expect(await stores.memories.upsert([memory('Ana prefers tea')])).toEqual({ added: 1, refreshed: 0 });
+      expect(await store.upsert([memory('Ana prefers tea')])).toEqual({ added: 1, refreshed: 0 });
     });
   });
 }
