@@ -77,10 +77,8 @@ export class BotCommands {
         const problem = focusProblem(focus);
         if (problem) return problem;
         const result = await compaction.compactor.compactNow(
-          key,
+          { channelKey: key, settings: compactorSettings, calibration: state.calibration },
           state.context.view(),
-          compactorSettings,
-          state.calibration,
           focus || undefined,
         );
         return result.jobId

@@ -32,6 +32,7 @@ import { compactorSettingsOf } from '../channel-status.js';
 import { BotError } from '../errors.js';
 import { OfferedTools } from '../offered-tools.js';
 import type { ChannelState } from './channel-states.js';
+import type { TurnChannel } from './turn.js';
 
 export interface BotCompactionOptions {
   readonly config: () => EbbConfig;
@@ -128,13 +129,8 @@ export class BotCompaction {
     return this.#offeredTools.tokens(tokenizer, specs);
   }
 
-  /** Runs the monitor; returns the usage after it acted. */
-  async monitor(
-    key: string,
-    state: ChannelState,
-    settings: ResolvedChannelConfig,
-    tokenizer: Tokenizer,
-  ): Promise<number> {
+  /** Runs the monitor on the turn's channel; returns the usage after it acted. */
+  async monitor({ key, state, settings, tokenizer }: TurnChannel): Promise<number> {
     const compactorSettings = this.settingsOf(settings, tokenizer);
     const result = await this.compactor.afterTurn(
       key,

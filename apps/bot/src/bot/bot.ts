@@ -621,8 +621,8 @@ export class Bot {
         if (kept === 'spooled') return { reply, archived: 'stored' };
       }
     }
-    const { key, state, settings, tokenizer, message } = turn;
-    const usage = await this.#compaction.monitor(key, state, settings, tokenizer);
+    const { key, message } = turn;
+    const usage = await this.#compaction.monitor(turn);
     this.#options.onTurn?.({
       platform: message.platform,
       channel: key,
@@ -637,15 +637,15 @@ export class Bot {
    * A message that pushed the context past the emergency threshold is cut before the model sees it,
    * rather than sending a prompt the provider would refuse.
    */
-  async #cutPastEmergency({ key, state, settings, tokenizer }: Turn): Promise<void> {
+  async #cutPastEmergency(turn: Turn): Promise<void> {
+    const { state, settings, tokenizer } = turn;
     const compactorSettings = this.#compaction.settingsOf(settings, tokenizer);
     const usage = this.#compaction.compactor.usage(
       state.context.view(),
       compactorSettings,
       state.calibration,
     );
-    if (usage >= settings.compaction.emergencyThreshold)
-      await this.#compaction.monitor(key, state, settings, tokenizer);
+    if (usage >= settings.compaction.emergencyThreshold) await this.#compaction.monitor(turn);
   }
 
   /**
@@ -747,8 +747,7 @@ export class Bot {
   async #recheck(key: string): Promise<void> {
     try {
       const log = this.#options.logger.child({ channel: key });
-      const { state, settings, tokenizer } = await openTurn(key, this.#options.config(), this.#states, log);
-      await this.#compaction.monitor(key, state, settings, tokenizer);
+      await this.#compaction.monitor(await openTurn(key, this.#options.config(), this.#states, log));
     } catch (err) {
       this.#states.forget(key);
       this.#options.logger.warn(

@@ -150,7 +150,7 @@ export class ModelReplier {
         ),
       ];
       await this.#options.states.appendAll(turn, archived);
-      await this.#options.compaction.monitor(key, state, settings, tokenizer);
+      await this.#options.compaction.monitor(turn);
     }
   }
 

@@ -186,7 +186,7 @@ export class SpoolReplay {
         if (next === undefined) return false;
         batch = next;
       }
-      await this.#options.compaction.monitor(key, turn.state, turn.settings, turn.tokenizer);
+      await this.#options.compaction.monitor(turn);
     } catch (err) {
       states.forget(key);
       if (replayed > 0)

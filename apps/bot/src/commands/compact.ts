@@ -104,10 +104,12 @@ export async function compact(
       });
       const settings = resolveChannel(config, key);
       const result = await compactor.compactNow(
-        key,
+        {
+          channelKey: key,
+          settings: await loadCompactorSettings(settings),
+          calibration: await session.channels.calibration(key),
+        },
         context,
-        await loadCompactorSettings(settings),
-        await session.channels.calibration(key),
         focus,
       );
       const last = events.at(-1);

@@ -30,6 +30,9 @@ import {
 import type { AfterTurnAction } from './decide-after-turn.js';
 import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 
+/** The terms `compactNow` is asked in; exported here, beside the compactor that takes them. */
+export type { ChannelTerms };
+
 export interface ChannelCompactorOptions {
   readonly channels: Pick<TurnLog, 'loadContext'> & ContextWriter;
   readonly runs: RunStore;
@@ -121,16 +124,18 @@ export class ChannelCompactor {
     return (await this.#emergency({ channelKey, settings, calibration }, usage, inFlight)).context;
   }
 
-  /** A manual pass (`/compact [focus]`): the background fraction, now, whatever the usage. */
+  /**
+   * A manual pass (`/compact [focus]`): the background fraction, now, whatever the usage. `context`
+   * is the caller's current view of the channel.
+   */
   async compactNow(
-    channelKey: string,
+    terms: ChannelTerms,
     context: ContextView,
-    settings: CompactorSettings,
-    calibration: Calibration,
     focus?: string,
   ): Promise<{ jobId?: string; reason?: string }> {
+    const { channelKey, settings } = terms;
     const { policy } = settings;
-    const usage = this.usage(context, settings, calibration);
+    const usage = compactorUsage(context, terms);
     const result = planCompaction({
       context,
       tier: 'background',
