@@ -285,7 +285,6 @@ export interface ArchiveEditor {
   /**
    * Forgetting: retired summary spans (kept as the audit trail of splices) that overlap the ranges
    * keep their range and numbers but their text becomes `REDACTED_SUMMARY`. Returns how many changed.
-   * (The in-memory store keeps no retired spans.)
    */
   redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
   /**
