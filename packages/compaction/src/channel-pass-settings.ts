@@ -6,7 +6,7 @@
  * since the summarizer runs its own retries).
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
-import type { Logger, Summarizer } from '@ebb/core';
+import type { Logger, Summarizer, UsageStore } from '@ebb/core';
 import {
   DEFAULT_RETRY,
   ExtractiveSummarizer,
@@ -17,6 +17,7 @@ import {
   type RetryOptions,
 } from '@ebb/llm';
 import type { ChannelPassSettings } from './compaction-processor.js';
+import { recordedSummarizer } from './recorded-summarizer.js';
 
 export interface PassSettingsOptions {
   /** Read on every call, so a reloaded config applies to the next pass. */
@@ -28,6 +29,11 @@ export interface PassSettingsOptions {
   readonly retry?: RetryOptions;
   /** Wraps every summarizer built here (metrics count its LLM calls). */
   readonly wrap?: (summarizer: Summarizer) => Summarizer;
+  /**
+   * Where every pass's calls are recorded per channel (`recordedSummarizer`): the worker's passes and
+   * the summaries the bot writes again after a deletion alike, so a channel's cost counts both.
+   */
+  readonly usage?: UsageStore;
   /** Where a request parameter the server refused is reported (`llm.parameter_adapted`). */
   readonly log?: Logger;
 }
@@ -72,6 +78,7 @@ export function passSettingsResolver(
             ...(options.log ? { log: options.log } : {}),
           });
       if (options.wrap) summarizer = options.wrap(summarizer);
+      if (options.usage) summarizer = recordedSummarizer(summarizer, options.usage, options.log);
       summarizers.set(key, summarizer);
     }
     return {

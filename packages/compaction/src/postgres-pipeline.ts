@@ -8,7 +8,6 @@ import { type Database, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore 
 import type { RetryOptions } from '@ebb/llm';
 import { passSettingsResolver } from './channel-pass-settings.js';
 import { createCompactionProcessor } from './compaction-processor.js';
-import { recordedSummarizer } from './recorded-summarizer.js';
 
 export interface PostgresPipelineOptions {
   /** Read for every pass, so a reloaded config applies to the next one. */
@@ -42,8 +41,8 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
       env: options.env,
       ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
       ...(options.retry === undefined ? {} : { retry: options.retry }),
-      // Every pass's calls go to the channel's usage record (then to the caller's wrapper: metrics).
-      wrap: (s) => recordedSummarizer(wrapSummarizer ? wrapSummarizer(s) : s, usage, logger),
+      ...(wrapSummarizer === undefined ? {} : { wrap: wrapSummarizer }),
+      usage,
       ...(logger === undefined ? {} : { log: logger }),
     }),
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),

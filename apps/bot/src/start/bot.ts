@@ -47,12 +47,14 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
     },
     toolbox: parts.toolbox,
     onToolCall: metrics.onToolCall,
-    // The summaries a deletion writes again: the channel's summarizer, as a worker's pass has it.
+    // The summaries a deletion writes again: the channel's summarizer, as a worker's pass has it
+    // (metered, and recorded in the channel's usage).
     passSettings: passSettingsResolver({
       config: options.config,
       env,
       log: logger,
       wrap: (s) => meteredSummarizer(s, metrics.onLlmCalls),
+      usage: parts.stores.usage,
       ...llmRetry(options),
     }),
     onMessageChange: metrics.onMessageChange,

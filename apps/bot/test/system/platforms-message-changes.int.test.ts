@@ -182,6 +182,15 @@ async function startWorld(makeDriver: () => Promise<Driver>) {
           sql`select count(*)::int as n from compaction_runs where channel_key = ${key} and status = 'completed'`,
         ),
       )[0]?.n,
+    /** The summary calls recorded in the channel's usage, and the ones the model got. */
+    summaryCalls: async () => ({
+      recorded: rowsOf<{ n: number }>(
+        await fresh.db.execute(
+          sql`select coalesce(sum(calls), 0)::int as n from llm_usage where channel_key = ${key} and purpose = 'summary'`,
+        ),
+      )[0]?.n,
+      made: fake.requests.filter(isPassRequest).length,
+    }),
     /** The chat request the model got for the turn that said `text`. */
     promptFor(text: string): string {
       const prompt = fake.requests
@@ -232,6 +241,12 @@ describe.each([
         }),
       eventually,
     );
+    // The summary written again is the channel's cost too, as the worker's pass is.
+    await vi.waitFor(async () => {
+      const calls = await world.summaryCalls();
+      expect(calls.made).toBeGreaterThan(1);
+      expect(calls.recorded).toBe(calls.made);
+    }, eventually);
     await world.turn('what is the vault code?');
     expect(world.promptFor('what is the vault code?')).not.toContain(FACT);
 
