@@ -89,7 +89,7 @@ export function readSlackMessage(event: unknown, self: SlackBotIdentity): Messag
     return { kind: 'ignore', reason: 'malformed', ...where };
   }
   if (type === 'message' && (subtype === 'message_deleted' || subtype === 'message_changed')) {
-    return readChange(event, subtype, channel, ts, self);
+    return readChange(event, subtype, { channel, ts }, self);
   }
   if (!SPOKEN_SUBTYPES.has(subtype)) {
     return { kind: 'ignore', reason: 'unsupported_subtype', ...where, ...(subtype ? { subtype } : {}) };
@@ -118,13 +118,14 @@ export function readSlackMessage(event: unknown, self: SlackBotIdentity): Messag
   };
 }
 
+/** `posted`: the change event's own channel and ts, as every message in Slack is addressed. */
 function readChange(
   event: Readonly<Record<string, unknown>>,
   subtype: 'message_deleted' | 'message_changed',
-  channel: string,
-  eventTs: string,
+  posted: { readonly channel: string; readonly ts: string },
   self: SlackBotIdentity,
 ): MessageDecision {
+  const { channel, ts: eventTs } = posted;
   const where = { channel, ts: eventTs, subtype };
   const previous = isRecord(event.previous_message) ? event.previous_message : undefined;
   const changed = (message: Readonly<Record<string, unknown>> | undefined, messageTs: string) => {

@@ -102,11 +102,11 @@ function fenceTest(fences: ReplyFences): (line: string) => boolean {
 function cutPoint(text: string, budget: number, openAtStart: string | undefined, rules: Rules): Cut {
   const half = Math.floor(budget / 2);
   const breaks = lineBreaks(text, budget, openAtStart, rules.isFence);
-  const cut = (end: number, next: number): Cut => ({
-    end,
-    next,
-    open: openAt(text, end, breaks, openAtStart, rules.isFence),
-  });
+  const cut = (end: number, next: number): Cut => {
+    const before = breaks.findLast((b) => b.at < end);
+    const line = before ? { start: before.at + 1, open: before.open } : { start: 0, open: openAtStart };
+    return { end, next, open: openAt(text, end, line, rules.isFence) };
+  };
   const last = (accept: (b: LineBreak) => boolean): LineBreak | undefined =>
     breaks.findLast((b) => b.at >= half && accept(b));
 
@@ -164,6 +164,12 @@ function lineBreaks(
   return breaks;
 }
 
+/** The line a cut falls in: where it starts, and the code block open at its start. */
+interface CutLine {
+  readonly start: number;
+  readonly open: string | undefined;
+}
+
 /**
  * The code block open where a piece ending at `end` ends. The line the cut falls in counts as a fence
  * when both what the piece keeps of it and the whole line are one.
@@ -171,13 +177,10 @@ function lineBreaks(
 function openAt(
   text: string,
   end: number,
-  breaks: readonly LineBreak[],
-  openAtStart: string | undefined,
+  line: CutLine,
   isFence: (line: string) => boolean,
 ): string | undefined {
-  const before = breaks.findLast((b) => b.at < end);
-  const start = before ? before.at + 1 : 0;
-  const open = before ? before.open : openAtStart;
+  const { start, open } = line;
   const lineEnd = text.indexOf('\n', start);
   const kept = text.slice(start, end);
   return isFence(kept) && isFence(text.slice(start, lineEnd === -1 ? undefined : lineEnd))

@@ -29,6 +29,12 @@ export interface SearchedFor {
   readonly author?: string;
 }
 
+/** How large a result may be: `maxTokens` counted with the channel's tokenizer on the text as returned. */
+export interface ResultBudget {
+  readonly tokenizer: Tokenizer;
+  readonly maxTokens: number;
+}
+
 /** Lines after a message's first start with this, so headers are only ever at the line start. */
 const CONTINUATION = '  ';
 
@@ -64,9 +70,9 @@ export function renderSearch(
   args: SearchedFor,
   found: readonly StoredMessage[],
   loosened: boolean,
-  tokenizer: Tokenizer,
-  maxTokens: number,
+  resultBudget: ResultBudget,
 ): ToolOutcome {
+  const { tokenizer, maxTokens } = resultBudget;
   const what = `"${quotedLine(args.text, 100)}"${filtersOf(args)}`;
   if (found.length === 0) {
     return {
@@ -118,10 +124,10 @@ function filtersOf(args: SearchedFor): string {
 export function partOf(
   message: StoredMessage,
   part: number,
-  tokenizer: Tokenizer,
-  maxTokens: number,
+  resultBudget: ResultBudget,
   rangeEnd?: number,
 ): ToolOutcome {
+  const { tokenizer, maxTokens } = resultBudget;
   const then =
     rangeEnd !== undefined && rangeEnd > message.seq ? { from: message.seq + 1, to: rangeEnd } : undefined;
   const whole = (after?: { from: number; to: number }) =>

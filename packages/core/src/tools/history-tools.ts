@@ -31,6 +31,7 @@ import {
   HISTORY_RENDERING,
   messageBlock,
   partOf,
+  type ResultBudget,
   renderSearch,
   type SearchedFor,
 } from './history-rendering.js';
@@ -164,7 +165,8 @@ function searchHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions):
           found = await search.search(context.channelKey, { ...query, text: words.join(' or ') });
           loosened = found.length > 0;
         }
-        return renderSearch(parsed, found, loosened, tokenizer, resultTokens(options, context.channelKey));
+        const maxTokens = resultTokens(options, context.channelKey);
+        return renderSearch(parsed, found, loosened, { tokenizer, maxTokens });
       });
     },
   };
@@ -179,7 +181,7 @@ function readHistoryTool(search: ArchiveSearch, options: HistoryToolsOptions): T
       return guarded(READ_HISTORY, context, async () => {
         const tokenizer = await options.tokenizerFor(context.channelKey);
         const maxTokens = resultTokens(options, context.channelKey);
-        return readRange(search, context.channelKey, parsed, tokenizer, maxTokens);
+        return readRange(search, context.channelKey, parsed, { tokenizer, maxTokens });
       });
     },
   };
@@ -303,15 +305,15 @@ async function readRange(
   search: ArchiveSearch,
   channelKey: string,
   args: ReadArgs,
-  tokenizer: Tokenizer,
-  maxTokens: number,
+  resultBudget: ResultBudget,
 ): Promise<ToolOutcome> {
   const { fromSeq, toSeq } = args;
+  const { tokenizer, maxTokens } = resultBudget;
   const range = `#${fromSeq}–#${toSeq}`;
   if (args.part !== undefined) {
     const [message] = await search.read(channelKey, fromSeq, fromSeq, 1);
     if (!message) return { text: `No archived message #${fromSeq} in this channel.`, isError: false };
-    return partOf(message, args.part, tokenizer, maxTokens);
+    return partOf(message, args.part, resultBudget);
   }
   // The first and last lines are measured as written, with the widest seqs they can name.
   const headOf = (stopped: boolean) =>
@@ -334,7 +336,7 @@ async function readRange(
         next = message.seq + 1;
         continue;
       }
-      if (blocks.length === 0) return partOf(message, 1, tokenizer, maxTokens, toSeq);
+      if (blocks.length === 0) return partOf(message, 1, resultBudget, toSeq);
       stop = stopOf(next - 1, message.seq);
       break reading;
     }
