@@ -29,15 +29,18 @@ export * from './model/tokens.js';
 export * from './model/tool-pairs.js';
 export * from './model/working-context.js';
 // What a pass, a truncation, a splice or a redaction does: pure plans as values.
+export * from './plans/channel-counters.js';
 export * from './plans/extractive-summary.js';
 export * from './plans/plan-compaction.js';
 export * from './plans/plan-emergency-truncation.js';
 export * from './plans/plan-message-change.js';
+export * from './plans/plan-message-rewrite.js';
 export * from './plans/plan-microcompaction.js';
 export * from './plans/plan-reconcile.js';
 export * from './plans/plan-redaction.js';
 export * from './plans/plan-snapshot.js';
 export * from './plans/plan-splice.js';
+export * from './plans/plan-summary-replacement.js';
 // The ports the shell implements: stores, the model, the queue, tools, the logger.
 export * from './ports/logger.js';
 export * from './ports/ports.js';

@@ -1,23 +1,16 @@
 /**
  * The channel row and its spans as the Postgres stores read and write them, inside the caller's
- * transaction: the lock (`FOR UPDATE` on the channel row), the active spans, retiring spans, and the
- * mapping between span rows and the core's spans.
+ * transaction: the lock (`FOR UPDATE` on the channel row), the active spans, retiring spans, the
+ * mapping between span rows and the core's spans, and a message's context copy as its columns.
  */
-import type { SeqRange, Span } from '@ebb/core';
+import type { ChannelCounters, ContextCopy, SeqRange, Span } from '@ebb/core';
 import { type AnyColumn, and, asc, eq, gte, inArray, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
-import { channels, contextSpans } from './schema.js';
-
-export type ChannelRow = {
-  readonly generation: number;
-  readonly headSeq: number;
-  readonly prefixEnd: number;
-  readonly spanTokens: number;
-  readonly rawTokens: number;
-};
+import { channels, contextSpans, type messages } from './schema.js';
 
 export type SpanRow = typeof contextSpans.$inferSelect;
 
+/** The channel row's counters: what the core's write planners plan on. */
 export const channelColumns = {
   generation: channels.generation,
   headSeq: channels.headSeq,
@@ -26,7 +19,7 @@ export const channelColumns = {
   rawTokens: channels.rawTokens,
 };
 
-export async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<ChannelRow | undefined> {
+export async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<ChannelCounters | undefined> {
   const [row] = await tx
     .select(channelColumns)
     .from(channels)
@@ -94,6 +87,18 @@ export function spanRow(channelKey: string, span: Span): typeof contextSpans.$in
     tokens: span.tokens,
     createdGeneration: span.createdGeneration,
     jobId: span.kind === 'summary' ? span.jobId : null,
+  };
+}
+
+/** A message's context copy as its columns (`loadChannel` reads it back: its own text, else the archive's). */
+export function copyColumns(
+  copy: ContextCopy,
+): Pick<typeof messages.$inferInsert, 'contextContent' | 'contextTokens' | 'omittedTokens' | 'stubbed'> {
+  return {
+    contextContent: copy.text ?? null,
+    contextTokens: copy.tokens,
+    omittedTokens: copy.omittedTokens ?? null,
+    stubbed: copy.stubbed === true,
   };
 }
 

@@ -246,9 +246,6 @@ export class PgChannelStore
       this.#db.transaction(async (tx): Promise<TruncationOutcome> => {
         const channel = await lockChannel(tx, channelKey);
         if (!channel) return { kind: 'nothing', reason: 'empty' };
-        if (request.expectedGeneration !== undefined && request.expectedGeneration !== channel.generation) {
-          return { kind: 'nothing', reason: 'stale' };
-        }
         const rows = await activeSpans(tx, channelKey);
         // The planner reads only seq, tokens, role and tool calls of the raw messages.
         const raw = await tx

@@ -4,12 +4,13 @@
  * `context_tokens` its count, and `stubbed` tells the stub from a clipped copy, so a pass reads the
  * stub (`readArchive`'s `stub`) and `read_history` the whole result.
  */
-import type { StubOutcome, StubRequest } from '@ebb/core';
+import { planStubs, type StubOutcome, type StubRequest } from '@ebb/core';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
-import { lockChannel } from './pg-channel-rows.js';
+import { copyColumns, lockChannel } from './pg-channel-rows.js';
 import { channels, messages } from './schema.js';
 
+/** `ContextWriter.stubToolResults`: planned by `planStubs` on the locked channel row and the rows named. */
 export function stubToolResults(
   db: EbbDatabase,
   channelKey: string,
@@ -17,53 +18,40 @@ export function stubToolResults(
 ): Promise<StubOutcome> {
   return db.transaction(async (tx): Promise<StubOutcome> => {
     const channel = await lockChannel(tx, channelKey);
-    if (!channel) return { kind: 'stale', reason: 'no such channel' };
-    if (channel.generation !== request.expectedGeneration) {
-      return { kind: 'stale', reason: `the channel is at generation ${channel.generation}` };
-    }
     const seqs = request.stubs.map((s) => s.seq);
-    const rows = await tx
-      .select({
-        seq: messages.seq,
-        role: messages.role,
-        stubbed: messages.stubbed,
-        contextTokens: messages.contextTokens,
-      })
-      .from(messages)
-      .where(and(eq(messages.channelKey, channelKey), inArray(messages.seq, seqs)));
-    const current = new Map(rows.map((r) => [r.seq, r]));
-    let delta = 0;
-    for (const stub of request.stubs) {
-      const row = current.get(stub.seq);
-      if (row?.role !== 'tool' || row.stubbed || stub.seq <= channel.prefixEnd || stub.stubbed !== true) {
-        return { kind: 'stale', reason: `seq ${stub.seq} is not a raw tool result to stub` };
-      }
-      delta += stub.tokens - row.contextTokens;
-    }
-    for (const stub of request.stubs) {
+    const found =
+      channel === undefined || seqs.length === 0
+        ? []
+        : await tx
+            .select({
+              seq: messages.seq,
+              role: messages.role,
+              stubbed: messages.stubbed,
+              tokens: messages.contextTokens,
+            })
+            .from(messages)
+            .where(and(eq(messages.channelKey, channelKey), inArray(messages.seq, seqs)));
+    const plan = planStubs(channel, found, request);
+    if (plan.kind === 'stale') return plan;
+    for (const { seq, copy } of plan.raw) {
       await tx
         .update(messages)
-        .set({ contextContent: stub.text, contextTokens: stub.tokens, omittedTokens: null, stubbed: true })
-        .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, stub.seq)));
+        .set(copyColumns(copy))
+        .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, seq)));
     }
-    const generation = channel.generation + 1;
-    const rawTokens = channel.rawTokens + delta;
-    await tx
-      .update(channels)
-      .set({
-        generation,
-        rawTokens,
-        stubbedResults: sql`${channels.stubbedResults} + ${request.stubs.length}`,
-        stubbedTokensSaved: sql`${channels.stubbedTokensSaved} + ${-delta}`,
-        updatedAt: sql`now()`,
-      })
-      .where(eq(channels.key, channelKey));
-    return {
-      kind: 'stubbed',
-      generation,
-      tokensBefore: channel.spanTokens + channel.rawTokens,
-      tokensAfter: channel.spanTokens + rawTokens,
-      stubbed: request.stubs.length,
-    };
+    if (plan.raw.length > 0) {
+      await tx
+        .update(channels)
+        .set({
+          generation: plan.generation,
+          rawTokens: plan.rawTokens,
+          stubbedResults: sql`${channels.stubbedResults} + ${plan.raw.length}`,
+          stubbedTokensSaved: sql`${channels.stubbedTokensSaved} + ${plan.tokensSaved}`,
+          updatedAt: sql`now()`,
+        })
+        .where(eq(channels.key, channelKey));
+    }
+    const { generation, tokensBefore, tokensAfter } = plan;
+    return { kind: 'stubbed', generation, tokensBefore, tokensAfter, stubbed: plan.raw.length };
   });
 }

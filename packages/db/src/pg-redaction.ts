@@ -11,6 +11,9 @@ import {
   type MessageEdit,
   PENDING_SUMMARY,
   type PlatformSeq,
+  planArchiveRedaction,
+  planMessageEdit,
+  planSummaryReplacement,
   REDACTED_SUMMARY,
   type RedactArchiveOutcome,
   type ReplaceSummaryOutcome,
@@ -20,7 +23,15 @@ import {
 } from '@ebb/core';
 import { and, asc, desc, eq, inArray, lt, ne, notInArray, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
-import { activeSpans, lockChannel, overlapping, retireSpans, spanRow } from './pg-channel-rows.js';
+import {
+  activeSpans,
+  copyColumns,
+  lockChannel,
+  overlapping,
+  retireSpans,
+  spanRow,
+  toSpan,
+} from './pg-channel-rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
 /** The seqs whose text or tool call holds `text`, ignoring case. */
@@ -51,7 +62,7 @@ export async function seqsWhere(db: EbbDatabase, where: SQL): Promise<AuthoredSe
   return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
 }
 
-/** `ArchiveEditor.replaceSummary`: under the channel lock, in one transaction. */
+/** `ArchiveEditor.replaceSummary`: planned by `planSummaryReplacement` under the channel lock. */
 export function replaceSummary(
   db: EbbDatabase,
   channelKey: string,
@@ -59,43 +70,23 @@ export function replaceSummary(
 ): Promise<ReplaceSummaryOutcome> {
   return db.transaction(async (tx): Promise<ReplaceSummaryOutcome> => {
     const channel = await lockChannel(tx, channelKey);
-    if (!channel) return { kind: 'missing' };
-    const old = (await activeSpans(tx, channelKey)).find(
-      (r) =>
-        r.kind === 'summary' &&
-        r.fromSeq === replacement.fromSeq &&
-        r.toSeq === replacement.toSeq &&
-        r.jobId === replacement.replaces,
-    );
-    if (!old) return { kind: 'missing' };
-    const generation = channel.generation + 1;
-    await retireSpans(tx, [old.id], generation);
-    await tx.insert(contextSpans).values(
-      spanRow(channelKey, {
-        kind: 'summary',
-        fromSeq: replacement.fromSeq,
-        toSeq: replacement.toSeq,
-        text: replacement.text,
-        tokens: replacement.tokens,
-        createdGeneration: generation,
-        jobId: replacement.jobId,
-      }),
-    );
-    const spanTokens = channel.spanTokens - old.tokens + replacement.tokens;
+    const rows = channel === undefined ? [] : await activeSpans(tx, channelKey);
+    const spans = rows.map(toSpan);
+    const plan = planSummaryReplacement(channel, spans, replacement);
+    if (plan.kind === 'missing') return plan;
+    const replaced = rows.filter((_, i) => spans[i] === plan.replaced).map((r) => r.id);
+    await retireSpans(tx, replaced, plan.generation);
+    await tx.insert(contextSpans).values(spanRow(channelKey, plan.span));
     await tx
       .update(channels)
-      .set({ generation, spanTokens, updatedAt: sql`now()` })
+      .set({ generation: plan.generation, spanTokens: plan.spanTokens, updatedAt: sql`now()` })
       .where(eq(channels.key, channelKey));
-    return {
-      kind: 'replaced',
-      generation,
-      tokensBefore: channel.spanTokens + channel.rawTokens,
-      tokensAfter: spanTokens + channel.rawTokens,
-    };
+    const { generation, tokensBefore, tokensAfter } = plan;
+    return { kind: 'replaced', generation, tokensBefore, tokensAfter };
   });
 }
 
-/** `ArchiveEditor.redactArchive`: tombstones written under the channel lock; raw ones move the totals. */
+/** `ArchiveEditor.redactArchive`: planned by `planArchiveRedaction` under the channel lock. */
 export function redactArchive(
   db: EbbDatabase,
   channelKey: string,
@@ -103,45 +94,34 @@ export function redactArchive(
 ): Promise<RedactArchiveOutcome> {
   return db.transaction(async (tx): Promise<RedactArchiveOutcome> => {
     const channel = await lockChannel(tx, channelKey);
-    if (!channel || tombstones.length === 0) {
-      return { redacted: 0, raw: 0, generation: channel?.generation ?? 0 };
-    }
-    let redacted = 0;
-    let raw = 0;
-    let rawDelta = 0;
-    for (const t of tombstones) {
-      const [before] = await tx
-        .select({ contextTokens: messages.contextTokens })
-        .from(messages)
-        .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)))
-        .for('update');
-      if (!before) continue;
+    const seqs = [...new Set(tombstones.map((t) => t.seq))];
+    const found =
+      channel === undefined || seqs.length === 0
+        ? []
+        : await tx
+            .select({ seq: messages.seq, tokens: messages.contextTokens })
+            .from(messages)
+            .where(and(eq(messages.channelKey, channelKey), inArray(messages.seq, seqs)))
+            .for('update');
+    const plan = planArchiveRedaction(channel, found, tombstones);
+    for (const { tombstone: t, copy } of plan.tombstones) {
       await tx
         .update(messages)
         .set({
           content: t.text,
-          contextContent: null,
           tokens: t.tokens,
-          contextTokens: t.tokens,
-          omittedTokens: null,
-          stubbed: false,
           toolCalls: t.toolCalls === undefined ? null : [...t.toolCalls],
+          ...copyColumns(copy),
         })
         .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));
-      redacted++;
-      if (t.seq > channel.prefixEnd) {
-        raw++;
-        rawDelta += t.tokens - before.contextTokens;
-      }
     }
-    const generation = raw > 0 ? channel.generation + 1 : channel.generation;
-    if (raw > 0) {
+    if (plan.raw.length > 0) {
       await tx
         .update(channels)
-        .set({ generation, rawTokens: channel.rawTokens + rawDelta, updatedAt: sql`now()` })
+        .set({ generation: plan.generation, rawTokens: plan.rawTokens, updatedAt: sql`now()` })
         .where(eq(channels.key, channelKey));
     }
-    return { redacted, raw, generation };
+    return { redacted: plan.tombstones.length, raw: plan.raw.length, generation: plan.generation };
   });
 }
 
@@ -190,7 +170,7 @@ export async function findByPlatformIds(
   );
 }
 
-/** `ArchiveEditor.editMessage`: under the channel lock; a raw copy moves the totals and the generation. */
+/** `ArchiveEditor.editMessage`: planned by `planMessageEdit` under the channel lock. */
 export function editMessage(
   db: EbbDatabase,
   channelKey: string,
@@ -198,47 +178,29 @@ export function editMessage(
 ): Promise<EditMessageOutcome> {
   return db.transaction(async (tx): Promise<EditMessageOutcome> => {
     const channel = await lockChannel(tx, channelKey);
-    if (!channel) return { kind: 'missing' };
     const where = and(eq(messages.channelKey, channelKey), eq(messages.seq, edit.seq));
-    const [before] = await tx
-      .select({ contextTokens: messages.contextTokens })
-      .from(messages)
-      .where(where)
-      .for('update');
-    if (!before) return { kind: 'missing' };
+    const [found] =
+      channel === undefined
+        ? []
+        : await tx
+            .select({ seq: messages.seq, tokens: messages.contextTokens })
+            .from(messages)
+            .where(where)
+            .for('update');
+    const plan = planMessageEdit(channel, found, edit);
+    if (plan.kind === 'missing') return plan;
     await tx
       .update(messages)
-      .set({
-        content: edit.text,
-        contextContent: edit.contextText ?? null,
-        tokens: edit.tokens,
-        contextTokens: edit.contextTokens,
-        omittedTokens: edit.omittedTokens ?? null,
-        stubbed: false,
-      })
+      .set({ content: edit.text, tokens: edit.tokens, ...copyColumns(plan.copy) })
       .where(where);
-    const tokensBefore = channel.spanTokens + channel.rawTokens;
-    if (edit.seq <= channel.prefixEnd)
-      return {
-        kind: 'edited',
-        raw: false,
-        generation: channel.generation,
-        tokensBefore,
-        tokensAfter: tokensBefore,
-      };
-    const generation = channel.generation + 1;
-    const rawTokens = channel.rawTokens + edit.contextTokens - before.contextTokens;
-    await tx
-      .update(channels)
-      .set({ generation, rawTokens, updatedAt: sql`now()` })
-      .where(eq(channels.key, channelKey));
-    return {
-      kind: 'edited',
-      raw: true,
-      generation,
-      tokensBefore,
-      tokensAfter: channel.spanTokens + rawTokens,
-    };
+    if (plan.raw) {
+      await tx
+        .update(channels)
+        .set({ generation: plan.generation, rawTokens: plan.rawTokens, updatedAt: sql`now()` })
+        .where(eq(channels.key, channelKey));
+    }
+    const { raw, generation, tokensBefore, tokensAfter } = plan;
+    return { kind: 'edited', raw, generation, tokensBefore, tokensAfter };
   });
 }
 

@@ -63,4 +63,23 @@ describe('planEmergencyTruncation', () => {
     });
     expect(none).toEqual({ kind: 'nothing', reason: 'all_protected' });
   });
+
+  it('cuts nothing on a context past the generation the cut was decided on', () => {
+    const ctx = new WorkingContext({ generation: 2, raw: run(1, 20) });
+    const input = { context: ctx.view(), fraction: 0.5, protectRecent: 4, markerTokens: 12 };
+    expect(planEmergencyTruncation({ ...input, expectedGeneration: 1 })).toEqual({
+      kind: 'nothing',
+      reason: 'stale',
+    });
+    expect(planEmergencyTruncation({ ...input, expectedGeneration: 2 })).toMatchObject({
+      kind: 'truncate',
+      generation: 2,
+    });
+    // Stale comes first: a moved-on context is not judged at all.
+    const empty = new WorkingContext({ generation: 2, spans: [truncated(1, 20, 12)] });
+    expect(planEmergencyTruncation({ ...input, context: empty.view(), expectedGeneration: 1 })).toEqual({
+      kind: 'nothing',
+      reason: 'stale',
+    });
+  });
 });

@@ -27,18 +27,27 @@ export interface TruncationPlan {
 
 export type TruncationPlanResult =
   | TruncationPlan
-  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' };
+  /** `stale`: the context is past `expectedGeneration`. */
+  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' | 'stale' };
 
 export interface PlanTruncationInput {
   readonly context: ContextView;
   readonly fraction: number;
   readonly protectRecent: number;
   readonly markerTokens: number;
+  /**
+   * The generation the cut was decided on (a store's truncation, `TruncationRequest`): when the
+   * context has moved on (a splice landed), nothing is cut, and the caller decides again.
+   */
+  readonly expectedGeneration?: number;
 }
 
 export function planEmergencyTruncation(input: PlanTruncationInput): TruncationPlanResult {
   const { context } = input;
   const { raw, spans } = context;
+  if (input.expectedGeneration !== undefined && input.expectedGeneration !== context.generation) {
+    return { kind: 'nothing', reason: 'stale' };
+  }
   if (raw.length === 0) return { kind: 'nothing', reason: 'empty' };
   const limit = Math.max(0, raw.length - input.protectRecent);
   const target = input.fraction * context.tokens;

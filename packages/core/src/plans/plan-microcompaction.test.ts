@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { msg, toolCall, toolResult } from '../../test/builders.js';
+import { msg, summary, toolCall, toolResult } from '../../test/builders.js';
 import { CharTokenizer } from '../../test/char-tokenizer.js';
 import { testPolicy } from '../../test/policy.js';
 import { decideAfterTurn } from '../decision/decide-after-turn.js';
 import type { ContextMessage } from '../model/model.js';
+import { WorkingContext } from '../model/working-context.js';
+import { countersOf } from './channel-counters.js';
 import {
   planMicrocompaction,
+  planStubs,
   renderStub,
+  type StubsToStore,
   stubToolResults,
   summarizedMessage,
 } from './plan-microcompaction.js';
@@ -120,6 +124,72 @@ describe('microcompaction in the after-turn decision', () => {
   it('comes before a background pass, and not below its threshold', () => {
     expect(decideAfterTurn(input(0.82))).toEqual({ kind: 'microcompact', seqs: [2, 4] });
     expect(decideAfterTurn(input(0.5))).toEqual({ kind: 'none' });
+  });
+});
+
+describe('planStubs', () => {
+  // A summary over 1..4 (the first two tool turns), then three more tool turns raw, at generation 3.
+  const turns = toolTurns();
+  const context = new WorkingContext({ generation: 3, spans: [summary(1, 4, 40)], raw: turns.slice(4) });
+  const channel = countersOf(context.view());
+  const stub = (seq: number) => ({ seq, text: `[stub of #${seq}]`, tokens: 12, stubbed: true as const });
+  /** What Postgres finds: the rows at the seqs, the compacted ones too. */
+  const rows = turns.map((m) => ({ seq: m.seq, role: m.role, tokens: m.tokens, stubbed: false }));
+
+  it('stubs raw tool results: the raw total moves by the difference, the generation goes up', () => {
+    expect(planStubs(channel, rows, { expectedGeneration: 3, stubs: [stub(8), stub(6)] })).toEqual({
+      kind: 'stub',
+      raw: [
+        { seq: 6, copy: { text: '[stub of #6]', tokens: 12, stubbed: true } },
+        { seq: 8, copy: { text: '[stub of #8]', tokens: 12, stubbed: true } },
+      ],
+      generation: 4,
+      rawTokens: 3 * 310 - 2 * (300 - 12),
+      tokensBefore: 40 + 3 * 310,
+      tokensAfter: 40 + 3 * 310 - 2 * (300 - 12),
+      tokensSaved: 2 * (300 - 12),
+    });
+  });
+
+  it('refuses a tool result inside the compacted prefix, though its row is still a result not stubbed', () => {
+    expect(planStubs(channel, rows, { expectedGeneration: 3, stubs: [stub(6), stub(4)] })).toEqual({
+      kind: 'stale',
+      reason: 'seq 4 is not a raw tool result to stub',
+    });
+  });
+
+  it('refuses anything but a raw tool result left to stub, named once, marked as a stub', () => {
+    const refused = (stubs: StubsToStore['stubs'], found = rows) =>
+      planStubs(channel, found, { expectedGeneration: 3, stubs });
+    expect(refused([stub(7)])).toMatchObject({
+      kind: 'stale',
+      reason: 'seq 7 is not a raw tool result to stub',
+    });
+    expect(refused([stub(12)])).toMatchObject({ reason: 'seq 12 is not a raw tool result to stub' });
+    expect(refused([stub(6), stub(6)])).toMatchObject({ reason: 'seq 6 is not a raw tool result to stub' });
+    // Not marked as a stub: a copy that would lose the result without saying so.
+    expect(refused([{ seq: 6, text: 'shorter', tokens: 12 }])).toMatchObject({
+      reason: 'seq 6 is not a raw tool result to stub',
+    });
+    const stubbed = rows.map((r) => (r.seq === 6 ? { ...r, stubbed: true } : r));
+    expect(refused([stub(6)], stubbed)).toMatchObject({ reason: 'seq 6 is not a raw tool result to stub' });
+  });
+
+  it('refuses when the channel moved on or is not there, and changes nothing for no stubs', () => {
+    expect(planStubs(channel, rows, { expectedGeneration: 2, stubs: [stub(6)] })).toEqual({
+      kind: 'stale',
+      reason: 'the channel is at generation 3',
+    });
+    expect(planStubs(undefined, [], { expectedGeneration: 0, stubs: [stub(6)] })).toEqual({
+      kind: 'stale',
+      reason: 'no such channel',
+    });
+    expect(planStubs(channel, rows, { expectedGeneration: 3, stubs: [] })).toMatchObject({
+      kind: 'stub',
+      raw: [],
+      generation: 3,
+      tokensSaved: 0,
+    });
   });
 });
 

@@ -13,9 +13,16 @@
  */
 
 import type { CompactionPolicy } from '../decision/policy.js';
-import type { ContextMessage, ContextView, StoredMessage } from '../model/model.js';
+import type { ContextMessage, ContextView, Role, StoredMessage } from '../model/model.js';
 import { messageTokens, type Tokenizer } from '../model/tokens.js';
 import { plainText } from '../rendering/untrusted-text.js';
+import type { ChannelCounters } from './channel-counters.js';
+import {
+  type FoundMessage,
+  type RawCopy,
+  type RawRewrite,
+  rewriteRawCopies,
+} from './plan-message-rewrite.js';
 
 export type MicrocompactPolicy = Pick<
   CompactionPolicy,
@@ -112,6 +119,62 @@ export function stubToolResults(
     stubs.push({ ...rest, text, tokens: messageTokens(tokenizer, { ...rest, text }), stubbed: true });
   }
   return stubs;
+}
+
+/** A message a stub names, as the store found it: its role, whether it is stubbed, its copy's tokens. */
+export interface StubTarget extends FoundMessage {
+  readonly role: Role;
+  readonly stubbed?: boolean;
+}
+
+/** What `ContextWriter.stubToolResults` is asked: the stubs (`stubToolResults`) and the generation they were planned on. */
+export interface StubsToStore {
+  readonly expectedGeneration: number;
+  readonly stubs: readonly Pick<ContextMessage, 'seq' | 'text' | 'tokens' | 'stubbed'>[];
+}
+
+export type StubPlan =
+  | ({
+      readonly kind: 'stub';
+      /** Context tokens the stubs save (before less after). */
+      readonly tokensSaved: number;
+    } & RawRewrite)
+  | { readonly kind: 'stale'; readonly reason: string };
+
+/**
+ * Whether the store may put these stubs in place, planned on what it found under the channel lock:
+ * the channel (undefined: no such channel) and the messages the stubs name. Each stub must be marked
+ * `stubbed` and name a raw tool result (after the compacted prefix: a seq a truncation or a splice
+ * took has no copy to stub) not stubbed yet, once; the channel must still be at the generation the
+ * stubs were planned on. Else `stale`, and nothing changes. No stubs change nothing either.
+ */
+export function planStubs(
+  channel: ChannelCounters | undefined,
+  found: readonly StubTarget[],
+  request: StubsToStore,
+): StubPlan {
+  if (channel === undefined) return { kind: 'stale', reason: 'no such channel' };
+  if (request.expectedGeneration !== channel.generation) {
+    return { kind: 'stale', reason: `the channel is at generation ${channel.generation}` };
+  }
+  const current = new Map(found.map((m) => [m.seq, m]));
+  const copies: RawCopy[] = [];
+  for (const stub of request.stubs) {
+    const target = current.get(stub.seq);
+    // Once planned, a seq named again is no longer a result left to stub.
+    current.delete(stub.seq);
+    if (
+      target?.role !== 'tool' ||
+      target.stubbed === true ||
+      target.seq <= channel.prefixEnd ||
+      stub.stubbed !== true
+    ) {
+      return { kind: 'stale', reason: `seq ${stub.seq} is not a raw tool result to stub` };
+    }
+    copies.push({ seq: stub.seq, copy: { text: stub.text, tokens: stub.tokens, stubbed: true } });
+  }
+  const rewrite = rewriteRawCopies(channel, found, copies);
+  return { kind: 'stub', tokensSaved: rewrite.tokensBefore - rewrite.tokensAfter, ...rewrite };
 }
 
 /** A stored message as a pass reads it: the stub in place of a stubbed tool result, else whole. */

@@ -7,10 +7,19 @@
 import type { ContextMessage, ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
 import { type Calibration, UNCALIBRATED } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
+import { type ChannelCounters, countersOf } from '../plans/channel-counters.js';
 import { planEmergencyTruncation } from '../plans/plan-emergency-truncation.js';
 import { PENDING_SUMMARY } from '../plans/plan-message-change.js';
+import {
+  contextCopyOf,
+  type FoundMessage,
+  planArchiveRedaction,
+  planMessageEdit,
+} from '../plans/plan-message-rewrite.js';
+import { planStubs } from '../plans/plan-microcompaction.js';
 import { overlapsAny } from '../plans/plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
+import { planSummaryReplacement } from '../plans/plan-summary-replacement.js';
 import type {
   AppendResult,
   ArchiveEditor,
@@ -170,9 +179,6 @@ export class InMemoryChannelStore
   async truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
     const context = this.#channels.get(channelKey)?.context;
     if (!context) return { kind: 'nothing', reason: 'empty' };
-    if (request.expectedGeneration !== undefined && request.expectedGeneration !== context.generation) {
-      return { kind: 'nothing', reason: 'stale' };
-    }
     const plan = planEmergencyTruncation({ context: context.view(), ...request });
     if (plan.kind === 'nothing') return plan;
     const { tokensBefore, tokensAfter } = context.applyTruncation(plan);
@@ -180,34 +186,22 @@ export class InMemoryChannelStore
   }
 
   async stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome> {
-    const channel = this.#channels.get(channelKey);
-    if (!channel) return { kind: 'stale', reason: 'no such channel' };
-    const { context } = channel;
-    if (request.expectedGeneration !== context.generation) {
-      return { kind: 'stale', reason: `the channel is at generation ${context.generation}` };
-    }
-    const raw = new Map(context.view().raw.map((m) => [m.seq, m]));
-    const unfit = request.stubs.find((stub) => {
-      const current = raw.get(stub.seq);
-      return current?.role !== 'tool' || current.stubbed === true || stub.stubbed !== true;
+    const view = this.#channels.get(channelKey)?.context.view();
+    const plan = planStubs(view && countersOf(view), view?.raw ?? [], request);
+    if (plan.kind === 'stale') return plan;
+    const channel = this.#channel(channelKey);
+    const stubs = plan.raw.map(({ seq, copy }) => {
+      const stored = storedAt(channel, seq);
+      const stub = contextCopyOf(stored, copy);
+      // The archive keeps the result whole, and the stub a pass reads in its place.
+      channel.archive[seq - 1] = { ...stored, stub: { text: stub.text, tokens: stub.tokens } };
+      return stub;
     });
-    if (unfit) return { kind: 'stale', reason: `seq ${unfit.seq} is not a raw tool result to stub` };
-    const tokensBefore = context.tokens;
-    context.replaceRaw(request.stubs);
-    channel.microcompaction.stubbed += request.stubs.length;
-    channel.microcompaction.tokensSaved += tokensBefore - context.tokens;
-    for (const stub of request.stubs) {
-      const stored = channel.archive[stub.seq - 1];
-      if (stored)
-        channel.archive[stub.seq - 1] = { ...stored, stub: { text: stub.text, tokens: stub.tokens } };
-    }
-    return {
-      kind: 'stubbed',
-      generation: context.generation,
-      tokensBefore,
-      tokensAfter: context.tokens,
-      stubbed: request.stubs.length,
-    };
+    channel.context.replaceRaw(stubs);
+    channel.microcompaction.stubbed += stubs.length;
+    channel.microcompaction.tokensSaved += plan.tokensSaved;
+    const { generation, tokensBefore, tokensAfter } = plan;
+    return { kind: 'stubbed', generation, tokensBefore, tokensAfter, stubbed: stubs.length };
   }
 
   async findAuthored(author: string, only?: string): Promise<AuthoredSeqs[]> {
@@ -234,41 +228,36 @@ export class InMemoryChannelStore
   }
 
   async replaceSummary(channelKey: string, replacement: SummaryReplacement): Promise<ReplaceSummaryOutcome> {
-    const context = this.#channels.get(channelKey)?.context;
-    const current = context
-      ?.view()
-      .spans.find(
-        (s) => s.kind === 'summary' && s.fromSeq === replacement.fromSeq && s.toSeq === replacement.toSeq,
-      );
-    if (!context || current?.kind !== 'summary' || current.jobId !== replacement.replaces) {
-      return { kind: 'missing' };
-    }
-    const tokensBefore = context.tokens;
-    this.#channels
-      .get(channelKey)
-      ?.retired.push({ ...rangeOf(current), text: current.text, redacted: false });
-    const { replaces: _replaces, ...span } = replacement;
-    context.replaceSummary({ kind: 'summary', ...span });
-    return { kind: 'replaced', generation: context.generation, tokensBefore, tokensAfter: context.tokens };
+    const view = this.#channels.get(channelKey)?.context.view();
+    const plan = planSummaryReplacement(view && countersOf(view), view?.spans ?? [], replacement);
+    if (plan.kind === 'missing') return plan;
+    const channel = this.#channel(channelKey);
+    const { replaced } = plan;
+    channel.retired.push({ ...rangeOf(replaced), text: replaced.text, redacted: false });
+    const { createdGeneration: _created, ...span } = plan.span;
+    channel.context.replaceSummary(span);
+    const { generation, tokensBefore, tokensAfter } = plan;
+    return { kind: 'replaced', generation, tokensBefore, tokensAfter };
   }
 
   async redactArchive(
     channelKey: string,
     tombstones: readonly StoredMessage[],
   ): Promise<RedactArchiveOutcome> {
-    const channel = this.#channels.get(channelKey);
-    if (!channel) return { redacted: 0, raw: 0, generation: 0 };
-    let redacted = 0;
-    for (const t of tombstones) {
-      const stored = channel.archive[t.seq - 1];
-      if (stored?.seq !== t.seq) continue;
-      channel.archive[t.seq - 1] = { ...t };
-      redacted++;
+    const seqs = tombstones.map((t) => t.seq);
+    const plan = planArchiveRedaction(this.#counters(channelKey), this.#found(channelKey, seqs), tombstones);
+    if (plan.tombstones.length > 0) {
+      const channel = this.#channel(channelKey);
+      // The stub of a stubbed result goes with its text, as Postgres clears `stubbed`.
+      for (const { tombstone } of plan.tombstones) {
+        const { stub: _stub, ...t } = tombstone;
+        channel.archive[t.seq - 1] = t;
+      }
+      channel.context.replaceRaw(
+        plan.raw.map(({ seq, copy }) => contextCopyOf(storedAt(channel, seq), copy)),
+      );
     }
-    const raw = channel.context.replaceRaw(
-      tombstones.filter((t) => channel.archive[t.seq - 1]?.seq === t.seq).map((t) => ({ ...t })),
-    );
-    return { redacted, raw, generation: channel.context.generation };
+    return { redacted: plan.tombstones.length, raw: plan.raw.length, generation: plan.generation };
   }
 
   async summaryBefore(
@@ -299,29 +288,17 @@ export class InMemoryChannelStore
   }
 
   async editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome> {
-    const channel = this.#channels.get(channelKey);
-    const stored = channel?.archive[edit.seq - 1];
-    if (!channel || stored?.seq !== edit.seq) return { kind: 'missing' };
-    const { stub: _stub, ...rest } = stored;
-    channel.archive[edit.seq - 1] = { ...rest, text: edit.text, tokens: edit.tokens };
-    const tokensBefore = channel.context.tokens;
-    const { tokens: _tokens, ...base } = rest;
-    const raw =
-      channel.context.replaceRaw([
-        {
-          ...base,
-          text: edit.contextText ?? edit.text,
-          tokens: edit.contextTokens,
-          ...(edit.omittedTokens === undefined ? {} : { omittedTokens: edit.omittedTokens }),
-        },
-      ]) > 0;
-    return {
-      kind: 'edited',
-      raw,
-      generation: channel.context.generation,
-      tokensBefore,
-      tokensAfter: channel.context.tokens,
-    };
+    const [found] = this.#found(channelKey, [edit.seq]);
+    const plan = planMessageEdit(this.#counters(channelKey), found, edit);
+    if (plan.kind === 'missing') return plan;
+    const channel = this.#channel(channelKey);
+    // The archive keeps only the new text: no stub of the old one.
+    const { stub: _stub, ...rest } = storedAt(channel, edit.seq);
+    const edited = { ...rest, text: edit.text, tokens: edit.tokens };
+    channel.archive[edit.seq - 1] = edited;
+    if (plan.raw) channel.context.replaceRaw([contextCopyOf(edited, plan.copy)]);
+    const { raw, generation, tokensBefore, tokensAfter } = plan;
+    return { kind: 'edited', raw, generation, tokensBefore, tokensAfter };
   }
 
   async redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
@@ -360,6 +337,26 @@ export class InMemoryChannelStore
     return { key, headSeq, generation, tokens, microcompaction, calibration };
   }
 
+  /** The channel's counters, as a write plans on them; undefined when the store holds no such channel. */
+  #counters(channelKey: string): ChannelCounters | undefined {
+    const view = this.#channels.get(channelKey)?.context.view();
+    return view && countersOf(view);
+  }
+
+  /**
+   * The archived messages at `seqs` (those the archive holds, each once), with the tokens of their
+   * raw copy where they are raw: what a rewrite plans on (see `FoundMessage`).
+   */
+  #found(channelKey: string, seqs: readonly number[]): FoundMessage[] {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return [];
+    const raw = new Map(channel.context.view().raw.map((m) => [m.seq, m]));
+    return [...new Set(seqs)].flatMap((seq) => {
+      const stored = channel.archive[seq - 1];
+      return stored?.seq === seq ? [{ seq, tokens: (raw.get(seq) ?? stored).tokens }] : [];
+    });
+  }
+
   #channel(channelKey: string): ChannelState {
     let channel = this.#channels.get(channelKey);
     if (!channel) {
@@ -375,6 +372,13 @@ export class InMemoryChannelStore
     }
     return channel;
   }
+}
+
+/** The archived message at `seq`, which a plan found there. */
+function storedAt(channel: ChannelState, seq: number): StoredMessage {
+  const stored = channel.archive[seq - 1];
+  if (stored?.seq !== seq) throw new InvariantError(`the archive holds no seq ${seq}`);
+  return stored;
 }
 
 function rangeOf(span: SeqRange): SeqRange {
