@@ -152,16 +152,17 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
       });
     });
     describe('redactArchive', () => {
+      const tombstone = (seq: number) => ({
+        seq,
+        role: 'user' as const,
+        author: `u${seq % 3}`,
+        text: '[gone]',
+        tokens: 3,
+      });
+
       it('overwrites archived messages with tombstones; raw ones change the context and its tokens', async () => {
         await appendMany(store, key, 8);
         await store.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
-        const tombstone = (seq: number) => ({
-          seq,
-          role: 'user' as const,
-          author: `u${seq % 3}`,
-          text: '[gone]',
-          tokens: 3,
-        });
         const outcome = await store.redactArchive(key, [tombstone(2), tombstone(6), tombstone(99)]);
         expect(outcome).toEqual({ redacted: 2, raw: 1, generation: 2 });
         const view = await expectIntact(store, key);
@@ -186,6 +187,18 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
         // A message delivered again after it was redacted is still a duplicate, not a new message.
         const again = await store.append(key, message(2, { platformMessageId: 'p2' }));
         expect(again).toMatchObject({ seq: 2, inserted: false });
+      });
+
+      it('counts a tombstone given twice once', async () => {
+        await appendMany(store, key, 8);
+        await store.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
+        expect(await store.redactArchive(key, [tombstone(6), tombstone(6)])).toEqual({
+          redacted: 1,
+          raw: 1,
+          generation: 2,
+        });
+        const view = await expectIntact(store, key);
+        expect(view.tokens).toBe(5 + 10 + 3 + 10 + 10);
       });
 
       it('loses the stub when forgetting overwrites the result with a tombstone', async () => {

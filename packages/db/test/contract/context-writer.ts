@@ -418,6 +418,36 @@ export function contextWriterContract(current: () => ContractContext<ContextWrit
         expect(again.kind).toBe('stale');
       });
 
+      it('is stale when a stub names a seq twice, and changes nothing', async () => {
+        await toolTurns(store, key);
+        const before = await store.loadContext(key);
+        const outcome = await store.stubToolResults(key, {
+          expectedGeneration: before.generation,
+          stubs: [stubOf(before.raw, 2), stubOf(before.raw, 2)],
+        });
+        expect(outcome.kind).toBe('stale');
+        expect(await store.loadContext(key)).toEqual(before);
+        await expectIntact(store, key);
+      });
+
+      it('changes nothing, the generation included, when given no stubs', async () => {
+        await toolTurns(store, key);
+        const before = await store.loadContext(key);
+        const outcome = await store.stubToolResults(key, {
+          expectedGeneration: before.generation,
+          stubs: [],
+        });
+        expect(outcome).toEqual({
+          kind: 'stubbed',
+          generation: before.generation,
+          tokensBefore: before.tokens,
+          tokensAfter: before.tokens,
+          stubbed: 0,
+        });
+        expect(await store.generation(key)).toBe(before.generation);
+        expect(await store.loadContext(key)).toEqual(before);
+      });
+
       it('refuses a stub for a result a truncation already set aside', async () => {
         await toolTurns(store, key);
         for (let i = 8; i <= 20; i++) await store.append(key, message(i));
