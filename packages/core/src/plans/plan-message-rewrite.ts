@@ -89,9 +89,13 @@ export function contextCopyOf(archived: StoredMessage, copy: ContextCopy): Conte
   };
 }
 
-/** A message's new text, measured (the fields of `MessageEdit` an edit's context copy needs). */
+/**
+ * A message's new text as its context copy (the fields of the port's `MessageEdit`, which adds the
+ * archive's whole text and tokens, that an edit's copy needs).
+ */
 export interface EditedCopy {
   readonly seq: number;
+  /** The context's copy: its tokens, and its clipped text when clipped. */
   readonly contextTokens: number;
   readonly contextText?: string;
   readonly omittedTokens?: number;

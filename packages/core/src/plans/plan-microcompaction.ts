@@ -127,9 +127,14 @@ export interface StubTarget extends FoundMessage {
   readonly stubbed?: boolean;
 }
 
-/** What `ContextWriter.stubToolResults` is asked: the stubs (`stubToolResults`) and the generation they were planned on. */
+/**
+ * What `ContextWriter.stubToolResults` is asked (its `StubRequest`): microcompaction's stubs for raw
+ * tool results (`stubToolResults`) and the generation they were planned on.
+ */
 export interface StubsToStore {
+  /** The generation the stubs were planned on; when the channel has moved on, nothing changes. */
   readonly expectedGeneration: number;
+  /** The context copies to store: same seq, the stub as text, its tokens, `stubbed` set. */
   readonly stubs: readonly Pick<ContextMessage, 'seq' | 'text' | 'tokens' | 'stubbed'>[];
 }
 

@@ -1,7 +1,6 @@
 import type { Memory, NewMemory } from '../memory/memory.js';
 import type {
   ArchivedMessage,
-  ContextMessage,
   ContextView,
   PrefixView,
   SeqRange,
@@ -11,6 +10,8 @@ import type {
 } from '../model/model.js';
 import type { Calibration } from '../model/tokens.js';
 import type { TruncationPlan } from '../plans/plan-emergency-truncation.js';
+import type { EditedCopy } from '../plans/plan-message-rewrite.js';
+import type { StubsToStore } from '../plans/plan-microcompaction.js';
 import type { SummaryResult } from '../plans/plan-splice.js';
 import type { SummaryOutput } from './model-ports.js';
 
@@ -68,13 +69,8 @@ export interface TruncationRequest {
   readonly expectedGeneration?: number;
 }
 
-/** Microcompaction's stubs for raw tool results (`stubToolResults` in `plan-microcompaction.ts`). */
-export interface StubRequest {
-  /** The generation the stubs were planned on; when the channel has moved on, nothing changes. */
-  readonly expectedGeneration: number;
-  /** The context copies to store: same seq, the stub as text, its tokens, `stubbed` set. */
-  readonly stubs: readonly ContextMessage[];
-}
+/** Microcompaction's stubs for raw tool results: the shape `planStubs` plans on. */
+export type StubRequest = StubsToStore;
 
 export type StubOutcome =
   | {
@@ -146,16 +142,14 @@ export interface EarlierSummary {
   readonly text: string;
 }
 
-/** A message's new text, measured as an append measures it (see `toNewMessage`). */
-export interface MessageEdit {
-  readonly seq: number;
+/**
+ * A message's new text, measured as an append measures it (see `toNewMessage`): the context copy
+ * `planMessageEdit` plans on, and what the archive keeps.
+ */
+export interface MessageEdit extends EditedCopy {
   /** The whole new text and its tokens: what the archive keeps (the old text is not kept). */
   readonly text: string;
   readonly tokens: number;
-  /** The context's copy: its tokens, and its clipped text when clipped. */
-  readonly contextTokens: number;
-  readonly contextText?: string;
-  readonly omittedTokens?: number;
 }
 
 export type EditMessageOutcome =
@@ -231,7 +225,7 @@ export interface ArchiveReader {
 }
 
 /** Compaction's writes to the working context, each under the channel lock and planned on the state
- * found there (`planSplice`, `planEmergencyTruncation`, `stubToolResults`). */
+ * found there (`planSplice`, `planEmergencyTruncation`, `planStubs`). */
 export interface ContextWriter {
   /**
    * Puts a finished summary in place: under the channel lock, re-reads the active spans, applies
