@@ -27,7 +27,7 @@ import {
 import type { Logger } from '@ebb/logger';
 
 export interface ReconcilerOptions {
-  readonly runs: RunStore;
+  readonly runs: Pick<RunStore, 'unfinished' | 'finish'>;
   readonly queue: CompactionQueue;
   readonly policy?: ReconcilePolicy;
   readonly now?: () => number;
@@ -90,7 +90,7 @@ export async function reconcileRuns(options: ReconcilerOptions): Promise<Reconci
 }
 
 async function settle(
-  runs: RunStore,
+  runs: Pick<RunStore, 'finish'>,
   run: CompactionRun,
   status: 'failed' | 'stale',
   reason: string,

@@ -20,6 +20,7 @@
 import {
   type ArchiveEditor,
   type ArchiveReader,
+  type CheckpointEraser,
   overlapsAny,
   type RunStore,
   redactMessages,
@@ -53,7 +54,8 @@ export interface ChannelRedaction {
 
 export interface RedactChannelOptions {
   readonly channels: ArchiveReader & ArchiveEditor;
-  readonly runs: RunStore;
+  /** Passes in flight over the ranges (`recent`), and the checkpoints over them to clear. */
+  readonly runs: Pick<RunStore, 'recent'> & Pick<CheckpointEraser, 'clearCheckpoints'>;
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
   /** Tests: the clock the re-summarized spans' job ids are stamped with. */
   readonly now?: () => number;

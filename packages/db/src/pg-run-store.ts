@@ -1,9 +1,11 @@
 /**
- * `RunStore` on Postgres (or PGlite): one `compaction_runs` row per job id, created once, started
- * per attempt, finished with the pass's numbers. A run that finished (completed, failed, stale,
- * skipped) is not reopened by a retried job's `start`: it gets the row back and stops.
+ * `RunStore` and `CheckpointEraser` on Postgres (or PGlite): one `compaction_runs` row per job id,
+ * created once, started per attempt, finished with the pass's numbers; its `output` column is the
+ * checkpoint. A run that finished (completed, failed, stale, skipped) is not reopened by a retried
+ * job's `start`: it gets the row back and stops.
  */
 import {
+  type CheckpointEraser,
   type CompactionRun,
   FINISHED_RUN_STATUSES,
   type RunStatus,
@@ -42,7 +44,7 @@ const FINISH_FIELDS = [
   'error',
 ] as const satisfies readonly (keyof CompactionRun & keyof RunUpdate)[];
 
-export class PgRunStore implements RunStore {
+export class PgRunStore implements RunStore, CheckpointEraser {
   readonly #db: EbbDatabase;
 
   constructor(options: PgStoreOptions) {

@@ -22,7 +22,8 @@ const CONTEXT_PASSES = 3;
 
 export interface BotCommandsOptions {
   readonly config: () => EbbConfig;
-  readonly runs: RunStore;
+  /** The last passes `/context` lists. */
+  readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: MemoryStore;
   readonly states: ChannelStates;
   readonly compaction: BotCompaction;

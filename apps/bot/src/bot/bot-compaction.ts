@@ -13,13 +13,13 @@ import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb
 import {
   type Calibration,
   ChannelCompactor,
+  type ChannelCompactorOptions,
   type CompactionEventSink,
   type CompactionQueue,
   type CompactorSettings,
   type ContextWriter,
   chatMessageTokens,
   LruMap,
-  type RunStore,
   systemPromptTokens,
   type Tokenizer,
   type ToolSpec,
@@ -37,7 +37,7 @@ import type { TurnChannel } from './turn.js';
 export interface BotCompactionOptions {
   readonly config: () => EbbConfig;
   readonly channels: Pick<TurnLog, 'loadContext'> & ContextWriter;
-  readonly runs: RunStore;
+  readonly runs: ChannelCompactorOptions['runs'];
   readonly queue: CompactionQueue;
   readonly onEvent?: CompactionEventSink;
   /** The tools a channel is offered and their tokens, which usage sets aside (none without). */

@@ -32,6 +32,7 @@ import type {
   ArchiveEditor,
   ArchiveReader,
   ChatModel,
+  CheckpointEraser,
   CompactionEventSink,
   CompactionQueue,
   ContextNotifier,
@@ -71,7 +72,7 @@ export interface BotOptions {
   readonly config: () => EbbConfig;
   readonly channels: TurnLog & ArchiveReader & ContextWriter & ArchiveEditor;
   readonly memories: MemoryStore;
-  readonly runs: RunStore;
+  readonly runs: RunStore & CheckpointEraser;
   readonly queue: CompactionQueue;
   readonly notifier: ContextNotifier;
   /** The model that answers in a channel (channels may use different models). */

@@ -30,6 +30,7 @@ import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   type ArchiveEditor,
   type ArchiveReader,
+  type CheckpointEraser,
   HISTORY_TOOL_NAMES,
   historyResultsQuoting,
   type Logger,
@@ -83,7 +84,8 @@ export interface MessageChangesOptions {
   readonly config: () => EbbConfig;
   readonly channels: ArchiveReader & ArchiveEditor;
   readonly memories: MemoryStore;
-  readonly runs: RunStore;
+  /** Passes in flight over a change (`recent`), and the checkpoints it erases. */
+  readonly runs: Pick<RunStore, 'recent'> & CheckpointEraser;
   readonly states: ChannelStates;
   readonly passes: RedactionPasses;
   readonly logger: Logger;

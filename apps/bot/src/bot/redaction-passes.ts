@@ -16,14 +16,18 @@
  * next turn. `pending` and `idle` let the bot's stop and tests wait for the passes in hand.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ChannelPassSettings, type RedactionReport, redactChannel } from '@ebb/compaction';
+import {
+  type ChannelPassSettings,
+  type RedactChannelOptions,
+  type RedactionReport,
+  redactChannel,
+} from '@ebb/compaction';
 import {
   type ArchiveEditor,
   type ArchiveReader,
   type ContextNotifier,
   type Logger,
   PENDING_SUMMARY,
-  type RunStore,
   type SeqRange,
   type Span,
   seqRanges,
@@ -33,7 +37,7 @@ import {
 
 export interface RedactionPassesOptions {
   readonly channels: ArchiveReader & ArchiveEditor & Pick<TurnLog, 'generation'>;
-  readonly runs: RunStore;
+  readonly runs: RedactChannelOptions['runs'];
   /** The channel's summarizer and budget (`passSettingsResolver`, as the worker builds them). */
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
   readonly notifier: ContextNotifier;

@@ -35,7 +35,8 @@ export type { ChannelTerms };
 
 export interface ChannelCompactorOptions {
   readonly channels: Pick<TurnLog, 'loadContext'> & ContextWriter;
-  readonly runs: RunStore;
+  /** The recent runs a landing is timed by (`recent`), and what a pass is recorded through. */
+  readonly runs: Pick<RunStore, 'recent'> & EnqueuePassOptions['runs'];
   readonly queue: CompactionQueue;
   /** Tokens of a truncation marker (`chatMessageTokens(tokenizer, TRUNCATION_MARKER)`). */
   readonly markerTokens: number;

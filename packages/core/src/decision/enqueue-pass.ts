@@ -11,7 +11,7 @@ import type { CompactionEventSink, CompactionLogEvent } from './compaction-event
 
 export interface EnqueuePassOptions {
   readonly queue: CompactionQueue;
-  readonly runs: RunStore;
+  readonly runs: Pick<RunStore, 'create' | 'finish'>;
   readonly emit: CompactionEventSink;
 }
 

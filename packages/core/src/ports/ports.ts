@@ -378,6 +378,7 @@ export interface CompactionRun {
   readonly output?: SummaryOutput;
 }
 
+/** A pass's run, from queued to finished, and its checkpoint. */
 export interface RunStore {
   /**
    * Records a triggered pass (status `queued`). A second call with the same job id changes nothing,
@@ -417,16 +418,23 @@ export interface RunStore {
    * first, across channels: what the reconciler looks at (see `planReconcile`).
    */
   unfinished(options: { readonly createdBefore: number; readonly limit: number }): Promise<CompactionRun[]>;
+}
+
+/**
+ * Taking things back out of the runs' checkpoints (the summarizer's output, summary text and
+ * memories, that `RunStore.saveOutput` keeps for a retry): forgetting (`ebb forget`) and the
+ * platforms' deletions and edits erase what was taken back, so a retried run never writes it again.
+ */
+export interface CheckpointEraser {
   /**
-   * Forgetting: checkpoints hold the summarizer's output (summary text and memories). Clears the
-   * output of the channel's runs whose range overlaps `ranges` (a checkpoint only serves a retry of
-   * an unfinished run, which then summarizes again). Returns how many runs changed.
+   * Clears the output of the channel's runs whose range overlaps `ranges` (a checkpoint only serves
+   * a retry of an unfinished run, which then summarizes again). Returns how many runs changed.
    */
   clearCheckpoints(channelKey: string, ranges: readonly SeqRange[]): Promise<number>;
   /**
-   * Forgetting: takes the memories whose text is one of `memoryTexts` (exact) out of every run's
-   * checkpoint, in any channel (a workspace-scope memory may come from anywhere), so a retried run
-   * never stores them again. Returns how many runs changed.
+   * Takes the memories whose text is one of `memoryTexts` (exact) out of every run's checkpoint, in
+   * any channel (a workspace-scope memory may come from anywhere), so a retried run never stores them
+   * again. Returns how many runs changed.
    */
   dropCheckpointMemories(memoryTexts: readonly string[]): Promise<number>;
 }

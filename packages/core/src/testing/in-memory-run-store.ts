@@ -1,15 +1,15 @@
 /**
- * The run store in memory, for tests and `ebb simulate`: the same semantics as `PgRunStore` (one
- * contract suite runs against both), no I/O.
+ * The run store (and its checkpoint eraser) in memory, for tests and `ebb simulate`: the same
+ * semantics as `PgRunStore` (the same contract suites run against both), no I/O.
  */
 
 import type { SeqRange } from '../model/model.js';
 import { FINISHED_RUN_STATUSES, TERMINAL_RUN_STATUSES } from '../model/run-status.js';
 import { overlapsAny } from '../plans/plan-redaction.js';
-import type { CompactionRun, RunStatus, RunStore, SummaryOutput } from '../ports/ports.js';
+import type { CheckpointEraser, CompactionRun, RunStatus, RunStore, SummaryOutput } from '../ports/ports.js';
 import type { InMemoryStoreOptions } from './in-memory-memory-store.js';
 
-export class InMemoryRunStore implements RunStore {
+export class InMemoryRunStore implements RunStore, CheckpointEraser {
   readonly #now: () => number;
   /** In creation order. */
   readonly #runs = new Map<string, CompactionRun>();

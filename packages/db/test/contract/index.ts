@@ -1,7 +1,7 @@
 /**
- * The store contract: one suite per port (the five channel ports, the memory and run stores), run
- * against every implementation (in memory, Postgres, PGlite), so the fake the unit tests use behaves
- * exactly like the real thing. Each suite is typed as the port it tests, plus the few methods of
+ * The store contract: one suite per port (the five channel ports, the memory store, the run store and
+ * its checkpoint eraser), run against every implementation (in memory, Postgres, PGlite), so the fake
+ * the unit tests use behaves exactly like the real thing. Each suite is typed as the port it tests, plus the few methods of
  * others it sets state up or reads it back through: a case that reaches further does not compile.
  * Each test works in a channel, scope and job ids of its own, so implementations may share one
  * database across tests.
@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import { archiveEditorContract } from './archive-editor.js';
 import { archiveReaderContract } from './archive-reader.js';
 import { channelDirectoryContract } from './channel-directory.js';
+import { checkpointEraserContract } from './checkpoint-eraser.js';
 import { contextWriterContract } from './context-writer.js';
 import { memoryStoreContract } from './memory-store.js';
 import { runStoreContract } from './run-store.js';
@@ -37,5 +38,6 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
     channelDirectoryContract(() => ({ store: stores.channels, key }));
     memoryStoreContract(() => ({ store: stores.memories, key }));
     runStoreContract(() => ({ store: stores.runs, key }));
+    checkpointEraserContract(() => ({ store: stores.runs, key }));
   });
 }

@@ -3,6 +3,7 @@ import type {
   ArchiveEditor,
   ArchiveReader,
   ChannelDirectory,
+  CheckpointEraser,
   ContextMessage,
   ContextView,
   ContextWriter,
@@ -19,7 +20,7 @@ export type ChannelStores = TurnLog & ArchiveReader & ContextWriter & ArchiveEdi
 export interface ContractStores {
   readonly channels: ChannelStores;
   readonly memories: MemoryStore;
-  readonly runs: RunStore;
+  readonly runs: RunStore & CheckpointEraser;
   close(): Promise<void>;
 }
 
