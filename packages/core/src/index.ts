@@ -1,9 +1,21 @@
 /**
- * `@ebb/core`: the pure compaction core, grouped by concept (one folder each). The in-memory stores
- * live apart, on the `@ebb/core/testing` subpath.
+ * `@ebb/core`: the pure compaction core, one folder a concept:
+ *
+ * - `model/`: messages, spans, tokens, the working context.
+ * - `usage/`: what model calls cost and what the provider cached.
+ * - `decision/`: when to compact: the monitor, the decision after a turn, the compactor acting on it.
+ * - `plans/`: what a pass, a truncation, a splice or a redaction does, and every store write: pure
+ *   plans as values.
+ * - `memory/`: typed memories: validation, upsert plans, recall.
+ * - `ports/`: what the shell implements: stores, the model, the queue, tools, the logger.
+ * - `tools/`: the history tools and the archive-search rules every store shares.
+ * - `rendering/`: the prompt and the reply: rendering, splitting, quoting untrusted text.
+ * - `simulation/`: `ebb simulate`'s engine.
+ * - `support/`: small shared helpers: backoff, deadlines, errors, the LRU map.
+ *
+ * The in-memory stores live apart, on the `@ebb/core/testing` subpath (tests only).
  */
 
-// When to compact: the monitor, the decision after a turn, the compactor that acts on it.
 export * from './decision/admit-pass.js';
 export * from './decision/channel-compactor.js';
 export * from './decision/compact-focus.js';
@@ -15,11 +27,9 @@ export * from './decision/pass-room.js';
 export * from './decision/policy.js';
 export * from './decision/threshold-reached.js';
 export * from './memory/memory.js';
-// Typed memories: validation, upsert plans, recall.
 export * from './memory/memory-recall.js';
 export * from './memory/plan-memory-upsert.js';
 export * from './memory/validate-memories.js';
-// The model: messages, spans, tokens, the working context.
 export * from './model/encoding-for-model.js';
 export * from './model/measure-message.js';
 export * from './model/model.js';
@@ -28,7 +38,6 @@ export * from './model/run-status.js';
 export * from './model/tokens.js';
 export * from './model/tool-pairs.js';
 export * from './model/working-context.js';
-// What a pass, a truncation, a splice or a redaction does: pure plans as values.
 export * from './plans/channel-counters.js';
 export * from './plans/extractive-summary.js';
 export * from './plans/plan-compaction.js';
@@ -41,27 +50,21 @@ export * from './plans/plan-redaction.js';
 export * from './plans/plan-snapshot.js';
 export * from './plans/plan-splice.js';
 export * from './plans/plan-summary-replacement.js';
-// The ports the shell implements: stores, the model, the queue, tools, the logger.
 export * from './ports/logger.js';
 export * from './ports/ports.js';
 export * from './ports/tool-ports.js';
-// The prompt and the reply: rendering, splitting, quoting untrusted text.
 export * from './rendering/render-context.js';
 export * from './rendering/split-reply.js';
 export * from './rendering/untrusted-text.js';
 export * from './simulation/simulation.js';
-// `ebb simulate`'s engine.
 export * from './simulation/simulation-events.js';
-// Small shared helpers: backoff, deadlines, errors, the LRU map.
 export * from './support/backoff.js';
 export * from './support/deadline.js';
 export * from './support/error-text.js';
 export * from './support/errors.js';
 export * from './support/lru-map.js';
-// The history tools and the archive-search rules every store shares.
 export * from './tools/archive-search.js';
 export * from './tools/history-tools.js';
-// What model calls cost and what the provider cached.
 export * from './usage/prefix-cache.js';
 export * from './usage/pricing.js';
 export * from './usage/usage.js';
