@@ -39,6 +39,7 @@ import {
   type TruncationOutcome,
   type TruncationRequest,
   type TurnLog,
+  truncationIsStale,
   UNCALIBRATED,
 } from '@ebb/core';
 import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
@@ -246,6 +247,8 @@ export class PgChannelStore
       this.#db.transaction(async (tx): Promise<TruncationOutcome> => {
         const channel = await lockChannel(tx, channelKey);
         if (!channel) return { kind: 'nothing', reason: 'empty' };
+        // Refused on the channel row alone: no spans or messages read under the lock for nothing.
+        if (truncationIsStale(channel.generation, request)) return { kind: 'nothing', reason: 'stale' };
         const rows = await activeSpans(tx, channelKey);
         // The planner reads only seq, tokens, role and tool calls of the raw messages.
         const raw = await tx

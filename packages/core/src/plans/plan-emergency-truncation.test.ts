@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { run, summary, toolCall, toolResult, truncated } from '../../test/builders.js';
 import { WorkingContext } from '../model/working-context.js';
-import { planEmergencyTruncation } from './plan-emergency-truncation.js';
+import { planEmergencyTruncation, truncationIsStale } from './plan-emergency-truncation.js';
 
 describe('planEmergencyTruncation', () => {
   it('sets aside the oldest raw messages, half the context by tokens', () => {
@@ -81,5 +81,14 @@ describe('planEmergencyTruncation', () => {
       kind: 'nothing',
       reason: 'stale',
     });
+  });
+});
+
+describe('truncationIsStale', () => {
+  it('refuses a cut decided on another generation, and takes one decided on this or none', () => {
+    expect(truncationIsStale(3, { expectedGeneration: 2 })).toBe(true);
+    expect(truncationIsStale(3, { expectedGeneration: 4 })).toBe(true);
+    expect(truncationIsStale(3, { expectedGeneration: 3 })).toBe(false);
+    expect(truncationIsStale(3, {})).toBe(false);
   });
 });

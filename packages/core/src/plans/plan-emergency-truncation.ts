@@ -27,7 +27,10 @@ export interface TruncationPlan {
 
 export type TruncationPlanResult =
   | TruncationPlan
-  /** `stale`: the context is past `expectedGeneration`. */
+  /**
+   * `stale`: the channel moved past `expectedGeneration` (a splice landed): decide again on the new
+   * state (see `truncationIsStale`).
+   */
   | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' | 'stale' };
 
 export interface PlanTruncationInput {
@@ -42,12 +45,22 @@ export interface PlanTruncationInput {
   readonly expectedGeneration?: number;
 }
 
+/**
+ * Whether a truncation decided on `expectedGeneration` is refused on a channel at `generation`: the
+ * channel moved on. Judged before anything else, so a store can refuse right after taking the lock,
+ * before it reads any span or message.
+ */
+export function truncationIsStale(
+  generation: number,
+  request: Pick<PlanTruncationInput, 'expectedGeneration'>,
+): boolean {
+  return request.expectedGeneration !== undefined && request.expectedGeneration !== generation;
+}
+
 export function planEmergencyTruncation(input: PlanTruncationInput): TruncationPlanResult {
   const { context } = input;
   const { raw, spans } = context;
-  if (input.expectedGeneration !== undefined && input.expectedGeneration !== context.generation) {
-    return { kind: 'nothing', reason: 'stale' };
-  }
+  if (truncationIsStale(context.generation, input)) return { kind: 'nothing', reason: 'stale' };
   if (raw.length === 0) return { kind: 'nothing', reason: 'empty' };
   const limit = Math.max(0, raw.length - input.protectRecent);
   const target = input.fraction * context.tokens;
