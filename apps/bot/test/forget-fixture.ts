@@ -104,6 +104,14 @@ export async function startForgetFixture() {
     }
   }
 
+  /** The summary calls recorded in a channel's usage (`llm_usage`, purpose summary). */
+  const summaryCallsRecorded = async (channelKey: string) =>
+    rowsOf<{ n: number }>(
+      await pg.db.execute(
+        sql`select coalesce(sum(calls), 0)::int as n from llm_usage where channel_key = ${channelKey} and purpose = 'summary'`,
+      ),
+    )[0]?.n ?? 0;
+
   /** Rows of each table that hold the fact anywhere, any column, as text. */
   const whereIsTheFact = (channelKey: string) => rowsHolding(pg.db, channelKey, FACT);
 
@@ -149,6 +157,7 @@ export async function startForgetFixture() {
     /** What the commands are run with: this schema, the fake's key and a config.toml pointing at it. */
     deps: () => ({ database: pg.database, env: { OPENAI_API_KEY: 'test-key' }, cwd: configDir }),
     plant,
+    summaryCallsRecorded,
     whereIsTheFact,
     expectNowhere,
     expectCopyRedacted,

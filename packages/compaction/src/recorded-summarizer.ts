@@ -2,7 +2,8 @@
  * A summarizer whose passes add their calls to the channel's usage record (`llm_usage`, purpose
  * `summary`), so a channel's cost in `ebb status` and the dashboard includes its passes. Like the
  * metrics, a pass the summarizer gave up on counts the calls it made; a failed record is logged and
- * never fails the pass.
+ * never fails the pass. The record is written before the summary is returned, so a command that
+ * closes its database right after (`ebb forget`) does not lose it.
  */
 import {
   type LlmCall,
@@ -18,7 +19,7 @@ export function recordedSummarizer(
   usage: UsageStore,
   log: Logger = SILENT_LOGGER,
 ): Summarizer {
-  const record = (channelKey: string, calls: readonly LlmCall[]) => {
+  const record = async (channelKey: string, calls: readonly LlmCall[]): Promise<void> => {
     const byModel = new Map<string, { calls: number; prompt: number; cached: number; completion: number }>();
     for (const call of calls) {
       const sum = byModel.get(call.model) ?? { calls: 0, prompt: 0, cached: 0, completion: 0 };
@@ -29,8 +30,8 @@ export function recordedSummarizer(
       byModel.set(call.model, sum);
     }
     const at = new Date();
-    for (const [model, sum] of byModel) {
-      void usage
+    const records = [...byModel].map(([model, sum]) =>
+      usage
         .record(
           {
             channelKey,
@@ -48,17 +49,18 @@ export function recordedSummarizer(
             { event: 'usage.record_failed', channel: channelKey, err },
             'could not record a pass’s usage',
           ),
-        );
-    }
+        ),
+    );
+    await Promise.all(records);
   };
   return {
     async summarize(input, signal) {
       try {
         const output = await summarizer.summarize(input, signal);
-        record(input.channelKey, output.calls);
+        await record(input.channelKey, output.calls);
         return output;
       } catch (err) {
-        if (err instanceof SummarizerGaveUpError) record(input.channelKey, err.calls);
+        if (err instanceof SummarizerGaveUpError) await record(input.channelKey, err.calls);
         throw err;
       }
     },

@@ -42,6 +42,7 @@ describe('ebb memories forget --speaker', () => {
     expect(await world.whereIsTheFact(key)).toEqual(before);
 
     const requestsBefore = world.fake.requests.length;
+    const recordedBefore = await world.summaryCallsRecorded(key);
     const io = captureIo();
     expect(await memoriesForget({ speaker: 'mallory', yes: true }, io, world.deps())).toBe(0);
     expect(io.stdout()).toContain('forgot 1 memory about mallory:');
@@ -55,6 +56,8 @@ describe('ebb memories forget --speaker', () => {
     expect(resummarize.length).toBeGreaterThan(0);
     expect(JSON.stringify(resummarize.map((r) => r.body))).not.toContain(FACT);
     expect(JSON.stringify(resummarize.map((r) => r.body))).toContain(REDACTED_MESSAGE);
+    // Its calls are the channel's cost, as a pass's are, recorded before the command returned.
+    expect(await world.summaryCallsRecorded(key)).toBe(recordedBefore + resummarize.length);
 
     // Only the archive and the raw message still hold it (no --archive).
     expect(await world.whereIsTheFact(key)).toEqual({

@@ -186,7 +186,12 @@ export async function memoriesForget(
     // run that fails part-way (Postgres gone, the summarizer down) can simply be run again.
     let unresolved = 0;
     if (config !== undefined) {
-      const settingsFor = passSettingsResolver({ config: () => config, env: session.env });
+      // Its calls are the channel's cost, as a pass's are (recorded in its usage).
+      const settingsFor = passSettingsResolver({
+        config: () => config,
+        env: session.env,
+        usage: session.usage,
+      });
       for (const r of redactions) {
         const report = await redactChannel(
           { channels: session.channels, runs: session.runs, settingsFor },
