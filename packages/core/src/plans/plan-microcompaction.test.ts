@@ -10,7 +10,7 @@ import {
   planMicrocompaction,
   planStubs,
   renderStub,
-  type StubsToStore,
+  type StubRequest,
   stubToolResults,
   summarizedMessage,
 } from './plan-microcompaction.js';
@@ -159,7 +159,7 @@ describe('planStubs', () => {
   });
 
   it('refuses anything but a raw tool result left to stub, named once, marked as a stub', () => {
-    const refused = (stubs: StubsToStore['stubs'], found = rows) =>
+    const refused = (stubs: StubRequest['stubs'], found = rows) =>
       planStubs(channel, found, { expectedGeneration: 3, stubs });
     expect(refused([stub(7)])).toMatchObject({
       kind: 'stale',

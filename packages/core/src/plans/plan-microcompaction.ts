@@ -128,10 +128,10 @@ export interface StubTarget extends FoundMessage {
 }
 
 /**
- * What `ContextWriter.stubToolResults` is asked (its `StubRequest`): microcompaction's stubs for raw
- * tool results (`stubToolResults`) and the generation they were planned on.
+ * What `ContextWriter.stubToolResults` is asked: microcompaction's stubs for raw tool results
+ * (`stubToolResults`) and the generation they were planned on.
  */
-export interface StubsToStore {
+export interface StubRequest {
   /** The generation the stubs were planned on; when the channel has moved on, nothing changes. */
   readonly expectedGeneration: number;
   /** The context copies to store: same seq, the stub as text, its tokens, `stubbed` set. */
@@ -156,7 +156,7 @@ export type StubPlan =
 export function planStubs(
   channel: ChannelCounters | undefined,
   found: readonly StubTarget[],
-  request: StubsToStore,
+  request: StubRequest,
 ): StubPlan {
   if (channel === undefined) return { kind: 'stale', reason: 'no such channel' };
   if (request.expectedGeneration !== channel.generation) {

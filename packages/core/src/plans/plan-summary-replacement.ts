@@ -8,13 +8,13 @@
 import type { Span, SummarySpan } from '../model/model.js';
 import { type ChannelCounters, contextTotal } from './channel-counters.js';
 
-/** The summary written again (the fields of `SummaryReplacement`). */
-export interface SummaryRewrite {
+/** The summary written again, that `ArchiveEditor.replaceSummary` puts in place. */
+export interface SummaryReplacement {
   readonly fromSeq: number;
   readonly toSeq: number;
   readonly text: string;
   readonly tokens: number;
-  /** The job id the new span records. */
+  /** The job id the new span records (it names the forgetting). */
   readonly jobId: string;
   /** The job id of the span it replaces, as read before summarizing. */
   readonly replaces: string;
@@ -39,19 +39,19 @@ export type SummaryReplacementPlan =
 export function planSummaryReplacement(
   channel: ChannelCounters | undefined,
   spans: readonly Span[],
-  rewrite: SummaryRewrite,
+  replacement: SummaryReplacement,
 ): SummaryReplacementPlan {
   const replaced = spans.find(
     (s): s is SummarySpan =>
       s.kind === 'summary' &&
-      s.fromSeq === rewrite.fromSeq &&
-      s.toSeq === rewrite.toSeq &&
-      s.jobId === rewrite.replaces,
+      s.fromSeq === replacement.fromSeq &&
+      s.toSeq === replacement.toSeq &&
+      s.jobId === replacement.replaces,
   );
   if (channel === undefined || replaced === undefined) return { kind: 'missing' };
   const generation = channel.generation + 1;
-  const { replaces: _replaces, ...fields } = rewrite;
-  const spanTokens = channel.spanTokens - replaced.tokens + rewrite.tokens;
+  const { replaces: _replaces, ...fields } = replacement;
+  const spanTokens = channel.spanTokens - replaced.tokens + replacement.tokens;
   return {
     kind: 'replace',
     replaced,

@@ -9,11 +9,18 @@ import type {
   Tier,
 } from '../model/model.js';
 import type { Calibration } from '../model/tokens.js';
-import type { TruncationPlan } from '../plans/plan-emergency-truncation.js';
+import type { TruncationPlan, TruncationPlanResult } from '../plans/plan-emergency-truncation.js';
 import type { EditedCopy } from '../plans/plan-message-rewrite.js';
-import type { StubsToStore } from '../plans/plan-microcompaction.js';
+import type { StubRequest } from '../plans/plan-microcompaction.js';
 import type { SummaryResult } from '../plans/plan-splice.js';
+import type { SummaryReplacement } from '../plans/plan-summary-replacement.js';
 import type { SummaryOutput } from './model-ports.js';
+
+/*
+ * Requests written once, beside the planner that plans on them (plans cannot import ports without a
+ * cycle): a field added to the port is a field the planner sees.
+ */
+export type { StubRequest, SummaryReplacement };
 
 /** A message to append, measured by the caller (see `measureMessage`); the store assigns the seq. */
 export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
@@ -58,8 +65,8 @@ export type TruncationOutcome =
       readonly tokensBefore: number;
       readonly tokensAfter: number;
     }
-  /** `stale`: the channel moved past `expectedGeneration` (a splice landed): decide again on the new state. */
-  | { readonly kind: 'nothing'; readonly reason: 'empty' | 'all_protected' | 'stale' };
+  /** The planner's refusal, passed through (`stale`, `empty`, `all_protected`: see `TruncationPlanResult`). */
+  | Extract<TruncationPlanResult, { kind: 'nothing' }>;
 
 export interface TruncationRequest {
   readonly fraction: number;
@@ -68,9 +75,6 @@ export interface TruncationRequest {
   /** The generation the decision was made on; when the channel has moved on, nothing is cut. */
   readonly expectedGeneration?: number;
 }
-
-/** Microcompaction's stubs for raw tool results: the shape `planStubs` plans on. */
-export type StubRequest = StubsToStore;
 
 export type StubOutcome =
   | {
@@ -104,17 +108,6 @@ export interface ChannelSummary {
 export interface AuthoredSeqs {
   readonly channelKey: string;
   readonly seqs: readonly number[];
-}
-
-export interface SummaryReplacement {
-  readonly fromSeq: number;
-  readonly toSeq: number;
-  readonly text: string;
-  readonly tokens: number;
-  /** The job id the new span records (it names the forgetting). */
-  readonly jobId: string;
-  /** The job id of the span it replaces, as read before summarizing. */
-  readonly replaces: string;
 }
 
 export type ReplaceSummaryOutcome =
