@@ -230,8 +230,10 @@ export interface ContextWriter {
   /**
    * Microcompaction: puts stubs in place of raw tool results' context copies under the channel lock,
    * if the channel is still at `expectedGeneration` and every stubbed seq is still a raw tool result
-   * not stubbed yet (else `stale`, nothing changed). The raw token total moves by the difference and
-   * the generation is bumped. The archive keeps the results whole; a pass over them reads the stubs.
+   * not stubbed yet, named once (else `stale`, nothing changed: a seq named twice is refused). The raw
+   * token total moves by the difference and the generation is bumped; no stubs change nothing
+   * (`stubbed` 0, the generation unchanged). The archive keeps the results whole; a pass over them
+   * reads the stubs.
    */
   stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome>;
 }
@@ -266,7 +268,8 @@ export interface ArchiveEditor {
    * Forgetting with `--archive`: overwrites archived messages with their tombstones (same seq; text,
    * tokens and tool calls as given, no clipped copy). Raw messages in the context change with them
    * under the channel lock: the raw token total moves by the difference and the generation is
-   * bumped, so bots reload. Seqs the archive does not hold are ignored.
+   * bumped, so bots reload. Seqs the archive does not hold are ignored; a seq given twice counts once
+   * (the last tombstone given for it wins).
    */
   redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome>;
   /**
