@@ -89,10 +89,11 @@ describe('stubToolResults', () => {
   });
 
   it('cuts a long first line and drops hidden characters from it', () => {
+    const result = { toolName: 't', resultTokens: 10, seq: 7 };
     const text = `${'a'.repeat(100)}\u202e\u200b`;
-    expect(renderStub('t', 10, 7, text)).toContain(`#7: ${'a'.repeat(80)}…]`);
-    expect(renderStub('t', 10, 7, '\u200bok\u202e')).toContain('#7: ok]');
-    expect(renderStub('t', 10, 7, '   \n')).toContain('archived as #7]');
+    expect(renderStub({ ...result, text })).toContain(`#7: ${'a'.repeat(80)}…]`);
+    expect(renderStub({ ...result, text: '\u200bok\u202e' })).toContain('#7: ok]');
+    expect(renderStub({ ...result, text: '   \n' })).toContain('archived as #7]');
   });
 });
 

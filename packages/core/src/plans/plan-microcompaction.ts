@@ -70,18 +70,25 @@ export function planMicrocompaction(
   return seqs.reverse();
 }
 
+/** A tool result as its stub names it. */
+export interface StubbedResult {
+  /** The tool whose call the result answers. */
+  readonly toolName: string;
+  /** The whole result's tokens (a clipped copy's left-out tokens included). */
+  readonly resultTokens: number;
+  /** Where the archive keeps the result. */
+  readonly seq: number;
+  /** The result's text: the stub shows its first line. */
+  readonly text: string;
+}
+
 /**
  * The stub the model reads in place of a tool result. `readBack`: the channel may call
  * read_history, so the stub says how to get the whole result back; without it, it only says what
  * was there (naming a tool the model cannot call would have it try, and fail).
  */
-export function renderStub(
-  toolName: string,
-  resultTokens: number,
-  seq: number,
-  text: string,
-  readBack = true,
-): string {
+export function renderStub(result: StubbedResult, readBack = true): string {
+  const { toolName, resultTokens, seq, text } = result;
   const first = plainText(text)
     .split('\n')
     .map((line) => line.trim())
@@ -112,10 +119,10 @@ export function stubToolResults(
   for (const m of raw) {
     for (const call of m.toolCalls ?? []) names.set(call.id, call.name);
     if (!wanted.has(m.seq) || m.role !== 'tool') continue;
-    const name = (m.toolCallId && names.get(m.toolCallId)) || 'a tool';
+    const toolName = (m.toolCallId && names.get(m.toolCallId)) || 'a tool';
     const resultTokens = m.tokens + (m.omittedTokens ?? 0);
     const { omittedTokens: _clipped, ...rest } = m;
-    const text = renderStub(name, resultTokens, m.seq, m.text, readBack);
+    const text = renderStub({ toolName, resultTokens, seq: m.seq, text: m.text }, readBack);
     stubs.push({ ...rest, text, tokens: messageTokens(tokenizer, { ...rest, text }), stubbed: true });
   }
   return stubs;
