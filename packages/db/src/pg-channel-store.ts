@@ -15,6 +15,7 @@ import {
   type ChannelSummary,
   type ContextView,
   type ContextWriter,
+  contextTotal,
   type EarlierSummary,
   type EditMessageOutcome,
   InvariantError,
@@ -234,8 +235,8 @@ export class PgChannelStore
         return {
           kind: 'splice',
           generation,
-          tokensBefore: channel.spanTokens + channel.rawTokens,
-          tokensAfter: spanTokens + rawTokens,
+          tokensBefore: contextTotal(channel),
+          tokensAfter: contextTotal({ spanTokens, rawTokens }),
           messagesRemoved: dropped?.messages ?? 0,
         };
       }),
@@ -261,7 +262,7 @@ export class PgChannelStore
           .from(messages)
           .where(and(eq(messages.channelKey, channelKey), gt(messages.seq, channel.prefixEnd)))
           .orderBy(asc(messages.seq));
-        const tokensBefore = channel.spanTokens + channel.rawTokens;
+        const tokensBefore = contextTotal(channel);
         const plan = planEmergencyTruncation({
           context: {
             generation: channel.generation,
@@ -295,7 +296,13 @@ export class PgChannelStore
           .update(channels)
           .set({ generation, prefixEnd: plan.toSeq, spanTokens, rawTokens, updatedAt: sql`now()` })
           .where(eq(channels.key, channelKey));
-        return { kind: 'truncate', plan, generation, tokensBefore, tokensAfter: spanTokens + rawTokens };
+        return {
+          kind: 'truncate',
+          plan,
+          generation,
+          tokensBefore,
+          tokensAfter: contextTotal({ spanTokens, rawTokens }),
+        };
       }),
     );
   }

@@ -73,7 +73,7 @@ export function rewriteRawCopies(
     generation: raw.length > 0 ? channel.generation + 1 : channel.generation,
     rawTokens,
     tokensBefore: contextTotal(channel),
-    tokensAfter: channel.spanTokens + rawTokens,
+    tokensAfter: contextTotal({ ...channel, rawTokens }),
   };
 }
 

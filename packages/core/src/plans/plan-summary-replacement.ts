@@ -59,6 +59,6 @@ export function planSummaryReplacement(
     generation,
     spanTokens,
     tokensBefore: contextTotal(channel),
-    tokensAfter: spanTokens + channel.rawTokens,
+    tokensAfter: contextTotal({ ...channel, spanTokens }),
   };
 }
