@@ -3,7 +3,12 @@ import { msg, run, summary } from '../../test/builders.js';
 import type { StoredMessage } from '../model/model.js';
 import { WorkingContext } from '../model/working-context.js';
 import { countersOf } from './channel-counters.js';
-import { contextCopyOf, planArchiveRedaction, planMessageEdit } from './plan-message-rewrite.js';
+import {
+  contextCopyOf,
+  measuredCopy,
+  planArchiveRedaction,
+  planMessageEdit,
+} from './plan-message-rewrite.js';
 
 /** Summary over 1..4 (20 tokens), raw 5..8 (10 tokens each), at generation 2. */
 const channel = countersOf(
@@ -118,5 +123,16 @@ describe('contextCopyOf', () => {
       text: '[stub]',
       stubbed: true,
     });
+  });
+});
+
+describe('measuredCopy', () => {
+  it('is the clipped text and its left-out tokens when clipped, else the tokens alone', () => {
+    expect(measuredCopy({ contextTokens: 50, contextText: 'mess…', omittedTokens: 350 })).toEqual({
+      text: 'mess…',
+      tokens: 50,
+      omittedTokens: 350,
+    });
+    expect(measuredCopy({ contextTokens: 400 })).toEqual({ tokens: 400 });
   });
 });

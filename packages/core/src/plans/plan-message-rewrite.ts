@@ -101,6 +101,18 @@ export interface EditedCopy {
   readonly omittedTokens?: number;
 }
 
+/**
+ * The context copy of a message measured as an append or an edit measures it (`NewMessage`,
+ * `EditedCopy`): the clipped text and its left-out tokens when clipped, never a stub.
+ */
+export function measuredCopy(measured: Omit<EditedCopy, 'seq'>): ContextCopy {
+  return {
+    ...(measured.contextText === undefined ? {} : { text: measured.contextText }),
+    tokens: measured.contextTokens,
+    ...(measured.omittedTokens === undefined ? {} : { omittedTokens: measured.omittedTokens }),
+  };
+}
+
 export type MessageEditPlan =
   | ({
       readonly kind: 'edit';
@@ -122,11 +134,7 @@ export function planMessageEdit(
   edit: EditedCopy,
 ): MessageEditPlan {
   if (channel === undefined || found === undefined || found.seq !== edit.seq) return { kind: 'missing' };
-  const copy: ContextCopy = {
-    ...(edit.contextText === undefined ? {} : { text: edit.contextText }),
-    tokens: edit.contextTokens,
-    ...(edit.omittedTokens === undefined ? {} : { omittedTokens: edit.omittedTokens }),
-  };
+  const copy = measuredCopy(edit);
   const { raw, ...after } = rewriteRawCopies(channel, [found], [{ seq: edit.seq, copy }]);
   return { kind: 'edit', copy, raw: raw.length > 0, ...after };
 }

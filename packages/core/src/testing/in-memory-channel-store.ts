@@ -4,7 +4,7 @@
  * starts, so the channel lock of the Postgres store has nothing to guard here.
  */
 
-import type { ContextMessage, ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
+import type { ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
 import { type Calibration, UNCALIBRATED } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
 import { type ChannelCounters, countersOf } from '../plans/channel-counters.js';
@@ -13,6 +13,7 @@ import { PENDING_SUMMARY } from '../plans/plan-message-change.js';
 import {
   contextCopyOf,
   type FoundMessage,
+  measuredCopy,
   planArchiveRedaction,
   planMessageEdit,
 } from '../plans/plan-message-rewrite.js';
@@ -108,14 +109,9 @@ export class InMemoryChannelStore
       ...(message.toolCalls === undefined ? {} : { toolCalls: message.toolCalls.map((c) => ({ ...c })) }),
       ...(message.toolCallId === undefined ? {} : { toolCallId: message.toolCallId }),
     };
-    const entry: ContextMessage = {
-      ...base,
-      text: message.contextText ?? message.text,
-      tokens: message.contextTokens,
-      ...(message.omittedTokens === undefined ? {} : { omittedTokens: message.omittedTokens }),
-    };
-    context.append(entry);
-    channel.archive.push({ ...base, text: message.text, tokens: message.tokens });
+    const archived: StoredMessage = { ...base, text: message.text, tokens: message.tokens };
+    context.append(contextCopyOf(archived, measuredCopy(message)));
+    channel.archive.push(archived);
     if (id !== undefined) channel.platformIds.set(id, seq);
     return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
   }
