@@ -33,25 +33,25 @@ export function stubToolResults(
             .where(and(eq(messages.channelKey, channelKey), inArray(messages.seq, seqs)));
     const plan = planStubs(channel, found, request);
     if (plan.kind === 'stale') return plan;
-    for (const { seq, copy } of plan.raw) {
+    for (const { seq, copy } of plan.copies) {
       await tx
         .update(messages)
         .set(copyColumns(copy))
         .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, seq)));
     }
-    if (plan.raw.length > 0) {
+    if (plan.copies.length > 0) {
       await tx
         .update(channels)
         .set({
           generation: plan.generation,
           rawTokens: plan.rawTokens,
-          stubbedResults: sql`${channels.stubbedResults} + ${plan.raw.length}`,
+          stubbedResults: sql`${channels.stubbedResults} + ${plan.copies.length}`,
           stubbedTokensSaved: sql`${channels.stubbedTokensSaved} + ${plan.tokensSaved}`,
           updatedAt: sql`now()`,
         })
         .where(eq(channels.key, channelKey));
     }
     const { generation, tokensBefore, tokensAfter } = plan;
-    return { kind: 'stubbed', generation, tokensBefore, tokensAfter, stubbed: plan.raw.length };
+    return { kind: 'stubbed', generation, tokensBefore, tokensAfter, stubbed: plan.copies.length };
   });
 }

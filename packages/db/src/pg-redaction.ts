@@ -115,13 +115,13 @@ export function redactArchive(
         })
         .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));
     }
-    if (plan.raw.length > 0) {
+    if (plan.copies.length > 0) {
       await tx
         .update(channels)
         .set({ generation: plan.generation, rawTokens: plan.rawTokens, updatedAt: sql`now()` })
         .where(eq(channels.key, channelKey));
     }
-    return { redacted: plan.tombstones.length, raw: plan.raw.length, generation: plan.generation };
+    return { redacted: plan.tombstones.length, raw: plan.copies.length, generation: plan.generation };
   });
 }
 

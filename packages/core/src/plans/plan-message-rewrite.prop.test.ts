@@ -81,13 +81,13 @@ function foundAt(c: Channel, seqs: readonly number[]): (FoundMessage & { role: R
 function expectApplied(c: Channel, plan: RawRewrite, copyOf: (seq: number) => StoredMessage): void {
   const { context } = build(c);
   const before = context.tokens;
-  context.replaceRaw(plan.raw.map(({ seq, copy }) => contextCopyOf(copyOf(seq), copy)));
+  context.replaceRaw(plan.copies.map(({ seq, copy }) => contextCopyOf(copyOf(seq), copy)));
   expect(plan.tokensBefore).toBe(before);
   expect(plan.tokensAfter).toBe(context.tokens);
   expect(plan.generation).toBe(context.generation);
   expect(plan.rawTokens).toBe(countersOf(context.view()).rawTokens);
-  for (const { seq } of plan.raw) expect(seq).toBeGreaterThan(c.prefixEnd);
-  expect(new Set(plan.raw.map((r) => r.seq)).size).toBe(plan.raw.length);
+  for (const { seq } of plan.copies) expect(seq).toBeGreaterThan(c.prefixEnd);
+  expect(new Set(plan.copies.map((r) => r.seq)).size).toBe(plan.copies.length);
 }
 
 const seqs = fc.array(fc.integer({ min: 0, max: 19 }), { maxLength: 8 });
@@ -110,7 +110,7 @@ describe('planArchiveRedaction', () => {
     for (const { tombstone } of plan.tombstones) {
       expect(tombstone).toBe(tombstones.findLast((t) => t.seq === tombstone.seq));
     }
-    expect(plan.raw.map((r) => r.seq)).toEqual(held.filter((seq) => seq > c.prefixEnd));
+    expect(plan.copies.map((r) => r.seq)).toEqual(held.filter((seq) => seq > c.prefixEnd));
     const written = new Map(plan.tombstones.map((t) => [t.tombstone.seq, t.tombstone]));
     expectApplied(c, plan, (seq) => written.get(seq) ?? at(archive, seq));
   });
@@ -130,7 +130,7 @@ describe('planMessageEdit', () => {
       if (plan.kind === 'missing') throw new Error(`seq ${seq} is archived`);
       expect(plan.raw).toBe(seq > c.prefixEnd);
       const edited = { ...at(archive, seq), text: edit.text, tokens: edit.tokens };
-      expectApplied(c, { ...plan, raw: plan.raw ? [{ seq, copy: plan.copy }] : [] }, () => edited);
+      expectApplied(c, { ...plan, copies: plan.raw ? [{ seq, copy: plan.copy }] : [] }, () => edited);
     },
   );
 });
@@ -173,7 +173,7 @@ describe('planStubs', () => {
         r.sameGeneration && new Set(seqs).size === seqs.length && stubs.every((s) => stubbable(s));
       expect(plan.kind).toBe(admitted ? 'stub' : 'stale');
       if (plan.kind === 'stale') return;
-      expect(plan.raw.map((s) => s.seq)).toEqual([...seqs].sort((a, b) => a - b));
+      expect(plan.copies.map((s) => s.seq)).toEqual([...seqs].sort((a, b) => a - b));
       expect(plan.tokensSaved).toBe(plan.tokensBefore - plan.tokensAfter);
       expectApplied(c, plan, (seq) => at(archive, seq));
     },

@@ -71,7 +71,7 @@ describe('planArchiveRedaction', () => {
       { tombstone: tombstone(6), copy: { tokens: 3 } },
       { tombstone: tombstone(7, 4), copy: { tokens: 4 } },
     ]);
-    expect(plan.raw).toEqual([
+    expect(plan.copies).toEqual([
       { seq: 6, copy: { tokens: 3 } },
       { seq: 7, copy: { tokens: 4 } },
     ]);
@@ -80,7 +80,7 @@ describe('planArchiveRedaction', () => {
 
   it('leaves the generation alone when no raw message changes', () => {
     expect(planArchiveRedaction(channel, found, [tombstone(2)])).toMatchObject({
-      raw: [],
+      copies: [],
       generation: 2,
       tokensAfter: 60,
     });
@@ -90,7 +90,7 @@ describe('planArchiveRedaction', () => {
   it('changes nothing in a channel the store does not hold', () => {
     expect(planArchiveRedaction(undefined, [], [tombstone(1)])).toEqual({
       tombstones: [],
-      raw: [],
+      copies: [],
       generation: 0,
       rawTokens: 0,
       tokensBefore: 0,

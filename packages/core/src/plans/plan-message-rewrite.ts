@@ -43,8 +43,8 @@ export interface FoundMessage {
 
 /** The raw copies a write replaces, and the channel's numbers after it. */
 export interface RawRewrite {
-  /** Only messages the store found, after the prefix; one per seq. */
-  readonly raw: readonly RawCopy[];
+  /** The raw copies to write: only messages the store found, after the prefix; one per seq, in seq order. */
+  readonly copies: readonly RawCopy[];
   /** Bumped when a raw copy changed. */
   readonly generation: number;
   readonly rawTokens: number;
@@ -54,23 +54,23 @@ export interface RawRewrite {
 }
 
 /**
- * The copies among `copies` that replace raw ones (found, after the prefix; the last given wins for
+ * The copies among `given` that replace raw ones (found, after the prefix; the last given wins for
  * a seq named twice), and the totals they leave.
  */
 export function rewriteRawCopies(
   channel: ChannelCounters,
   found: readonly FoundMessage[],
-  copies: readonly RawCopy[],
+  given: readonly RawCopy[],
 ): RawRewrite {
   const current = new Map(found.map((m) => [m.seq, m]));
   const bySeq = new Map<number, RawCopy>();
-  for (const c of copies) if (c.seq > channel.prefixEnd && current.has(c.seq)) bySeq.set(c.seq, c);
-  const raw = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  for (const c of given) if (c.seq > channel.prefixEnd && current.has(c.seq)) bySeq.set(c.seq, c);
+  const copies = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   let rawTokens = channel.rawTokens;
-  for (const { seq, copy } of raw) rawTokens += copy.tokens - (current.get(seq)?.tokens ?? 0);
+  for (const { seq, copy } of copies) rawTokens += copy.tokens - (current.get(seq)?.tokens ?? 0);
   return {
-    raw,
-    generation: raw.length > 0 ? channel.generation + 1 : channel.generation,
+    copies,
+    generation: copies.length > 0 ? channel.generation + 1 : channel.generation,
     rawTokens,
     tokensBefore: contextTotal(channel),
     tokensAfter: contextTotal({ ...channel, rawTokens }),
@@ -120,7 +120,7 @@ export type MessageEditPlan =
       readonly copy: ContextCopy;
       /** The message is raw: its copy in the context is replaced. */
       readonly raw: boolean;
-    } & Omit<RawRewrite, 'raw'>)
+    } & Omit<RawRewrite, 'copies'>)
   /** The archive holds no such seq. */
   | { readonly kind: 'missing' };
 
@@ -135,8 +135,8 @@ export function planMessageEdit(
 ): MessageEditPlan {
   if (channel === undefined || found === undefined || found.seq !== edit.seq) return { kind: 'missing' };
   const copy = measuredCopy(edit);
-  const { raw, ...after } = rewriteRawCopies(channel, [found], [{ seq: edit.seq, copy }]);
-  return { kind: 'edit', copy, raw: raw.length > 0, ...after };
+  const { copies, ...after } = rewriteRawCopies(channel, [found], [{ seq: edit.seq, copy }]);
+  return { kind: 'edit', copy, raw: copies.length > 0, ...after };
 }
 
 /** A tombstone to write, and the message's context copy with it. */
@@ -150,7 +150,7 @@ export interface TombstoneWrite {
 }
 
 export interface ArchiveRedactionPlan extends RawRewrite {
-  /** One per seq the archive holds (the last given wins), in seq order; `raw` are those raw. */
+  /** One per seq the archive holds (the last given wins), in seq order; `copies` are those raw. */
   readonly tombstones: readonly TombstoneWrite[];
 }
 
@@ -164,7 +164,7 @@ export function planArchiveRedaction(
   tombstones: readonly StoredMessage[],
 ): ArchiveRedactionPlan {
   if (channel === undefined) {
-    return { tombstones: [], raw: [], generation: 0, rawTokens: 0, tokensBefore: 0, tokensAfter: 0 };
+    return { tombstones: [], copies: [], generation: 0, rawTokens: 0, tokensBefore: 0, tokensAfter: 0 };
   }
   const held = new Set(found.map((m) => m.seq));
   const bySeq = new Map<number, StoredMessage>();

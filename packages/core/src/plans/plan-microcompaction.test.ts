@@ -140,7 +140,7 @@ describe('planStubs', () => {
   it('stubs raw tool results: the raw total moves by the difference, the generation goes up', () => {
     expect(planStubs(channel, rows, { expectedGeneration: 3, stubs: [stub(8), stub(6)] })).toEqual({
       kind: 'stub',
-      raw: [
+      copies: [
         { seq: 6, copy: { text: '[stub of #6]', tokens: 12, stubbed: true } },
         { seq: 8, copy: { text: '[stub of #8]', tokens: 12, stubbed: true } },
       ],
@@ -187,7 +187,7 @@ describe('planStubs', () => {
     });
     expect(planStubs(channel, rows, { expectedGeneration: 3, stubs: [] })).toMatchObject({
       kind: 'stub',
-      raw: [],
+      copies: [],
       generation: 3,
       tokensSaved: 0,
     });

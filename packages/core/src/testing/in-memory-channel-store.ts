@@ -186,7 +186,7 @@ export class InMemoryChannelStore
     const plan = planStubs(view && countersOf(view), view?.raw ?? [], request);
     if (plan.kind === 'stale') return plan;
     const channel = this.#channel(channelKey);
-    const stubs = plan.raw.map(({ seq, copy }) => {
+    const stubs = plan.copies.map(({ seq, copy }) => {
       const stored = storedAt(channel, seq);
       const stub = contextCopyOf(stored, copy);
       // The archive keeps the result whole, and the stub a pass reads in its place.
@@ -250,10 +250,10 @@ export class InMemoryChannelStore
         channel.archive[t.seq - 1] = t;
       }
       channel.context.replaceRaw(
-        plan.raw.map(({ seq, copy }) => contextCopyOf(storedAt(channel, seq), copy)),
+        plan.copies.map(({ seq, copy }) => contextCopyOf(storedAt(channel, seq), copy)),
       );
     }
-    return { redacted: plan.tombstones.length, raw: plan.raw.length, generation: plan.generation };
+    return { redacted: plan.tombstones.length, raw: plan.copies.length, generation: plan.generation };
   }
 
   async summaryBefore(
