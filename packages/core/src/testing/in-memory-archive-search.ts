@@ -1,8 +1,8 @@
 /**
- * `ArchiveSearch` by scanning a channel store's archive in memory, for unit tests and `ebb simulate`:
- * the same contract as `PgArchiveSearch` (one suite runs against both). Its word matching is a crude
- * stand-in for Postgres' English text search: lower-cased letter/digit words, Postgres' English stop
- * words dropped, a few English suffixes stripped; `"phrases"` match as their words, in any order.
+ * `ArchiveSearch` by scanning a channel store's archive in memory, for tests: the same contract as
+ * `PgArchiveSearch` (one suite runs against both). Its word matching is a crude stand-in for
+ * Postgres' English text search: lower-cased letter/digit words, Postgres' English stop words
+ * dropped, a few English suffixes stripped; `"phrases"` match as their words, in any order.
  */
 
 import type { StoredMessage } from '../model/model.js';

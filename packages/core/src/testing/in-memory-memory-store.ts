@@ -1,7 +1,7 @@
 /**
- * The memory store in memory, for tests and `ebb simulate`: the same semantics as `PgMemoryStore`
- * (one contract suite runs against both), no I/O. Recall ranks like Postgres (`memory-recall.ts`);
- * its word matching is a crude stand-in for Postgres' stemming.
+ * The memory store in memory, for tests: the same semantics as `PgMemoryStore` (one contract suite
+ * runs against both), no I/O. Recall ranks like Postgres (`memory-recall.ts`); its word matching is
+ * a crude stand-in for Postgres' stemming.
  */
 import { type Memory, memoryFingerprint, type NewMemory } from '../memory/memory.js';
 import { MEMORY_RECALL_RANKING, recallTerms } from '../memory/memory-recall.js';

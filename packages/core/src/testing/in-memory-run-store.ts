@@ -1,6 +1,6 @@
 /**
- * The run store (and its checkpoint eraser) in memory, for tests and `ebb simulate`: the same
- * semantics as `PgRunStore` (the same contract suites run against both), no I/O.
+ * The run store (and its checkpoint eraser) in memory, for tests: the same semantics as
+ * `PgRunStore` (the same contract suites run against both), no I/O.
  */
 
 import type { SeqRange } from '../model/model.js';
