@@ -5,7 +5,7 @@
  *
  * | key or channel                       | type          | owner                 | holds |
  * | ------------------------------------ | ------------- | --------------------- | ----- |
- * | `<p>:compaction:*`                   | BullMQ        | BullMQ (prefix `<p>`) | the `compaction` queue: `wait`, `active`, `prioritized`, `delayed`, `completed`, `failed`, `stalled`, `events`, `meta`, `id`, `marker`, `limiter`, and per job `<p>:compaction:<jobId>` (+ `:lock`, `:logs`) |
+ * | `<p>:compaction:*`                   | BullMQ        | BullMQ (prefix `<p>`) | the `compaction` queue: `wait`, `active`, `prioritized`, `delayed`, `completed`, `failed`, `stalled`, `stalled-check`, `events`, `meta`, `id`, `marker`, `limiter`, and per job `<p>:compaction:<jobId>` (+ `:lock`, `:logs`) |
  * | `<p>:compaction:de:<ch>`             | string        | BullMQ deduplication  | id of the job holding the channel's first slot; gone when that job completes, fails or is removed |
  * | `<p>:compaction:de:<ch>.<n>`         | string        | BullMQ deduplication  | the same for slot n (2..`MAX_PASSES_IN_FLIGHT`): a follow-up pass over the next range |
  * | `<p>:lock:compaction-enqueue:<ch>`   | string, PX 5s | `BullmqCompactionQueue` | random token; held only around the dedupe check-and-replace of one enqueue |
@@ -36,6 +36,10 @@ export interface RedisKeys {
   compactionDedupeId(channelKey: string, slot?: number): string;
   /** The key BullMQ stores that dedupe id under (read-only for us; BullMQ writes it). */
   compactionDedupeKey(channelKey: string, slot?: number): string;
+  /** The lock a worker holds on a compaction job while it runs it (BullMQ's; tests expire it). */
+  compactionJobLock(jobId: string): string;
+  /** The mark that holds off other workers' stalled-job checks (BullMQ's; tests expire it). */
+  readonly compactionStalledCheck: string;
   /** The per-channel lock taken around the check-and-replace of an enqueue. */
   compactionEnqueueLock(channelKey: string): string;
   /** A channel's inbound spool stream. */
@@ -65,6 +69,8 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     compactionDedupeId: (channelKey, slot = 0) => dedupeId(channelKey, slot),
     compactionDedupeKey: (channelKey, slot = 0) =>
       `${prefix}:${COMPACTION_QUEUE_NAME}:de:${dedupeId(channelKey, slot)}`,
+    compactionJobLock: (jobId) => `${prefix}:${COMPACTION_QUEUE_NAME}:${jobId}:lock`,
+    compactionStalledCheck: `${prefix}:${COMPACTION_QUEUE_NAME}:stalled-check`,
     compactionEnqueueLock: (channelKey) =>
       `${prefix}:lock:compaction-enqueue:${encodeChannelKey(channelKey)}`,
     spool: (channelKey) => `${prefix}:spool:${encodeChannelKey(channelKey)}`,

@@ -21,10 +21,11 @@ export interface SpawnedWorker {
   /** Its log lines so far, parsed. */
   lines(): readonly Record<string, unknown>[];
   /**
-   * Resolves at its first log line whose message starts with `msg`; rejects if it exits first (with
-   * what it wrote to stderr, when that is piped).
+   * Resolves at its first log line with this `event` (the log contract's names, README "Every
+   * event", not its wording); rejects if it exits first (with what it wrote to stderr, when that is
+   * piped).
    */
-  logged(msg: string): Promise<Record<string, unknown>>;
+  logged(event: string): Promise<Record<string, unknown>>;
 }
 
 /** `ebb worker --config <config>`, its environment this process's less EBB_*, OPENAI_*, SLACK_* and DISCORD_*, then `env`. */
@@ -58,10 +59,10 @@ export function ebbWorkerProcess(args: {
     child,
     exited,
     lines: () => lines,
-    logged: (msg) =>
+    logged: (event) =>
       new Promise((resolve, reject) => {
         const check = () => {
-          const line = lines.find((l) => String(l.msg).startsWith(msg));
+          const line = lines.find((l) => l.event === event);
           if (!line) return;
           waiting.delete(check);
           resolve(line);
@@ -69,7 +70,7 @@ export function ebbWorkerProcess(args: {
         waiting.add(check);
         check();
         void exited.then((code) =>
-          reject(new Error(`ebb worker exited (${code}) before logging "${msg}": ${stderr}`)),
+          reject(new Error(`ebb worker exited (${code}) before logging ${event}: ${stderr}`)),
         );
       }),
   };
@@ -100,7 +101,6 @@ export async function spawnEbbWorker(args: {
     await rm(dir, { recursive: true, force: true });
     return code;
   });
-  // Its `worker.ready` line.
-  await worker.logged('compaction worker ready');
+  await worker.logged('worker.ready');
   return { ...worker, exited };
 }

@@ -15,7 +15,7 @@ import {
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { BullmqCompactionQueue, createRedis, waitForReady } from '@ebb/queue';
+import { BullmqCompactionQueue, createRedis, redisKeys, waitForReady } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
@@ -113,9 +113,10 @@ it('a job whose worker was killed mid-pass is completed by another worker, with 
   await killed.exited;
   // Its lock on the job, and the mark that holds off other workers' stalled checks, would run out
   // in BullMQ's 30 s (lockDuration, stalledInterval); as if that time had passed, they run out now
-  // (BullMQ's own keys under the prefix; see packages/queue/src/redis-keys.ts).
-  expect(await producer.pexpire(`${prefix}:compaction:${jobId}:lock`, 1)).toBe(1);
-  expect(await producer.pexpire(`${prefix}:compaction:stalled-check`, 1)).toBe(1);
+  // (BullMQ's own keys under the prefix, as redis-keys.ts names them).
+  const keys = redisKeys(prefix);
+  expect(await producer.pexpire(keys.compactionJobLock(jobId as string), 1)).toBe(1);
+  expect(await producer.pexpire(keys.compactionStalledCheck, 1)).toBe(1);
 
   // A second worker finds the stalled job once its lock runs out, and completes it.
   const second = await runCompactionWorker({

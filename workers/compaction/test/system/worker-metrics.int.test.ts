@@ -18,7 +18,7 @@ const TOKEN = 'worker-metrics-token-0123456789';
 /** `ebb worker` with `env` over a clean environment; `ready` is its "worker metrics at" URL. */
 function startWorker(env: Record<string, string>): SpawnedWorker & { readonly ready: Promise<string> } {
   const worker = ebbWorkerProcess({ config: REPO_CONFIG, env });
-  const ready = worker.logged('worker metrics at').then((line) => String(line.url));
+  const ready = worker.logged('worker.metrics_started').then((line) => String(line.url));
   ready.catch(() => {});
   return { ...worker, ready };
 }

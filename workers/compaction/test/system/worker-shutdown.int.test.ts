@@ -49,9 +49,9 @@ function startWorker(redis: string): SpawnedWorker {
 describe.concurrent('ebb worker with Redis away', () => {
   it('exits 0 on SIGTERM when Redis went away while it ran', async () => {
     const worker = startWorker(`redis://127.0.0.1:${proxy.port}`);
-    await worker.logged('compaction worker ready');
+    await worker.logged('worker.ready');
     proxy.cut();
-    await worker.logged('redis connection error');
+    await worker.logged('redis.connection_failed');
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.lines().map((l) => l.msg)).toContain('stopping the compaction worker');
@@ -59,7 +59,7 @@ describe.concurrent('ebb worker with Redis away', () => {
 
   it('exits 0 on SIGTERM when Redis was never there', async () => {
     const worker = startWorker(NO_REDIS);
-    await worker.logged('redis connection error');
+    await worker.logged('redis.connection_failed');
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.lines().map((l) => l.msg)).toContain('stopping the compaction worker');
