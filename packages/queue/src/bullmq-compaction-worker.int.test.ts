@@ -1,5 +1,7 @@
 import { EbbError, SummarizerGaveUpError } from '@ebb/core';
+import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -161,6 +163,30 @@ describe('BullmqCompactionWorker', () => {
     await vi.waitFor(() => expect(completed).toEqual([jobId]), WAIT);
     expect(await w.close()).toBe('drained');
     expect(await connection.ping()).toBe('PONG');
+  });
+
+  it('stops with Redis partitioned: its forced close waits on none of the unanswered connections', async () => {
+    const { prefix } = await setup();
+    const target = new URL(redisUrl());
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
+    cleanups.push(() => proxy.close());
+    const connection = createRedis(`redis://127.0.0.1:${proxy.port}`, { role: 'worker' });
+    cleanups.push(async () => connection.disconnect());
+    const logger = new RecordingLogger();
+    const w = startCompactionWorker({ connection, prefix, processor: async () => 'ok', logger });
+    cleanups.push(() => w.close());
+    await w.waitUntilReady();
+
+    // Redis goes, then a partition: each reconnect is accepted and never answered, so close() takes
+    // its Redis-away path with every connection open and silent. BullMQ's forced close drops them
+    // (no QUIT), so its bound (a worker.close_failed line after 5 s) is not reached.
+    proxy.cut();
+    await vi.waitFor(() => expect(connection.status).toBe('reconnecting'), WAIT);
+    proxy.stall();
+    await vi.waitFor(() => expect(connection.status).toBe('connect'), WAIT);
+
+    expect(await w.close({ timeoutMs: 2_000 })).toBe('drained');
+    expect(logger.events('worker.close_failed')).toEqual([]);
   });
 
   it('refuses options with both or neither of connection and url', () => {
