@@ -191,7 +191,10 @@ function passEvent(job: ProcessorJob) {
 }
 
 /** Marks the job's run running (creating it first when the worker got the job before the bot recorded it); returns the run as it was. */
-async function startRun(runs: RunStore, job: ProcessorJob): Promise<CompactionRun | undefined> {
+async function startRun(
+  runs: Pick<RunStore, 'start' | 'create'>,
+  job: ProcessorJob,
+): Promise<CompactionRun | undefined> {
   const run = await runs.start(job.jobId);
   if (run) return run;
   await runs.create({ ...jobRange(job), jobId: job.jobId, usage: Number.NaN });
@@ -440,7 +443,11 @@ export function errorCode(err: unknown): string {
  * its own Redis steps after it failed (BullMQ's move to completed, with Redis away or restarted
  * empty): such a run stays `completed`.
  */
-export async function recordFailure(runs: RunStore, jobId: string, err: unknown): Promise<void> {
+export async function recordFailure(
+  runs: Pick<RunStore, 'finish'>,
+  jobId: string,
+  err: unknown,
+): Promise<void> {
   await runs.finish(jobId, { status: 'failed', error: errorCode(err) }, { onlyFrom: ['queued', 'running'] });
 }
 
@@ -467,7 +474,7 @@ function jobRange(job: ProcessorJob) {
 
 /** Whether a follow-up should wait: the pass ahead of it is still queued or running, and not for too long. */
 async function waitsForPredecessor(
-  runs: RunStore,
+  runs: Pick<RunStore, 'get'>,
   job: ProcessorJob,
   enqueuedAt: number,
   now: number,
@@ -506,7 +513,7 @@ async function snapshotRange(channels: ArchiveReader, job: ProcessorJob): Promis
  * newest of them is younger than the pause.
  */
 async function circuitOpen(
-  runs: RunStore,
+  runs: Pick<RunStore, 'recent'>,
   job: ProcessorJob,
   breaker: CircuitBreakerOptions,
   now: number,
