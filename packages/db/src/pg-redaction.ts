@@ -1,8 +1,9 @@
 /**
  * What forgetting needs of the channel store on Postgres (`ebb forget`, and a deletion or an edit on
  * a platform): finding the messages to redact, replacing a summary span with one written again,
- * tombstoning or editing archived messages and blanking retired spans. Replacing a span and tombstoning messages run under the channel row lock
- * in one transaction; blanking retired spans needs none (nothing else writes retired spans).
+ * tombstoning or editing archived messages and blanking retired spans. Replacing a span,
+ * tombstoning and editing each run under the channel row lock in one transaction, planned by core's
+ * planners on what they find there; blanking retired spans needs none (nothing else writes them).
  */
 import {
   type AuthoredSeqs,
