@@ -1,8 +1,11 @@
 import { createServer } from 'node:net';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { redisUrl } from '@ebb/testing/redis';
+import { TcpProxy } from '@ebb/testing/tcp-proxy';
+import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import {
+  closeRedis,
   createRedis,
   describeRedisUrl,
   isRedisReachable,
@@ -98,6 +101,47 @@ describe('createRedis', () => {
       ]);
     } finally {
       redis.disconnect();
+    }
+  });
+});
+
+describe('closeRedis', () => {
+  /** A connection of `role` to the test Redis through a proxy the test can stall, once it is ready. */
+  async function behindProxy(role: 'producer' | 'subscriber') {
+    const target = new URL(redisUrl());
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
+    const redis = createRedis(`redis://127.0.0.1:${proxy.port}`, { role });
+    redis.on('error', () => {});
+    await waitForReady(redis);
+    return { proxy, redis };
+  }
+
+  /** Resolves once the connection has ended (and will not reconnect). */
+  const ended = (redis: Redis) =>
+    redis.status === 'end' ? Promise.resolve() : new Promise((resolve) => redis.once('end', resolve));
+
+  it('quits a ready connection: what was sent before is answered, then it ends', async () => {
+    const { proxy, redis } = await behindProxy('subscriber');
+    try {
+      const ping = redis.ping();
+      await closeRedis(redis);
+      expect(await ping).toBe('PONG');
+      await ended(redis);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  // A process stopping during a network partition: the QUIT is never answered, and a subscriber
+  // connection has no command timeout. Without the bound this waits until the partition heals.
+  it('drops a connection whose Redis stopped answering instead of waiting for its QUIT', async () => {
+    const { proxy, redis } = await behindProxy('subscriber');
+    try {
+      proxy.stall();
+      await closeRedis(redis);
+      await ended(redis);
+    } finally {
+      await proxy.close();
     }
   });
 });

@@ -136,17 +136,20 @@ export async function waitForReady(redis: Redis, timeoutMs?: number): Promise<vo
   }
 }
 
+/** How long a QUIT may wait for Redis's answer before the connection is dropped instead. */
+export const QUIT_WAIT_MS = 2_000;
+
 /**
  * Closes a connection: QUIT when it is connected (so the replies in flight are read first), else it
  * is dropped. A QUIT sent while Redis is away waits in the offline queue behind what is queued there
- * for as long as Redis stays away, and the connection goes on reconnecting meanwhile: a process
- * stopping then would never exit.
+ * for as long as Redis stays away, and the connection goes on reconnecting meanwhile; one sent into a
+ * network partition (connected, nothing answered) waits as long, on a connection with no command
+ * timeout. A process stopping then would never exit: past `QUIT_WAIT_MS` the connection is dropped.
  */
 export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status === 'ready') {
     try {
-      await redis.quit();
-      return;
+      if ((await settleWithin(redis.quit(), QUIT_WAIT_MS)).done) return;
     } catch {
       // Dropped below.
     }
