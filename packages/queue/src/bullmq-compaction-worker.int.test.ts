@@ -179,7 +179,7 @@ describe('BullmqCompactionWorker', () => {
 
     // Redis goes, then a partition: each reconnect is accepted and never answered, so close() takes
     // its Redis-away path with every connection open and silent. BullMQ's forced close drops them
-    // (no QUIT), so its bound (a worker.close_failed line after 5 s) is not reached.
+    // (no QUIT): it returns at once, and fails nothing.
     proxy.cut();
     await vi.waitFor(() => expect(connection.status).toBe('reconnecting'), WAIT);
     proxy.stall();
@@ -187,6 +187,29 @@ describe('BullmqCompactionWorker', () => {
 
     expect(await w.close({ timeoutMs: 2_000 })).toBe('drained');
     expect(logger.events('worker.close_failed')).toEqual([]);
+  });
+
+  // The partition starts while the worker is connected, so close() takes its graceful path, whose QUITs
+  // are never answered. With nothing in hand it must not wait out its timeout: given one longer than
+  // the test's, it would fail by timing out.
+  it('stops within seconds, drained, when Redis stops answering while it is connected and no pass is in hand', async () => {
+    const { prefix } = await setup();
+    const target = new URL(redisUrl());
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
+    cleanups.push(() => proxy.close());
+    const logger = new RecordingLogger();
+    const w = startCompactionWorker({
+      url: `redis://127.0.0.1:${proxy.port}`,
+      prefix,
+      processor: async () => 'ok',
+      logger,
+    });
+    cleanups.push(() => w.close());
+    await w.waitUntilReady();
+    proxy.stall();
+
+    expect(await w.close({ timeoutMs: 120_000 })).toBe('drained');
+    expect(logger.events('worker.jobs_handed_back')).toEqual([]);
   });
 
   it('refuses options with both or neither of connection and url', () => {

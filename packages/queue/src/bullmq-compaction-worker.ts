@@ -51,7 +51,7 @@ import {
   providerWaitMs,
   toError,
 } from './job-driver.js';
-import { closeRedis, createRedis } from './redis-connection.js';
+import { closeRedis, createRedis, QUIT_WAIT_MS } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
 export interface CompactionWorkerOptions {
@@ -216,25 +216,51 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
     return this.#closing;
   }
 
+  /**
+   * BullMQ's graceful close waits for the passes in hand, then for Redis to answer its last commands
+   * and QUITs. Behind a network partition (connections open, nothing answered) that second wait has
+   * no end, so it gets as long as `closeRedis` gives a QUIT; then the connections are dropped. The
+   * passes in hand are what `timeoutMs` is for. A job fetched just as the close began runs too: the
+   * wait goes on while any pass is in hand.
+   */
   async #close(timeoutMs: number): Promise<CloseOutcome> {
     if (this.#connection.status !== 'ready') return this.#closeWithoutRedis(timeoutMs);
     const graceful = this.#worker.close().catch((err: unknown) => {
       this.#log.warn({ event: 'worker.close_failed', err: toError(err) }, 'compaction worker close failed');
     });
-    const outcome = (await settleWithin(graceful, timeoutMs)).done ? 'drained' : 'timed_out';
-    if (outcome === 'timed_out') {
-      const jobIds = this.activeJobIds;
-      this.#log.warn(
-        { event: 'worker.jobs_handed_back', jobIds, timeoutMs },
-        'compaction worker closed with jobs still running; they stall and another worker runs them again',
-      );
+    const deadline = performance.now() + timeoutMs;
+    const left = () => Math.max(0, deadline - performance.now());
+    while ((await settleWithin(this.#idle(), left())).done) {
+      if ((await settleWithin(graceful, Math.min(QUIT_WAIT_MS, left()))).done) {
+        if (this.#ownedConnection) await closeRedis(this.#ownedConnection);
+        return 'drained';
+      }
+      if (this.#active.size > 0) continue;
+      // Nothing in hand and Redis not answering: nothing is lost by dropping the connections.
       await this.#worker.disconnect().catch(() => {});
       this.#ownedConnection?.disconnect();
-      this.#worker.cancelAllJobs('compaction worker shut down');
-      return outcome;
+      return 'drained';
     }
-    if (this.#ownedConnection) await closeRedis(this.#ownedConnection);
-    return outcome;
+    this.#log.warn(
+      { event: 'worker.jobs_handed_back', jobIds: this.activeJobIds, timeoutMs },
+      'compaction worker closed with jobs still running; they stall and another worker runs them again',
+    );
+    await this.#worker.disconnect().catch(() => {});
+    this.#ownedConnection?.disconnect();
+    this.#worker.cancelAllJobs('compaction worker shut down');
+    return 'timed_out';
+  }
+
+  /** Resolves once no pass is in hand. */
+  #idle(): Promise<void> {
+    if (this.#active.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const idle = () => {
+        this.#onIdle.delete(idle);
+        resolve();
+      };
+      this.#onIdle.add(idle);
+    });
   }
 
   /**
@@ -246,14 +272,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
    */
   async #closeWithoutRedis(timeoutMs: number): Promise<CloseOutcome> {
     await this.#worker.pause(true);
-    let idle = () => {};
-    const finished = new Promise<void>((resolve) => {
-      idle = resolve;
-      if (this.#active.size === 0) resolve();
-    });
-    this.#onIdle.add(idle);
-    const outcome = (await settleWithin(finished, timeoutMs)).done ? 'drained' : 'timed_out';
-    this.#onIdle.delete(idle);
+    const outcome = (await settleWithin(this.#idle(), timeoutMs)).done ? 'drained' : 'timed_out';
     if (outcome === 'timed_out') {
       this.#log.warn(
         { event: 'worker.jobs_handed_back', jobIds: this.activeJobIds, timeoutMs },
