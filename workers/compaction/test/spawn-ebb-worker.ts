@@ -20,6 +20,8 @@ export interface SpawnedWorker {
   readonly exited: Promise<number | null>;
   /** Its log lines so far, parsed. */
   lines(): readonly Record<string, unknown>[];
+  /** Its log lines so far, one per line: the time since the first, the level, the event, the message. */
+  events(): string;
   /**
    * Resolves at its first log line with this `event` (the log contract's names, README "Every
    * event", not its wording); rejects if it exits first (with what it wrote to stderr, when that is
@@ -59,6 +61,12 @@ export function ebbWorkerProcess(args: {
     child,
     exited,
     lines: () => lines,
+    events: () => {
+      const first = Number(lines[0]?.time ?? 0);
+      return lines
+        .map((l) => `+${Number(l.time) - first}ms ${String(l.level)} ${String(l.event)} ${String(l.msg)}`)
+        .join('\n');
+    },
     logged: (event) =>
       new Promise((resolve, reject) => {
         const check = () => {

@@ -8,7 +8,7 @@ import { describeStartFailure } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
-import { untilStopSignal } from './stop-signals.js';
+import { exitIfLingering, untilStopSignal } from './stop-signals.js';
 
 export async function run(args: { config?: string; withWorker: boolean }, io: CommandIo): Promise<number> {
   const runtime = await loadRuntime(
@@ -30,6 +30,7 @@ export async function run(args: { config?: string; withWorker: boolean }, io: Co
   await untilSignalled(logger, () => reloading.current().shutdown.grace_seconds);
   reloading.stop();
   await stopGracefully(ebb, logger);
+  exitIfLingering(logger, 0);
   return 0;
 }
 

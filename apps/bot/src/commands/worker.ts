@@ -12,7 +12,7 @@ import { describeStartFailure, StartRefusedError } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';
-import { untilStopSignal } from './stop-signals.js';
+import { exitIfLingering, untilStopSignal } from './stop-signals.js';
 
 export async function worker(
   args: { config?: string; concurrency?: number },
@@ -67,7 +67,13 @@ export async function worker(
   }
   const signal = await stopSignal;
   logger.info({ event: 'worker.stopping', signal }, 'stopping the compaction worker');
+  const started = performance.now();
   reloading.stop();
   await running.stop();
+  logger.info(
+    { event: 'worker.stopped', ms: Math.round(performance.now() - started) },
+    'compaction worker stopped',
+  );
+  exitIfLingering(logger, 0);
   return 0;
 }
