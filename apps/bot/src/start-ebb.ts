@@ -13,6 +13,7 @@
  * - an MCP server that cannot start: its tools are missing until it does (retried in the background).
  */
 import type { PlatformAdapter } from '@ebb/core';
+import { ShutdownSteps } from '@ebb/core';
 import type { WebAdapter } from '@ebb/web';
 import type { Bot } from './bot/bot.js';
 import { DashboardFeed } from './dashboard-feed.js';
@@ -24,7 +25,6 @@ import { Observability } from './start/observability.js';
 import type { StartOptions } from './start/options.js';
 import { checkExposure, platformAdapters, webAdapter } from './start/platforms.js';
 import { startQueue } from './start/queue.js';
-import { ShutdownSteps } from './start/shutdown.js';
 import { startToolbox } from './start/tools.js';
 
 export type { StartOptions } from './start/options.js';

@@ -15,6 +15,7 @@ import {
   type BullmqCompactionWorker,
   closeRedis,
   createRedis,
+  DEFAULT_COMPACTION_WORKER_OPTIONS,
   RedisContextNotifier,
   startCompactionWorker,
   waitForReady,
@@ -126,7 +127,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
 
   return {
     worker,
-    async close(timeoutMs = 30_000) {
+    async close(timeoutMs = DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs) {
       await reconciler.stop();
       const outcome = await worker.close({ timeoutMs });
       if (outcome === 'timed_out')

@@ -11,7 +11,7 @@
  * - `tools/`: the history tools and the archive-search rules every store shares.
  * - `rendering/`: the prompt and the reply: rendering, splitting, quoting untrusted text.
  * - `simulation/`: `ebb simulate`'s engine.
- * - `support/`: small shared helpers: backoff, deadlines, errors, the LRU map.
+ * - `support/`: small shared helpers: backoff, deadlines, errors, the LRU map, shutdown steps.
  *
  * The in-memory stores live apart, on the `@ebb/core/testing` subpath (tests only).
  */
@@ -63,6 +63,7 @@ export * from './support/deadline.js';
 export * from './support/error-text.js';
 export * from './support/errors.js';
 export * from './support/lru-map.js';
+export * from './support/shutdown-steps.js';
 export * from './tools/archive-search.js';
 export * from './tools/history-tools.js';
 export * from './usage/prefix-cache.js';

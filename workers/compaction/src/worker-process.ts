@@ -1,12 +1,15 @@
 /**
  * The compaction worker process, assembled: what `ebb worker` runs. Postgres (migrated), the
  * `/metrics` and `/healthz` server, a Redis connection for the health check, and the BullMQ worker
- * running `@ebb/compaction`'s processor and reconciler; `stop()` closes them in reverse order. The
+ * running `@ebb/compaction`'s processor and reconciler; `stop()` closes them in reverse order, each
+ * in a bounded time (a Redis or Postgres that is gone, or behind a partition, cannot keep it from
+ * exiting), as `ebb start` closes its parts. The
  * CLI around it (apps/bot's `ebb worker`) loads the config and environment, refuses unsafe settings,
  * watches config.toml and waits for SIGTERM or SIGINT, as it does for `ebb start`.
  */
 import { runCompactionWorker } from '@ebb/compaction';
 import type { EbbConfig, EbbEnv } from '@ebb/config';
+import { SHUTDOWN_STEP_MS, ShutdownSteps } from '@ebb/core';
 import { createDb, migrate } from '@ebb/db';
 import type { Logger } from '@ebb/logger';
 import {
@@ -17,7 +20,7 @@ import {
   redisCheck,
   serveObservabilityOnDefaultPort,
 } from '@ebb/observability';
-import { closeRedis, createRedis } from '@ebb/queue';
+import { closeRedis, createRedis, DEFAULT_COMPACTION_WORKER_OPTIONS } from '@ebb/queue';
 import { mountGuards } from '@ebb/web';
 
 export type WorkerProcessEnv = Pick<
@@ -50,18 +53,15 @@ export interface WorkerProcess {
 export async function startWorkerProcess(options: WorkerProcessOptions): Promise<WorkerProcess> {
   const { env, logger } = options;
   // What is open so far, closed last-opened first: by stop(), or by a step of the start that fails.
-  const opened: (() => Promise<unknown>)[] = [];
-  const closeOpened = async () => {
-    for (const close of opened.splice(0).reverse()) await close();
-  };
+  const opened = new ShutdownSteps(logger);
   try {
     const database = await createDb({ databaseUrl: env.DATABASE_URL });
-    opened.push(() => database.close());
+    opened.add(() => database.close());
     await migrate(database);
     const metrics = createMetrics({ prices: () => options.config().prices });
     const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
-    opened.push(() => closeRedis(healthRedis));
+    opened.add(() => closeRedis(healthRedis));
     const served = await serveObservabilityOnDefaultPort({
       metrics,
       health: () =>
@@ -72,7 +72,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       guard: (app) => mountGuards(app, { access: { metricsToken: env.EBB_METRICS_TOKEN } }),
     });
     const observability = served.server;
-    opened.push(() => observability.close());
+    opened.add(() => observability.close());
     if (served.fellBack) {
       logger.warn(
         { event: 'worker.metrics_port_taken', url: observability.url },
@@ -93,10 +93,11 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       logger,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     });
-    opened.push(() => running.close());
+    // The passes in hand get the worker's close timeout, then the rest of its close a step's time.
+    opened.add(() => running.close(), DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs + SHUTDOWN_STEP_MS);
   } catch (err) {
-    await closeOpened();
+    await opened.close();
     throw err;
   }
-  return { stop: closeOpened };
+  return { stop: () => opened.close() };
 }

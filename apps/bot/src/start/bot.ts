@@ -5,6 +5,7 @@
  */
 import { passSettingsResolver } from '@ebb/compaction';
 import type { CompactionEventSink, PlatformAdapter } from '@ebb/core';
+import { SHUTDOWN_STEP_MS, type ShutdownSteps } from '@ebb/core';
 import { meteredSummarizer } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { Bot, TURN_CUT_OFF_MS } from '../bot/bot.js';
@@ -15,7 +16,6 @@ import type { Model } from './model.js';
 import type { Observability } from './observability.js';
 import { llmRetry, type StartOptions } from './options.js';
 import type { RunningQueue } from './queue.js';
-import { SHUTDOWN_STEP_MS, type ShutdownSteps } from './shutdown.js';
 
 export interface BotParts {
   readonly adapters: readonly PlatformAdapter[];

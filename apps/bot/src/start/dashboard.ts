@@ -3,7 +3,7 @@
  * compaction events, context changes) and BullMQ's board; the notifier subscription that brings it
  * the passes of other processes is ended at stop.
  */
-import type { ContextNotifier } from '@ebb/core';
+import type { ContextNotifier, ShutdownSteps } from '@ebb/core';
 import type { Toolbox } from '@ebb/tools';
 import { type BoardQueue, mountDashboard, type WebAdapter } from '@ebb/web';
 import { StoreDashboardSource } from '../dashboard-channels.js';
@@ -11,7 +11,6 @@ import type { DashboardFeed } from '../dashboard-feed.js';
 import { OfferedTools } from '../offered-tools.js';
 import type { Stores } from './database.js';
 import type { StartOptions } from './options.js';
-import type { ShutdownSteps } from './shutdown.js';
 
 export interface DashboardParts {
   readonly web: WebAdapter;

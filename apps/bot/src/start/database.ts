@@ -3,10 +3,11 @@
  * PGlite (announced), migrated and closed at stop; and the one set of stores the bot and the
  * dashboard share.
  */
+
+import type { ShutdownSteps } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
 import { openDatabase } from '../open-database.js';
 import type { StartOptions } from './options.js';
-import type { ShutdownSteps } from './shutdown.js';
 
 export async function startDatabase(options: StartOptions, steps: ShutdownSteps): Promise<Database> {
   const { env, logger } = options;

@@ -13,6 +13,7 @@ import type {
   CompactionQueue,
   ContextNotifier,
   InboundSpool,
+  ShutdownSteps,
 } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import { bullmqQueueStats, meteredSummarizer, redisCheck } from '@ebb/observability';
@@ -30,7 +31,6 @@ import type { BoardQueue } from '@ebb/web';
 import { FallbackInboundSpool, FileInboundSpool } from '../bot/file-inbound-spool.js';
 import type { Observability } from './observability.js';
 import { llmRetry, type StartOptions } from './options.js';
-import type { ShutdownSteps } from './shutdown.js';
 
 export interface RunningQueue {
   readonly queue: CompactionQueue;

@@ -2,11 +2,12 @@
  * The tools part: the MCP servers and the built-in history tools in one toolbox (start-tools.ts),
  * the servers stopped at stop.
  */
+
+import type { ShutdownSteps } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import type { McpServers, Toolbox } from '@ebb/tools';
 import { startTools } from '../start-tools.js';
 import type { StartOptions } from './options.js';
-import type { ShutdownSteps } from './shutdown.js';
 
 export async function startToolbox(
   options: StartOptions,

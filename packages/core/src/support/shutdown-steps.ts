@@ -1,10 +1,11 @@
 /**
- * The stop of a running Ebb: each part adds the steps that close what it opened, and they run in
- * reverse order, at shutdown or when a later part of the start fails. Each step gets a bounded time,
- * so a dead Redis or Postgres cannot hold the process at exit.
+ * The stop of a process (`ebb start`, `ebb worker`): each part adds the steps that close what it
+ * opened, and they run in reverse order, at shutdown or when a later part of the start fails. Each
+ * step gets a bounded time, so a dead Redis or Postgres, or one behind a partition, cannot hold the
+ * process at exit.
  */
-import { settleWithin } from '@ebb/core';
-import type { Logger } from '@ebb/logger';
+import type { Logger } from '../ports/logger.js';
+import { settleWithin } from './deadline.js';
 
 /** How long a shutdown step may take unless it says otherwise. */
 export const SHUTDOWN_STEP_MS = 3_000;
