@@ -30,6 +30,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { emergencyTruncations } from '../expect-runs.js';
+import { mcpServersReady } from '../mcp-ready.js';
 import { FULL_SPEED_WEB, isPassRequest, jsonLinesLogger } from '../small-window.js';
 
 const WINDOW = 80_000;
@@ -173,15 +174,7 @@ beforeAll(async () => {
     llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
     processMetrics: false,
   });
-  await vi.waitFor(
-    async () => {
-      const health = (await (await fetch(`${ebb.web.url}/healthz`)).json()) as {
-        mcp: Record<string, { status: string }>;
-      };
-      expect(health.mcp.ci?.status).toBe('ready');
-    },
-    { timeout: 20_000 },
-  );
+  await mcpServersReady(ebb.web.url, ['ci']);
 }, 60_000);
 
 afterAll(async () => {

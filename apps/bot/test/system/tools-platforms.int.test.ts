@@ -14,6 +14,7 @@ import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { mcpServersReady } from '../mcp-ready.js';
 
 interface Platform {
   readonly env: Record<string, string>;
@@ -104,15 +105,7 @@ describe.each([
   });
 
   it('calls the tool, posts only the answer, and archives the pair', async () => {
-    await vi.waitFor(
-      async () => {
-        const health = (await (await fetch(`${ebb.web.url}/healthz`)).json()) as {
-          mcp: Record<string, { status: string }>;
-        };
-        expect(health.mcp.dir?.status).toBe('ready');
-      },
-      { timeout: 20_000 },
-    );
+    await mcpServersReady(ebb.web.url, ['dir']);
     openai.enqueue(
       { toolCalls: [{ name: 'dir__lookup', arguments: { key: 'ana' } }] },
       (request: RecordedRequest) => {

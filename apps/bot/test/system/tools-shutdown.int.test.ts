@@ -18,6 +18,7 @@ import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { mcpServersReady } from '../mcp-ready.js';
 import { FULL_SPEED_WEB, jsonLinesLogger } from '../small-window.js';
 
 let fake: FakeOpenAiServer;
@@ -76,15 +77,7 @@ beforeAll(async () => {
     processMetrics: false,
   });
   const url = ebb.web.url;
-  await vi.waitFor(
-    async () => {
-      const health = (await (await fetch(`${url}/healthz`)).json()) as {
-        mcp: Record<string, { status: string }>;
-      };
-      expect(health.mcp.dir?.status).toBe('ready');
-    },
-    { timeout: 20_000 },
-  );
+  await mcpServersReady(url, ['dir']);
 }, 60_000);
 
 afterAll(async () => {

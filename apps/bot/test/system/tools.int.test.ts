@@ -14,6 +14,7 @@ import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { mcpServersReady } from '../mcp-ready.js';
 import { FULL_SPEED_WEB } from '../small-window.js';
 
 let fake: FakeOpenAiServer;
@@ -93,8 +94,7 @@ beforeAll(async () => {
     processMetrics: false,
     mcpBackoff: { initialDelayMs: 200, maxDelayMs: 1_000 },
   });
-  await vi.waitFor(async () => expect((await health()).mcp.dir?.status).toBe('ready'), { timeout: 20_000 });
-  await vi.waitFor(async () => expect((await health()).mcp.ci?.status).toBe('ready'), { timeout: 20_000 });
+  await mcpServersReady(ebb.web.url, ['dir', 'ci']);
 }, 60_000);
 
 afterAll(async () => {
