@@ -29,6 +29,8 @@ const BURST = Number(process.env.EBB_SCENARIO_BURST ?? 600);
 const RATE = Number(process.env.EBB_SCENARIO_RATE ?? 40);
 const PAUSE_S = Number(process.env.EBB_SCENARIO_PAUSE_S ?? 20);
 const PASS_S = Number(process.env.EBB_SCENARIO_PASS_S ?? 5);
+/** How long the passes still running after the last message may take before the scenario gives up. */
+const PASSES_WAIT_S = Number(process.env.EBB_SCENARIO_PASSES_WAIT_S ?? 600);
 const WINDOW = Number(process.env.EBB_SCENARIO_WINDOW ?? 16_000);
 const PORT = Number(process.env.EBB_SCENARIO_PORT ?? 3_927);
 const SCHEMA = process.env.EBB_SCENARIO_SCHEMA ?? `ebb_scenario_${Date.now().toString(36)}`;
@@ -142,17 +144,26 @@ try {
   console.log(
     `posted ${messages.length} messages to ${KEY} in bursts of ${BURST} at up to ${RATE}/s (then ${PAUSE_S} s quiet): ${seconds.toFixed(0)} s, ${(messages.length / (seconds - (bursts - 1) * PAUSE_S)).toFixed(1)} messages/s in a burst`,
   );
-  // Passes still running finish before the bot stops.
+  // Passes still running finish before the bot stops; one that never does (a lost job, a hung
+  // provider) stops the scenario with what was left rather than holding it for ever.
+  const passesDue = performance.now() + PASSES_WAIT_S * 1000;
   for (;;) {
     const [running] = await query(
       `select count(*)::int as n from ${SCHEMA}.compaction_runs where status in ('queued', 'running')`,
     );
     if (running?.n === 0) break;
+    if (performance.now() > passesDue)
+      throw new Error(
+        `${running?.n} passes still queued or running ${PASSES_WAIT_S} s after the last message`,
+      );
     await sleep(500);
   }
 } finally {
-  bot.kill('SIGTERM');
-  await new Promise((resolve) => bot.once('exit', resolve));
+  // A bot that already exited (it failed to start, say) has no exit left to wait for.
+  if (bot.exitCode === null && bot.signalCode === null) {
+    bot.kill('SIGTERM');
+    await new Promise((resolve) => bot.once('exit', resolve));
+  }
   await fake.close();
 }
 const rows = await query(
