@@ -103,6 +103,39 @@ describe('FakeDiscord REST', () => {
     expect([long.status, ((await long.json()) as { code: number }).code]).toEqual([400, 50035]);
     expect(fake.posted.map((m) => m.content)).toEqual(['hello']);
   });
+  it('serves GET /channels/{id} for threads active or archived, public or private; 404 and 403 as Discord', async () => {
+    const general = fake.guild.channel('general');
+    const active = fake.guild.channel('deploy-plan');
+    const archived = fake.addThread(fake.guild, { name: 'old-plan', parent: general, archived: true });
+    const secret = fake.addThread(fake.guild, { name: 'secret', parent: general, private: true });
+    const hidden = fake.addThread(fake.guild, { name: 'hidden', parent: general });
+    fake.denyAccess(hidden);
+    const get = async (id: string) => {
+      const response = await fetch(`${fake.restApi}/v10/channels/${id}`, {
+        headers: { authorization: `Bot ${fake.token}` },
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+
+    const thread = (channel: typeof active, type: number, isArchived: boolean) => ({
+      status: 200,
+      body: expect.objectContaining({
+        id: channel.id,
+        type,
+        guild_id: fake.guild.id,
+        parent_id: general.id,
+        thread_metadata: expect.objectContaining({ archived: isArchived }),
+      }),
+    });
+    expect(await get(active.id)).toEqual(thread(active, 11, false));
+    expect(await get(archived.id)).toEqual(thread(archived, 11, true));
+    expect(await get(secret.id)).toEqual(thread(secret, 12, false));
+    expect(await get(hidden.id)).toEqual({ status: 403, body: { code: 50001, message: 'Missing Access' } });
+    expect(await get(fake.snowflake())).toEqual({
+      status: 404,
+      body: { code: 10003, message: 'Unknown Channel' },
+    });
+  });
 });
 
 describe('FakeDiscord rate limits', () => {
@@ -317,6 +350,49 @@ describe('FakeDiscord gateway', () => {
       guild_id: fake.guild.id,
     });
     expect(() => fake.bulkDelete(fake.dm(alice), [before])).toThrow(/guild channels only/);
+  });
+
+  it('archives a thread: THREAD_UPDATE, out of the next GUILD_CREATE, changes in it still sent; a post unarchives it', async () => {
+    const alice = fake.createUser({ username: 'alice' });
+    const thread = fake.guild.channel('deploy-plan');
+    const first = await connect();
+    await first.identified(fake);
+    const message = fake.postMessage({ channel: thread, author: alice, content: 'my address' });
+
+    fake.archiveThread(thread);
+    await vi.waitFor(() => expect(first.dispatches().map((p) => p.t)).toContain('THREAD_UPDATE'));
+    expect(first.dispatches().at(-1)?.d).toMatchObject({
+      id: thread.id,
+      thread_metadata: { archived: true },
+    });
+    // A restarted client: a new session, whose GUILD_CREATE does not name the archived thread.
+    first.ws.terminate();
+    const second = await connect();
+    await second.identified(fake);
+    const guildCreate = second.dispatches().find((p) => p.t === 'GUILD_CREATE')?.d as { threads: unknown[] };
+    expect(guildCreate.threads).toEqual([]);
+    expect(fake.guild.archivedThreads.map((t) => t.id)).toEqual([thread.id]);
+
+    fake.deleteMessage(message);
+    fake.bulkDelete(thread, [message]);
+    fake.editMessage(message, 'my old address');
+    fake.postMessage({ channel: thread, author: alice, content: 'back' });
+
+    await vi.waitFor(() => expect(second.dispatches().map((p) => p.t)).toContain('MESSAGE_CREATE'));
+    const after = second.dispatches().slice(-5);
+    expect(after.map((p) => [p.t, (p.d as { channel_id?: string; id?: string }).channel_id])).toEqual([
+      ['MESSAGE_DELETE', thread.id],
+      ['MESSAGE_DELETE_BULK', thread.id],
+      ['MESSAGE_UPDATE', thread.id],
+      ['THREAD_UPDATE', undefined],
+      ['MESSAGE_CREATE', thread.id],
+    ]);
+    expect(after[3]?.d).toMatchObject({
+      id: thread.id,
+      parent_id: thread.parent_id,
+      thread_metadata: { archived: false },
+    });
+    expect(fake.guild.threads.map((t) => t.id)).toEqual([thread.id]);
   });
 
   it('answers a RESUME of an unknown session with a non-resumable INVALID_SESSION', async () => {

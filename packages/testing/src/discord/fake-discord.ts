@@ -13,6 +13,7 @@
  *   fake.postMessage({ channel: fake.guild.channel('general'), author: alice, content: 'hi' });
  *   fake.editMessage(message, 'hello');            // MESSAGE_UPDATE; deleteMessage, bulkDelete: MESSAGE_DELETE(_BULK)
  *   fake.dropConnection();                        // the client resumes; missed dispatches are replayed
+ *   fake.archiveThread(thread);                   // THREAD_UPDATE; a new session's GUILD_CREATE omits it
  *   expect(fake.posted.map((m) => m.content)).toEqual(['hello']);
  *   await fake.close();
  */
@@ -36,6 +37,8 @@ import { SnowflakeGenerator } from './snowflake.js';
 import {
   ApplicationCommandOptionType,
   apiError,
+  archivedThreadPayload,
+  ChannelType,
   commandInteractionPayload,
   dmChannelPayload,
   GatewayOp,
@@ -198,6 +201,8 @@ export class FakeDiscord {
   readonly #guilds: FakeGuild[] = [];
   readonly #users = new Map<string, WireUser>();
   readonly #dms = new Map<string, WireChannel>();
+  /** Channels the bot may no longer see: REST on them answers 403. */
+  readonly #denied = new Set<string>();
   readonly #commands = new Map<string, WireCommand[]>();
   readonly #interactions = new Map<string, InteractionState>();
   readonly #requests: RecordedDiscordRequest[] = [];
@@ -289,18 +294,44 @@ export class FakeDiscord {
     return channel;
   }
 
-  /** Starts a public thread under `parent`; with a live session the client gets THREAD_CREATE. */
-  addThread(guild: FakeGuild, input: { name: string; parent: WireChannel; owner?: WireUser }): WireChannel {
+  /**
+   * Starts a thread under `parent` (public by default); with a live session the client gets
+   * THREAD_CREATE. An `archived` thread is one from long ago: no dispatch, and no GUILD_CREATE carries
+   * it, so a client knows of it only by asking (`GET /channels/{id}`).
+   */
+  addThread(
+    guild: FakeGuild,
+    input: { name: string; parent: WireChannel; owner?: WireUser; private?: boolean; archived?: boolean },
+  ): WireChannel {
     const thread = threadPayload({
       id: this.#ids.next(),
       guildId: guild.id,
       parentId: input.parent.id,
       name: input.name,
       ownerId: (input.owner ?? this.bot).id,
+      type: input.private ? ChannelType.PrivateThread : ChannelType.PublicThread,
+      archived: input.archived ?? false,
     });
     guild.add(thread);
-    if (this.#session) this.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
+    if (this.#session && !input.archived) this.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
     return thread;
+  }
+
+  /**
+   * A thread goes quiet and Discord archives it: THREAD_UPDATE with the thread archived, while a
+   * session is live. From then on no GUILD_CREATE carries it (a client that connects afterwards, a
+   * restarted bot, has never heard of it) until a message posted in it unarchives it.
+   */
+  archiveThread(thread: WireChannel | string): WireChannel {
+    return this.#setArchived(this.#channel(thread), true);
+  }
+
+  /**
+   * The bot loses access to a channel (a moderator took its View Channel away): REST on it answers
+   * 403 Missing Access, as Discord does.
+   */
+  denyAccess(channel: WireChannel | string): void {
+    this.#denied.add(this.#channel(channel).id);
   }
 
   /** A user (a person by default, or another bot). */
@@ -341,10 +372,13 @@ export class FakeDiscord {
   }
 
   /**
-   * Someone posts a message: MESSAGE_CREATE. Mentions default to the known users written as
-   * `<@id>` / `<@!id>` in `content`; `nick` is the author's guild nickname.
+   * Someone posts a message: MESSAGE_CREATE, after a THREAD_UPDATE when it unarchives a thread.
+   * Mentions default to the known users written as `<@id>` / `<@!id>` in `content`; `nick` is the
+   * author's guild nickname.
    */
   postMessage(input: MessageInput): WireMessage {
+    // Posting in an archived thread unarchives it: THREAD_UPDATE first, as Discord sends it.
+    this.#unarchive(this.#channel(input.channel));
     const message = this.messageFromBefore(input);
     this.dispatch('MESSAGE_CREATE', message);
     return message;
@@ -893,6 +927,8 @@ export class FakeDiscord {
         }),
       );
     }
+    // Posting in an archived thread unarchives it, the bot's post too.
+    this.#unarchive(channel);
     const message = messagePayload({
       id: this.#ids.next(),
       channel,
@@ -1013,15 +1049,30 @@ export class FakeDiscord {
     if (id !== this.applicationId) throw new HttpError(404, apiError(10002, 'Unknown Application'));
   }
 
+  /** The channel as it is now (a thread archived since `ref` was taken is archived). */
   #channel(ref: WireChannel | string, http = false): WireChannel {
     const id = typeof ref === 'string' ? ref : ref.id;
+    if (http && this.#denied.has(id)) throw new HttpError(403, apiError(50001, 'Missing Access'));
     for (const guild of this.#guilds) {
-      const found = [...guild.channels, ...guild.threads].find((c) => c.id === id);
+      const found = guild.byId(id);
       if (found) return found;
     }
     for (const dm of this.#dms.values()) if (dm.id === id) return dm;
     if (http) throw new HttpError(404, apiError(10003, 'Unknown Channel'));
     throw new Error(`FakeDiscord: unknown channel ${id}`);
+  }
+
+  #unarchive(channel: WireChannel): void {
+    if (channel.thread_metadata?.archived) this.#setArchived(channel, false);
+  }
+
+  #setArchived(thread: WireChannel, archived: boolean): WireChannel {
+    const guild = this.#guilds.find((g) => g.id === thread.guild_id);
+    if (!guild || !thread.thread_metadata) throw new Error(`FakeDiscord: ${thread.id} is not a thread`);
+    const updated = archivedThreadPayload(thread, archived);
+    guild.replace(updated);
+    if (this.#session) this.dispatch('THREAD_UPDATE', updated);
+    return updated;
   }
 
   #mentions(content: string): WireUser[] {

@@ -18,7 +18,7 @@ export const GatewayOp = {
   HeartbeatAck: 11,
 } as const;
 
-export const ChannelType = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
+export const ChannelType = { GuildText: 0, DM: 1, PublicThread: 11, PrivateThread: 12 } as const;
 export type ChannelType = (typeof ChannelType)[keyof typeof ChannelType];
 
 export const InteractionType = { ApplicationCommand: 2 } as const;
@@ -63,6 +63,8 @@ export interface WireChannel {
     readonly auto_archive_duration: number;
     readonly archive_timestamp: string;
     readonly locked: boolean;
+    /** Private threads only: whether members other than moderators may invite others. */
+    readonly invitable?: boolean;
   };
   readonly last_message_id?: string | null;
 }
@@ -142,21 +144,36 @@ export function threadPayload(input: {
   parentId: string;
   name: string;
   ownerId: string;
+  /** A public thread (11) by default. */
+  type?: typeof ChannelType.PublicThread | typeof ChannelType.PrivateThread;
+  archived?: boolean;
 }): WireChannel {
+  const type = input.type ?? ChannelType.PublicThread;
   return {
     id: input.id,
-    type: ChannelType.PublicThread,
+    type,
     guild_id: input.guildId,
     name: input.name,
     parent_id: input.parentId,
     owner_id: input.ownerId,
     thread_metadata: {
-      archived: false,
+      archived: input.archived ?? false,
       auto_archive_duration: 1440,
       archive_timestamp: new Date(snowflakeTimestamp(input.id)).toISOString(),
       locked: false,
+      ...(type === ChannelType.PrivateThread ? { invitable: true } : {}),
     },
     last_message_id: null,
+  };
+}
+
+/** The thread archived (or unarchived), `archive_timestamp` now, as Discord's THREAD_UPDATE carries it. */
+export function archivedThreadPayload(thread: WireChannel, archived: boolean): WireChannel {
+  const metadata = thread.thread_metadata;
+  if (!metadata) throw new Error(`FakeDiscord: channel ${thread.id} is not a thread`);
+  return {
+    ...thread,
+    thread_metadata: { ...metadata, archived, archive_timestamp: new Date().toISOString() },
   };
 }
 
