@@ -114,17 +114,90 @@ describe('readSlackMessage on deletions and edits', () => {
   });
 
   it('reads a deletion as the ts it names, in the channel, or in the thread the message was in', () => {
+    // No thread_ts anywhere: the channel, a guess (the bot looks in its threads when it holds no such ts).
     expect(readSlackMessage(deleted(base), self)).toEqual({
       kind: 'change',
-      change: { kind: 'deleted', channelKey: 'slack:T1:C1', channel: 'C1', eventTs, messageTs: base.ts },
+      change: {
+        kind: 'deleted',
+        channelKey: 'slack:T1:C1',
+        channel: 'C1',
+        eventTs,
+        messageTs: base.ts,
+        threadUnknown: true,
+      },
     });
-    expect(readSlackMessage(deleted(reply), self)).toMatchObject({
-      change: { kind: 'deleted', channelKey: 'slack:T1:C1:1700000000.000100', messageTs: reply.ts },
+    expect(readSlackMessage(deleted(reply), self)).toEqual({
+      kind: 'change',
+      change: {
+        kind: 'deleted',
+        channelKey: 'slack:T1:C1:1700000000.000100',
+        channel: 'C1',
+        eventTs,
+        messageTs: reply.ts,
+      },
     });
     // Without previous_message, deleted_ts names the message and a top-level thread_ts the thread.
     expect(
       readSlackMessage(deleted(undefined, { deleted_ts: reply.ts, thread_ts: reply.thread_ts }), self),
-    ).toMatchObject({ change: { channelKey: 'slack:T1:C1:1700000000.000100', messageTs: reply.ts } });
+    ).toEqual({
+      kind: 'change',
+      change: {
+        kind: 'deleted',
+        channelKey: 'slack:T1:C1:1700000000.000100',
+        channel: 'C1',
+        eventTs,
+        messageTs: reply.ts,
+      },
+    });
+  });
+
+  it('names the channel and says the thread is unknown when nothing in the event carries thread_ts', () => {
+    // A reply's deletion with neither previous_message nor thread_ts: only deleted_ts names it.
+    expect(readSlackMessage(deleted(undefined, { deleted_ts: reply.ts }), self)).toEqual({
+      kind: 'change',
+      change: {
+        kind: 'deleted',
+        channelKey: 'slack:T1:C1',
+        channel: 'C1',
+        eventTs,
+        messageTs: reply.ts,
+        threadUnknown: true,
+      },
+    });
+    // An edit of it whose message lost its thread_ts, without previous_message.
+    const { thread_ts: _thread, ...bareReply } = reply;
+    expect(readSlackMessage(changed(undefined, edit(bareReply, 'fixed')), self)).toEqual({
+      kind: 'change',
+      change: {
+        kind: 'edited',
+        channelKey: 'slack:T1:C1',
+        channel: 'C1',
+        eventTs,
+        messageTs: reply.ts,
+        text: 'fixed',
+        threadUnknown: true,
+      },
+    });
+    // A tombstone without thread info.
+    const tombstone = {
+      type: 'message',
+      subtype: 'tombstone',
+      text: 'This message was deleted.',
+      ts: reply.ts,
+    };
+    expect(readSlackMessage(changed(undefined, tombstone), self)).toMatchObject({
+      change: { kind: 'deleted', channelKey: 'slack:T1:C1', messageTs: reply.ts, threadUnknown: true },
+    });
+    // Any one of them naming the thread is enough: the thread is known.
+    for (const event of [
+      changed(undefined, edit(reply, 'fixed')),
+      changed(reply, edit(bareReply, 'fixed')),
+      { ...changed(undefined, edit(bareReply, 'fixed')), thread_ts: reply.thread_ts },
+    ]) {
+      const decision = readSlackMessage(event, self);
+      expect(decision).toMatchObject({ change: { channelKey: 'slack:T1:C1:1700000000.000100' } });
+      expect(decision.kind === 'change' && decision.change).not.toHaveProperty('threadUnknown');
+    }
   });
 
   it("reads a deletion of this bot's own reply too: an admin took it back", () => {
@@ -165,6 +238,7 @@ describe('readSlackMessage on deletions and edits', () => {
         eventTs,
         messageTs: base.ts,
         text: 'hi <@UBOT>',
+        threadUnknown: true,
       },
     });
     expect(readSlackMessage(changed(reply, edit(reply, 'fixed')), self)).toMatchObject({

@@ -6,6 +6,9 @@
  * A change names the message by its `ts`, the id it was archived under (never `client_msg_id`,
  * which bot messages lack), in the conversation it was archived in: a thread reply's thread, read
  * from the changed message or `previous_message`, since the change event itself sits at the top.
+ * When none of them carries a `thread_ts` (Slack leaves `previous_message` out of some deletions: a
+ * message gone from its recent history, one an admin tool deleted), the change names the channel and
+ * says its thread is unknown (`threadUnknown`): the bot looks for the message in the channel's threads.
  */
 import { type SlackConversation, slackChannelKey } from './channel-key.js';
 
@@ -67,6 +70,11 @@ export type SlackChange = {
   readonly eventTs: string;
   /** The `ts` of the message deleted or edited. */
   readonly messageTs: string;
+  /**
+   * No `thread_ts` on the changed message, `previous_message` or the event: `channelKey` is the
+   * channel's, though the message may be a reply in one of its threads.
+   */
+  readonly threadUnknown?: true;
 } & ({ readonly kind: 'deleted' } | { readonly kind: 'edited'; readonly text: string });
 
 /** Subtypes that are someone (or some bot) saying something; every other subtype is ignored. */
@@ -131,7 +139,8 @@ function readChange(
   const changed = (message: Readonly<Record<string, unknown>> | undefined, messageTs: string) => {
     const threadTs = str(message?.thread_ts) ?? str(previous?.thread_ts) ?? str(event.thread_ts);
     const conversation = conversationOf(self, channel, messageTs, threadTs);
-    return { channelKey: slackChannelKey(conversation), channel, eventTs, messageTs };
+    const guessed = threadTs === undefined ? ({ threadUnknown: true } as const) : {};
+    return { channelKey: slackChannelKey(conversation), channel, eventTs, messageTs, ...guessed };
   };
   if (subtype === 'message_deleted') {
     const deletedTs = str(event.deleted_ts) ?? str(previous?.ts);

@@ -156,11 +156,13 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     const reply = h.slack.build.threadReply({ text: 'and my address', threadTs: String(message.ts) });
     await h.deliver(message);
     await h.deliver(reply);
-    const deletions = [h.slack.build.messageDeleted(message), h.slack.build.messageDeleted(reply)];
+    // The last as Slack sends one it no longer has in its history: no previous_message, no thread_ts.
+    const { previous_message: _previous, ...bare } = h.slack.build.messageDeleted(reply);
+    const deletions = [h.slack.build.messageDeleted(message), h.slack.build.messageDeleted(reply), bare];
 
     for (const deletion of deletions) await h.deliver(deletion);
 
-    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(2));
+    await vi.waitFor(() => expect(h.handlers.changes).toHaveLength(3));
     expect(h.handlers.messages.map((m) => [m.channelKey, m.platformMessageId])).toEqual([
       [`slack:${TEAM}:${GENERAL}`, message.ts],
       [`slack:${TEAM}:${GENERAL}:${message.ts}`, reply.ts],
@@ -172,6 +174,7 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
         channelKey: `slack:${TEAM}:${GENERAL}`,
         platformMessageIds: [message.ts],
         ts: slackTsToIso(String(deletions[0]?.ts)),
+        threadUnknown: true,
       },
       {
         kind: 'deleted',
@@ -179,6 +182,14 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
         channelKey: `slack:${TEAM}:${GENERAL}:${message.ts}`,
         platformMessageIds: [reply.ts],
         ts: slackTsToIso(String(deletions[1]?.ts)),
+      },
+      {
+        kind: 'deleted',
+        platform: 'slack',
+        channelKey: `slack:${TEAM}:${GENERAL}`,
+        platformMessageIds: [reply.ts],
+        ts: slackTsToIso(String(bare.ts)),
+        threadUnknown: true,
       },
     ]);
   });

@@ -179,6 +179,7 @@ export class SlackMessageEvents {
       platform: 'slack',
       channelKey: change.channelKey,
       ts: slackTsToIso(change.eventTs),
+      ...(change.threadUnknown ? ({ threadUnknown: true } as const) : {}),
     } as const;
     switch (change.kind) {
       case 'deleted':

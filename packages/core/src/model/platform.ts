@@ -14,6 +14,20 @@ export function platformOf(keyOrPattern: string): Platform | undefined {
   return PLATFORMS.find((platform) => keyOrPattern.startsWith(`${platform}:`));
 }
 
+/**
+ * The keys of the conversations nested under `channelKey` (its threads: `slack:T:C:<thread_ts>` under
+ * `slack:T:C`) start with `<channelKey>:`, so in code-unit order they lie in `[from, to)` (`;` follows
+ * `:`). On the separator, not the bare prefix: `slack:T:C12` is not under `slack:T:C1`.
+ */
+export function threadKeyRange(channelKey: string): { readonly from: string; readonly to: string } {
+  return { from: `${channelKey}:`, to: `${channelKey};` };
+}
+
+/** `key` names a conversation nested under `channelKey` (see `threadKeyRange`). */
+export function isThreadKeyOf(key: string, channelKey: string): boolean {
+  return key.startsWith(threadKeyRange(channelKey).from);
+}
+
 export interface InboundMessage {
   readonly platform: Platform;
   readonly channelKey: string;
@@ -80,7 +94,7 @@ export interface TurnResult {
  * (Slack `message_changed`, Discord `MessageUpdate`, the web API's PUT). Named by the platform ids the
  * archive stores messages under; a change to a message the archive never held is a no-op.
  */
-export type MessageChange =
+export type MessageChange = (
   | {
       readonly kind: 'deleted';
       readonly platform: Platform;
@@ -99,7 +113,16 @@ export type MessageChange =
       readonly text: string;
       /** ISO 8601: when the platform reported the change. */
       readonly ts: string;
-    };
+    }
+) & {
+  /**
+   * The platform did not say which thread the message is in (a Slack change without `thread_ts`
+   * and without `previous_message`): `channelKey` is the channel's, a guess. When the channel holds no
+   * message with the id, the bot looks for it in the channel's threads (`ArchiveReader.findInThreads`)
+   * and applies the change there.
+   */
+  readonly threadUnknown?: true;
+};
 
 export interface PlatformHandlers {
   /**
