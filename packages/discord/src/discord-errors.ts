@@ -12,6 +12,7 @@
  * | `discord_token_invalid`        | Discord rejected the token at login                  | no        |
  * | `discord_no_application`       | no application id to register the commands under    | no        |
  * | `discord_channel_not_sendable` | the channel exists but the bot cannot post in it     | no        |
+ * | `discord_channel_unknown`      | discord.js cannot build the channel Discord described (its guild not in the cache, a type it does not know) | no |
  * | `discord_unauthorized`         | REST 401                                             | no        |
  * | `discord_forbidden`            | REST 403                                             | no        |
  * | `discord_not_found`            | REST 404                                             | no        |
@@ -30,6 +31,7 @@ export const DISCORD_ERROR_CODES = [
   'discord_token_invalid',
   'discord_no_application',
   'discord_channel_not_sendable',
+  'discord_channel_unknown',
   'discord_unauthorized',
   'discord_forbidden',
   'discord_not_found',

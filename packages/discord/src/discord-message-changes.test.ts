@@ -3,7 +3,8 @@
  * MessageChange `onMessageChange` receives, under the id and key the message was delivered with, and
  * the updates that are no edit.
  */
-import type { WireChannel } from '@ebb/testing/discord';
+import type { MessageChange } from '@ebb/core';
+import type { WireChannel, WireMessage } from '@ebb/testing/discord';
 import { describe, expect, it, vi } from 'vitest';
 import { discordChannelKey } from './channel-key.js';
 import { setup } from './discord-adapter.harness.js';
@@ -180,5 +181,99 @@ describe('DiscordAdapter edits', () => {
       channel: keyOf(general),
       kind: 'deleted',
     });
+  });
+});
+
+describe('DiscordAdapter changes in a thread the client has not heard of', () => {
+  /** Each change as [key, kind, ids]. */
+  const summary = (list: readonly MessageChange[]) =>
+    list.map((c) => [
+      c.channelKey,
+      c.kind,
+      c.kind === 'deleted' ? c.platformMessageIds : [c.platformMessageId],
+    ]);
+
+  it("reports deletions, a bulk deletion and an edit in an archived thread under the thread's key, once", async () => {
+    const { fake, changes, logs, alice, general, thread } = await setup();
+    // Archived before the client connected: no GUILD_CREATE named it.
+    const archived = fake.addThread(fake.guild, { name: 'old-plan', parent: general, archived: true });
+    const [one, two, three, four] = ['my address', 'my phone', 'my pin', 'deploy at 5'].map((content) =>
+      fake.messageFromBefore({ channel: archived, author: alice, content }),
+    ) as [WireMessage, WireMessage, WireMessage, WireMessage];
+    const known = fake.postMessage({ channel: thread, author: alice, content: 'in a thread it knows' });
+
+    fake.deleteMessage(one);
+    fake.bulkDelete(archived, [two, three]);
+    const edited = fake.editMessage(four, 'deploy at 6');
+    fake.deleteMessage(known);
+
+    await vi.waitFor(() => expect(changes).toHaveLength(4), eventually);
+    // A RESUME replays all four; then one more deletion, to see that the replays were handled.
+    fake.dropConnection({ resendOnResume: 4 });
+    const marker = fake.postMessage({ channel: general, author: alice, content: 'marker' });
+    fake.deleteMessage(marker);
+    await vi.waitFor(() => expect(changes).toHaveLength(5), eventually);
+
+    const archivedKey = discordChannelKey(fake.guild.id, archived.id, general.id);
+    expect(summary(changes.filter((c) => c.channelKey === archivedKey))).toEqual([
+      [archivedKey, 'deleted', [one.id]],
+      [archivedKey, 'deleted', [two.id, three.id]],
+      [archivedKey, 'edited', [four.id]],
+    ]);
+    expect(changes.find((c) => c.kind === 'edited')).toMatchObject({
+      text: 'deploy at 6',
+      ts: edited.edited_timestamp,
+    });
+    expect(summary(changes.filter((c) => c.channelKey !== archivedKey))).toEqual([
+      [keyOf(thread), 'deleted', [known.id]],
+      [keyOf(general), 'deleted', [marker.id]],
+    ]);
+    // Discord was asked once, for the thread the client did not know.
+    const lookups = fake.requests.filter((r) => r.method === 'GET' && r.route.startsWith('/channels/'));
+    expect(lookups.map((r) => r.route)).toEqual([`/channels/${archived.id}`]);
+    const duplicates = logs.filter(
+      (l) => l.fields.event === 'discord.message_change_ignored' && l.fields.reason === 'duplicate',
+    );
+    expect(duplicates.map((l) => l.fields.messageId)).toEqual([one.id, two.id, four.id, known.id]);
+  });
+
+  it('drops a change in a channel Discord will not show, logged at warn with why: gone (404), no access (403)', async () => {
+    const { fake, changes, logs, alice, general } = await setup();
+    const gone = { id: fake.snowflake(), channel_id: fake.snowflake(), guild_id: fake.guild.id };
+    const hidden = fake.addThread(fake.guild, { name: 'hidden', parent: general, archived: true });
+    fake.denyAccess(hidden);
+    const secret = fake.messageFromBefore({ channel: hidden, author: alice, content: 'my pin' });
+
+    fake.deleteMessage(gone);
+    fake.editMessage(secret, 'not my pin');
+
+    const dropped = () => logs.filter((l) => l.fields.event === 'discord.message_change_dropped');
+    await vi.waitFor(() => expect(dropped()).toHaveLength(2), eventually);
+    const marker = fake.postMessage({ channel: general, author: alice, content: 'marker' });
+    fake.deleteMessage(marker);
+    await vi.waitFor(() => expect(changes).toHaveLength(1), eventually);
+    expect(summary(changes)).toEqual([[keyOf(general), 'deleted', [marker.id]]]);
+    expect(dropped().map((l) => ({ level: l.level, ...l.fields, err: undefined }))).toEqual([
+      {
+        level: 'warn',
+        event: 'discord.message_change_dropped',
+        reason: 'discord_not_found',
+        err: undefined,
+        guildId: fake.guild.id,
+        channelId: gone.channel_id,
+        kind: 'deleted',
+        messageIds: [gone.id],
+      },
+      {
+        level: 'warn',
+        event: 'discord.message_change_dropped',
+        reason: 'discord_forbidden',
+        err: undefined,
+        guildId: fake.guild.id,
+        channelId: hidden.id,
+        kind: 'edited',
+        messageIds: [secret.id],
+      },
+    ]);
   });
 });

@@ -11,17 +11,20 @@
  *
  * The adapter keeps no messages in its cache, so discord.js reports these with `Partials.Message`:
  * a partial deleted message (its id), and an edited one patched from the gateway payload, which holds
- * the whole message. It drops a change in a channel it does not know, and a DM channel is unknown
- * until a message arrives in it, so after every restart: MESSAGE_DELETE and MESSAGE_UPDATE carry no
- * channel type to build one from. Those are read from the gateway dispatch itself (a DM's key needs
- * only its channel id). A RESUME may replay a dispatch: each deleted id and each edit (id and
- * timestamp) is reported once.
+ * the whole message. It drops a change in a channel it does not know: a DM not seen since the client
+ * started, and a thread no GUILD_CREATE carried (an archived one, so every archived thread after a
+ * restart). Those are read from the gateway dispatch itself and keyed by `channel-lookup.ts`, a DM's
+ * from its channel id, a thread's from what Discord says it is (`GET /channels/{id}`, for its parent);
+ * when Discord cannot say (404, 403, the network) the change is dropped and logged at warn
+ * (`discord.message_change_dropped`, with the reason). A RESUME may replay a dispatch: each deleted
+ * id and each edit (id and timestamp) is reported once, whichever path it came by.
  */
 import { type Logger, LruMap, type MessageChange, type PlatformHandlers } from '@ebb/core';
 import {
   type Client,
   Events,
   GatewayDispatchEvents,
+  type GatewayMessageDeleteBulkDispatchData,
   type GatewayMessageDeleteDispatchData,
   type GatewayMessageUpdateDispatchData,
   type Message,
@@ -29,6 +32,8 @@ import {
 } from 'discord.js';
 import { rewriteBotMentions } from './bot-mentions.js';
 import { discordChannelKey } from './channel-key.js';
+import { ChannelKeyLookup, type DispatchChannel, dispatchChannel } from './channel-lookup.js';
+import { toEbbError } from './discord-errors.js';
 import { settle } from './settle.js';
 
 export interface DiscordMessageChangesOptions {
@@ -88,21 +93,72 @@ export class DiscordMessageChanges {
         editedAt: message.editedTimestamp,
       });
     });
-    // Emitted before discord.js handles the dispatch, so its cache is as the handler will find it.
+    // Emitted before discord.js handles the dispatch, so its cache is as the handler will find it:
+    // what it will drop is reported from here.
+    const lookup = new ChannelKeyLookup(client);
+    const where = (data: DispatchData) => dispatchChannel(data, (id) => client.channels.cache.has(id));
     client.ws.on(GatewayDispatchEvents.MessageDelete, (data: GatewayMessageDeleteDispatchData) => {
-      if (!unknownDm(client, data)) return;
-      this.#deleted(report, discordChannelKey(null, data.channel_id), [data.id]);
+      this.#inUnknownChannel(where(data), lookup, { kind: 'deleted', ids: [data.id] }, (key) =>
+        this.#deleted(report, key, [data.id]),
+      );
+    });
+    client.ws.on(GatewayDispatchEvents.MessageDeleteBulk, (data: GatewayMessageDeleteBulkDispatchData) => {
+      this.#inUnknownChannel(where(data), lookup, { kind: 'deleted', ids: data.ids }, (key) =>
+        this.#deleted(report, key, data.ids),
+      );
     });
     client.ws.on(GatewayDispatchEvents.MessageUpdate, (data: GatewayMessageUpdateDispatchData) => {
-      if (!unknownDm(client, data)) return;
-      this.#edited(report, client, {
-        id: data.id,
-        channelKey: discordChannelKey(null, data.channel_id),
-        authorId: data.author?.id,
-        content: typeof data.content === 'string' ? data.content : null,
-        editedAt: data.edited_timestamp ? Date.parse(data.edited_timestamp) : null,
-      });
+      this.#inUnknownChannel(where(data), lookup, { kind: 'edited', ids: [data.id] }, (key) =>
+        this.#edited(report, client, {
+          id: data.id,
+          channelKey: key,
+          authorId: data.author?.id,
+          content: typeof data.content === 'string' ? data.content : null,
+          editedAt: data.edited_timestamp ? Date.parse(data.edited_timestamp) : null,
+        }),
+      );
     });
+  }
+
+  /**
+   * Calls `apply` with the key of a change discord.js will drop (its channel is one it does not
+   * know); does nothing for one it reports itself. A thread's key is asked of Discord; when that
+   * fails the change is dropped, logged with why.
+   */
+  #inUnknownChannel(
+    where: DispatchChannel,
+    lookup: ChannelKeyLookup,
+    change: { readonly kind: MessageChange['kind']; readonly ids: readonly string[] },
+    apply: (channelKey: string) => void,
+  ): void {
+    switch (where.kind) {
+      case 'known':
+        return;
+      case 'unknown_dm':
+        apply(where.channelKey);
+        return;
+      case 'unknown_guild_channel':
+        lookup.keyOf(where.channelId).then(apply, (err: unknown) => {
+          const mapped = toEbbError(err, { doing: `find channel ${where.channelId}` });
+          this.#log.warn(
+            {
+              event: 'discord.message_change_dropped',
+              reason: mapped.code,
+              err: mapped,
+              guildId: where.guildId,
+              channelId: where.channelId,
+              kind: change.kind,
+              messageIds: change.ids,
+            },
+            'discord message change dropped: its channel could not be looked up',
+          );
+        });
+        return;
+      default: {
+        const exhaustive: never = where;
+        throw new Error(`unknown dispatch channel ${String(exhaustive)}`);
+      }
+    }
   }
 
   #deleted(report: Report, channelKey: string, ids: readonly string[]): void {
@@ -176,16 +232,11 @@ export class DiscordMessageChanges {
 
 type Report = (change: MessageChange, seenKeys: readonly string[]) => void;
 
+/** The fields of a message-change dispatch that say where it happened. */
+type DispatchData = { readonly channel_id: string; readonly guild_id?: string };
+
 /** The key of the conversation a message is in: a thread is keyed under its channel. */
 export function messageChannelKey(message: Message | PartialMessage): string {
   const channel = message.channel;
   return discordChannelKey(message.guildId, message.channelId, channel.isThread() ? channel.parentId : null);
-}
-
-/** A DM dispatch discord.js will drop: it has not seen the channel since it started. */
-function unknownDm(
-  client: Client,
-  data: { readonly channel_id: string; readonly guild_id?: string },
-): boolean {
-  return data.guild_id === undefined && !client.channels.cache.has(data.channel_id);
 }
