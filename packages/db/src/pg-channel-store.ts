@@ -18,6 +18,7 @@ import {
   contextTotal,
   type EarlierSummary,
   type EditMessageOutcome,
+  type HeldMessage,
   InvariantError,
   type LoadedChannel,
   type MessageEdit,
@@ -54,6 +55,7 @@ import { stubToolResults } from './pg-microcompaction.js';
 import {
   editMessage,
   findByPlatformIds,
+  findInThreads,
   redactArchive,
   redactRetiredSpans,
   replaceSummary,
@@ -186,6 +188,10 @@ export class PgChannelStore
       // Code-unit order, as the in-memory store sorts, whatever the database's collation.
       return rows.map((r) => r.author).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     });
+  }
+
+  findInThreads(channelKey: string, platformMessageIds: readonly string[]): Promise<HeldMessage[]> {
+    return dbCall('findInThreads', () => findInThreads(this.#db, channelKey, platformMessageIds));
   }
 
   splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {

@@ -9,6 +9,7 @@ import {
   type AuthoredSeqs,
   type EarlierSummary,
   type EditMessageOutcome,
+  type HeldMessage,
   type MessageEdit,
   PENDING_SUMMARY,
   type PlatformSeq,
@@ -21,6 +22,7 @@ import {
   type SeqRange,
   type StoredMessage,
   type SummaryReplacement,
+  threadKeyRange,
 } from '@ebb/core';
 import { and, asc, desc, eq, inArray, lt, ne, notInArray, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
@@ -33,6 +35,7 @@ import {
   spanRow,
   toSpan,
 } from './pg-channel-rows.js';
+import { rowsOf } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
 /** The seqs whose text or tool call holds `text`, ignoring case. */
@@ -169,6 +172,37 @@ export async function findByPlatformIds(
   return rows.flatMap((r) =>
     r.platformMessageId === null ? [] : [{ platformMessageId: r.platformMessageId, seq: r.seq }],
   );
+}
+
+/**
+ * `ArchiveReader.findInThreads`: the channel's threads by key prefix on `channels_key_bytes_idx` (byte
+ * order, whatever the database's collation: `pg-find-in-threads.int.test.ts`), then each thread's ids
+ * on the unique (channel, platform id) index, so the cost follows the channel's threads. `offset 0`
+ * keeps the lookup per thread: flattened into a join, the planner may take the ids as selective and
+ * read the whole messages table for them (it did on a table of narrow rows).
+ */
+export async function findInThreads(
+  db: EbbDatabase,
+  channelKey: string,
+  platformMessageIds: readonly string[],
+): Promise<HeldMessage[]> {
+  if (platformMessageIds.length === 0) return [];
+  return rowsOf<HeldMessage>(await db.execute(findInThreadsQuery(channelKey, platformMessageIds)));
+}
+
+/** `findInThreads`'s statement (for a non-empty `platformMessageIds`), exported for its plan's test. */
+export function findInThreadsQuery(channelKey: string, platformMessageIds: readonly string[]): SQL {
+  const { from, to } = threadKeyRange(channelKey);
+  return sql`
+    select c.key as "channelKey", m.platform_message_id as "platformMessageId"
+    from ${channels} c
+    cross join lateral (
+      select platform_message_id from ${messages}
+      where channel_key = c.key and platform_message_id in ${[...new Set(platformMessageIds)]}
+      offset 0
+    ) m
+    where c.key collate "C" >= ${from} and c.key collate "C" < ${to}
+    order by c.key collate "C", m.platform_message_id collate "C"`;
 }
 
 /** `ArchiveEditor.editMessage`: planned by `planMessageEdit` under the channel lock. */

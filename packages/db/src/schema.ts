@@ -32,29 +32,38 @@ const tsvector = customType<{ data: string }>({
 
 const createdAt = () => timestamp('created_at', { withTimezone: true }).notNull().defaultNow();
 
-export const channels = pgTable('channels', {
-  /** `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>`, `web:<id>`. */
-  key: text('key').primaryKey(),
-  /** The key's first part: `slack`, `discord`, `web`. */
-  platform: text('platform').notNull(),
-  /** Bumped by every splice and truncation. */
-  generation: integer('generation').notNull().default(0),
-  /** Seq of the newest archived message (0 when empty). */
-  headSeq: integer('head_seq').notNull().default(0),
-  /** Seq of the last message covered by active spans (k); messages k+1..head are raw in the context. */
-  prefixEnd: integer('prefix_end').notNull().default(0),
-  /** Tokens of the active spans. */
-  spanTokens: integer('span_tokens').notNull().default(0),
-  /** Context tokens of the raw messages prefix_end+1..head. */
-  rawTokens: integer('raw_tokens').notNull().default(0),
-  /** Tool results microcompaction has stubbed in this channel, ever, and the context tokens that saved. */
-  stubbedResults: integer('stubbed_results').notNull().default(0),
-  stubbedTokensSaved: bigint('stubbed_tokens_saved', { mode: 'number' }).notNull().default(0),
-  calibrationFactor: doublePrecision('calibration_factor').notNull().default(1),
-  calibrationSamples: integer('calibration_samples').notNull().default(0),
-  createdAt: createdAt(),
-  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-});
+export const channels = pgTable(
+  'channels',
+  {
+    /** `slack:<team>:<channel>[:<thread_ts>]`, `discord:<guild>:<channel>`, `web:<id>`. */
+    key: text('key').primaryKey(),
+    /** The key's first part: `slack`, `discord`, `web`. */
+    platform: text('platform').notNull(),
+    /** Bumped by every splice and truncation. */
+    generation: integer('generation').notNull().default(0),
+    /** Seq of the newest archived message (0 when empty). */
+    headSeq: integer('head_seq').notNull().default(0),
+    /** Seq of the last message covered by active spans (k); messages k+1..head are raw in the context. */
+    prefixEnd: integer('prefix_end').notNull().default(0),
+    /** Tokens of the active spans. */
+    spanTokens: integer('span_tokens').notNull().default(0),
+    /** Context tokens of the raw messages prefix_end+1..head. */
+    rawTokens: integer('raw_tokens').notNull().default(0),
+    /** Tool results microcompaction has stubbed in this channel, ever, and the context tokens that saved. */
+    stubbedResults: integer('stubbed_results').notNull().default(0),
+    stubbedTokensSaved: bigint('stubbed_tokens_saved', { mode: 'number' }).notNull().default(0),
+    calibrationFactor: doublePrecision('calibration_factor').notNull().default(1),
+    calibrationSamples: integer('calibration_samples').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    // A channel's threads by their key prefix (`findInThreads`, a deletion that names no thread). In
+    // byte order, whatever the database's collation: under en-US a key's ':' weighs nothing, so
+    // `slack:T:C1:1700.1` falls outside ['slack:T:C1:', 'slack:T:C1;') in the primary key's order.
+    index('channels_key_bytes_idx').on(sql`${t.key} collate "C"`),
+  ],
+);
 
 export const messages = pgTable(
   'messages',

@@ -164,6 +164,12 @@ export interface PlatformSeq {
   readonly seq: number;
 }
 
+/** A message the archive holds under a platform id, and the conversation it is archived in. */
+export interface HeldMessage {
+  readonly channelKey: string;
+  readonly platformMessageId: string;
+}
+
 /** A channel as the bot's context cache holds it. */
 export interface LoadedChannel {
   readonly context: ContextView;
@@ -215,6 +221,13 @@ export interface ArchiveReader {
    * speaker (see `validateMemories`), also where summaries already cover the range.
    */
   readAuthors(channelKey: string, fromSeq: number, toSeq: number): Promise<string[]>;
+  /**
+   * A deletion or an edit that names no thread (`MessageChange.threadUnknown`): which conversations
+   * nested under `channelKey` (its threads, `threadKeyRange`: not the channel itself, nor a channel
+   * whose key it prefixes) hold messages under these platform ids, by key (code-unit order) then id.
+   * Ids no thread holds are left out. Its cost follows the channel's threads, never the archive.
+   */
+  findInThreads(channelKey: string, platformMessageIds: readonly string[]): Promise<HeldMessage[]>;
 }
 
 /** Compaction's writes to the working context, each under the channel lock and planned on the state

@@ -5,6 +5,7 @@
  */
 
 import type { ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
+import { isThreadKeyOf } from '../model/platform.js';
 import { type Calibration, UNCALIBRATED } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
 import { type ChannelCounters, countersOf } from '../plans/channel-counters.js';
@@ -31,6 +32,7 @@ import type {
   ContextWriter,
   EarlierSummary,
   EditMessageOutcome,
+  HeldMessage,
   LoadedChannel,
   MessageEdit,
   NewMessage,
@@ -270,6 +272,19 @@ export class InMemoryChannelStore
         undefined,
       );
     return found && { fromSeq: found.fromSeq, toSeq: found.toSeq, text: found.text };
+  }
+
+  async findInThreads(channelKey: string, platformMessageIds: readonly string[]): Promise<HeldMessage[]> {
+    const wanted = [...new Set(platformMessageIds)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return [...this.#channels.keys()]
+      .filter((key) => isThreadKeyOf(key, channelKey))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+      .flatMap((key) => {
+        const ids = this.#channels.get(key)?.platformIds;
+        return wanted
+          .filter((id) => ids?.has(id))
+          .map((platformMessageId) => ({ channelKey: key, platformMessageId }));
+      });
   }
 
   async findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]> {

@@ -1,6 +1,6 @@
 /**
- * The store contract of the `ArchiveReader`: whole archived messages by range, their authors, and the
- * compacted prefix without the raw messages.
+ * The store contract of the `ArchiveReader`: whole archived messages by range, their authors, the
+ * threads under a channel holding platform ids, and the compacted prefix without the raw messages.
  */
 import type { ArchiveReader, ContextWriter, TurnLog } from '@ebb/core';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -55,6 +55,39 @@ export function archiveReaderContract(current: () => ContractContext<ArchiveRead
         expect(await store.readAuthors(key, 2, 3)).toEqual(['u0', 'u2']);
         expect(await store.readAuthors(key, 8, 9)).toEqual([]);
         expect(await store.readAuthors(`${key}:none`, 1, 9)).toEqual([]);
+      });
+    });
+    describe('findInThreads', () => {
+      it("finds the threads under a channel holding the ids, on the key's separator, never the channel itself", async () => {
+        // The channel, two of its threads, and a channel whose key its own prefixes (C1 and C12) with a thread.
+        const a = `${key}:1700000000.000100`;
+        const b = `${key}:1700000000.000200`;
+        const longer = `${key}2`;
+        const longerThread = `${longer}:1700000000.000100`;
+        const put = (channelKey: string, platformMessageId: string) =>
+          store.append(channelKey, message(1, { platformMessageId }));
+        await put(key, 'p-top');
+        await put(b, 'p-b');
+        await put(a, 'p-shared');
+        await put(a, 'p-a');
+        await put(longer, 'p-longer');
+        await put(longerThread, 'p-shared');
+        await put(longerThread, 'p-other');
+
+        const asked = ['p-b', 'p-shared', 'p-a', 'p-top', 'p-longer', 'p-other', 'nowhere', 'p-a'];
+        expect(await store.findInThreads(key, asked)).toEqual([
+          { channelKey: a, platformMessageId: 'p-a' },
+          { channelKey: a, platformMessageId: 'p-shared' },
+          { channelKey: b, platformMessageId: 'p-b' },
+        ]);
+        expect(await store.findInThreads(longer, asked)).toEqual([
+          { channelKey: longerThread, platformMessageId: 'p-other' },
+          { channelKey: longerThread, platformMessageId: 'p-shared' },
+        ]);
+        // A thread has no threads; nothing asked, nothing found; a channel never seen holds none.
+        expect(await store.findInThreads(a, asked)).toEqual([]);
+        expect(await store.findInThreads(key, [])).toEqual([]);
+        expect(await store.findInThreads(`${key}:none`, asked)).toEqual([]);
       });
     });
     describe('loadPrefix', () => {

@@ -1,0 +1,1 @@
+CREATE INDEX "channels_key_bytes_idx" ON "channels" USING btree ("key" collate "C");
