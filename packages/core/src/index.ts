@@ -40,6 +40,7 @@ export * from './model/tool-pairs.js';
 export * from './model/working-context.js';
 export * from './plans/channel-counters.js';
 export * from './plans/extractive-summary.js';
+export * from './plans/locate-change.js';
 export * from './plans/plan-compaction.js';
 export * from './plans/plan-emergency-truncation.js';
 export * from './plans/plan-message-change.js';

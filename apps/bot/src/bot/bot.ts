@@ -252,9 +252,7 @@ export class Bot {
         states,
         compaction,
         adapter,
-        applyChange: async (change) => {
-          await this.#changes.apply(change);
-        },
+        applyChange: (change) => this.#applyChange(change),
       });
   }
 
@@ -389,10 +387,28 @@ export class Bot {
     const key = change.channelKey;
     if (this.#spool && !(await this.#spool.catchUp(key))) return this.#keepChange(change, undefined);
     try {
-      await this.#changes.apply(change);
+      await this.#applyChange(change);
     } catch (err) {
       this.#states.forget(key);
       await this.#keepChange(change, err);
+    }
+  }
+
+  /**
+   * Applies a change where its messages are (`MessageChanges.locate`), in the actor of `change`'s
+   * channel: the part found in a thread (a change that named no thread) goes through the thread's
+   * actor, behind its turns and its spool, as a change that named the thread would. That wait never
+   * closes a cycle: a located change names its conversation, and waits on no other actor.
+   */
+  async #applyChange(change: MessageChange): Promise<void> {
+    for (const located of await this.#changes.locate(change)) {
+      if (located.channelKey === change.channelKey) await this.#changes.apply(located);
+      else
+        await this.#actors.run(
+          located.channelKey,
+          () => this.#change(located),
+          () => this.#keepChange(located, undefined),
+        );
     }
   }
 

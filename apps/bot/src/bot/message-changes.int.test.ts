@@ -381,3 +381,72 @@ describe('an edit', () => {
     expect(span?.kind === 'summary' ? span.text : '').toContain('in the manager');
   });
 });
+
+describe('a change that names no thread (Slack sent no thread_ts and no previous_message)', () => {
+  /** The deletion as such an event reads: its channel's key, the thread unknown. */
+  const unplaced = (channelKey: string, ids: string[]): MessageChange => ({
+    ...deleted(channelKey, ids),
+    threadUnknown: true,
+  });
+
+  it("waits behind the thread's turn in flight, so the reply that turn archives goes with the message", async () => {
+    const channel = 'web:order1';
+    const thread = `${channel}:1700000000.000100`;
+    const { logger, handlers, change } = await startBot();
+    const looked = vi.spyOn(world.channels, 'findInThreads');
+    closers.push(async () => looked.mockRestore());
+    // The model's answer to the fact is held until the deletion has found the thread.
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let answering: () => void = () => {};
+    const modelAsked = new Promise<void>((resolve) => {
+      answering = resolve;
+    });
+    world.fake.enqueue(async (request) => {
+      answering();
+      await held;
+      return carelessModel(request);
+    });
+    closers.push(async () => release());
+
+    const turn = handlers.onMessage(asked(thread, `remember this: the vault code is ${FACT}`, 'o1'));
+    await modelAsked;
+    const deletion = change(unplaced(channel, ['o1']));
+    await vi.waitFor(() => expect(looked.mock.settledResults[0]?.type).toBe('fulfilled'));
+    expect(await looked.mock.results[0]?.value).toEqual([{ channelKey: thread, platformMessageId: 'o1' }]);
+    release();
+    expect((await turn)?.reply).toContain(FACT);
+    await deletion;
+
+    expect(logger.events('message.deleted').map((e) => e.fields)).toEqual([
+      expect.objectContaining({ channel: thread, outcome: 'applied', messages: 2, replies: 1 }),
+    ]);
+    expect(await world.whereIsTheFact(thread)).toMatchObject({ messages: 0 });
+  });
+
+  it('during a Postgres outage is spooled under the channel, then applied in the thread after it', async () => {
+    const channel = 'web:out2';
+    const thread = `${channel}:1700000000.000100`;
+    await world.plant(thread);
+    const spool = new FileInboundSpool(join(mkdtempSync(join(tmpdir(), 'ebb-changes-')), 'spool.jsonl'));
+    const { logger, change } = await startBot(world.toml, { spool });
+    world.proxy.cut();
+    closers.push(async () => world.proxy.restore());
+
+    await change(unplaced(channel, ['m27']));
+    expect(logger.events('message.change_spooled').map((e) => e.fields.channel)).toEqual([channel]);
+    expect(logger.events('message.deleted')).toEqual([]);
+
+    world.proxy.restore();
+    await vi.waitFor(() => expect(logger.events('message.deleted')).toHaveLength(1), { timeout: 20_000 });
+    expect(logger.events('message.deleted')[0]?.fields).toMatchObject({
+      channel: thread,
+      outcome: 'applied',
+      messages: 1,
+    });
+    const [said] = await world.channels.readArchive(thread, 27, 27);
+    expect(said?.text).toBe(REDACTED_MESSAGE);
+  });
+});

@@ -25,15 +25,21 @@
  *
  * A change to a message the archive never held is a no-op; so is a change applied before (a
  * tombstone deleted again, the same text again): a spooled change replayed twice changes nothing.
+ *
+ * A change that names no thread (`threadUnknown`: Slack sent neither `thread_ts` nor
+ * `previous_message`) names its channel; `locate` finds the threads holding the messages the channel
+ * does not, and the bot applies each part in its conversation's actor (`locateChange`).
  */
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   type ArchiveEditor,
   type ArchiveReader,
   type CheckpointEraser,
+  changeIds,
   HISTORY_TOOL_NAMES,
   historyResultsQuoting,
   type Logger,
+  locateChange,
   type MemoryStore,
   type MessageChange,
   memoriesOver,
@@ -117,6 +123,22 @@ export class MessageChanges {
 
   constructor(options: MessageChangesOptions) {
     this.#options = options;
+  }
+
+  /**
+   * Where `change` applies (`locateChange`): as it is when it names its conversation; else its ids
+   * are looked up in the channel, then the ones the channel does not hold in the channel's threads.
+   * Reads only. Throws when the store fails (the caller spools the change as it came).
+   */
+  async locate(change: MessageChange): Promise<MessageChange[]> {
+    if (!change.threadUnknown) return [change];
+    const { channels } = this.#options;
+    const ids = changeIds(change);
+    const found = await channels.findByPlatformIds(change.channelKey, ids);
+    const inChannel = found.map((f) => f.platformMessageId);
+    const missing = ids.filter((id) => !inChannel.includes(id));
+    const inThreads = missing.length === 0 ? [] : await channels.findInThreads(change.channelKey, missing);
+    return locateChange(change, { inChannel, inThreads });
   }
 
   /** Applies a change, in the channel's actor. Throws when the store fails (the caller spools it). */

@@ -187,9 +187,14 @@ export function isSpooledChange(item: SpooledItem): item is SpooledChange {
   return 'change' in item && item.change !== undefined;
 }
 
+/** The platform ids a change names. */
+export function changeIds(change: MessageChange): readonly string[] {
+  return change.kind === 'deleted' ? change.platformMessageIds : [change.platformMessageId];
+}
+
 /** A change as the spool keeps it. */
 export function spooledChange(change: MessageChange): SpooledChange {
-  const ids = change.kind === 'deleted' ? change.platformMessageIds : [change.platformMessageId];
+  const ids = changeIds(change);
   return {
     channelKey: change.channelKey,
     ts: change.ts,

@@ -9,6 +9,7 @@ import type {
   Tier,
 } from '../model/model.js';
 import type { Calibration } from '../model/tokens.js';
+import type { HeldMessage } from '../plans/locate-change.js';
 import type { TruncationPlan, TruncationPlanResult } from '../plans/plan-emergency-truncation.js';
 import type { EditedCopy } from '../plans/plan-message-rewrite.js';
 import type { StubRequest } from '../plans/plan-microcompaction.js';
@@ -20,7 +21,7 @@ import type { SummaryOutput } from './model-ports.js';
  * Requests written once, beside the planner that plans on them (plans cannot import ports without a
  * cycle): a field added to the port is a field the planner sees.
  */
-export type { StubRequest, SummaryReplacement };
+export type { HeldMessage, StubRequest, SummaryReplacement };
 
 /** A message to append, measured by the caller (see `measureMessage`); the store assigns the seq. */
 export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
@@ -162,12 +163,6 @@ export type EditMessageOutcome =
 export interface PlatformSeq {
   readonly platformMessageId: string;
   readonly seq: number;
-}
-
-/** A message the archive holds under a platform id, and the conversation it is archived in. */
-export interface HeldMessage {
-  readonly channelKey: string;
-  readonly platformMessageId: string;
 }
 
 /** A channel as the bot's context cache holds it. */
