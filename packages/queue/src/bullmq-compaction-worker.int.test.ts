@@ -212,6 +212,35 @@ describe('BullmqCompactionWorker', () => {
     expect(logger.events('worker.jobs_handed_back')).toEqual([]);
   });
 
+  // A pass finishes while Redis does not answer: its completion cannot be written, so the job stays
+  // active there, stalls and runs again. The close must say so rather than report itself drained.
+  it('names a pass that finished while Redis did not answer as handed back', async () => {
+    const { prefix, queue } = await setup();
+    const target = new URL(redisUrl());
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 6379) });
+    cleanups.push(() => proxy.close());
+    const logger = new RecordingLogger();
+    let finish = () => {};
+    const w = startCompactionWorker({
+      url: `redis://127.0.0.1:${proxy.port}`,
+      prefix,
+      processor: () =>
+        new Promise<string>((resolve) => {
+          finish = () => resolve('done');
+        }),
+      logger,
+    });
+    cleanups.push(() => w.close());
+    const { jobId } = await queue.enqueue(job);
+    await vi.waitFor(() => expect(w.activeJobIds).toEqual([jobId]), WAIT);
+    proxy.stall();
+
+    const closing = w.close({ timeoutMs: 120_000 });
+    finish();
+    expect(await closing).toBe('timed_out');
+    expect(logger.events('worker.jobs_handed_back').map((e) => e.fields.jobIds)).toEqual([[jobId]]);
+  });
+
   it('refuses options with both or neither of connection and url', () => {
     expect(() => startCompactionWorker({ prefix: 'x', processor: async () => 0 })).toThrow(TypeError);
   });

@@ -91,6 +91,8 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
   readonly #ownedConnection: Redis | undefined;
   readonly #log: Logger;
   readonly #active = new Set<string>();
+  /** Passes that finished after `close()` was called: their completion may not have reached Redis. */
+  readonly #finishedWhileClosing = new Set<string>();
   /** Jobs whose loss from Redis was logged. */
   readonly #vanished = new LruMap<string, true>(MAX_VANISHED_LOGGED);
   /** Called once no job is running. */
@@ -146,6 +148,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
         throw err;
       } finally {
         this.#active.delete(jobId);
+        if (this.#closing) this.#finishedWhileClosing.add(jobId);
         if (this.#active.size === 0) for (const idle of this.#onIdle) idle();
       }
     };
@@ -221,7 +224,9 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
    * and QUITs. Behind a network partition (connections open, nothing answered) that second wait has
    * no end, so it gets as long as `closeRedis` gives a QUIT; then the connections are dropped. The
    * passes in hand are what `timeoutMs` is for. A job fetched just as the close began runs too: the
-   * wait goes on while any pass is in hand.
+   * wait goes on while any pass is in hand. A pass that finished during the close while Redis did not
+   * answer may not be marked done there: it is named as handed back (it stalls and runs again, and
+   * its splice is idempotent on the job id).
    */
   async #close(timeoutMs: number): Promise<CloseOutcome> {
     if (this.#connection.status !== 'ready') return this.#closeWithoutRedis(timeoutMs);
@@ -231,15 +236,21 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
     const deadline = performance.now() + timeoutMs;
     const left = () => Math.max(0, deadline - performance.now());
     while ((await settleWithin(this.#idle(), left())).done) {
-      if ((await settleWithin(graceful, Math.min(QUIT_WAIT_MS, left()))).done) {
+      if ((await settleWithin(graceful, QUIT_WAIT_MS)).done) {
         if (this.#ownedConnection) await closeRedis(this.#ownedConnection);
         return 'drained';
       }
       if (this.#active.size > 0) continue;
-      // Nothing in hand and Redis not answering: nothing is lost by dropping the connections.
+      // Nothing in hand and Redis not answering: the connections are dropped.
+      const unrecorded = [...this.#finishedWhileClosing];
+      if (unrecorded.length > 0)
+        this.#log.warn(
+          { event: 'worker.jobs_handed_back', jobIds: unrecorded, timeoutMs },
+          'compaction worker closed with Redis not answering; passes that finished meanwhile may not be marked done there: they stall and run again',
+        );
       await this.#worker.disconnect().catch(() => {});
       this.#ownedConnection?.disconnect();
-      return 'drained';
+      return unrecorded.length > 0 ? 'timed_out' : 'drained';
     }
     this.#log.warn(
       { event: 'worker.jobs_handed_back', jobIds: this.activeJobIds, timeoutMs },
