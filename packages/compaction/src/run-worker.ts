@@ -16,6 +16,8 @@ import {
   closeRedis,
   createRedis,
   DEFAULT_COMPACTION_WORKER_OPTIONS,
+  PRODUCER_TIMEOUTS,
+  QUIT_WAIT_MS,
   RedisContextNotifier,
   startCompactionWorker,
   waitForReady,
@@ -49,6 +51,14 @@ export interface RunningWorker {
   /** Finishes the current jobs (or hands them back past the timeout), then closes its Redis connections (the database is the caller's). */
   close(timeoutMs?: number): Promise<void>;
 }
+
+/**
+ * How much longer than its `timeoutMs` a `close` may take with Redis not answering: the reconciler's
+ * round in flight (a producer command gives up after 5 s), then the worker's graceful close and the
+ * QUITs of its connection, the producer and the notifier, 2 s each at most. A caller that bounds the
+ * close (a shutdown step) gives it `timeoutMs` plus this.
+ */
+export const CLOSE_BEYOND_PASSES_MS = PRODUCER_TIMEOUTS.commandTimeoutMs + 4 * QUIT_WAIT_MS;
 
 export async function runCompactionWorker(options: RunWorkerOptions): Promise<RunningWorker> {
   const { database, logger } = options;
@@ -129,12 +139,8 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     worker,
     async close(timeoutMs = DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs) {
       await reconciler.stop();
-      const outcome = await worker.close({ timeoutMs });
-      if (outcome === 'timed_out')
-        logger.warn(
-          { event: 'worker.jobs_handed_back' },
-          'compaction worker closed with jobs still running; they will be retried',
-        );
+      // The worker names the jobs it hands back (worker.jobs_handed_back) itself.
+      await worker.close({ timeoutMs });
       await queue.close();
       await closeRedis(producer);
       await notifier.close();

@@ -7,9 +7,9 @@
  * CLI around it (apps/bot's `ebb worker`) loads the config and environment, refuses unsafe settings,
  * watches config.toml and waits for SIGTERM or SIGINT, as it does for `ebb start`.
  */
-import { runCompactionWorker } from '@ebb/compaction';
+import { CLOSE_BEYOND_PASSES_MS, runCompactionWorker } from '@ebb/compaction';
 import type { EbbConfig, EbbEnv } from '@ebb/config';
-import { SHUTDOWN_STEP_MS, ShutdownSteps } from '@ebb/core';
+import { ShutdownSteps } from '@ebb/core';
 import { createDb, migrate } from '@ebb/db';
 import type { Logger } from '@ebb/logger';
 import {
@@ -93,8 +93,11 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
       logger,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
     });
-    // The passes in hand get the worker's close timeout, then the rest of its close a step's time.
-    opened.add(() => running.close(), DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs + SHUTDOWN_STEP_MS);
+    // The passes in hand get the worker's close timeout, then the rest of its close its own bound.
+    opened.add(
+      () => running.close(),
+      DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs + CLOSE_BEYOND_PASSES_MS,
+    );
   } catch (err) {
     await opened.close();
     throw err;

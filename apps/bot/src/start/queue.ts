@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 
-import { createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
+import { CLOSE_BEYOND_PASSES_MS, createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
 import type {
   AnswerClaims,
   CompactionEventSink,
@@ -19,6 +19,7 @@ import type { Database } from '@ebb/db';
 import { bullmqQueueStats, meteredSummarizer, redisCheck } from '@ebb/observability';
 import {
   BullmqCompactionQueue,
+  closeRedis,
   createRedis,
   describeRedisUrl,
   isRedisReachable,
@@ -93,7 +94,7 @@ async function redisQueue(
   const { metrics, checks } = parts.observability;
   const prefix = env.EBB_REDIS_PREFIX;
   const producer = createRedis(redisUrl, { role: 'producer', logger });
-  steps.add(async () => (producer.status === 'ready' ? producer.quit() : producer.disconnect()));
+  steps.add(() => closeRedis(producer));
   await waitForReady(producer);
   const bullmq = new BullmqCompactionQueue({ connection: producer, prefix, logger });
   steps.add(() => bullmq.close());
@@ -115,7 +116,7 @@ async function redisQueue(
       ...llmRetry(options),
     });
     // Lets the jobs in hand finish, or hands them back after 10 s.
-    steps.add(() => worker.close(10_000), 12_000);
+    steps.add(() => worker.close(10_000), 10_000 + CLOSE_BEYOND_PASSES_MS);
   }
   return { queue: bullmq, notifier, spool, claims, board: bullmq.bullmq, embedded: false };
 }
