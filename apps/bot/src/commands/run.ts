@@ -25,6 +25,8 @@ export async function run(args: { config?: string; withWorker: boolean }, io: Co
   } catch (err) {
     reloading.stop();
     logger.fatal({ event: 'ebb.start_failed', ...describeStartFailure(err) }, 'Ebb could not start');
+    // What the failed start had opened is closed; a connection a library keeps open must not hold it.
+    exitIfLingering(logger, 1);
     return 1;
   }
   await untilSignalled(logger, () => reloading.current().shutdown.grace_seconds);

@@ -37,11 +37,12 @@ export function untilStopSignal(logger: Logger): Promise<NodeJS.Signals> {
 export const LINGER_MS = 10_000;
 
 /**
- * Called once the stop is done: every part is closed, and the process should exit by itself as the
- * last timers run out. Should a library keep a connection or a timer going after its close (BullMQ
- * and ioredis have, with Redis away), the process would never exit and a supervisor would wait its
- * whole grace period to kill it. So past `ms` it is logged, with what is still open, and the process
- * exits with `code`. Its timer, returned, is unref'd: it never holds the process itself.
+ * Called once the stop is done (or a failed start has closed what it opened): every part is closed,
+ * and the process should exit by itself as the last timers run out. Should a library keep a
+ * connection or a timer going after its close (BullMQ and ioredis have, with Redis away), the process
+ * would never exit and a supervisor would wait its whole grace period to kill it. So past `ms` it is
+ * logged, with what is still open, and the process exits with `code`. Its timer, returned, is
+ * unref'd: it never holds the process itself.
  */
 export function exitIfLingering(
   logger: Logger,

@@ -63,6 +63,7 @@ export async function worker(
     // One line an operator can act on, like `ebb start`'s (see start-failure.ts).
     startFailed(err);
     reloading.stop();
+    exitIfLingering(logger, 1);
     return 1;
   }
   const signal = await stopSignal;
