@@ -8,11 +8,10 @@
  */
 import { loadEnv } from '@ebb/config';
 import { createLogger } from '@ebb/logger';
-import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeDiscord, type WireMessage } from '@ebb/testing/discord';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterEach, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { FACT, rowsHolding } from '../forget-fixture.js';
@@ -38,12 +37,7 @@ async function startWorld() {
   const discord = await FakeDiscord.start();
   running.push(() => discord.close());
   const prefix = randomPrefix();
-  running.push(async () => {
-    const redis = createRedis(redisUrl(), { role: 'producer' });
-    await waitForReady(redis);
-    await cleanupPrefix(redis, prefix);
-    await redis.quit();
-  });
+  running.push(() => dropPrefix(prefix));
   const alice = discord.createUser({ username: 'alice', globalName: 'Alice' });
   const thread = discord.guild.channel('deploy-plan');
   const config = smallWindowConfig(model.url, ['[bot]', 'respond_to = "all"']);

@@ -10,11 +10,10 @@ import { loadEnv } from '@ebb/config';
 import { PgChannelStore, rowsOf } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeDiscord, type WireMessage } from '@ebb/testing/discord';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload } from '@ebb/testing/slack';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -143,12 +142,7 @@ async function startWorld(makeDriver: () => Promise<Driver>) {
   const driver = await makeDriver();
   running.push(() => driver.close());
   const prefix = randomPrefix();
-  running.push(async () => {
-    const redis = createRedis(redisUrl(), { role: 'producer' });
-    await waitForReady(redis);
-    await cleanupPrefix(redis, prefix);
-    await redis.quit();
-  });
+  running.push(() => dropPrefix(prefix));
   const config = smallWindowConfig(fake.url, ['[bot]', 'respond_to = "all"', ...driver.config]);
   const ebb: RunningEbb = await startEbb({
     config: () => config,

@@ -9,11 +9,10 @@
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
-import { createRedis, waitForReady } from '@ebb/queue';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload } from '@ebb/testing/slack';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startEbb } from '../../src/start-ebb.js';
@@ -53,12 +52,7 @@ async function startWorld() {
   const slack = await FakeSlack.start();
   running.push(() => slack.close());
   const prefix = randomPrefix();
-  running.push(async () => {
-    const redis = createRedis(redisUrl(), { role: 'producer' });
-    await waitForReady(redis);
-    await cleanupPrefix(redis, prefix);
-    await redis.quit();
-  });
+  running.push(() => dropPrefix(prefix));
   const log = new RecordingLogger();
   const config = smallWindowConfig(fake.url, ['[bot]', 'respond_to = "all"', '[slack]', 'mode = "socket"']);
   const ebb = await startEbb({
