@@ -4,7 +4,7 @@
  * gateway dispatches (messages, slash commands), break the connection to exercise RESUME and
  * INVALID_SESSION, and read back what the client did over REST. Every HTTP request and every gateway
  * payload from the client is recorded, with the token redacted. `rateLimit` scripts HTTP 429s on REST
- * routes (`rate-limits.ts`).
+ * routes (`rate-limits.ts`), `serverError` 5xx answers (`server-errors.ts`).
  *
  *   const fake = await FakeDiscord.start();
  *   const client = new Client({ intents, rest: { api: fake.restApi } });
@@ -33,6 +33,7 @@ import {
   rateLimitScript,
 } from './rate-limits.js';
 import { matchesRoute, routeParts } from './route-pattern.js';
+import { type ServerErrorAnswer, type ServerErrorScript, serverErrorScript } from './server-errors.js';
 import { SnowflakeGenerator } from './snowflake.js';
 import {
   ApplicationCommandOptionType,
@@ -210,7 +211,10 @@ export class FakeDiscord {
   readonly #posted: WireMessage[] = [];
   readonly #errors: string[] = [];
   readonly #connectionPaths: string[] = [];
-  readonly #rateLimits = new ScriptedFaults<RateLimitedRequest, RateLimitAnswer>('FakeDiscord');
+  /** Scripted 429s and 5xx answers, in one list: a request gets the oldest script that matches it. */
+  readonly #faults = new ScriptedFaults<RateLimitedRequest, RateLimitAnswer | ServerErrorAnswer>(
+    'FakeDiscord',
+  );
   #session: Session | undefined;
   #connections = 0;
 
@@ -531,7 +535,7 @@ export class FakeDiscord {
     this.#send(connection, { op: GatewayOp.InvalidSession, d: resumable });
   }
 
-  // ---- rate limits ---------------------------------------------------------------------------
+  // ---- rate limits and server errors ---------------------------------------------------------
 
   /**
    * Answers the next `times` requests matching `method` and `route` (`channels/:id/messages`) with
@@ -541,7 +545,19 @@ export class FakeDiscord {
    *   fake.rateLimit({ method: 'POST', route: 'channels/:id/messages', times: 2, retryAfterSeconds: 1 });
    */
   rateLimit(script: RateLimitScript): this {
-    this.#rateLimits.add(rateLimitScript(script));
+    this.#faults.add(rateLimitScript(script));
+    return this;
+  }
+
+  /**
+   * Answers the next `times` requests matching `method` and `route` with a 5xx (500 by default),
+   * before any other check. discord.js sends a request that met a 5xx again at once, `retries` times
+   * (3 by default), before it throws: one failed call takes `retries + 1` of them.
+   *
+   *   fake.serverError({ method: 'GET', route: `channels/${thread.id}`, times: 8, status: 502 });
+   */
+  serverError(script: ServerErrorScript): this {
+    this.#faults.add(serverErrorScript(script));
     return this;
   }
 
@@ -784,7 +800,7 @@ export class FakeDiscord {
     try {
       if (!/^\/api\/v10\//.test(url.pathname)) throw new HttpError(404, apiError(0, '404: Not Found'));
       body = parseJson(raw, req.headers['content-type']);
-      const limited = this.#rateLimits.take({ method, parts: routeParts(route), now: at });
+      const limited = this.#faults.take({ method, parts: routeParts(route), now: at });
       const result = limited ?? this.#route(method, route, body, url.searchParams, req.headers.authorization);
       status = result.status;
       answer = result.body;
