@@ -38,6 +38,7 @@ import {
 } from 'discord.js';
 import { hasBotMention, rewriteBotMentions } from './bot-mentions.js';
 import { discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
+import type { ChannelLookupRetry } from './channel-lookup.js';
 import { ebbCommands, FOCUS_OPTION, isEbbCommand } from './commands.js';
 import { DiscordError, toEbbError } from './discord-errors.js';
 import { DiscordMessageChanges, messageChannelKey } from './discord-message-changes.js';
@@ -68,6 +69,11 @@ export interface DiscordAdapterOptions {
   readonly typingRefreshMs?: number;
   /** Typing stops this long after the last `typing` call if no reply was posted. */
   readonly typingMaxMs?: number;
+  /**
+   * How a failed lookup of a thread discord.js does not know (for a deletion or edit in it) is tried
+   * again; by default `DEFAULT_CHANNEL_LOOKUP_RETRY`, 4 tries.
+   */
+  readonly channelLookupRetry?: Partial<ChannelLookupRetry>;
 }
 
 type DiscordAdapterDefaults = Pick<
@@ -119,6 +125,7 @@ export class DiscordAdapter implements PlatformAdapter {
       log: this.#log,
       recent: this.#options.recentMessageIds,
       botName: options.botName,
+      lookupRetry: options.channelLookupRetry,
     });
   }
 
@@ -186,6 +193,7 @@ export class DiscordAdapter implements PlatformAdapter {
 
   async stop(): Promise<void> {
     this.#typing.stopAll();
+    this.#changes.stop();
     const client = this.#client;
     this.#client = undefined;
     this.#handlers = undefined;

@@ -4,7 +4,7 @@
  * the updates that are no edit.
  */
 import type { MessageChange } from '@ebb/core';
-import type { WireChannel, WireMessage } from '@ebb/testing/discord';
+import type { FakeDiscord, WireChannel, WireMessage, WireUser } from '@ebb/testing/discord';
 import { describe, expect, it, vi } from 'vitest';
 import { discordChannelKey } from './channel-key.js';
 import { setup } from './discord-adapter.harness.js';
@@ -259,6 +259,7 @@ describe('DiscordAdapter changes in a thread the client has not heard of', () =>
         event: 'discord.message_change_dropped',
         reason: 'discord_not_found',
         err: undefined,
+        tries: 1,
         guildId: fake.guild.id,
         channelId: gone.channel_id,
         kind: 'deleted',
@@ -269,11 +270,179 @@ describe('DiscordAdapter changes in a thread the client has not heard of', () =>
         event: 'discord.message_change_dropped',
         reason: 'discord_forbidden',
         err: undefined,
+        tries: 1,
         guildId: fake.guild.id,
         channelId: hidden.id,
         kind: 'edited',
         messageIds: [secret.id],
       },
     ]);
+    // Refusals are final: one GET each, no second try.
+    expect(channelGets(fake)).toEqual([`/channels/${gone.channel_id}`, `/channels/${hidden.id}`]);
+  });
+
+  it('asks again while Discord fails (5xx) and reports the change once, in order with a change that came meanwhile', async () => {
+    const { fake, changes, logs, alice, general, sleeps, open } = await setupGated();
+    const archived = fake.addThread(fake.guild, { name: 'old-plan', parent: general, archived: true });
+    const [one, two] = ['my address', 'deploy at 5'].map((content) =>
+      fake.messageFromBefore({ channel: archived, author: alice, content }),
+    ) as [WireMessage, WireMessage];
+    // Two tries fail: discord.js sends a GET that met a 5xx 3 more times before it throws.
+    fake.serverError({ method: 'GET', route: `channels/${archived.id}`, times: 2 * 4, status: 502 });
+
+    fake.deleteMessage(one);
+    await vi.waitFor(() => expect(sleeps).toHaveLength(1), eventually);
+    // While the lookup waits to try again, an edit in the thread: it joins the lookup.
+    fake.editMessage(two, 'deploy at 6');
+    await markerReported(fake, changes, alice, general);
+    open();
+
+    await vi.waitFor(() => expect(changes).toHaveLength(3), eventually);
+    const archivedKey = discordChannelKey(fake.guild.id, archived.id, general.id);
+    expect(summary(changes.slice(1))).toEqual([
+      [archivedKey, 'deleted', [one.id]],
+      [archivedKey, 'edited', [two.id]],
+    ]);
+    // One lookup for both: two tries of 4 GETs failed, the third try's GET answered.
+    expect(statuses(fake, archived.id)).toEqual([...Array(8).fill(502), 200]);
+    expect(sleeps).toHaveLength(2);
+    expect(logs.filter((l) => l.fields.event === 'discord.message_change_dropped')).toEqual([]);
+  });
+
+  it('keeps a change discord.js reports in a thread it learnt of while the lookup waited behind the ones before it', async () => {
+    const { fake, messages, changes, alice, general, sleeps, open } = await setupGated();
+    const archived = fake.addThread(fake.guild, { name: 'old-plan', parent: general, archived: true });
+    const old = fake.messageFromBefore({ channel: archived, author: alice, content: 'my address' });
+    fake.serverError({ method: 'GET', route: `channels/${archived.id}`, times: 4, status: 502 });
+
+    fake.deleteMessage(old);
+    await vi.waitFor(() => expect(sleeps).toHaveLength(1), eventually);
+    // A post unarchives the thread (THREAD_UPDATE: discord.js knows it from now on), then is deleted:
+    // discord.js reports that deletion itself.
+    const posted = fake.postMessage({ channel: archived, author: alice, content: 'my pin' });
+    fake.deleteMessage(posted);
+    await markerReported(fake, changes, alice, general);
+    open();
+
+    await vi.waitFor(() => expect(changes).toHaveLength(3), eventually);
+    const archivedKey = discordChannelKey(fake.guild.id, archived.id, general.id);
+    expect(messages.find((m) => m.platformMessageId === posted.id)?.channelKey).toBe(archivedKey);
+    expect(summary(changes.slice(1))).toEqual([
+      [archivedKey, 'deleted', [old.id]],
+      [archivedKey, 'deleted', [posted.id]],
+    ]);
+    // The second try found the thread in discord.js's cache, where the THREAD_UPDATE put it.
+    expect(statuses(fake, archived.id)).toEqual([502, 502, 502, 502]);
+  });
+
+  it('drops a change whose lookup fails on every try, logged with the last reason and the tries', async () => {
+    const sleeps: number[] = [];
+    const { fake, changes, logs, alice, general } = await setup({
+      adapter: () => ({ channelLookupRetry: { tries: 4, sleep: async (ms) => void sleeps.push(ms) } }),
+    });
+    const archived = fake.addThread(fake.guild, { name: 'old-plan', parent: general, archived: true });
+    const old = fake.messageFromBefore({ channel: archived, author: alice, content: 'my address' });
+    // 3 tries meet 500s, the last one 503s (4 GETs a try).
+    fake.serverError({ method: 'GET', route: `channels/${archived.id}`, times: 3 * 4, status: 500 });
+    fake.serverError({ method: 'GET', route: `channels/${archived.id}`, times: 4, status: 503 });
+
+    fake.deleteMessage(old);
+
+    const dropped = () => logs.filter((l) => l.fields.event === 'discord.message_change_dropped');
+    await vi.waitFor(() => expect(dropped()).toHaveLength(1), eventually);
+    expect(dropped()[0]).toMatchObject({
+      level: 'warn',
+      fields: {
+        reason: 'discord_http_error',
+        err: expect.objectContaining({ message: expect.stringMatching(/Discord answered 503/) }),
+        tries: 4,
+        channelId: archived.id,
+        kind: 'deleted',
+        messageIds: [old.id],
+      },
+    });
+    expect(sleeps).toHaveLength(3);
+    expect(channelGets(fake)).toHaveLength(16);
+    expect(changes).toEqual([]);
+  });
+
+  it('drops a change whose lookup waits to try again when the adapter stops', async () => {
+    let waiting = 0;
+    const { fake, adapter, logs, alice, general } = await setup({
+      adapter: () => ({
+        channelLookupRetry: {
+          sleep: (_ms, signal) =>
+            new Promise<void>((resolve) => {
+              waiting++;
+              signal.addEventListener('abort', () => resolve(), { once: true });
+            }),
+        },
+      }),
+    });
+    const archived = fake.addThread(fake.guild, { name: 'old-plan', parent: general, archived: true });
+    const old = fake.messageFromBefore({ channel: archived, author: alice, content: 'my address' });
+    fake.serverError({ method: 'GET', route: `channels/${archived.id}`, times: Infinity });
+
+    fake.deleteMessage(old);
+    await vi.waitFor(() => expect(waiting).toBe(1), eventually);
+    await adapter.stop();
+
+    const dropped = () => logs.filter((l) => l.fields.event === 'discord.message_change_dropped');
+    await vi.waitFor(() => expect(dropped()).toHaveLength(1), eventually);
+    expect(dropped()[0]?.fields).toMatchObject({ reason: 'discord_http_error', tries: 1 });
+    expect(channelGets(fake)).toHaveLength(4);
   });
 });
+
+/**
+ * The harness with the lookup's first wait lasting until the test calls `open`; the later waits do
+ * not wait. `sleeps` has the delay of each wait.
+ */
+async function setupGated() {
+  const sleeps: number[] = [];
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  const harness = await setup({
+    adapter: () => ({
+      channelLookupRetry: {
+        sleep: (ms) => {
+          sleeps.push(ms);
+          return gate;
+        },
+      },
+    }),
+  });
+  return { ...harness, sleeps, open };
+}
+
+/**
+ * Deletes a message in a channel the client knows and waits until it is the only change reported: the
+ * client has then read every dispatch before it, and none of them was reported.
+ */
+async function markerReported(
+  fake: FakeDiscord,
+  changes: readonly MessageChange[],
+  author: WireUser,
+  channel: WireChannel,
+): Promise<void> {
+  const marker = fake.postMessage({ channel, author, content: 'marker' });
+  fake.deleteMessage(marker);
+  await vi.waitFor(() => expect(changes).toHaveLength(1), eventually);
+  expect(changes).toEqual([expect.objectContaining({ kind: 'deleted', platformMessageIds: [marker.id] })]);
+}
+
+/** The statuses FakeDiscord answered `GET /channels/{id}` with, oldest first. */
+function statuses(fake: FakeDiscord, channelId: string): number[] {
+  return fake.requests
+    .filter((r) => r.method === 'GET' && r.route === `/channels/${channelId}`)
+    .map((r) => r.status);
+}
+
+/** The routes of the `GET /channels/{id}` requests FakeDiscord received, oldest first. */
+function channelGets(fake: FakeDiscord): string[] {
+  return fake.requests
+    .filter((r) => r.method === 'GET' && /^\/channels\/\d+$/.test(r.route))
+    .map((r) => r.route);
+}

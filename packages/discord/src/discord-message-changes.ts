@@ -14,10 +14,13 @@
  * the whole message. It drops a change in a channel it does not know: a DM not seen since the client
  * started, and a thread no GUILD_CREATE carried (an archived one, so every archived thread after a
  * restart). Those are read from the gateway dispatch itself and keyed by `channel-lookup.ts`, a DM's
- * from its channel id, a thread's from what Discord says it is (`GET /channels/{id}`, for its parent);
- * when Discord cannot say (404, 403, the network) the change is dropped and logged at warn
- * (`discord.message_change_dropped`, with the reason). A RESUME may replay a dispatch: each deleted
- * id and each edit (id and timestamp) is reported once, whichever path it came by.
+ * from its channel id, a thread's from what Discord says it is (`GET /channels/{id}`, for its parent,
+ * asked again after a failure that may pass); when Discord cannot say (404, 403, or the network or a
+ * 5xx on every try) the change is dropped and logged at warn (`discord.message_change_dropped`, with
+ * the reason and the tries). Changes in one channel are reported in the order they came, including
+ * one discord.js reports itself after learning of the thread while its lookup was still trying. A
+ * RESUME may replay a dispatch: each deleted id and each edit (id and timestamp) is reported once,
+ * whichever path it came by.
  */
 import { type Logger, LruMap, type MessageChange, type PlatformHandlers } from '@ebb/core';
 import {
@@ -32,8 +35,12 @@ import {
 } from 'discord.js';
 import { rewriteBotMentions } from './bot-mentions.js';
 import { discordChannelKey } from './channel-key.js';
-import { ChannelKeyLookup, type DispatchChannel, dispatchChannel } from './channel-lookup.js';
-import { toEbbError } from './discord-errors.js';
+import {
+  ChannelKeyLookup,
+  type ChannelLookupRetry,
+  type DispatchChannel,
+  dispatchChannel,
+} from './channel-lookup.js';
 import { settle } from './settle.js';
 
 export interface DiscordMessageChangesOptions {
@@ -42,6 +49,8 @@ export interface DiscordMessageChangesOptions {
   readonly recent: number;
   /** Mentions of the bot become `@<botName>`; by default the bot user's display name. */
   readonly botName: string | undefined;
+  /** How a failed lookup of an unknown thread is tried again (`DEFAULT_CHANNEL_LOOKUP_RETRY`). */
+  readonly lookupRetry?: Partial<ChannelLookupRetry> | undefined;
 }
 
 /** An edit as read from discord.js or from the gateway payload. */
@@ -61,20 +70,37 @@ export class DiscordMessageChanges {
   readonly #log: Logger;
   readonly #seen: LruMap<string, true>;
   readonly #botName: string | undefined;
+  readonly #lookupRetry: Partial<ChannelLookupRetry> | undefined;
+  /** Ends the lookups' waits when the client stops; one per `listen`. */
+  #stopping = new AbortController();
 
   constructor(options: DiscordMessageChangesOptions) {
     this.#log = options.log;
     this.#seen = new LruMap(options.recent);
     this.#botName = options.botName;
+    this.#lookupRetry = options.lookupRetry;
   }
 
   /** Reports the client's deletions and edits to `handlers`, if it takes them. */
   listen(client: Client, handlers: PlatformHandlers): void {
     if (!handlers.onMessageChange) return;
+    this.#stopping = new AbortController();
     const report = (change: MessageChange, seenKeys: readonly string[]) =>
       this.#report(handlers, change, seenKeys);
+    const lookup = new ChannelKeyLookup({
+      client,
+      retry: this.#lookupRetry,
+      signal: this.#stopping.signal,
+    });
+    // A change discord.js reports in a channel still being looked up (it learnt of the thread from a
+    // THREAD_UPDATE while the lookup waited to try again) waits behind the changes that came first.
+    const inOrder = (channelId: string, apply: () => void) => {
+      const pending = lookup.inFlight(channelId);
+      if (pending) void pending.then(apply);
+      else apply();
+    };
     client.on(Events.MessageDelete, (message) => {
-      this.#deleted(report, messageChannelKey(message), [message.id]);
+      inOrder(message.channelId, () => this.#deleted(report, messageChannelKey(message), [message.id]));
     });
     client.on(Events.MessageBulkDelete, (messages, channel) => {
       const key = discordChannelKey(
@@ -82,20 +108,20 @@ export class DiscordMessageChanges {
         channel.id,
         channel.isThread() ? channel.parentId : null,
       );
-      this.#deleted(report, key, [...messages.keys()]);
+      inOrder(channel.id, () => this.#deleted(report, key, [...messages.keys()]));
     });
     client.on(Events.MessageUpdate, (_old, message) => {
-      this.#edited(report, client, {
+      const edit: Edit = {
         id: message.id,
         channelKey: messageChannelKey(message),
         authorId: message.author?.id,
         content: message.content,
         editedAt: message.editedTimestamp,
-      });
+      };
+      inOrder(message.channelId, () => this.#edited(report, client, edit));
     });
     // Emitted before discord.js handles the dispatch, so its cache is as the handler will find it:
     // what it will drop is reported from here.
-    const lookup = new ChannelKeyLookup(client);
     const where = (data: DispatchData) => dispatchChannel(data, (id) => client.channels.cache.has(id));
     client.ws.on(GatewayDispatchEvents.MessageDelete, (data: GatewayMessageDeleteDispatchData) => {
       this.#inUnknownChannel(where(data), lookup, { kind: 'deleted', ids: [data.id] }, (key) =>
@@ -120,10 +146,16 @@ export class DiscordMessageChanges {
     });
   }
 
+  /** Ends the lookups' waits: a change waiting for one is dropped with the last try's reason. */
+  stop(): void {
+    this.#stopping.abort();
+  }
+
   /**
    * Calls `apply` with the key of a change discord.js will drop (its channel is one it does not
    * know); does nothing for one it reports itself. A thread's key is asked of Discord; when that
-   * fails the change is dropped, logged with why.
+   * fails, on the last try or at once when Discord refused, the change is dropped, logged with why
+   * and after how many tries.
    */
   #inUnknownChannel(
     where: DispatchChannel,
@@ -138,13 +170,17 @@ export class DiscordMessageChanges {
         apply(where.channelKey);
         return;
       case 'unknown_guild_channel':
-        lookup.keyOf(where.channelId).then(apply, (err: unknown) => {
-          const mapped = toEbbError(err, { doing: `find channel ${where.channelId}` });
+        void lookup.keyOf(where.channelId).then((found) => {
+          if (found.ok) {
+            apply(found.channelKey);
+            return;
+          }
           this.#log.warn(
             {
               event: 'discord.message_change_dropped',
-              reason: mapped.code,
-              err: mapped,
+              reason: found.error.code,
+              err: found.error,
+              tries: found.tries,
               guildId: where.guildId,
               channelId: where.channelId,
               kind: change.kind,

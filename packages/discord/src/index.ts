@@ -1,4 +1,5 @@
 export { type DiscordChannelRef, discordChannelKey, parseDiscordChannelKey } from './channel-key.js';
+export { type ChannelLookupRetry, DEFAULT_CHANNEL_LOOKUP_RETRY } from './channel-lookup.js';
 export { ebbCommands } from './commands.js';
 export {
   DEFAULT_DISCORD_ADAPTER_OPTIONS,
