@@ -68,6 +68,16 @@ export function isPassRequest(request: RecordedRequest): boolean {
   return (request.body as { response_format?: unknown }).response_format !== undefined;
 }
 
+/** The last chat request (not a pass's) whose messages hold `text`, as JSON; throws when none does. */
+export function chatPromptHolding(requests: readonly RecordedRequest[], text: string): string {
+  const prompt = requests
+    .filter((r) => !isPassRequest(r))
+    .map((r) => JSON.stringify(r.body.messages))
+    .findLast((p) => p.includes(text));
+  if (!prompt) throw new Error(`no prompt holds ${text}`);
+  return prompt;
+}
+
 /**
  * The fake model's answer to a pass's request, in the shape its schema asks for: the summary and
  * memories, or the summary alone for a merge (`merged_summary` has no memories; an extra key is

@@ -15,7 +15,7 @@ import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterEach, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { FACT, rowsHolding } from '../forget-fixture.js';
-import { isPassRequest, passReply, smallWindowConfig } from '../small-window.js';
+import { chatPromptHolding, passReply, smallWindowConfig } from '../small-window.js';
 
 const OLD_TIME = 'STANDUP-1015';
 const NEW_TIME = 'STANDUP-1130';
@@ -77,14 +77,7 @@ async function startWorld() {
     /** Rows of the thread holding `text` in any column. */
     rowsHolding: (text: string) => rowsHolding(fresh.db, key, text),
     /** The chat request the model got for the turn that said `text`. */
-    promptFor(text: string): string {
-      const prompt = model.requests
-        .filter((r) => !isPassRequest(r))
-        .map((r) => JSON.stringify(r.body.messages))
-        .findLast((p) => p.includes(text));
-      if (!prompt) throw new Error(`no prompt holds ${text}`);
-      return prompt;
-    },
+    promptFor: (text: string) => chatPromptHolding(model.requests, text),
   };
 }
 

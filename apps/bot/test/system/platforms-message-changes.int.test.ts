@@ -19,7 +19,7 @@ import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { FACT, rowsHolding } from '../forget-fixture.js';
-import { isPassRequest, passReply, smallWindowConfig } from '../small-window.js';
+import { chatPromptHolding, isPassRequest, passReply, smallWindowConfig } from '../small-window.js';
 
 const OLD_TIME = 'STANDUP-1015';
 const NEW_TIME = 'STANDUP-1130';
@@ -186,14 +186,7 @@ async function startWorld(makeDriver: () => Promise<Driver>) {
       made: fake.requests.filter(isPassRequest).length,
     }),
     /** The chat request the model got for the turn that said `text`. */
-    promptFor(text: string): string {
-      const prompt = fake.requests
-        .filter((r) => !isPassRequest(r))
-        .map((r) => JSON.stringify(r.body.messages))
-        .findLast((p) => p.includes(text));
-      if (!prompt) throw new Error(`no prompt holds ${text}`);
-      return prompt;
-    },
+    promptFor: (text: string) => chatPromptHolding(fake.requests, text),
   };
 }
 

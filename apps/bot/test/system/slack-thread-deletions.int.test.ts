@@ -17,7 +17,7 @@ import { FAKE_SLACK, FakeSlack, type SlackEventPayload } from '@ebb/testing/slac
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startEbb } from '../../src/start-ebb.js';
 import { FACT, rowsHolding } from '../forget-fixture.js';
-import { isPassRequest, smallWindowConfig } from '../small-window.js';
+import { chatPromptHolding, smallWindowConfig } from '../small-window.js';
 
 const eventually = { timeout: 20_000, interval: 20 } as const;
 
@@ -92,14 +92,7 @@ async function startWorld() {
       return event;
     },
     /** The chat request the model got for the turn that said `text`. */
-    promptFor(text: string): string {
-      const prompt = fake.requests
-        .filter((r) => !isPassRequest(r))
-        .map((r) => JSON.stringify(r.body.messages))
-        .findLast((p) => p.includes(text));
-      if (!prompt) throw new Error(`no prompt holds ${text}`);
-      return prompt;
-    },
+    promptFor: (text: string) => chatPromptHolding(fake.requests, text),
     /** Waits for the bot to have applied `count` changes of `event` (`message.deleted`, `message.edited`), and returns the last. */
     async changeLogged(event: string, count: number) {
       await vi.waitFor(() => expect(log.events(event)).toHaveLength(count), eventually);
