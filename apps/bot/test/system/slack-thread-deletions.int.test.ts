@@ -113,8 +113,12 @@ describe('Slack: a thread reply taken back by an event that names no thread', ()
         threadTs: String(parent.ts),
       }),
     );
-    // The reply and the bot's answer repeating it, archived in the thread; nothing in the channel.
-    expect(await world.rowsHolding(threadKey, FACT)).toMatchObject({ messages: 2 });
+    // The reply and the bot's answer repeating it, archived in the thread (the answer once posted,
+    // so waited for); nothing in the channel.
+    await vi.waitFor(
+      async () => expect(await world.rowsHolding(threadKey, FACT)).toMatchObject({ messages: 2 }),
+      eventually,
+    );
     expect(await world.rowsHolding(world.channelKey, FACT)).toMatchObject({ messages: 0 });
 
     const deletion = withoutThread(slack.build.messageDeleted(reply));
