@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   ssr: { resolve: { conditions: ['ebb-source', 'module', 'node', 'development|production'] } },
   test: {
-    include: ['{apps,packages,workers}/*/{src,test}/**/*.test.ts'],
+    include: ['{apps,packages,workers}/*/{src,test}/**/*.test.ts', '.ci/*.test.mjs'],
     env: { NODE_OPTIONS: '--conditions=ebb-source' },
     // Property tests run many cases; give them room on a 2-core machine. Hooks too: an embedded
     // pipeline's beforeEach boots PGlite and migrates it, which passed vitest's 10 s default on a
