@@ -45,6 +45,7 @@ async function onePass(toml: string, env: Pick<EbbEnv, 'OPENAI_API_KEY'>, logger
     channels,
     memories: new InMemoryMemoryStore(),
     runs,
+    takeBacks: channels.takeBacks,
     notifier: new InProcessContextNotifier(),
     settingsFor: passSettingsResolver({
       config: () => parseConfig(toml, 'costs.toml'),

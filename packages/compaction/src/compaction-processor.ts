@@ -1,9 +1,9 @@
 /**
  * One compaction pass, as the worker runs it:
  *
- *   run started → snapshot of the range → summary + memories (LLM, no lock held) → memories
- *   validated → checkpoint → memories upserted → splice under the channel lock (or stale) → run
- *   finished → context-changed
+ *   run started → take-back mark → snapshot of the range → summary + memories (LLM, no lock held)
+ *   → memories validated → checkpoint → memories upserted → splice under the channel lock (or
+ *   stale) → run finished → context-changed
  *
  * The summarizer's memories are proposals (model output, shaped by whatever the channel said):
  * `validateMemories` repairs or rejects them against the pass's range and the range's authors before
@@ -20,9 +20,19 @@
  * deferred (`PassDeferredError`: the driver runs it again shortly without spending an attempt, and
  * the checkpoint spares a second LLM call); once that pass ended without landing, the follow-up is
  * stale and its messages stay raw for the next pass.
+ *
+ * A take-back (a deletion, an edit, a forget) may land while a pass runs, for as long as it runs. The
+ * pass reads the channel's take-back mark before its snapshot and checks for take-backs since then
+ * over its range before every model request, after its checkpoint, after its memories and, under the
+ * channel lock, at the splice (`SummaryResult.takeBackMark`). Each write is checked after it is made,
+ * and the take-back's own runner erases the same copies after its commit, so one of the two always
+ * sees the other. When one has landed (`TakenBackError`), the pass drops what it wrote from the old
+ * snapshot (its checkpoint, the memories derived from the taken-back seqs) and starts again from the
+ * redacted archive (`compaction.restarted`); after `MAX_TAKE_BACK_RESTARTS` it is deferred.
  */
 import {
   type ArchiveReader,
+  type CheckpointEraser,
   type CompactionEventSink,
   type CompactionJob,
   type CompactionRun,
@@ -42,17 +52,24 @@ import {
   PassDeferredError,
   planSnapshot,
   type RunStore,
+  type SeqRange,
   type SpliceOutcome,
   type StoredMessage,
   type Summarizer,
   SummarizerGaveUpError,
   type SummaryOutput,
+  seqRanges,
+  seqsOf,
   spanTokens,
   summarizedMessage,
+  TAKEN_BACK_REASON,
+  type TakeBackLog,
+  TakenBackError,
   TERMINAL_RUN_STATUSES,
   type Tokenizer,
   validateMemories,
 } from '@ebb/core';
+import { dropDerivedMemories } from './take-back-copies.js';
 
 export interface ProcessorJob extends CompactionJob {
   readonly jobId: string;
@@ -94,10 +111,15 @@ export const DEFAULT_CIRCUIT_BREAKER = {
   pauseMs: 10 * 60_000,
 } as const satisfies CircuitBreakerOptions;
 
+/** Restarts of one try of a pass because take-backs landed while it ran; then it is deferred. */
+export const MAX_TAKE_BACK_RESTARTS = 3;
+
 export interface CompactionProcessorOptions {
   readonly channels: ArchiveReader & Pick<ContextWriter, 'splice'>;
   readonly memories: MemoryStore;
-  readonly runs: RunStore;
+  readonly runs: RunStore & CheckpointEraser;
+  /** The channel's take-backs: what the pass checks what it read against. */
+  readonly takeBacks: Pick<TakeBackLog, 'takeBackMark' | 'takenBackSince'>;
   readonly notifier: ContextNotifier;
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
   readonly breaker?: CircuitBreakerOptions;
@@ -135,32 +157,117 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       if (await circuitOpen(p.runs, job, p.breaker, p.now())) return await skipOpenCircuit(p, pass);
       // Resuming from a checkpoint (a retry, or a deferred follow-up): the summary exists, and the
       // splice checks again everything the snapshot would.
-      const resumed = run?.output !== undefined;
-      if (!resumed) p.emit({ event: 'compaction.started', ...pass.event });
+      if (run?.output === undefined) p.emit({ event: 'compaction.started', ...pass.event });
 
       const settings = await p.settingsFor(job.channelKey);
       prices = settings.prices ?? {};
-      const snapshot = resumed ? EMPTY_SNAPSHOT : await snapshotRange(p.channels, job);
-      if (snapshot.kind === 'stale') return await finishStaleSnapshot(p, pass, snapshot);
-
-      const checked = memoryCheck(p, pass, settings.tokenizer);
-      const output = run?.output ?? (await summarize(p, pass, { settings, snapshot, signal }, checked));
-      // A checkpoint is JSON typed as proposed memories, and may predate the check: checked on the
-      // way out too. For an output this worker just checked it changes nothing.
-      const upserted = await storeMemories(p, job, settings, await checked(output.memories));
-      const spliced = await spliceSummary(p.channels, job, settings.tokenizer, output);
-      return await recordOutcome(p, pass, {
-        ...spliced,
-        output,
-        memoriesAdded: upserted.added,
-        enqueuedAt: run?.createdAt ?? pass.started,
-        prices,
-      });
+      let checkpoint = run?.output;
+      for (let restarts = 0; ; restarts++) {
+        try {
+          return await passFrom(p, pass, { settings, checkpoint, signal, enqueuedAt: run?.createdAt });
+        } catch (err) {
+          if (!(err instanceof TakenBackError)) throw err;
+          await dropReadBeforeTakeBack(p, job, err.ranges);
+          p.emit({ event: 'compaction.restarted', ...pass.event, reason: TAKEN_BACK_REASON });
+          if (restarts + 1 >= MAX_TAKE_BACK_RESTARTS)
+            throw new PassDeferredError(
+              `${job.jobId}: take-backs keep landing over its range`,
+              TAKE_BACK_DEFER_MS,
+            );
+          checkpoint = undefined;
+        }
+      }
     } catch (err) {
       if (!(err instanceof PassDeferredError)) reportFailure(p, pass, err, prices);
       throw err;
     }
   };
+}
+
+/** How long a pass that take-backs kept restarting waits before it tries again. */
+const TAKE_BACK_DEFER_MS = 2_000;
+
+interface PassFrom {
+  readonly settings: ChannelPassSettings;
+  /** The run's checkpoint to resume from, if any (stamped with the mark its snapshot was read at). */
+  readonly checkpoint: SummaryOutput | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly enqueuedAt: number | undefined;
+}
+
+/**
+ * One try of a pass from its snapshot (or its checkpoint) to its recorded outcome. Throws
+ * `TakenBackError` when a take-back since the snapshot covers its range, at any step.
+ */
+async function passFrom(p: Processor, pass: Pass, from: PassFrom): Promise<ProcessResult> {
+  const { job } = pass;
+  const { settings, checkpoint, signal } = from;
+  // Read before the snapshot: a take-back committed after it has a higher mark.
+  const mark = checkpoint ? (checkpoint.takeBackMark ?? 0) : await p.takeBacks.takeBackMark(job.channelKey);
+  const guard = takeBackGuard(p, job, mark);
+  if (checkpoint) await guard();
+  const snapshot = checkpoint ? EMPTY_SNAPSHOT : await snapshotRange(p.channels, job);
+  if (snapshot.kind === 'stale') return await finishStaleSnapshot(p, pass, snapshot);
+
+  const checked = memoryCheck(p, pass, settings.tokenizer);
+  const output =
+    checkpoint ??
+    (await summarize(p, pass, { settings, snapshot, signal, mark, beforeCall: guard }, checked));
+  // The stored output may be another worker's (first writer wins): checked at the older of the marks.
+  const readAt = Math.min(mark, output.takeBackMark ?? 0);
+  const check = readAt === mark ? guard : takeBackGuard(p, job, readAt);
+  // Written, then checked: a take-back committed before the check is seen here, and one after it
+  // finds what was written (its runner clears checkpoints and drops memories after its commit).
+  if (!checkpoint) await check();
+  // A checkpoint is JSON typed as proposed memories, and may predate the check: checked on the
+  // way out too. For an output this worker just checked it changes nothing.
+  const upserted = await storeMemories(p, job, settings, await checked(output.memories));
+  if (upserted.added + upserted.refreshed > 0) await check();
+  const spliced = await spliceSummary(p.channels, job, settings.tokenizer, {
+    ...output,
+    takeBackMark: readAt,
+  });
+  if (spliced.outcome.kind === 'stale' && spliced.outcome.reason === TAKEN_BACK_REASON) await check(true);
+  return await recordOutcome(p, pass, {
+    ...spliced,
+    output,
+    memoriesAdded: upserted.added,
+    enqueuedAt: from.enqueuedAt ?? pass.started,
+    prices: settings.prices ?? {},
+  });
+}
+
+/**
+ * Throws `TakenBackError` when a take-back since `mark` covers a seq of the job's range (`always`:
+ * the splice said so under the lock; the ranges are read again for the error).
+ */
+function takeBackGuard(p: Processor, job: ProcessorJob, mark: number) {
+  const range = { fromSeq: job.fromSeq, toSeq: job.toSeq };
+  return async (always = false): Promise<void> => {
+    const since = await p.takeBacks.takenBackSince(job.channelKey, mark, range);
+    if (since.length === 0 && !always) return;
+    const inRange = seqsOf(since.flatMap((t) => t.ranges)).filter(
+      (s) => s >= range.fromSeq && s <= range.toSeq,
+    );
+    throw new TakenBackError(
+      `${since.length} take-back(s) since mark ${mark} cover ${job.fromSeq}..${job.toSeq}`,
+      inRange.length > 0 ? seqRanges(inRange) : [range],
+    );
+  };
+}
+
+/**
+ * What a pass wrote from a snapshot a take-back has since covered: its checkpoint (and any other over
+ * the range: read before it too, or not, a retry summarizes again) and the memories derived from the
+ * taken-back seqs.
+ */
+async function dropReadBeforeTakeBack(
+  p: Processor,
+  job: ProcessorJob,
+  ranges: readonly SeqRange[],
+): Promise<void> {
+  await p.runs.clearCheckpoints(job.channelKey, [{ fromSeq: job.fromSeq, toSeq: job.toSeq }]);
+  await dropDerivedMemories(p, job.channelKey, ranges);
 }
 
 /** What every step of a pass uses: the processor's options with their defaults filled in. */
@@ -256,6 +363,9 @@ interface SummaryInput {
   readonly settings: ChannelPassSettings;
   readonly snapshot: Extract<Snapshot, { kind: 'ok' }>;
   readonly signal: AbortSignal | undefined;
+  /** The take-back mark the snapshot was read at: stamped on the checkpoint. */
+  readonly mark: number;
+  readonly beforeCall: () => Promise<void>;
 }
 
 /**
@@ -265,7 +375,7 @@ interface SummaryInput {
 async function summarize(
   p: Processor,
   pass: Pass,
-  { settings, snapshot, signal }: SummaryInput,
+  { settings, snapshot, signal, mark, beforeCall }: SummaryInput,
   checked: MemoryCheck,
 ): Promise<SummaryOutput> {
   const { job } = pass;
@@ -279,10 +389,15 @@ async function summarize(
       maxTokens: settings.summaryMaxTokens,
       canWait: canWait(job),
       ...(job.focus === undefined ? {} : { focus: job.focus }),
+      beforeCall,
     },
     signal,
   );
-  return p.runs.saveOutput(job.jobId, { ...proposed, memories: await checked(proposed.memories) });
+  return p.runs.saveOutput(job.jobId, {
+    ...proposed,
+    memories: await checked(proposed.memories),
+    takeBackMark: mark,
+  });
 }
 
 async function storeMemories(
@@ -300,7 +415,7 @@ async function spliceSummary(
   channels: Pick<ContextWriter, 'splice'>,
   job: ProcessorJob,
   tokenizer: Tokenizer,
-  output: SummaryOutput,
+  output: Pick<SummaryOutput, 'text'> & { readonly takeBackMark: number },
 ): Promise<{ outcome: SpliceOutcome; summaryTokens: number }> {
   const range = { fromSeq: job.fromSeq, toSeq: job.toSeq };
   const summaryTokens = spanTokens(tokenizer, { kind: 'summary', ...range, text: output.text });
@@ -309,6 +424,7 @@ async function spliceSummary(
     ...range,
     text: output.text,
     tokens: summaryTokens,
+    takeBackMark: output.takeBackMark,
   });
   return { outcome, summaryTokens };
 }

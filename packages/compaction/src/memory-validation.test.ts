@@ -91,6 +91,7 @@ it('stores only valid memories, repairs what it can, and counts the rest by reas
     channels,
     memories,
     runs,
+    takeBacks: channels.takeBacks,
     notifier: new InProcessContextNotifier(),
     settingsFor: passSettingsResolver({ config: () => config, env: { OPENAI_API_KEY: 'test-key' } }),
     onEvent: (e) => {

@@ -4,7 +4,14 @@
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
 import type { CompactionEventSink, ContextNotifier, Logger, Summarizer } from '@ebb/core';
-import { type Database, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
+import {
+  type Database,
+  PgChannelStore,
+  PgMemoryStore,
+  PgRunStore,
+  PgTakeBackLog,
+  PgUsageStore,
+} from '@ebb/db';
 import type { RetryOptions } from '@ebb/llm';
 import { passSettingsResolver } from './channel-pass-settings.js';
 import { createCompactionProcessor } from './compaction-processor.js';
@@ -29,12 +36,14 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
   const channels = new PgChannelStore({ db: options.database.db });
   const memories = new PgMemoryStore({ db: options.database.db });
   const runs = new PgRunStore({ db: options.database.db });
+  const takeBacks = new PgTakeBackLog({ db: options.database.db });
   const usage = new PgUsageStore({ db: options.database.db });
   const { wrapSummarizer, logger } = options;
   const processor = createCompactionProcessor({
     channels,
     memories,
     runs,
+    takeBacks,
     notifier: options.notifier,
     settingsFor: passSettingsResolver({
       config: options.config,
@@ -47,5 +56,5 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
     }),
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });
-  return { channels, memories, runs, processor };
+  return { channels, memories, runs, takeBacks, processor };
 }

@@ -163,7 +163,10 @@ export async function redactChannel(
       const found = await channels.readArchive(channelKey, r.fromSeq, r.toSeq);
       tombstones.push(...found.map((m) => tombstone(m, settings.tokenizer)));
     }
-    if (tombstones.length > 0) archived = (await channels.redactArchive(channelKey, tombstones)).redacted;
+    // Recorded as a take-back with the tombstones: a pass that read these seqs before cannot land them.
+    const takeBack = { kind: 'forget', ranges, platformMessageIds: [] } as const;
+    if (tombstones.length > 0)
+      archived = (await channels.redactArchive(channelKey, tombstones, takeBack)).redacted;
   }
 
   const inFlight = (await runs.recent(channelKey, IN_FLIGHT_LOOKBACK)).filter(

@@ -26,12 +26,18 @@ import {
   type SummarizeInput,
   type Summarizer,
   type SummaryOutput,
+  type TakeBackLog,
   TRUNCATION_MARKER,
   type TranscriptMessage,
   type TurnLog,
   UNCALIBRATED,
 } from '@ebb/core';
-import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
+import {
+  InMemoryChannelStore,
+  InMemoryMemoryStore,
+  InMemoryRunStore,
+  InMemoryTakeBackLog,
+} from '@ebb/core/testing';
 import { PgArchiveReader, PgChannelStore } from '@ebb/db';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
@@ -186,6 +192,7 @@ class GatedSummarizer implements Summarizer {
 async function replayThroughTheBot(
   messages: readonly TranscriptMessage[],
   channels: TurnLog & ArchiveReader & ContextWriter = new InMemoryChannelStore(),
+  takeBacks: TakeBackLog = new InMemoryTakeBackLog(),
 ) {
   let now = Date.parse(messages[0]?.ts ?? '2026-01-05T09:00:00Z');
   const clock = () => now;
@@ -207,6 +214,7 @@ async function replayThroughTheBot(
     channels,
     memories: new InMemoryMemoryStore(),
     runs,
+    takeBacks,
     notifier,
     now: clock,
     // The worker's lines carry no usage (the simulation's do): compare them without it.

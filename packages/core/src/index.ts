@@ -51,6 +51,7 @@ export * from './plans/plan-redaction.js';
 export * from './plans/plan-snapshot.js';
 export * from './plans/plan-splice.js';
 export * from './plans/plan-summary-replacement.js';
+export * from './plans/take-back.js';
 export * from './ports/logger.js';
 export * from './ports/ports.js';
 export * from './ports/tool-ports.js';

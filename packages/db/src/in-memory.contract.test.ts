@@ -1,9 +1,13 @@
 import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { describeStoreContract } from '../test/contract/index.js';
 
-describeStoreContract('in-memory', async () => ({
-  channels: new InMemoryChannelStore(),
-  memories: new InMemoryMemoryStore(),
-  runs: new InMemoryRunStore(),
-  close: async () => {},
-}));
+describeStoreContract('in-memory', async () => {
+  const channels = new InMemoryChannelStore();
+  return {
+    channels,
+    memories: new InMemoryMemoryStore(),
+    runs: new InMemoryRunStore(),
+    takeBacks: channels.takeBacks,
+    close: async () => {},
+  };
+});

@@ -6,6 +6,7 @@ export * from './pg-channel-store.js';
 export * from './pg-errors.js';
 export * from './pg-memory-store.js';
 export * from './pg-run-store.js';
+export * from './pg-take-back-log.js';
 export * from './pg-usage-store.js';
 export * from './pglite-template.js';
 export * from './rows.js';

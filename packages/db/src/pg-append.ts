@@ -28,12 +28,13 @@ export async function insertMessage(
       returning c.head_seq, c.generation, c.span_tokens + c.raw_tokens as context_tokens
     ), m as (
       insert into ${messages} (channel_key, seq, role, author, content, context_content, tokens,
-        context_tokens, omitted_tokens, platform_message_id, tool_calls, tool_call_id, ts)
+        context_tokens, omitted_tokens, platform_message_id, tool_calls, tool_call_id, ts, recalled_memories)
       values (${channelKey}, (select head_seq from ch), ${message.role}, ${message.author},
         ${message.text}, ${message.contextText ?? null}, ${message.tokens}, ${message.contextTokens},
         ${message.omittedTokens ?? null}, ${message.platformMessageId ?? null},
         ${message.toolCalls === undefined ? null : JSON.stringify(message.toolCalls)}::jsonb,
-        ${message.toolCallId ?? null}, ${message.ts ?? null})
+        ${message.toolCallId ?? null}, ${message.ts ?? null},
+        ${message.recalledMemories === undefined || message.recalledMemories.length === 0 ? null : JSON.stringify(message.recalledMemories)}::jsonb)
       on conflict (channel_key, platform_message_id) do nothing
       returning seq
     )

@@ -19,9 +19,12 @@ export const channelColumns = {
   rawTokens: channels.rawTokens,
 };
 
-export async function lockChannel(tx: EbbDatabase, channelKey: string): Promise<ChannelCounters | undefined> {
+export async function lockChannel(
+  tx: EbbDatabase,
+  channelKey: string,
+): Promise<(ChannelCounters & { readonly takeBackMark: number }) | undefined> {
   const [row] = await tx
-    .select(channelColumns)
+    .select({ ...channelColumns, takeBackMark: channels.takeBackMark })
     .from(channels)
     .where(eq(channels.key, channelKey))
     .for('update');

@@ -23,6 +23,7 @@ import {
   type LoadedChannel,
   type MessageEdit,
   type NewMessage,
+  type NewTakeBack,
   type PlatformSeq,
   type PrefixView,
   planEmergencyTruncation,
@@ -38,6 +39,7 @@ import {
   type StubRequest,
   type SummaryReplacement,
   type SummaryResult,
+  TAKEN_BACK_REASON,
   type TruncationOutcome,
   type TruncationRequest,
   type TurnLog,
@@ -56,6 +58,7 @@ import {
   editMessage,
   findByPlatformIds,
   findInThreads,
+  findRecalling,
   redactArchive,
   redactRetiredSpans,
   replaceSummary,
@@ -63,6 +66,7 @@ import {
   seqsWhere,
   summaryBefore,
 } from './pg-redaction.js';
+import { PgTakeBackLog, takenBackSince } from './pg-take-back-log.js';
 import { platformColumn, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
@@ -70,9 +74,12 @@ export class PgChannelStore
   implements TurnLog, ArchiveReader, ContextWriter, ArchiveEditor, ChannelDirectory
 {
   readonly #db: EbbDatabase;
+  /** The take-backs `redactArchive` and `editMessage` record, in the same database. */
+  readonly takeBacks: PgTakeBackLog;
 
   constructor(options: PgStoreOptions) {
     this.#db = options.db;
+    this.takeBacks = new PgTakeBackLog(options);
   }
 
   append(channelKey: string, message: NewMessage): Promise<AppendResult> {
@@ -190,6 +197,10 @@ export class PgChannelStore
     });
   }
 
+  findRecalling(channelKey: string, memoryIds: readonly string[]): Promise<number[]> {
+    return dbCall('findRecalling', () => findRecalling(this.#db, channelKey, memoryIds));
+  }
+
   findInThreads(channelKey: string, platformMessageIds: readonly string[]): Promise<HeldMessage[]> {
     return dbCall('findInThreads', () => findInThreads(this.#db, channelKey, platformMessageIds));
   }
@@ -199,6 +210,13 @@ export class PgChannelStore
       this.#db.transaction(async (tx) => {
         const channel = await lockChannel(tx, channelKey);
         if (!channel) return { kind: 'stale', reason: 'the channel has no messages' };
+        // A take-back since the pass's snapshot over its range: what it read may hold the old text.
+        if (
+          result.takeBackMark !== undefined &&
+          channel.takeBackMark > result.takeBackMark &&
+          (await takenBackSince(tx, channelKey, result.takeBackMark, result)).length > 0
+        )
+          return { kind: 'stale', reason: TAKEN_BACK_REASON };
         const rows = await activeSpans(tx, channelKey);
         const spans = rows.map(toSpan);
         // The raw messages a splice through result.toSeq drops: planSplice refuses a summary larger
@@ -337,8 +355,12 @@ export class PgChannelStore
     return dbCall('replaceSummary', () => replaceSummary(this.#db, channelKey, replacement));
   }
 
-  redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome> {
-    return dbCall('redactArchive', () => redactArchive(this.#db, channelKey, tombstones));
+  redactArchive(
+    channelKey: string,
+    tombstones: readonly StoredMessage[],
+    takeBack: NewTakeBack,
+  ): Promise<RedactArchiveOutcome> {
+    return dbCall('redactArchive', () => redactArchive(this.#db, channelKey, tombstones, takeBack));
   }
 
   summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined> {

@@ -11,6 +11,7 @@ import {
   type EditMessageOutcome,
   type HeldMessage,
   type MessageEdit,
+  type NewTakeBack,
   PENDING_SUMMARY,
   type PlatformSeq,
   planArchiveRedaction,
@@ -35,6 +36,7 @@ import {
   spanRow,
   toSpan,
 } from './pg-channel-rows.js';
+import { insertTakeBack } from './pg-take-back-log.js';
 import { rowsOf } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
@@ -90,11 +92,15 @@ export function replaceSummary(
   });
 }
 
-/** `ArchiveEditor.redactArchive`: planned by `planArchiveRedaction` under the channel lock. */
+/**
+ * `ArchiveEditor.redactArchive`: planned by `planArchiveRedaction` under the channel lock, the
+ * take-back recorded in the same transaction.
+ */
 export function redactArchive(
   db: EbbDatabase,
   channelKey: string,
   tombstones: readonly StoredMessage[],
+  takeBack: NewTakeBack,
 ): Promise<RedactArchiveOutcome> {
   return db.transaction(async (tx): Promise<RedactArchiveOutcome> => {
     const channel = await lockChannel(tx, channelKey);
@@ -125,7 +131,13 @@ export function redactArchive(
         .set({ generation: plan.generation, rawTokens: plan.rawTokens, updatedAt: sql`now()` })
         .where(eq(channels.key, channelKey));
     }
-    return { redacted: plan.tombstones.length, raw: plan.copies.length, generation: plan.generation };
+    const recorded = found.length > 0 ? await insertTakeBack(tx, channelKey, takeBack) : undefined;
+    return {
+      redacted: plan.tombstones.length,
+      raw: plan.copies.length,
+      generation: plan.generation,
+      ...(recorded === undefined ? {} : { takeBack: recorded }),
+    };
   });
 }
 
@@ -234,8 +246,17 @@ export function editMessage(
         .set({ generation: plan.generation, rawTokens: plan.rawTokens, updatedAt: sql`now()` })
         .where(eq(channels.key, channelKey));
     }
+    const takeBack =
+      edit.takeBack === undefined ? undefined : await insertTakeBack(tx, channelKey, edit.takeBack);
     const { raw, generation, tokensBefore, tokensAfter } = plan;
-    return { kind: 'edited', raw, generation, tokensBefore, tokensAfter };
+    return {
+      kind: 'edited',
+      raw,
+      generation,
+      tokensBefore,
+      tokensAfter,
+      ...(takeBack === undefined ? {} : { takeBack }),
+    };
   });
 }
 
@@ -262,4 +283,25 @@ export async function summaryBefore(
     .orderBy(desc(contextSpans.toSeq), desc(contextSpans.id))
     .limit(1);
   return row?.text == null ? undefined : { fromSeq: row.fromSeq, toSeq: row.toSeq, text: row.text };
+}
+
+/** `ArchiveReader.findRecalling`: `?|` on the partial GIN index of the replies that recalled anything. */
+export async function findRecalling(
+  db: EbbDatabase,
+  channelKey: string,
+  memoryIds: readonly string[],
+): Promise<number[]> {
+  if (memoryIds.length === 0) return [];
+  const ids = sql.join(
+    [...new Set(memoryIds)].map((id) => sql`${id}`),
+    sql`, `,
+  );
+  const rows = await db
+    .select({ seq: messages.seq })
+    .from(messages)
+    .where(
+      and(eq(messages.channelKey, channelKey), sql`${messages.recalledMemories} ?| array[${ids}]::text[]`),
+    )
+    .orderBy(asc(messages.seq));
+  return rows.map((r) => r.seq);
 }

@@ -7,6 +7,7 @@ import { createDb, migrate } from './create-db.js';
 import { PgChannelStore } from './pg-channel-store.js';
 import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRunStore } from './pg-run-store.js';
+import { PgTakeBackLog } from './pg-take-back-log.js';
 import { rowsOf } from './rows.js';
 
 let pg: FreshSchemaDb;
@@ -22,6 +23,7 @@ describeStoreContract('postgres', async () => ({
   channels: new PgChannelStore({ db: pg.db }),
   memories: new PgMemoryStore({ db: pg.db }),
   runs: new PgRunStore({ db: pg.db }),
+  takeBacks: new PgTakeBackLog({ db: pg.db }),
   close: async () => {},
 }));
 
@@ -42,6 +44,7 @@ describe('postgres: migrations', () => {
         'llm_usage',
         'memories',
         'messages',
+        'take_backs',
       ]);
       const indexes = rowsOf<{ indexname: string; indexdef: string }>(
         await fresh.db.execute(
@@ -52,6 +55,7 @@ describe('postgres: migrations', () => {
       expect(def('context_spans_active_idx')).toMatch(/UNIQUE INDEX .* WHERE active/);
       expect(def('memories_search_idx')).toMatch(/USING gin \(search\)/);
       expect(def('compaction_runs_unfinished_idx')).toMatch(/WHERE .*status.*queued.*running/);
+      expect(def('take_backs_pending_idx')).toMatch(/WHERE .*status.*pending/);
       // A second run finds nothing to do.
       await migrate(fresh.database);
       const applied = rowsOf<{ n: number }>(

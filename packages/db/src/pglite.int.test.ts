@@ -5,6 +5,7 @@ import { createDb, type Database, migrate } from './create-db.js';
 import { PgChannelStore } from './pg-channel-store.js';
 import { PgMemoryStore } from './pg-memory-store.js';
 import { PgRunStore } from './pg-run-store.js';
+import { PgTakeBackLog } from './pg-take-back-log.js';
 import { rowsOf } from './rows.js';
 
 // PGlite takes seconds to start: one in-memory instance for the whole file.
@@ -22,6 +23,7 @@ describeStoreContract('pglite', async () => ({
   channels: new PgChannelStore({ db: database.db }),
   memories: new PgMemoryStore({ db: database.db }),
   runs: new PgRunStore({ db: database.db }),
+  takeBacks: new PgTakeBackLog({ db: database.db }),
   close: async () => {},
 }));
 

@@ -52,6 +52,12 @@ export const channels = pgTable(
     /** Tool results microcompaction has stubbed in this channel, ever, and the context tokens that saved. */
     stubbedResults: integer('stubbed_results').notNull().default(0),
     stubbedTokensSaved: bigint('stubbed_tokens_saved', { mode: 'number' }).notNull().default(0),
+    /**
+     * How many take-backs the channel has recorded (`take_backs.mark` of the newest): bumped under
+     * the row lock with the tombstones, so a pass that read the count before its snapshot knows any
+     * take-back with a higher mark came after what it read.
+     */
+    takeBackMark: integer('take_back_mark').notNull().default(0),
     calibrationFactor: doublePrecision('calibration_factor').notNull().default(1),
     calibrationSamples: integer('calibration_samples').notNull().default(0),
     createdAt: createdAt(),
@@ -89,6 +95,11 @@ export const messages = pgTable(
     platformMessageId: text('platform_message_id'),
     toolCalls: jsonb('tool_calls').$type<ToolCall[]>(),
     toolCallId: text('tool_call_id'),
+    /**
+     * A bot reply's provenance beyond its turn: the ids of the memories recalled into the prompt it
+     * answered. A take-back that drops one of them takes the reply back too (it may have repeated it).
+     */
+    recalledMemories: jsonb('recalled_memories').$type<string[]>(),
     ts: text('ts'),
     createdAt: createdAt(),
     /**
@@ -110,6 +121,11 @@ export const messages = pgTable(
     // search_history's author filter (case-insensitive): without it, a common word by one author
     // reads every message holding the word (200 ms on a million); with it, only that author's.
     index('messages_author_idx').on(t.channelKey, sql`lower(${t.author})`, t.seq),
+    // A take-back's replies that recalled a dropped memory (`findRecalling`): only replies that
+    // recalled something are indexed.
+    index('messages_recalled_idx')
+      .using('gin', t.recalledMemories)
+      .where(sql`${t.recalledMemories} is not null`),
     check('messages_role_check', sql`${t.role} in ('user', 'assistant', 'tool')`),
   ],
 );
@@ -234,5 +250,48 @@ export const llmUsage = pgTable(
     primaryKey({ columns: [t.channelKey, t.hour, t.purpose, t.model] }),
     // The dashboard's and ebb status's read of every channel's last day.
     index('llm_usage_hour_idx').on(t.hour),
+  ],
+);
+
+/**
+ * What a person (or a retention sweep, or `ebb forget`) took back, one row per change: written in the
+ * transaction that tombstones the messages, so it outlives any process. The seqs it covers are the
+ * source every derived copy is traced from: memories whose source range holds one, summaries over one,
+ * checkpoints of runs over one, the bot's replies derived from them. A pass whose snapshot predates a
+ * take-back over its range (`mark` above the mark it read) cannot checkpoint, store memories from or
+ * splice what it read. `pending` until every copy is rewritten; any bot or worker claims a pending row
+ * whose lease ran out (`claimed_until`) and finishes it.
+ */
+export const takeBacks = pgTable(
+  'take_backs',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    channelKey: text('channel_key').notNull(),
+    /** The channel's `take_back_mark` this take-back set (1, 2, … per channel). */
+    mark: integer('mark').notNull(),
+    kind: text('kind', { enum: ['deleted', 'edited', 'forget', 'retention'] }).notNull(),
+    /** The seqs taken back, as ranges, and their bounds (for the overlap test). */
+    ranges: jsonb('ranges').$type<{ fromSeq: number; toSeq: number }[]>().notNull(),
+    fromSeq: integer('from_seq').notNull(),
+    toSeq: integer('to_seq').notNull(),
+    /** The platform ids taken back: the spool's files are scrubbed of them. */
+    platformMessageIds: jsonb('platform_message_ids').$type<string[]>().notNull(),
+    status: text('status', { enum: ['pending', 'completed'] })
+      .notNull()
+      .default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    claimedUntil: timestamp('claimed_until', { withTimezone: true }),
+    /** What completing it reached (counts, never text). */
+    memories: integer('memories'),
+    checkpoints: integer('checkpoints'),
+    summaries: integer('summaries'),
+    error: text('error'),
+    createdAt: createdAt(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('take_backs_channel_mark_idx').on(t.channelKey, t.mark),
+    index('take_backs_pending_idx').on(t.createdAt).where(sql`${t.status} = 'pending'`),
+    check('take_backs_range_check', sql`${t.fromSeq} <= ${t.toSeq}`),
   ],
 );

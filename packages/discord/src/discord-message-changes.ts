@@ -248,7 +248,9 @@ export class DiscordMessageChanges {
   }
 
   #report(handlers: PlatformHandlers, change: MessageChange, seenKeys: readonly string[]): void {
-    settle(() => handlers.onMessageChange?.(change) ?? Promise.resolve()).catch((err: unknown) => {
+    settle(async () => {
+      await handlers.onMessageChange?.(change);
+    }).catch((err: unknown) => {
       // Not applied: a replay of the dispatch may try again.
       for (const key of seenKeys) this.#seen.delete(key);
       this.#log.error(

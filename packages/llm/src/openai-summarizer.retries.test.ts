@@ -2,7 +2,7 @@
  * OpenAiSummarizer, retries: Retry-After, backoff, the errors that are not retried, giving up for
  * the queue when the channel can wait, and the extractive fallback when the pass must land.
  */
-import { SummarizerGaveUpError } from '@ebb/core';
+import { SummarizerGaveUpError, TakenBackError } from '@ebb/core';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   closeServer,
@@ -45,6 +45,23 @@ describe('OpenAiSummarizer, retries', () => {
     await s.summarize(input());
 
     expect(delays).toEqual([1_250]);
+  });
+
+  it('sends no retry once beforeCall says the text was taken back, and writes no fallback from it', async () => {
+    const s = await summarizer();
+    server.fail({ kind: 'server_error' }, { times: 1 });
+    server.enqueue({ json: GOOD_REPLY });
+    let checks = 0;
+    const beforeCall = async () => {
+      checks++;
+      // The first try goes out; a take-back lands while it fails; the retry must not be sent.
+      if (checks > 1) throw new TakenBackError('taken back meanwhile', [{ fromSeq: 1, toSeq: 1 }]);
+    };
+
+    await expect(s.summarize(input({ beforeCall }))).rejects.toBeInstanceOf(TakenBackError);
+
+    expect(checks).toBe(2);
+    expect(server.requests).toHaveLength(1);
   });
 
   it('retries a 500 and succeeds', async () => {

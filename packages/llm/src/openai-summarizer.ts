@@ -22,6 +22,7 @@ import {
   type Summarizer,
   SummarizerGaveUpError,
   type SummaryOutput,
+  TakenBackError,
 } from '@ebb/core';
 import { LLM_REFUSALS, LLM_UNAVAILABLE, LlmError, toLlmError } from './errors.js';
 import type { OpenAiSummarizerOptions, ResolvedSummarizerOptions } from './openai-summarizer-options.js';
@@ -54,6 +55,9 @@ export class OpenAiSummarizer implements Summarizer {
       };
     } catch (caught) {
       if (signal?.aborted) throw toLlmError(caught);
+      // A take-back covered the range meanwhile: nothing more is sent, and no fallback is written
+      // from the old text either; the pass starts again from the redacted archive.
+      if (caught instanceof TakenBackError) throw caught;
       if (
         caught instanceof LlmError &&
         (LLM_REFUSALS.has(caught.code) || (input.canWait && LLM_UNAVAILABLE.has(caught.code)))

@@ -56,12 +56,15 @@ export type RetryResult<T> = (
 
 /**
  * Runs `fn` until it succeeds, fails with an error that is not retryable, or runs out of tries.
- * Errors are mapped with `toLlmError`; `fn` gets the 1-based try number.
+ * Errors are mapped with `toLlmError`; `fn` gets the 1-based try number. `beforeTry` runs before
+ * every try (the first one included), outside the retry: what it throws is thrown as it is (a pass
+ * whose text was taken back meanwhile sends nothing more).
  */
 export async function withRetries<T>(
   fn: (attempt: number) => Promise<T>,
   options: RetryOptions,
   signal?: AbortSignal,
+  beforeTry?: () => Promise<void>,
 ): Promise<RetryResult<T>> {
   const sleepFor = options.sleep ?? DEFAULT_RETRY.sleep;
   const random = options.random ?? DEFAULT_RETRY.random;
@@ -72,6 +75,7 @@ export async function withRetries<T>(
   const failures: LlmErrorCode[] = [];
   const triesByCode = new Map<LlmErrorCode, number>();
   for (let attempt = 1; ; attempt++) {
+    await beforeTry?.();
     try {
       const value = await fn(attempt);
       return { ok: true, value, attempts: attempt, delaysMs, failures };

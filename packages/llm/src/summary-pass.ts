@@ -339,6 +339,7 @@ export class SummaryPass {
       },
       retry,
       this.#signal,
+      this.#input.beforeCall,
     );
     this.calls.push({
       purpose,

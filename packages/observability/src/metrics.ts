@@ -127,6 +127,7 @@ export function passOutcome(event: CompactionEventName): PassOutcome | undefined
     case 'compaction.triggered':
     case 'compaction.enqueued':
     case 'compaction.started':
+    case 'compaction.restarted':
     case 'compaction.reconciled':
     case 'compaction.memories_invalid':
     case 'compaction.microcompacted':

@@ -10,6 +10,7 @@ import type {
   CommandInvocation,
   InboundMessage,
   MessageChange,
+  MessageChangeResult,
   PlatformHandlers,
   TurnResult,
 } from '@ebb/core';
@@ -43,8 +44,9 @@ export class RecordingHandlers implements PlatformHandlers {
     this.messages.push(message);
     return undefined;
   };
-  onMessageChange?: (change: MessageChange) => Promise<void> = async (change) => {
+  onMessageChange?: (change: MessageChange) => Promise<MessageChangeResult | undefined> = async (change) => {
     this.changes.push(change);
+    return undefined;
   };
   onCommand = async (command: CommandInvocation): Promise<string> => {
     this.commands.push(command);

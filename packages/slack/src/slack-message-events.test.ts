@@ -303,7 +303,7 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     h.handlers.onMessageChange = (change) => {
       h.handlers.changes.push(change);
       return new Promise((resolve) => {
-        finish = resolve;
+        finish = () => resolve(undefined);
       });
     };
 

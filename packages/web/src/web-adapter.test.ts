@@ -3,6 +3,7 @@ import type {
   CommandInvocation,
   InboundMessage,
   MessageChange,
+  MessageChangeResult,
   PlatformHandlers,
   TurnResult,
 } from '@ebb/core';
@@ -38,6 +39,8 @@ describe('WebAdapter', () => {
   let next: TurnResult | undefined;
   /** The change handler fails (the store away and the spool too) while set. */
   let changesFail = false;
+  /** What the change handler answers (undefined: nothing, as an older handler does). */
+  let changeResult: MessageChangeResult | undefined;
 
   beforeEach(async () => {
     received.length = 0;
@@ -45,6 +48,7 @@ describe('WebAdapter', () => {
     changes.length = 0;
     next = undefined;
     changesFail = false;
+    changeResult = undefined;
     web = new WebAdapter({ port: 0 });
     const handlers: PlatformHandlers = {
       onMessage: async (message) => {
@@ -62,6 +66,7 @@ describe('WebAdapter', () => {
       onMessageChange: async (change) => {
         if (changesFail) throw new Error('store away, spool refused');
         changes.push(change);
+        return changeResult;
       },
     };
     await web.start(handlers);
@@ -128,6 +133,14 @@ describe('WebAdapter', () => {
       400,
       'bad_id',
     ]);
+    for (const id of ['.', '..']) {
+      const res = await post('/api/channels/ops/messages', { author: 'ana', text: 'x', id });
+      expect(res.status, id).toBe(400);
+      expect(await res.json()).toEqual({
+        code: 'bad_id',
+        error: expect.stringContaining('URL parsing drops a "." or ".." path segment'),
+      });
+    }
     for (const body of [
       { author: 'ana', text: 'a\u0000b' },
       { author: 'a\u0000', text: 'x' },
@@ -286,6 +299,145 @@ describe('WebAdapter', () => {
     expect(down.status).toBe(503);
     expect(down.headers.get('retry-after')).toBe('5');
     expect(await down.json()).toMatchObject({ code: 'store_unavailable' });
+  });
+
+  it('refuses "." and ".." as ids, which no DELETE can name, and takes every other id back by its URL', async () => {
+    // URL parsing drops a dot segment before any route sees it, percent-encoded (`%2e`) too, and
+    // `encodeURIComponent` leaves dots as they are: a DELETE of "." or ".." never reaches the bot.
+    const raw = (path: string) =>
+      withHost(`${web.url}${path}`, new URL(web.url).host, { method: 'DELETE' }).then((r) => r.status);
+    for (const segment of ['.', '..', '%2e', '%2E', '%2e%2E', '.%2e']) {
+      expect(await raw(`/api/channels/ops/messages/${segment}`), segment).toBe(404);
+    }
+    expect(
+      (await fetch(`${web.url}/api/channels/ops/messages/${encodeURIComponent('..')}`, { method: 'DELETE' }))
+        .status,
+    ).toBe(404);
+    expect(changes).toEqual([]);
+    // Every id a POST takes comes back whole through the path, dots and percent signs included.
+    const ids = ['...', '%2e', '%2E', '.%2e', './', '../x', 'a/b', '%', '%25', '?#', ' x ', 'é😀'];
+    for (const id of ids) {
+      expect(
+        (await post('/api/channels/ops/messages', { author: 'ana', text: 'quiet', id })).status,
+        id,
+      ).toBe(200);
+      const res = await fetch(`${web.url}/api/channels/ops/messages/${encodeURIComponent(id)}`, {
+        method: 'DELETE',
+      });
+      expect(res.status, id).toBe(200);
+    }
+    expect(changes.map((change) => change.kind === 'deleted' && change.platformMessageIds[0])).toEqual(ids);
+  });
+
+  it('refuses a lone surrogate with 400, and the retry of the same body with 400 again, never 409', async () => {
+    // A bot as the port describes it, over a store that keeps UTF-8 (as Postgres does): a lone
+    // surrogate would be archived as U+FFFD, so the retry would differ from what was kept.
+    const archived = new Map<string, string>();
+    const seen: InboundMessage[] = [];
+    const bot = new WebAdapter({ port: 0 });
+    await bot.start({
+      onMessage: async (message) => {
+        seen.push(message);
+        const before = archived.get(message.platformMessageId);
+        if (before !== undefined)
+          return { reply: null, archived: 'duplicate', original: { text: before, reply: null } };
+        archived.set(message.platformMessageId, Buffer.from(message.text, 'utf8').toString('utf8'));
+        return { reply: null, archived: 'stored' };
+      },
+      onCommand: async () => 'done',
+      onMessageChange: async () => ({ outcome: 'applied' }),
+    });
+    const send = async (method: string, path: string, body: string) => {
+      const res = await fetch(`${bot.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      return { status: res.status, ...((await res.json()) as { code?: string; error?: string }) };
+    };
+    try {
+      // The wire form of each: a JSON escape of an unpaired surrogate, high or low.
+      const bodies = [
+        '{"author":"ana","text":"a\\ud800b","id":"s-1"}',
+        '{"author":"ana","text":"\\udfff","id":"s-2"}',
+        '{"author":"an\\udbffa","text":"x","id":"s-3"}',
+        '{"author":"ana","text":"x","id":"s-\\udc00"}',
+      ];
+      for (const body of bodies) {
+        for (const attempt of ['first', 'retry']) {
+          const answer = await send('POST', '/api/channels/ops/messages', body);
+          expect([answer.status, answer.code], `${attempt} ${body}`).toEqual([400, 'lone_surrogate']);
+        }
+      }
+      expect(await send('POST', '/api/channels/ops/messages', bodies[0] ?? '')).toMatchObject({
+        error: expect.stringContaining('"text" contains an unpaired UTF-16 surrogate'),
+      });
+      const edit = await send('PUT', '/api/channels/ops/messages/m-1', '{"text":"b\\ud83d"}');
+      expect([edit.status, edit.code]).toEqual([400, 'lone_surrogate']);
+      expect(seen).toEqual([]);
+      // A surrogate pair is one character: taken, and its retry is the duplicate it should be.
+      const pair = '{"author":"ana","text":"a\\ud83d\\ude00b","id":"s-5"}';
+      expect((await send('POST', '/api/channels/ops/messages', pair)).status).toBe(200);
+      expect((await send('POST', '/api/channels/ops/messages', pair)).status).toBe(200);
+      expect(seen.map((m) => m.text)).toEqual(['a😀b', 'a😀b']);
+    } finally {
+      await bot.stop();
+    }
+  });
+
+  it('answers DELETE and PUT with what the bot says the change reached, and streams the take-back until it is complete', async () => {
+    const events = await EventStreamReader.open(`${web.url}/api/channels/ops/events`);
+    /** Everything published before this is on the stream once the marker is. */
+    let marks = 0;
+    const streamed = async (type: string) => {
+      const mark = `mark-${++marks}`;
+      web.publish('web:ops', { type: 'mark', mark });
+      await events.until(mark);
+      return events.events(type);
+    };
+    const remove = (id: string) => fetch(`${web.url}/api/channels/ops/messages/${id}`, { method: 'DELETE' });
+    try {
+      const reached = { messages: 2, memories: 1, checkpoints: 0, summaries: 1 };
+      changeResult = { outcome: 'applied', takeBack: 'tb-1', reached, pending: 1 };
+      const removed = await remove('m-1');
+      expect(removed.status).toBe(200);
+      expect(await removed.json()).toEqual({
+        id: 'm-1',
+        deleted: true,
+        outcome: 'applied',
+        takeBack: 'tb-1',
+        reached,
+        pending: 1,
+      });
+      expect(await streamed('deleted')).toEqual([
+        { type: 'deleted', platformMessageId: 'm-1', takeBack: 'tb-1', pending: 1 },
+      ]);
+
+      changeResult = { outcome: 'spooled' };
+      const edited = await fetch(`${web.url}/api/channels/ops/messages/m-2`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'the new text' }),
+      });
+      expect(edited.status).toBe(200);
+      expect(await edited.json()).toEqual({ id: 'm-2', edited: true, outcome: 'spooled' });
+      expect(await streamed('edited')).toEqual([
+        { type: 'edited', platformMessageId: 'm-2', text: 'the new text' },
+      ]);
+
+      // Never archived: 404, and the stream shows nothing (the marker after it arrives, it does not).
+      changeResult = { outcome: 'unknown' };
+      const unknown = await remove('m-9');
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toEqual({
+        code: 'unknown_message',
+        error: 'Ebb never archived a message m-9 in this channel; nothing was changed',
+      });
+      expect(await streamed('deleted')).toHaveLength(1);
+      expect(changes.map((change) => change.kind)).toEqual(['deleted', 'edited', 'deleted']);
+    } finally {
+      await events.close();
+    }
   });
 
   it('in loopback mode refuses what a page of another site makes the browser send, and calls nothing', async () => {

@@ -3,8 +3,8 @@
  * to Ebb without Slack or Discord, and watch a conversation ebb.
  *
  *   POST /api/channels/:id/messages   {"author": "…", "text": "…", "id"?: "…"} → {"reply": "…" | null}
- *   DELETE /api/channels/:id/messages/:messageId                 → {"id": "…", "deleted": true}
- *   PUT  /api/channels/:id/messages/:messageId  {"text": "…"}     → {"id": "…", "edited": true}
+ *   DELETE /api/channels/:id/messages/:messageId                 → {"id": "…", "deleted": true, "outcome": "…", …}
+ *   PUT  /api/channels/:id/messages/:messageId  {"text": "…"}     → {"id": "…", "edited": true, "outcome": "…", …}
  *   POST /api/channels/:id/commands   {"name": "context" | "compact", "args"?: "…", "user"?: "…"} → {"reply": "…"}
  *   GET  /api/channels/:id/events     text/event-stream of the channel's messages and compaction events
  *
@@ -29,8 +29,12 @@
  * A DELETE or PUT of a message (by the `id` it was posted with, or the bot's reply's `id` from the
  * stream) takes it back as a platform's deletion or edit does: the channel's `[privacy]` policy
  * decides what it reaches. A 2xx answer means the change is applied, or spooled while the store is
- * away (applied in order after it); an id the archive never held changes nothing and is answered 2xx
- * too, so a retry is always safe. 503 `store_unavailable` (`Retry-After`) when it could be neither.
+ * away (applied in order after it); its `outcome` says which, and `takeBack`, `reached` and `pending`
+ * (summaries still being written again) what it reached. An id the archive never held changes
+ * nothing: 404 `unknown_message`, and nothing on the stream. 503 `store_unavailable`
+ * (`Retry-After`) when it could be neither; a retry is always safe.
+ * A POST's `"id"` cannot be `.` or `..`: URL parsing drops those path segments (`%2e` too), so no
+ * DELETE or PUT could name the message.
  * Errors are `{"error": "…", "code": "…"}`, `code` one of `WEB_ERROR_CODES` (`errors.ts`).
  */
 import { randomUUID } from 'node:crypto';
@@ -38,6 +42,7 @@ import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import {
   type CommandName,
+  type MessageChangeResult,
   type PlatformAdapter,
   type PlatformHandlers,
   settleWithin,
@@ -74,6 +79,14 @@ const MAX_TEXT = 40_000;
 const MAX_AUTHOR = 100;
 /** Control characters, line breaks and bidi overrides: a name with them could forge a transcript line. */
 const UNSAFE_IN_NAME = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
+/**
+ * An unpaired UTF-16 surrogate (a JSON `"\ud800"` parses to one; `u` mode pairs the rest). It is
+ * not Unicode text: UTF-8 keeps it as U+FFFD, so the archived text would differ from what was sent,
+ * and the idempotent retry of the same body would be answered `409 id_conflict`.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+/** Path segments URL parsing removes (WHATWG, and so `@hono/node-server`, `%2e` forms included). */
+const DOT_SEGMENTS: readonly string[] = ['.', '..'];
 const MAX_ID = 256;
 /** Seconds a caller waits before sending a message the store could not keep again. */
 const RETRY_AFTER_SECONDS = 5;
@@ -172,8 +185,10 @@ export class WebAdapter implements PlatformAdapter {
 
   /**
    * Hands a deletion or an edit of the message `id` to the bot and answers: 200 once it is applied or
-   * spooled (the stream shows it), `503 starting` before the bot started, `503 store_unavailable`
-   * when it could not be kept.
+   * spooled, with what the bot says it reached (the stream shows it, with the take-back and the
+   * summaries still pending); `404 unknown_message` when the archive never held it (the stream shows
+   * nothing); `503 starting` before the bot started, `503 store_unavailable` when it could not be
+   * kept. A handler that answers nothing (an older one) gets the bare `{ id, deleted | edited }`.
    */
   async #takeBack(
     c: Context,
@@ -187,8 +202,9 @@ export class WebAdapter implements PlatformAdapter {
       channelKey: `web:${c.req.param('id')}`,
       ts: new Date().toISOString(),
     };
+    let result: MessageChangeResult | undefined;
     try {
-      await handlers.onMessageChange(
+      result = await handlers.onMessageChange(
         change.kind === 'deleted'
           ? { kind: 'deleted', ...where, platformMessageIds: [id] }
           : { kind: 'edited', ...where, platformMessageId: id, text: change.text },
@@ -197,12 +213,33 @@ export class WebAdapter implements PlatformAdapter {
       c.header('Retry-After', String(RETRY_AFTER_SECONDS));
       return webError(c, 503, 'store_unavailable', 'the change was not applied; send it again');
     }
+    if (result?.outcome === 'unknown')
+      return webError(
+        c,
+        404,
+        'unknown_message',
+        `Ebb never archived a message ${id} in this channel; nothing was changed`,
+      );
+    const { takeBack, reached, pending } = result ?? {};
+    // Until `pending` is 0 the take-back is still rewriting summaries: a client shows it as under way.
+    const progress = {
+      ...(takeBack === undefined ? {} : { takeBack }),
+      ...(pending === undefined ? {} : { pending }),
+    };
     this.publish(where.channelKey, {
       type: change.kind,
       platformMessageId: id,
       ...(change.kind === 'edited' ? { text: change.text } : {}),
+      ...progress,
     });
-    return c.json({ id, [change.kind]: true });
+    if (!result) return c.json({ id, [change.kind]: true });
+    return c.json({
+      id,
+      [change.kind]: true,
+      outcome: result.outcome,
+      ...progress,
+      ...(reached === undefined ? {} : { reached }),
+    });
   }
 
   #routes(): void {
@@ -237,6 +274,13 @@ export class WebAdapter implements PlatformAdapter {
         (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID)
       )
         return webError(c, 400, 'bad_id', `"id" must be a non-empty string of at most ${MAX_ID} characters`);
+      if (messageId !== undefined && DOT_SEGMENTS.includes(messageId))
+        return webError(
+          c,
+          400,
+          'bad_id',
+          `"id" must not be "${messageId}": URL parsing drops a "." or ".." path segment, so no DELETE or PUT could reach the message`,
+        );
       // Postgres cannot store NUL in text: refused here rather than lost later.
       if ([author, text, messageId ?? ''].some((s) => s.includes('\u0000')))
         return webError(
@@ -245,6 +289,14 @@ export class WebAdapter implements PlatformAdapter {
           'nul_character',
           '"author", "text" and "id" must not contain NUL (\\u0000) characters',
         );
+      const unpaired = (
+        [
+          ['author', author],
+          ['text', text],
+          ['id', messageId ?? ''],
+        ] as const
+      ).find(([, s]) => LONE_SURROGATE.test(s));
+      if (unpaired) return loneSurrogate(c, unpaired[0]);
       if (!isShortText(author, MAX_AUTHOR))
         return webError(
           c,
@@ -326,6 +378,7 @@ export class WebAdapter implements PlatformAdapter {
       const text = typeof body.text === 'string' ? body.text : '';
       if (text.includes('\u0000'))
         return webError(c, 400, 'nul_character', '"text" must not contain NUL (\\u0000) characters');
+      if (LONE_SURROGATE.test(text)) return loneSurrogate(c, 'text');
       return badText(c, text) ?? (await this.#takeBack(c, id, { kind: 'edited', text }));
     });
 
@@ -376,16 +429,38 @@ export class WebAdapter implements PlatformAdapter {
 
 const CHANNEL_ID_RULE = 'channel id: letters, digits, _ . - (at most 100)';
 
-/** `400 bad_id` for a message id no POST could have used; undefined when it is fine. */
+/**
+ * `400 bad_id` for a message id no POST could have used; undefined when it is fine. (A `.` or `..`
+ * never gets here: URL parsing has removed it, and the route does not match.)
+ */
 function badMessageId(c: Context, id: string | undefined): Response | undefined {
   if (id === undefined || id === '' || id.length > MAX_ID || id.includes('\u0000'))
     return webError(
       c,
       400,
       'bad_id',
-      `the message id must be a non-empty string of at most ${MAX_ID} characters`,
+      `the message id must be a non-empty string of at most ${MAX_ID} characters, without NUL`,
+    );
+  // Hono leaves a percent-encoded surrogate (`%ED%A0%80`, not UTF-8) undecoded, so none arrives
+  // today; checked so that a router that decodes it cannot hand one to the bot.
+  if (LONE_SURROGATE.test(id))
+    return webError(
+      c,
+      400,
+      'bad_id',
+      'the message id must not contain an unpaired UTF-16 surrogate (not Unicode text)',
     );
   return undefined;
+}
+
+/** `400 lone_surrogate`: the field holds an unpaired UTF-16 surrogate, which no store keeps as sent. */
+function loneSurrogate(c: Context, field: 'author' | 'text' | 'id'): Response {
+  return webError(
+    c,
+    400,
+    'lone_surrogate',
+    `"${field}" contains an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape with no partner): it is not Unicode text, and would be kept as U+FFFD rather than as sent`,
+  );
 }
 
 /** `400 bad_text` for a message text that is blank or too long (a POST's or a PUT's); undefined when it is fine. */

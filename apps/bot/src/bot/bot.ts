@@ -24,7 +24,7 @@
  * `bot-commands.ts`, the inbound spool in `spool-replay.ts`, the adapters in `platform-connections.ts`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ChannelPassSettings, passSettingsResolver } from '@ebb/compaction';
+import { type ChannelPassSettings, passSettingsResolver, TakeBackRunner } from '@ebb/compaction';
 import type { EbbConfig } from '@ebb/config';
 import type {
   AnswerClaim,
@@ -42,11 +42,14 @@ import type {
   Logger,
   MemoryStore,
   MessageChange,
+  MessageChangeResult,
   Platform,
   PlatformAdapter,
   PlatformHandlers,
   RunStore,
   SpooledMessage,
+  TakeBack,
+  TakeBackLog,
   TurnLog,
   TurnResult,
   UsageStore,
@@ -61,16 +64,19 @@ import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import { ChannelActors } from './channel-actors.js';
 import { ChannelStates, ContextReloadError } from './channel-states.js';
-import { type ChangeReport, MessageChanges } from './message-changes.js';
-import { ModelReplier } from './model-reply.js';
+import { type ChangeReport, changeResult, MessageChanges } from './message-changes.js';
+import { type ModelAnswer, ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
-import { RedactionPasses } from './redaction-passes.js';
 import { SpoolReplay } from './spool-replay.js';
 import { openTurn, type Turn } from './turn.js';
 
 export interface BotOptions {
   readonly config: () => EbbConfig;
-  readonly channels: TurnLog & ArchiveReader & ContextWriter & ArchiveEditor;
+  /** The channel store, with the take-backs it records beside its tombstones. */
+  readonly channels: TurnLog &
+    ArchiveReader &
+    ContextWriter &
+    ArchiveEditor & { readonly takeBacks: TakeBackLog };
   readonly memories: MemoryStore;
   readonly runs: RunStore & CheckpointEraser;
   readonly queue: CompactionQueue;
@@ -178,7 +184,8 @@ export class Bot {
   readonly #replier: ModelReplier;
   readonly #commands: BotCommands;
   readonly #changes: MessageChanges;
-  readonly #redactions: RedactionPasses;
+  /** Completes the take-backs of deletions and edits (this process's at once, any process's by sweep). */
+  readonly #takeBacks: TakeBackRunner;
   /** Absent without a spool: then a message the archive cannot take gets an apology. */
   readonly #spool: SpoolReplay | undefined;
   readonly #botName: string;
@@ -224,20 +231,34 @@ export class Bot {
       ...(options.usage === undefined ? {} : { usage: options.usage }),
     });
     this.#commands = new BotCommands({ config, runs, memories, states, compaction });
-    this.#redactions = new RedactionPasses({
+    const spool = options.spool;
+    this.#takeBacks = new TakeBackRunner({
       channels,
+      memories,
       runs,
+      takeBacks: channels.takeBacks,
       settingsFor: options.passSettings ?? passSettingsResolver({ config, env: {} }),
       notifier: options.notifier,
       logger: options.logger,
+      onContextChanged: (key, generation) => states.markStale(key, generation),
+      // The spool's files keep no copy of a deleted message (an edit's old text is the archive's
+      // only: the spool may still hold a later edit of it, which must replay).
+      ...(spool === undefined
+        ? {}
+        : {
+            afterCompleted: async (t: TakeBack) => {
+              if (t.kind !== 'edited' && t.platformMessageIds.length > 0)
+                await spool.scrub(t.channelKey, t.platformMessageIds);
+            },
+          }),
     });
     this.#changes = new MessageChanges({
       config,
       channels,
-      memories,
-      runs,
+      takeBacks: channels.takeBacks,
+      runner: this.#takeBacks,
+      recalling: (key, ids) => channels.findRecalling(key, ids),
       states,
-      passes: this.#redactions,
       logger: options.logger,
       ...(options.onMessageChange === undefined ? {} : { onChange: options.onMessageChange }),
     });
@@ -252,7 +273,9 @@ export class Bot {
         states,
         compaction,
         adapter,
-        applyChange: (change) => this.#applyChange(change),
+        applyChange: async (change) => {
+          await this.#applyChange(change);
+        },
       });
   }
 
@@ -283,6 +306,8 @@ export class Bot {
       );
     });
     this.#spool?.start();
+    // Take-backs a process left pending (it died, or the store failed) are finished here too.
+    this.#takeBacks.start();
     const handlers = this.handlers();
     for (const adapter of adapters) {
       this.#adapters.set(adapter.platform, adapter);
@@ -340,11 +365,11 @@ export class Bot {
         'finished the turns in hand',
       );
     }
-    // The summaries being written again get what is left of the grace period (their archive is
-    // redacted and they are set aside already; one cut off is written again on the channel's next
-    // message after the next start); no new one starts.
-    this.#redactions.stop();
-    await settleWithin(this.#redactions.idle(), Math.max(0, drainMs - (performance.now() - started)));
+    // The take-backs being completed get what is left of the grace period (their archive is
+    // redacted and their summaries set aside already; one cut off stays pending and any process's
+    // next sweep finishes it); no new one starts.
+    await this.#takeBacks.stop();
+    await settleWithin(this.#takeBacks.idle(), Math.max(0, drainMs - (performance.now() - started)));
     await this.#connections.stop();
     for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
     await this.#unsubscribe?.();
@@ -373,9 +398,9 @@ export class Bot {
     };
   }
 
-  /** The summaries that deletions and edits queued to be written again are all written (tests, stop). */
-  redactionsIdle(): Promise<void> {
-    return this.#redactions.idle();
+  /** The take-backs this process is completing are all complete (tests). */
+  takeBacksIdle(): Promise<void> {
+    return this.#takeBacks.idle();
   }
 
   /**
@@ -383,14 +408,14 @@ export class Bot {
    * message), else applied now; when the store fails part-way it is spooled and applied again in
    * full once the archive is back (every step is idempotent).
    */
-  async #change(change: MessageChange): Promise<void> {
+  async #change(change: MessageChange): Promise<MessageChangeResult> {
     const key = change.channelKey;
     if (this.#spool && !(await this.#spool.catchUp(key))) return this.#keepChange(change, undefined);
     try {
-      await this.#applyChange(change);
+      return mergedResult(await this.#applyChange(change));
     } catch (err) {
       this.#states.forget(key);
-      await this.#keepChange(change, err);
+      return await this.#keepChange(change, err);
     }
   }
 
@@ -400,25 +425,30 @@ export class Bot {
    * actor, behind its turns and its spool, as a change that named the thread would. That wait never
    * closes a cycle: a located change names its conversation, and waits on no other actor.
    */
-  async #applyChange(change: MessageChange): Promise<void> {
+  async #applyChange(change: MessageChange): Promise<MessageChangeResult[]> {
+    const results: MessageChangeResult[] = [];
     for (const located of await this.#changes.locate(change)) {
-      if (located.channelKey === change.channelKey) await this.#changes.apply(located);
+      if (located.channelKey === change.channelKey)
+        results.push(changeResult(await this.#changes.apply(located)));
       else
-        await this.#actors.run(
-          located.channelKey,
-          () => this.#change(located),
-          () => this.#keepChange(located, undefined),
+        results.push(
+          await this.#actors.run(
+            located.channelKey,
+            () => this.#change(located),
+            () => this.#keepChange(located, undefined),
+          ),
         );
     }
+    return results;
   }
 
   /** Spools a change the archive could not take; throws when there is no spool or it refuses too. */
-  async #keepChange(change: MessageChange, err: unknown): Promise<void> {
+  async #keepChange(change: MessageChange, err: unknown): Promise<MessageChangeResult> {
     const kept = (await this.#spool?.keepChange(change)) === true;
     const fields = { event: 'message.change_spooled', err, channel: change.channelKey, kind: change.kind };
     if (kept) {
       this.#options.logger.warn(fields, 'the archive could not take a deletion or an edit now; spooled it');
-      return;
+      return { outcome: 'spooled' };
     }
     throw new BotError('a deletion or edit could not be applied or spooled', {
       code: 'change_not_kept',
@@ -468,8 +498,6 @@ export class Bot {
     const { message, incoming, log } = arrival;
     const opened = await openTurn(message.channelKey, this.#options.config(), this.#states, log);
     const turn: MessageTurn = { ...arrival, ...opened };
-    // A summary a deletion set aside whose pass was lost (the process stopped): written again now.
-    this.#redactions.resume(turn.key, turn.state.context.view().spans);
     const appended = await this.#states.append(turn, incoming).catch((err: unknown) => {
       // Stored, but the context could not follow: the turn fails, its message kept (its
       // redelivery is answered).
@@ -628,11 +656,11 @@ export class Bot {
     let modelFailed = false;
     if (answer) {
       await this.#cutPastEmergency(turn);
-      const text = await this.#modelText(turn);
-      if (text === undefined) modelFailed = true;
+      const answered = await this.#modelText(turn);
+      if (answered === undefined) modelFailed = true;
       else {
-        reply = text;
-        const kept = await this.#postReply(turn, text);
+        reply = answered.text;
+        const kept = await this.#postReply(turn, answered);
         if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
         // Kept for the archive; the store is away, so the monitor waits for the next turn.
         if (kept === 'spooled') return { reply, archived: 'stored' };
@@ -670,7 +698,7 @@ export class Bot {
    * end of a stop's grace period cut it off, an apology; undefined for a sender told of failures
    * (the web API), who gets that in the answer's code, not as a reply.
    */
-  async #modelText(turn: MessageTurn): Promise<string | undefined> {
+  async #modelText(turn: MessageTurn): Promise<ModelAnswer | undefined> {
     const { key, message, log } = turn;
     try {
       const adapter = this.#adapter(message.platform);
@@ -692,7 +720,7 @@ export class Bot {
           modelFailure(err.code),
         );
       if (message.reportsFailure) return undefined;
-      return cutOff ? STOPPING_APOLOGY : MODEL_APOLOGY;
+      return { text: cutOff ? STOPPING_APOLOGY : MODEL_APOLOGY, recalledMemories: [] };
     }
   }
 
@@ -700,15 +728,19 @@ export class Bot {
    * Posts the reply, then archives it. From the post on, a failure must not add an apology after
    * it: see `#archiveReply`.
    */
-  async #postReply(turn: MessageTurn, text: string): Promise<'stored' | 'spooled' | 'lost'> {
-    const sent = await this.#adapter(turn.message.platform).send(turn.key, text);
-    return await this.#archiveReply(turn, {
-      role: 'assistant',
-      author: this.#botName,
-      text,
-      ts: new Date().toISOString(),
-      platformMessageId: sent.platformMessageId,
-    });
+  async #postReply(turn: MessageTurn, answer: ModelAnswer): Promise<'stored' | 'spooled' | 'lost'> {
+    const sent = await this.#adapter(turn.message.platform).send(turn.key, answer.text);
+    return await this.#archiveReply(
+      turn,
+      {
+        role: 'assistant',
+        author: this.#botName,
+        text: answer.text,
+        ts: new Date().toISOString(),
+        platformMessageId: sent.platformMessageId,
+      },
+      answer.recalledMemories,
+    );
   }
 
   /**
@@ -743,10 +775,13 @@ export class Bot {
   async #archiveReply(
     turn: Turn,
     reply: Omit<SpooledMessage, 'channelKey'>,
+    recalledMemories: readonly string[],
   ): Promise<'stored' | 'spooled' | 'lost'> {
     const { key, log } = turn;
+    // The spool keeps no provenance: a reply replayed from it is archived without its recalled memories.
+    const archived = recalledMemories.length === 0 ? reply : { ...reply, recalledMemories };
     try {
-      await this.#states.append(turn, reply).catch(() => this.#states.append(turn, reply));
+      await this.#states.append(turn, archived).catch(() => this.#states.append(turn, archived));
       return 'stored';
     } catch (err) {
       this.#states.forget(key);
@@ -813,5 +848,28 @@ function endedBy(stop: AbortSignal, model: ChatModel): ChatModel {
         for (const source of sources) source.removeEventListener('abort', abort);
       }
     },
+  };
+}
+
+/**
+ * One answer for a change applied in several conversations (a change that named no thread): applied
+ * when any part was, with what every part reached.
+ */
+function mergedResult(results: readonly MessageChangeResult[]): MessageChangeResult {
+  const applied = results.filter((r) => r.outcome === 'applied');
+  if (applied.length === 0) return results[0] ?? { outcome: 'unknown' };
+  if (applied.length === 1) return applied[0] as MessageChangeResult;
+  const sum = (pick: (r: NonNullable<MessageChangeResult['reached']>) => number) =>
+    applied.reduce((n, r) => n + (r.reached === undefined ? 0 : pick(r.reached)), 0);
+  return {
+    outcome: 'applied',
+    ...(applied[0]?.takeBack === undefined ? {} : { takeBack: applied[0].takeBack }),
+    reached: {
+      messages: sum((r) => r.messages),
+      memories: sum((r) => r.memories),
+      checkpoints: sum((r) => r.checkpoints),
+      summaries: sum((r) => r.summaries),
+    },
+    pending: applied.reduce((n, r) => n + (r.pending ?? 0), 0),
   };
 }

@@ -91,6 +91,7 @@ describe('a pass that lands while a turn is running', () => {
       channels,
       memories,
       runs,
+      takeBacks: channels.takeBacks,
       notifier,
       settingsFor: async () => ({ summaryMaxTokens: 40, memoryScope: 'channel', tokenizer, summarizer }),
     });

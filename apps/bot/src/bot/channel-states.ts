@@ -64,6 +64,8 @@ export interface AppendedMessage {
   toolCalls?: readonly ToolCall[];
   /** A tool result: the id of the call it answers. */
   toolCallId?: string;
+  /** The bot's message: the memories recalled into the prompt it answered (`NewMessage.recalledMemories`). */
+  recalledMemories?: readonly string[];
 }
 
 /**
@@ -244,11 +246,13 @@ export class ChannelStates {
 
 /** The message as the store takes it: the archive keeps the whole text, the context may hold a clipped copy. */
 function measured(message: AppendedMessage, { tokenizer, settings }: TurnChannel): NewMessage {
-  return toNewMessage(
-    { ...message, author: withoutNul(message.author), text: withoutNul(message.text) },
+  const { recalledMemories, ...rest } = message;
+  const made = toNewMessage(
+    { ...rest, author: withoutNul(message.author), text: withoutNul(message.text) },
     tokenizer,
     settings.compaction.messageMaxTokens,
   );
+  return recalledMemories?.length ? { ...made, recalledMemories } : made;
 }
 
 function withoutNul(text: string): string {

@@ -1,12 +1,14 @@
 /**
  * The file spool's own ways of losing what it acknowledged, each on a real file: a torn last line, a
- * removal racing another channel's push, and a restart right after spooling. "A restart" is a new
+ * removal racing another channel's push, and a restart right after spooling; and of keeping what a
+ * take-back must leave nowhere (`scrub`), read back from the bytes of the files. "A restart" is a new
  * `FileInboundSpool` on the same path, as the next process would make.
  */
-import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { SpooledMessage } from '@ebb/core';
+import { basename, join } from 'node:path';
+import { type SpooledMessage, spooledChange } from '@ebb/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileInboundSpool } from './file-inbound-spool.js';
 
@@ -104,5 +106,138 @@ describe('FileInboundSpool', () => {
     expect(await readFile(path, 'utf8')).toBe('');
     await spool.push(message('web:x', 3));
     expect(await idsOf(new FileInboundSpool(path), 'web:x')).toEqual(['m3']);
+  });
+});
+
+describe('FileInboundSpool.scrub (a take-back)', () => {
+  const C = 'slack:T:C';
+  /** Text planted in a message, found in the files only if a copy of it is left. */
+  const secret = (what: string) => `${what}-${randomBytes(8).toString('hex')}`;
+  const said = (channelKey: string, i: number, text: string): SpooledMessage => ({
+    ...message(channelKey, i),
+    text,
+  });
+  const edit = (channelKey: string, id: string, text: string) =>
+    spooledChange({
+      kind: 'edited',
+      platform: 'slack',
+      channelKey,
+      platformMessageId: id,
+      text,
+      ts: '2026-11-24T11:00:00.000Z',
+    });
+  const deletion = (channelKey: string, id: string) =>
+    spooledChange({
+      kind: 'deleted',
+      platform: 'slack',
+      channelKey,
+      platformMessageIds: [id],
+      ts: '2026-11-24T11:00:01.000Z',
+    });
+  /** Every byte on disk beside the spool: the file, its dead letters, any temp file. */
+  async function onDisk(path: string): Promise<string> {
+    const names = (await readdir(dir)).filter((name) => name.startsWith(`${basename(path, '.jsonl')}.`));
+    const texts = await Promise.all(names.map((name) => readFile(join(dir, name), 'utf8')));
+    return texts.join('\n');
+  }
+
+  it('leaves no byte of a replayed message or of its pending edit, and keeps the rest pending across a restart', async () => {
+    const path = newPath();
+    const spool = new FileInboundSpool(path);
+    const [text, edited] = [secret('said'), secret('edited')];
+    await spool.push(said(C, 1, text));
+    await spool.push(message(C, 2));
+    await spool.push(edit(C, 'm1', edited));
+    await spool.push(deletion(C, 'm1'));
+    await spool.push(message('slack:T:D', 3));
+    // The replay archived m1 and removed it: its line stays in the file (a removal is appended).
+    const [first] = await spool.peek(C, 1);
+    await spool.remove(C, [first?.id ?? '']);
+    expect(await onDisk(path)).toContain(text);
+    expect(await onDisk(path)).toContain(edited);
+
+    expect(await spool.scrub(C, ['m1'])).toBe(2);
+    expect(await onDisk(path)).not.toContain(text);
+    expect(await onDisk(path)).not.toContain(edited);
+    // The deletion holds no text and stays; another message and another channel are untouched.
+    const kept = [message(C, 2).platformMessageId, deletion(C, 'm1').platformMessageId];
+    expect(await idsOf(spool, C)).toEqual(kept);
+    const restarted = new FileInboundSpool(path);
+    expect(await idsOf(restarted, C)).toEqual(kept);
+    expect(await idsOf(restarted, 'slack:T:D')).toEqual(['m3']);
+    expect(await onDisk(path)).not.toContain(text);
+  });
+
+  it("takes the message's dead letter out of the dead letters, keeping the others", async () => {
+    const path = newPath();
+    const spool = new FileInboundSpool(path);
+    const text = secret('refused');
+    await spool.push(said(C, 1, text));
+    await spool.push(message(C, 2));
+    await spool.push(message(C, 3));
+    const [poison, other] = await spool.peek(C, 2);
+    if (!poison || !other) throw new Error('nothing spooled');
+    await spool.deadLetter(C, poison, 'db_constraint: refused');
+    await spool.deadLetter(C, other, 'db_constraint: refused');
+    expect(await readFile(spool.deadLetterPath, 'utf8')).toContain(text);
+
+    // Its line in the spool file and its dead letter.
+    expect(await spool.scrub(C, ['m1'])).toBe(2);
+    expect(await onDisk(path)).not.toContain(text);
+    const dead = (await readFile(spool.deadLetterPath, 'utf8')).trimEnd().split('\n');
+    expect(dead.map((line) => JSON.parse(line).message.platformMessageId)).toEqual(['m2']);
+    expect(await idsOf(new FileInboundSpool(path), C)).toEqual(['m3']);
+  });
+
+  it('drops a pending entry of the message for good, and never gives its id to a later push', async () => {
+    const path = newPath();
+    const spool = new FileInboundSpool(path);
+    const text = secret('pending');
+    await spool.push(message(C, 1));
+    await spool.push(said(C, 2, text));
+    const before = await spool.peek(C, 10);
+    expect(await spool.scrub(C, ['m2'])).toBe(1);
+    await spool.push(message(C, 3));
+    // A replay that read the entries before the scrub removes what it read: never the new push.
+    await spool.remove(
+      C,
+      before.map((e) => e.id),
+    );
+    expect(await idsOf(spool, C)).toEqual(['m3']);
+    expect(await idsOf(new FileInboundSpool(path), C)).toEqual(['m3']);
+    expect(await onDisk(path)).not.toContain(text);
+  });
+
+  it("keeps another channel's push that lands while the file is written anew", async () => {
+    // Each trial pushes at a different point of the scrub, 60 of them.
+    const lost: number[] = [];
+    for (let trial = 0; trial < 60; trial++) {
+      const path = newPath();
+      const spool = new FileInboundSpool(path);
+      await spool.push(said(C, 1, 'taken back'));
+      await spool.push(message('discord:G:A', 0));
+      await Promise.all([
+        spool.scrub(C, ['m1']),
+        ticks(trial % 20).then(() => spool.push(message('discord:G:A', trial + 1))),
+      ]);
+      const here = await idsOf(spool, 'discord:G:A');
+      const afterRestart = await idsOf(new FileInboundSpool(path), 'discord:G:A');
+      if (here.length !== 2 || afterRestart.length !== 2 || (await onDisk(path)).includes('taken back')) {
+        lost.push(trial);
+      }
+    }
+    expect(lost).toEqual([]);
+  });
+
+  it('drops a fragment a crash left in the file, whose text no record accounts for', async () => {
+    const path = newPath();
+    const text = secret('torn');
+    const record = JSON.stringify({ id: 'f2', message: message(C, 2) });
+    // An older version glued a whole record to the fragment of a write that never finished.
+    await writeFile(path, `{"id":"f1","message":{"channelKey":"${C}","text":"${text}${record}\n`);
+    const spool = new FileInboundSpool(path);
+    expect(await spool.scrub(C, ['m1'])).toBe(0);
+    expect(await onDisk(path)).not.toContain(text);
+    expect(await idsOf(new FileInboundSpool(path), C)).toEqual(['m2']);
   });
 });

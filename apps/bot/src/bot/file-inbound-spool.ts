@@ -13,6 +13,12 @@
  * on a line of its own; a record an older version glued to such a fragment is read back. An entry
  * the archive refuses for good is moved to `<name>.dead.jsonl` beside the file.
  *
+ * A take-back (`scrub`) leaves no line of its messages behind, the lines of entries already removed
+ * included: when either file holds one (or a fragment no record accounts for), it is written anew
+ * (`<file>.tmp` beside it, synced, renamed over it, the directory synced), the spool file to exactly
+ * the entries still pending, each with its id, and the dead letters to the other records. A crash
+ * leaves the old file or the new one whole, and at worst a `.tmp` that the next scrub overwrites.
+ *
  * `FallbackInboundSpool`, Redis with the file: the rule that keeps order and loses nothing.
  *
  * 1. **The disk first.** Redis here may run without persistence, so an acknowledged message is
@@ -35,9 +41,10 @@
  * newer ones if Redis is unreachable when it does.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { appendFile, mkdir, open, readFile, truncate } from 'node:fs/promises';
+import { appendFile, mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { InboundSpool, SpoolEntry, SpooledItem } from '@ebb/core';
+import { holdsTextOf } from '@ebb/queue';
 
 type Line = { readonly id: string; readonly message: SpooledItem } | { readonly removed: readonly string[] };
 
@@ -96,6 +103,51 @@ export class FileInboundSpool implements InboundSpool {
       await this.#removeIn(pending, channelKey, [entry.id]);
       return this.deadLetterPath;
     });
+  }
+
+  /**
+   * Forgets the messages' pending entries (and edits of them) at once, as a removal does; then writes
+   * each file anew if it holds a line of them, pending or not (see the top). A failure leaves their
+   * lines on disk, where the next scrub finds them again.
+   */
+  scrub(channelKey: string, platformMessageIds: readonly string[]): Promise<number> {
+    if (platformMessageIds.length === 0) return Promise.resolve(0);
+    const ids = new Set(platformMessageIds);
+    return this.#serial(async (pending) => {
+      const dropped = new Set<string>();
+      for (const [key, entries] of pending) {
+        for (const [id, item] of entries) {
+          if (holdsTextOf(item, channelKey, ids) && entries.delete(id)) dropped.add(id);
+        }
+        if (entries.size === 0) pending.delete(key);
+      }
+      const onDisk = scanSpoolFile(await readIfAny(this.#path));
+      for (const line of onDisk.records) {
+        if ('id' in line && holdsTextOf(line.message, channelKey, ids)) dropped.add(line.id);
+      }
+      if (dropped.size > 0 || onDisk.fragments) {
+        const text = [...pending.values()]
+          .flatMap((entries) => [...entries].map(([id, message]) => `${JSON.stringify({ id, message })}\n`))
+          .join('');
+        await replaceFile(this.#path, text);
+        this.#size = Buffer.byteLength(text);
+        this.#torn = false;
+        await syncDirectory(dirname(this.#path));
+      }
+      return dropped.size + (await this.#scrubDeadLetters(channelKey, ids));
+    });
+  }
+
+  /** Writes the dead letters anew without the messages' records (and any fragment); returns how many went. */
+  async #scrubDeadLetters(channelKey: string, ids: ReadonlySet<string>): Promise<number> {
+    const dead = scanDeadLetters(await readIfAny(this.deadLetterPath));
+    const kept = dead.lines.filter((line) => !holdsTextOf(line.record?.message, channelKey, ids));
+    const dropped = dead.lines.length - kept.length;
+    if (dropped > 0 || dead.fragments) {
+      await replaceFile(this.deadLetterPath, kept.map((line) => `${line.raw}\n`).join(''));
+      await syncDirectory(dirname(this.deadLetterPath));
+    }
+    return dropped;
   }
 
   /** Runs `change` after every change before it, with the pending entries loaded. */
@@ -223,10 +275,15 @@ function idNumber(id: string): number {
  * JSON string, whose quotes are escaped).
  */
 function parseLine(raw: string): Line | undefined {
+  return readRecord(raw)?.line;
+}
+
+/** The record in a line and where it starts (0: the line is that record, nothing before it). */
+function readRecord(raw: string): { readonly line: Line; readonly start: number } | undefined {
   for (let start = 0; start >= 0 && start < raw.length; start = nextRecord(raw, start + 1)) {
     try {
       const line: unknown = JSON.parse(raw.slice(start));
-      if (isLine(line)) return line;
+      if (isLine(line)) return { line, start };
     } catch {
       // Not a record from here: try the next place one starts.
     }
@@ -245,6 +302,106 @@ function isLine(value: unknown): value is Line {
   if (Array.isArray(line.removed)) return line.removed.every((id) => typeof id === 'string');
   const message = line.message as Partial<SpooledItem> | undefined;
   return typeof line.id === 'string' && typeof message?.channelKey === 'string';
+}
+
+/** A dead letter as `deadLetter` writes it. */
+interface DeadLetter {
+  readonly deadLettered: string;
+  readonly reason: string;
+  readonly id: string;
+  readonly message: SpooledItem;
+}
+
+/** A file's whole lines, and whether it ends in an unfinished one (dropped here). */
+function wholeLines(bytes: Buffer): { readonly lines: string[]; readonly unfinished: boolean } {
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  const lines = bytes.subarray(0, end).toString('utf8').split('\n');
+  return { lines: lines.filter((line) => line !== ''), unfinished: end < bytes.length };
+}
+
+/**
+ * The records of the spool file, and whether it holds bytes no record accounts for (a fragment: a
+ * line that is no record or has one glued to it, an unfinished last line), whose text may be anyone's.
+ */
+function scanSpoolFile(bytes: Buffer): { readonly records: Line[]; readonly fragments: boolean } {
+  const { lines, unfinished } = wholeLines(bytes);
+  const read = lines.map(readRecord);
+  return {
+    records: read.flatMap((r) => (r ? [r.line] : [])),
+    fragments: unfinished || read.some((r) => r?.start !== 0),
+  };
+}
+
+/**
+ * The dead letters' lines, each with its record when it is one (a line of other JSON is kept as it
+ * is), and whether the file holds a fragment (a line that is not JSON, an unfinished last line: a
+ * write that failed, so no dead letter), which goes when the file is written anew.
+ */
+function scanDeadLetters(bytes: Buffer): {
+  readonly lines: { readonly raw: string; readonly record: DeadLetter | undefined }[];
+  readonly fragments: boolean;
+} {
+  const { lines, unfinished } = wholeLines(bytes);
+  let fragments = unfinished;
+  const kept: { raw: string; record: DeadLetter | undefined }[] = [];
+  for (const raw of lines) {
+    try {
+      const value: unknown = JSON.parse(raw);
+      const message = (value as { message?: Partial<SpooledItem> } | null)?.message;
+      kept.push({ raw, record: typeof message?.channelKey === 'string' ? (value as DeadLetter) : undefined });
+    } catch {
+      fragments = true;
+    }
+  }
+  return { lines: kept, fragments };
+}
+
+/** A file's bytes; none when there is no file. */
+async function readIfAny(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    const { code } = err as NodeJS.ErrnoException;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return Buffer.alloc(0);
+    throw err;
+  }
+}
+
+/**
+ * Replaces a file with `text`, whole or not at all: written to `<path>.tmp` beside it, synced, and
+ * renamed over it. The caller syncs the directory next (`syncDirectory`), so that the rename, the
+ * old text's going, survives a crash too.
+ */
+async function replaceFile(path: string, text: string): Promise<void> {
+  const temp = `${path}.tmp`;
+  await mkdir(dirname(path), { recursive: true });
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temp, 'w');
+    await handle.writeFile(text);
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temp, path);
+  } catch (err) {
+    await handle?.close().catch(() => {});
+    await rm(temp, { force: true }).catch(() => {});
+    throw err;
+  }
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(path, 'r');
+    await handle.sync();
+  } catch (err) {
+    // Some systems cannot open or sync a directory (Windows): the rename is as durable as they allow.
+    const { code } = err as NodeJS.ErrnoException;
+    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL') throw err;
+  } finally {
+    await handle?.close();
+  }
 }
 
 /**
@@ -351,6 +508,20 @@ export class FallbackInboundSpool implements InboundSpool {
       await this.#local.remove(channelKey, local).catch(() => {});
       return where;
     }
+  }
+
+  /**
+   * Both stores, or it fails: a store that could not be scrubbed (Redis away, a broken disk) may
+   * still hold the text, so the take-back is not done until a later try reaches it.
+   */
+  async scrub(channelKey: string, platformMessageIds: readonly string[]): Promise<number> {
+    const [local, shared] = await Promise.allSettled([
+      this.#local.scrub(channelKey, platformMessageIds),
+      this.#shared.scrub(channelKey, platformMessageIds),
+    ]);
+    if (local.status === 'rejected') throw local.reason;
+    if (shared.status === 'rejected') throw shared.reason;
+    return local.value + shared.value;
   }
 }
 

@@ -1,4 +1,5 @@
 /** The inbound spools, one contract: Redis, the local file, and Redis with the file behind it. */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +11,9 @@ import {
   spooledChange,
 } from '@ebb/core';
 import { createRedis, RedisInboundSpool, waitForReady } from '@ebb/queue';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FallbackInboundSpool, FileInboundSpool } from './file-inbound-spool.js';
 
@@ -50,11 +52,12 @@ async function ticks(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
+/** `copies`: how many stores keep each entry (a scrub counts each store's record). */
 describe.each([
-  ['Redis', redisSpool],
-  ['a local file', fileSpool],
-  ['Redis with a file behind it', () => new FallbackInboundSpool(redisSpool(), fileSpool())],
-])('InboundSpool on %s', (_name, make) => {
+  ['Redis', redisSpool, 1],
+  ['a local file', fileSpool, 1],
+  ['Redis with a file behind it', () => new FallbackInboundSpool(redisSpool(), fileSpool()), 2],
+])('InboundSpool on %s', (_name, make, copies) => {
   it('keeps deletions and edits in order with the messages, and reads entries spooled before changes were', async () => {
     const spool = make();
     const key = 'slack:T:C';
@@ -123,6 +126,44 @@ describe.each([
     expect(dropped).toEqual([]);
   });
 
+  it('scrubs a taken-back message and its edits, one spooled under its channel when the thread was unknown, and keeps the rest', async () => {
+    const spool = make();
+    const thread = 'slack:T:C:1732000000.000100';
+    const edit = (channelKey: string, unknown: boolean) =>
+      spooledChange({
+        kind: 'edited',
+        platform: 'slack',
+        channelKey,
+        platformMessageId: 'm1',
+        text: 'a new text, taken back too',
+        ts: '2026-11-24T10:00:05.000Z',
+        ...(unknown ? { threadUnknown: true as const } : {}),
+      });
+    const deleted = spooledChange({
+      kind: 'deleted',
+      platform: 'slack',
+      channelKey: thread,
+      platformMessageIds: ['m1'],
+      ts: '2026-11-24T10:00:06.000Z',
+    });
+    await spool.push(message(thread, 1));
+    await spool.push(message(thread, 2));
+    await spool.push(edit(thread, false));
+    await spool.push(edit('slack:T:C', true));
+    await spool.push(deleted);
+    // The same platform id in another channel, and an edit there that names its thread: not these.
+    await spool.push(message('slack:T:D', 1));
+    await spool.push(edit('slack:T:C', false));
+
+    expect(await spool.scrub(thread, ['m1'])).toBe(3 * copies);
+    expect(await spool.scrub(thread, [])).toBe(0);
+    const ids = async (key: string) => (await spool.peek(key, 10)).map((e) => e.message.platformMessageId);
+    expect(await ids(thread)).toEqual(['m2', deleted.platformMessageId]);
+    expect(await ids('slack:T:D')).toEqual(['m1']);
+    expect(await ids('slack:T:C')).toEqual([edit('slack:T:C', false).platformMessageId]);
+    expect([...(await spool.channels())].sort()).toEqual(['slack:T:C', 'slack:T:D', thread].sort());
+  });
+
   it('moves an entry aside to its dead letters, out of the channel', async () => {
     const spool = make();
     await spool.push(message('discord:G:A', 1));
@@ -163,6 +204,83 @@ describe('the file behind Redis', () => {
     expect(await spool.channels()).toEqual([]);
     // Emptied once nothing is left: the file holds one outage at most.
     expect(await readFile(path, 'utf8')).toBe('');
+  });
+});
+
+describe('the file behind Redis, after a take-back', () => {
+  const secret = () => `taken-back-${randomBytes(8).toString('hex')}`;
+  /**
+   * A Redis of this test's own, its `DUMP` uncompressed (`rdbcompression no`: LZF could split the
+   * planted text and hide a copy), so what it keeps can be read back byte for byte.
+   */
+  let server: DisposableRedis;
+  let own: Redis;
+  beforeAll(async () => {
+    server = await DisposableRedis.start();
+    own = createRedis(server.url, { role: 'producer' });
+    await waitForReady(own);
+    await own.config('SET', 'rdbcompression', 'no');
+  });
+  afterAll(async () => {
+    await own?.quit();
+    await server?.kill();
+  });
+  /** Every key Redis holds as `DUMP` writes it (an entry `XDEL` only marked deleted included). */
+  async function inRedis(): Promise<string> {
+    const dumps: Buffer[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await own.scan(cursor, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) dumps.push((await own.dumpBuffer(key)) ?? Buffer.alloc(0));
+    } while (cursor !== '0');
+    return Buffer.concat(dumps).toString('latin1');
+  }
+
+  it('leaves no copy of a replayed message in the file or in Redis, and the rest replays after a restart', async () => {
+    const path = join(dir, `scrubbed-${++files}.jsonl`);
+    const prefix = randomPrefix();
+    const open = () =>
+      new FallbackInboundSpool(
+        new RedisInboundSpool({ connection: own, prefix }),
+        new FileInboundSpool(path),
+      );
+    const spool = open();
+    const text = secret();
+    await spool.push({ ...message('slack:T:C', 1), text });
+    await spool.push(message('slack:T:C', 2));
+    await spool.push(message('slack:T:D', 3));
+    const [first] = await spool.peek('slack:T:C', 1);
+    await spool.remove('slack:T:C', [first?.id ?? '']);
+    // Both copies are removed, and both stay behind: a removed line, an entry marked deleted.
+    expect(await readFile(path, 'utf8')).toContain(text);
+    expect(await inRedis()).toContain(text);
+
+    // The file's removed line is a record; Redis's deleted entry is none.
+    expect(await spool.scrub('slack:T:C', ['m1'])).toBe(1);
+    expect(await readFile(path, 'utf8')).not.toContain(text);
+    expect(await inRedis()).not.toContain(text);
+    const restarted = open();
+    expect((await restarted.peek('slack:T:C', 10)).map((e) => e.message)).toEqual([message('slack:T:C', 2)]);
+    expect((await restarted.peek('slack:T:D', 10)).map((e) => e.message)).toEqual([message('slack:T:D', 3)]);
+  });
+
+  it('fails while Redis cannot be reached (its copy may be there), and scrubs the file all the same', async () => {
+    const down = createRedis('redis://127.0.0.1:1', { role: 'producer' });
+    const path = join(dir, `scrubbed-${++files}.jsonl`);
+    const local = new FileInboundSpool(path);
+    const spool = new FallbackInboundSpool(new RedisInboundSpool({ connection: down }), local);
+    try {
+      const text = secret();
+      await spool.push({ ...message('web:x', 1), text });
+      await spool.push(message('web:x', 2));
+      expect(await readFile(path, 'utf8')).toContain(text);
+      await expect(spool.scrub('web:x', ['m1'])).rejects.toThrow(/not reachable/);
+      expect(await readFile(path, 'utf8')).not.toContain(text);
+      expect((await local.peek('web:x', 10)).map((e) => e.message.platformMessageId)).toEqual(['m2']);
+    } finally {
+      down.disconnect();
+    }
   });
 });
 

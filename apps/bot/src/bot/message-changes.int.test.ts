@@ -170,8 +170,8 @@ describe('a deletion', () => {
     expect(JSON.stringify(prompt?.body)).toContain(PENDING_SUMMARY);
 
     release();
-    await bot.redactionsIdle();
-    expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({ summaries: 1, unresolved: 0 });
+    await bot.takeBacksIdle();
+    expect(logger.events('takeback.completed')[0]?.fields).toMatchObject({ channel: key, summaries: 1 });
     // Everywhere a pass, a memory, a checkpoint or the archive could keep it: gone.
     await world.expectNowhere(key);
     // What the rest of the channel taught stays.
@@ -202,9 +202,9 @@ describe('a deletion', () => {
     for (const id of ['m4', 'm27']) {
       const res = await fetch(`${web.url}/api/channels/del3/messages/${id}`, { method: 'DELETE' });
       expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ id, deleted: true });
+      expect(await res.json()).toMatchObject({ id, deleted: true, outcome: 'applied' });
     }
-    await bot.redactionsIdle();
+    await bot.takeBacksIdle();
     await world.expectNowhere(key);
     // The next prompt the model receives, asked through the API: none of it.
     const before = world.fake.requests.length;
@@ -227,7 +227,7 @@ describe('a deletion', () => {
     const { bot, logger, change } = await startBot();
     await change(deleted(key, ['m4', 'm27']));
     expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ messages: 3, copies: 1, replies: 0 });
-    await bot.redactionsIdle();
+    await bot.takeBacksIdle();
     await world.expectNowhere(key);
     await world.expectCopyRedacted(key);
   });
@@ -273,10 +273,10 @@ describe('a deletion', () => {
     const view = await world.expectConsistentTokens(key);
     expect(JSON.stringify(view.raw)).not.toContain('4111');
     expect(JSON.stringify(view.raw)).not.toContain(FACT);
-    await bot.redactionsIdle();
+    await bot.takeBacksIdle();
   });
 
-  it('heals a summary set aside whose queued pass was lost with its process, on the next turn', async () => {
+  it('heals a summary set aside whose take-back was cut off with its process, at the next start', async () => {
     const key = 'web:del4';
     await world.plant(key);
     // What a bot that stopped right after a deletion leaves: tombstones, and the summary set aside.
@@ -292,10 +292,10 @@ describe('a deletion', () => {
     await first.stop(0);
     world.fake.reply(carelessModel);
 
-    const { bot, handlers, logger } = await startBot();
-    await handlers.onMessage(asked(key, '@ebb hello again', 'h1'));
-    await bot.redactionsIdle();
-    expect(logger.events('message.resummarized')[0]?.fields).toMatchObject({ summaries: 1 });
+    // The stop gave its claim up: the next process's first sweep finishes the take-back.
+    const { bot, logger } = await startBot();
+    await bot.takeBacksIdle();
+    expect(logger.events('takeback.completed')[0]?.fields).toMatchObject({ channel: key, summaries: 1 });
     const [span] = (await world.channels.loadPrefix(key)).spans;
     expect(span?.kind === 'summary' && span.text !== PENDING_SUMMARY && span.text.length > 0).toBe(true);
     expect(JSON.stringify(span)).not.toContain(FACT);
@@ -372,7 +372,7 @@ describe('an edit', () => {
       summaries: 1,
       memories: 1,
     });
-    await bot.redactionsIdle();
+    await bot.takeBacksIdle();
     const where = await world.whereIsTheFact(key);
     expect(where).toMatchObject({ memories: 0, activeSpans: 0, retiredSpans: 0, compactionRuns: 0 });
     // Seq 27 still says it: an edit of seq 4 reaches seq 4 only.

@@ -1,111 +1,102 @@
 /**
  * What a person takes back, the bot no longer keeps: a deletion or an edit on the platform, applied
- * to the archive, the working context, the memories and the checkpoints, as the channel's `[privacy]`
- * policy says. Runs in the channel's actor, in order with its turns; everything here is a few store
- * writes, and the one slow part (writing the summaries that hold the old text again, an LLM call)
- * is queued (`RedactionPasses`), so no turn waits for it.
+ * as the channel's `[privacy]` policy says, as a durable take-back. Runs in the channel's actor, in
+ * order with its turns; everything here is a few store writes, and the one slow part (writing the
+ * summaries that hold the old text again, an LLM call) is left to the take-back runner, so no turn
+ * waits for it.
  *
- * A deletion (`on_delete = "redact"`), in an order a failure part-way leaves re-runnable (the
- * platform id finds the messages again, and their text decides the memories, so the text goes last):
+ * A deletion (`on_delete = "redact"`):
  *
- * 1. the deleted messages and the bot's turns that answered them (`planDeletion`), and the history
- *    tools' results that quoted them later (copies archived under the tool's name);
- * 2. the memories over them whose text came from them are dropped (`memoriesTakenBack`), and taken
- *    out of every checkpoint;
- * 3. the checkpoints of runs over them are cleared;
- * 4. the active summaries holding them are set aside (`PENDING_SUMMARY`: one store write, so no
- *    prompt from now on shows them), then retired spans over them lose their text;
- * 5. the archived messages become tombstones (seq, role and author kept), raw copies in the context
- *    with them (the generation moves, so every bot reloads);
- * 6. the summaries set aside are written again from the redacted archive: queued.
+ * 1. what it reaches is planned: the deleted messages, the bot's turns that answered them
+ *    (`planDeletion`), the history tools' results that quoted them later (copies archived under the
+ *    tool's name) and the rest of those results' turns (the answer that may repeat what they quoted);
+ * 2. those messages become tombstones (seq, role and author kept; raw copies in the context with them)
+ *    and the take-back is recorded, in one transaction (`redactArchive`): from here on no compaction
+ *    pass that read them before can land what it read, and any process can finish the take-back;
+ * 3. the runner's fast half (`TakeBackRunner.settle`): the memories whose source range holds one of
+ *    them go, checkpoints of runs over them are cleared, the active summaries holding them are set
+ *    aside (`PENDING_SUMMARY`) and retired spans over them lose their text; the bot's replies that
+ *    recalled a memory dropped here are taken back too (a second take-back, the same way);
+ * 4. the runner completes it in the background: the summaries set aside are written again from the
+ *    redacted archive, replicas are told, the spool's files are scrubbed, `takeback.completed`.
  *
  * An edit (`on_edit = "update"`) keeps only the new text in the archive, and replaces a raw copy in
- * place with its tokens counted again (clipped as an append clips it). With `"resummarize"` it also
- * does 2, 3, 4 and 6 for the old text, the summaries written from the archive as edited.
+ * place with its tokens counted again (clipped as an append clips it). With `"resummarize"` the edit
+ * is recorded as a take-back of the old text, and its copies are traced the same way (memories,
+ * checkpoints, summaries, and the history tools' results that quoted the old text, with their turns).
  *
- * A change to a message the archive never held is a no-op; so is a change applied before (a
- * tombstone deleted again, the same text again): a spooled change replayed twice changes nothing.
+ * A change to a message the archive never held is `unknown`; one applied before (a tombstone deleted
+ * again, the same text again) is `unchanged`: a spooled change replayed twice changes nothing, and
+ * the take-back the first one recorded is finished by the runner whatever happened to its process.
  *
  * A change that names no thread (`threadUnknown`: Slack sent neither `thread_ts` nor
  * `previous_message`) names its channel; `locate` finds the threads holding the messages the channel
  * does not, and the bot applies each part in its conversation's actor (`locateChange`).
  */
+import type { TakeBackRunner } from '@ebb/compaction';
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
   type ArchiveEditor,
   type ArchiveReader,
-  type CheckpointEraser,
   changeIds,
   HISTORY_TOOL_NAMES,
   historyResultsQuoting,
   type Logger,
   locateChange,
-  type MemoryStore,
   type MessageChange,
-  memoriesOver,
-  memoriesTakenBack,
-  overlapsAny,
-  PENDING_SUMMARY,
+  type MessageChangeResult,
+  type NewTakeBack,
   planDeletion,
   REDACTED_MESSAGE,
-  type RunStore,
+  replyTurnSeqs,
   type SeqRange,
   type StoredMessage,
   seqRanges,
   seqsOf,
-  spansToResummarize,
-  spanTokens,
+  type TakeBack,
+  type TakeBackLog,
   type Tokenizer,
   tombstone,
   toNewMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import type { ChannelStates } from './channel-states.js';
-import type { AfterPasses, RedactionPasses } from './redaction-passes.js';
 
-/** Recent runs of the channel looked through for passes in flight over a message taken back. */
-const IN_FLIGHT_LOOKBACK = 50;
 /** Messages read past a deleted one to find the turn that answered it: room for a turn's tool steps. */
 const REPLY_LOOKAHEAD = 200;
 
-/** What one change did, for the log line and the metrics. */
+/** What one change did, for the log line, the metrics and the platform's answer. */
 export interface ChangeReport {
   readonly kind: MessageChange['kind'];
   /** `applied`; `ignored` by the channel's `[privacy]` policy; `unknown`: the archive never held it; `unchanged`: applied before. */
   readonly outcome: 'applied' | 'ignored' | 'unknown' | 'unchanged';
-  /** Archived messages overwritten (the deleted ones and the bot's replies; the edited one). */
+  /** Archived messages overwritten (the deleted ones, the bot's replies and copies; the edited one). */
   readonly messages: number;
   readonly replies: number;
-  /** The history tools' results among them that had quoted a deleted message. */
+  /** The history tools' results (and the rest of their turns) among them that had quoted a taken-back message. */
   readonly copies: number;
   /** Of those, copies raw in the context that changed with them. */
   readonly raw: number;
   readonly memories: number;
   readonly checkpoints: number;
-  /** Active summaries queued to be written again. */
+  /** Active summaries set aside, still to be written again by the take-back's runner. */
   readonly summaries: number;
+  /** The take-backs recorded (the change's, and one for replies derived from what it dropped). */
+  readonly takeBacks: readonly string[];
 }
 
 export interface MessageChangesOptions {
   readonly config: () => EbbConfig;
   readonly channels: ArchiveReader & ArchiveEditor;
-  readonly memories: MemoryStore;
-  /** Passes in flight over a change (`recent`), and the checkpoints it erases. */
-  readonly runs: Pick<RunStore, 'recent'> & CheckpointEraser;
+  readonly takeBacks: Pick<TakeBackLog, 'pendingTakeBacks'>;
+  /** Settles a take-back now and completes it in the background. */
+  readonly runner: Pick<TakeBackRunner, 'settle' | 'complete'>;
+  /** Finds the bot's replies whose prompt recalled one of these memories (derived copies). */
+  readonly recalling?: (channelKey: string, memoryIds: readonly string[]) => Promise<number[]>;
   readonly states: ChannelStates;
-  readonly passes: RedactionPasses;
   readonly logger: Logger;
   /** After every change: for metrics. */
   readonly onChange?: (report: ChangeReport & { readonly platform: string }) => void;
-}
-
-/** What a deletion or an edit takes back from the memories over its ranges. */
-interface TakenBack {
-  readonly removed: readonly StoredMessage[];
-  /** Every seq the change redacts: none of them is evidence that a memory still stands. */
-  readonly redacted: ReadonlySet<number>;
-  /** An edited message's new text, standing in for the old one. */
-  readonly replacement?: StoredMessage;
 }
 
 const NOTHING = {
@@ -116,6 +107,7 @@ const NOTHING = {
   memories: 0,
   checkpoints: 0,
   summaries: 0,
+  takeBacks: [],
 } as const;
 
 export class MessageChanges {
@@ -154,7 +146,7 @@ export class MessageChanges {
     if (report.outcome === 'applied')
       log.info(
         fields,
-        `applied ${what}: ${report.messages} message(s) rewritten (${report.replies} bot replies), ${report.memories} memories dropped, ${report.summaries} summaries queued`,
+        `applied ${what}: ${report.messages} message(s) rewritten (${report.replies} bot replies, ${report.copies} copies), ${report.memories} memories dropped, ${report.summaries} summaries being written again`,
       );
     else log.info(fields, `${what} changed nothing (${report.outcome})`);
     this.#options.onChange?.({ ...report, platform: change.platform });
@@ -162,7 +154,7 @@ export class MessageChanges {
   }
 
   async #delete(change: Extract<MessageChange, { kind: 'deleted' }>): Promise<ChangeReport> {
-    const { channels, runs, states, config } = this.#options;
+    const { channels, config } = this.#options;
     const key = change.channelKey;
     const settings = resolveChannel(config(), key);
     if (settings.privacy.onDelete === 'ignore') return { kind: 'deleted', outcome: 'ignored', ...NOTHING };
@@ -175,51 +167,92 @@ export class MessageChanges {
       found.map((f) => f.seq),
     );
     const plan = planDeletion({ prefix, deleted: found.map((f) => f.seq), archive });
-    // The history tools' results that quoted them later are copies: they go with them.
+    // The history tools' results that quoted them later are copies: they go with them, and so does
+    // the rest of each result's turn (the answer that may repeat what it quoted).
     const copies = await this.#historyCopies(key, plan.redact);
-    const ranges =
-      copies.length === 0 ? plan.redact : seqRanges([...seqsOf(plan.redact), ...copies.map((m) => m.seq)]);
-    const redacted = new Set(seqsOf(ranges));
-    // One row per seq: a copy read again by #historyCopies stands for the archive's.
     const bySeq = new Map([...archive, ...copies].map((m) => [m.seq, m]));
-    const removed = [...bySeq.values()].filter((m) => redacted.has(m.seq) && m.text !== REDACTED_MESSAGE);
-    // Deleted before: the tombstones are in place. A summary still set aside lost its pass (the
-    // process stopped before it ran): queued again.
-    if (removed.length === 0) {
-      const waiting = spansToResummarize(prefix, ranges).filter((s) => s.text === PENDING_SUMMARY);
-      const summaries = await this.#queue(key, ranges, waiting.length);
-      return { kind: 'deleted', outcome: 'unchanged', ...NOTHING, summaries };
-    }
-    const taken: TakenBack = { removed, redacted };
-    const memories = await this.#dropMemories(key, ranges, taken);
-    const checkpoints = await runs.clearCheckpoints(key, ranges);
+    const redacted = new Set([...seqsOf(plan.redact), ...copies.map((m) => m.seq)]);
+    const removed = [...redacted]
+      .flatMap((seq) => bySeq.get(seq) ?? [])
+      .filter((m) => m.text !== REDACTED_MESSAGE)
+      .sort((a, b) => a.seq - b.seq);
+    // Deleted before: the tombstones and the take-back are in place, and the runner finishes it.
+    if (removed.length === 0) return this.#unchanged('deleted', key);
     const tokenizer = await loadTokenizer(settings.llm.encoding);
-    const summaries = await this.#setAside(key, ranges, tokenizer);
-    await channels.redactRetiredSpans(key, ranges);
-    const outcome = await channels.redactArchive(
-      key,
-      removed.map((m) => tombstone(m, tokenizer)),
-    );
-    if (outcome.raw > 0) states.markStale(key, outcome.generation);
-    // Passes that read these messages before now may land their text later: the queued pass waits
-    // them out, then writes what they put in place again and drops what they learned from it.
-    await this.#queue(key, ranges, summaries, () => this.#dropMemories(key, ranges, taken));
+    const ids = found.map((f) => f.platformMessageId);
+    const taken = await this.#takeBack(key, removed, { kind: 'deleted', ids, tokenizer });
+    const gone = new Set(removed.map((m) => m.seq));
     return {
       kind: 'deleted',
       outcome: 'applied',
-      messages: outcome.redacted,
-      replies: plan.replies.filter((seq) => removed.some((m) => m.seq === seq)).length,
-      copies: copies.filter((c) => removed.includes(c)).length,
-      raw: outcome.raw,
-      memories,
-      checkpoints,
-      summaries,
+      ...taken,
+      replies: plan.replies.filter((seq) => gone.has(seq)).length,
+      copies: copies.filter((c) => gone.has(c.seq)).length,
     };
   }
 
   /**
+   * Tombstones `removed` with their take-back, settles it, and does the same for the bot's replies
+   * that recalled a memory it dropped (they may have repeated it), until none is left; each take-back
+   * is then completed in the background.
+   */
+  async #takeBack(
+    key: string,
+    removed: readonly StoredMessage[],
+    how: {
+      readonly kind: NewTakeBack['kind'];
+      readonly ids: readonly string[];
+      readonly tokenizer: Tokenizer;
+    },
+  ): Promise<Omit<ChangeReport, 'kind' | 'outcome' | 'replies' | 'copies'>> {
+    const { channels, states, runner } = this.#options;
+    const totals = { messages: 0, raw: 0, memories: 0, checkpoints: 0, summaries: 0 };
+    const recorded: TakeBack[] = [];
+    let batch = removed;
+    let platformIds = how.ids;
+    while (batch.length > 0) {
+      const ranges = seqRanges(batch.map((m) => m.seq));
+      const outcome = await channels.redactArchive(
+        key,
+        batch.map((m) => tombstone(m, how.tokenizer)),
+        { kind: how.kind, ranges, platformMessageIds: platformIds },
+      );
+      if (outcome.raw > 0) states.markStale(key, outcome.generation);
+      totals.messages += outcome.redacted;
+      totals.raw += outcome.raw;
+      if (!outcome.takeBack) break;
+      recorded.push(outcome.takeBack);
+      const settled = await runner.settle(outcome.takeBack);
+      totals.memories += settled.memories;
+      totals.checkpoints += settled.checkpoints;
+      totals.summaries += settled.summaries;
+      batch = await this.#recalling(key, settled.droppedMemoryIds);
+      platformIds = [];
+    }
+    for (const takeBack of recorded) runner.complete(takeBack);
+    return { ...totals, takeBacks: recorded.map((t) => t.id) };
+  }
+
+  /** The bot's replies (not yet tombstoned) whose prompt recalled one of `memoryIds`. */
+  async #recalling(key: string, memoryIds: readonly string[]): Promise<StoredMessage[]> {
+    const { recalling, channels } = this.#options;
+    if (!recalling || memoryIds.length === 0) return [];
+    const seqs = await recalling(key, memoryIds);
+    const replies: StoredMessage[] = [];
+    for (const r of seqRanges(seqs)) replies.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
+    return replies.filter((m) => m.text !== REDACTED_MESSAGE);
+  }
+
+  /** A change applied before: its take-backs are the runner's; `summaries` counts those still pending. */
+  async #unchanged(kind: MessageChange['kind'], key: string): Promise<ChangeReport> {
+    const pending = await this.#options.takeBacks.pendingTakeBacks(key);
+    return { kind, outcome: 'unchanged', ...NOTHING, takeBacks: pending.map((t) => t.id) };
+  }
+
+  /**
    * The results of the history tools (`search_history`, `read_history`) after the first of `ranges`
-   * that quote a seq in them: copies of the messages, archived under the tool's name.
+   * that quote a seq in them (copies of the messages, archived under the tool's name), and the rest
+   * of the turn each one is in: the model's answer read them.
    */
   async #historyCopies(key: string, ranges: readonly SeqRange[]): Promise<StoredMessage[]> {
     const { channels } = this.#options;
@@ -231,12 +264,19 @@ export class MessageChanges {
     if (seqs.length === 0) return [];
     const results: StoredMessage[] = [];
     for (const r of seqRanges(seqs)) results.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
-    const quoting = new Set(historyResultsQuoting(results, ranges));
-    return results.filter((m) => quoting.has(m.seq));
+    const quoting = historyResultsQuoting(results, ranges);
+    if (quoting.length === 0) return [];
+    const turns = await readTurnsAfter(channels, key, quoting);
+    const copies = new Set(quoting);
+    for (const seq of quoting) {
+      const at = turns.findIndex((m) => m.seq === seq);
+      for (const rest of replyTurnSeqs(turns.slice(at + 1))) copies.add(rest);
+    }
+    return turns.filter((m) => copies.has(m.seq));
   }
 
   async #edit(change: Extract<MessageChange, { kind: 'edited' }>): Promise<ChangeReport> {
-    const { channels, runs, states, config } = this.#options;
+    const { channels, states, config } = this.#options;
     const key = change.channelKey;
     const settings = resolveChannel(config(), key);
     if (settings.privacy.onEdit === 'ignore') return { kind: 'edited', outcome: 'ignored', ...NOTHING };
@@ -245,22 +285,12 @@ export class MessageChanges {
     const [old] = await channels.readArchive(key, found.seq, found.seq);
     const text = change.text.replaceAll('\u0000', '');
     // The same text again (a replayed change), or a message deleted before: nothing to do.
-    if (!old || old.text === text || old.text === REDACTED_MESSAGE)
-      return { kind: 'edited', outcome: 'unchanged', ...NOTHING };
+    if (!old || old.text === text || old.text === REDACTED_MESSAGE) return this.#unchanged('edited', key);
     const range = seqRanges([found.seq]);
-    let memories = 0;
-    let checkpoints = 0;
-    let summaries = 0;
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const resummarize = settings.privacy.onEdit === 'resummarize';
-    // The new text is kept: only what the old one alone said goes.
-    const taken: TakenBack = { removed: [old], redacted: new Set(), replacement: { ...old, text } };
-    if (resummarize) {
-      memories = await this.#dropMemories(key, range, taken);
-      checkpoints = await runs.clearCheckpoints(key, range);
-      summaries = await this.#setAside(key, range, tokenizer);
-      await channels.redactRetiredSpans(key, range);
-    }
+    // Read before the edit: the results that quoted the old text (and their turns).
+    const copies = resummarize ? await this.#historyCopies(key, range) : [];
     const measured = toNewMessage(
       {
         role: old.role,
@@ -279,92 +309,60 @@ export class MessageChanges {
       contextTokens: measured.contextTokens,
       ...(measured.contextText === undefined ? {} : { contextText: measured.contextText }),
       ...(measured.omittedTokens === undefined ? {} : { omittedTokens: measured.omittedTokens }),
+      // Under "resummarize" the old text is taken back: its copies are traced from this row.
+      ...(resummarize
+        ? { takeBack: { kind: 'edited', ranges: range, platformMessageIds: [change.platformMessageId] } }
+        : {}),
     });
     if (outcome.kind === 'missing') return { kind: 'edited', outcome: 'unknown', ...NOTHING };
     if (outcome.raw) states.markStale(key, outcome.generation);
-    if (resummarize) await this.#queue(key, range, summaries, () => this.#dropMemories(key, range, taken));
-    return {
-      kind: 'edited',
-      outcome: 'applied',
+    const report = {
+      kind: 'edited' as const,
+      outcome: 'applied' as const,
+      ...NOTHING,
       messages: 1,
-      replies: 0,
-      copies: 0,
       raw: outcome.raw ? 1 : 0,
-      memories,
-      checkpoints,
-      summaries,
+    };
+    if (!outcome.takeBack) return report;
+    const settled = await this.#options.runner.settle(outcome.takeBack);
+    this.#options.runner.complete(outcome.takeBack);
+    // The history tools' copies of the old text, their turns, and the replies that recalled what
+    // the edit dropped: tombstoned as a deletion's copies are.
+    const derived = [...copies, ...(await this.#recalling(key, settled.droppedMemoryIds))];
+    const more =
+      derived.length === 0
+        ? undefined
+        : await this.#takeBack(key, derived, { kind: 'edited', ids: [], tokenizer });
+    return {
+      ...report,
+      messages: 1 + (more?.messages ?? 0),
+      raw: report.raw + (more?.raw ?? 0),
+      copies: copies.length,
+      memories: settled.memories + (more?.memories ?? 0),
+      checkpoints: settled.checkpoints + (more?.checkpoints ?? 0),
+      summaries: settled.summaries + (more?.summaries ?? 0),
+      takeBacks: [outcome.takeBack.id, ...(more?.takeBacks ?? [])],
     };
   }
+}
 
-  /**
-   * Drops the memories over `ranges` whose text came from the messages taken back (judged against
-   * the rest of their ranges), out of every checkpoint too. Returns how many went.
-   */
-  async #dropMemories(
-    key: string,
-    ranges: readonly SeqRange[],
-    { removed, redacted, replacement }: TakenBack,
-  ): Promise<number> {
-    const { memories, channels, runs } = this.#options;
-    const candidates = memoriesOver(await memories.list({ channelKey: key }), ranges);
-    if (candidates.length === 0) return 0;
-    const gone = new Set(removed.map((m) => m.seq));
-    const kept: StoredMessage[] = replacement ? [replacement] : [];
-    for (const r of seqRanges(candidates.flatMap((m) => seqsOf([m])))) {
-      const archived = await channels.readArchive(key, r.fromSeq, r.toSeq);
-      kept.push(...archived.filter((m) => !gone.has(m.seq) && !redacted.has(m.seq)));
-    }
-    const ids = new Set(memoriesTakenBack(candidates, removed, kept));
-    const dropped = candidates.filter((m) => ids.has(m.id));
-    if (dropped.length === 0) return 0;
-    // A checkpoint of an unfinished run would store a dropped memory again on its retry.
-    await runs.dropCheckpointMemories(dropped.map((m) => m.text));
-    return memories.forget(dropped.map((m) => m.id));
-  }
-
-  /**
-   * Puts `PENDING_SUMMARY` in place of every active summary holding `ranges` (each replaced under the
-   * channel lock, as `ebb forget` replaces one), so no prompt shows them until their queued pass
-   * writes them again. Returns how many summaries hold `ranges` (set aside now or before).
-   */
-  async #setAside(key: string, ranges: readonly SeqRange[], tokenizer: Tokenizer): Promise<number> {
-    const { channels, states } = this.#options;
-    const spans = spansToResummarize(await channels.loadPrefix(key), ranges);
-    const stamp = Date.now();
-    for (const span of spans) {
-      if (span.text === PENDING_SUMMARY) continue;
-      const range = { fromSeq: span.fromSeq, toSeq: span.toSeq };
-      const outcome = await channels.replaceSummary(key, {
-        ...range,
-        text: PENDING_SUMMARY,
-        tokens: spanTokens(tokenizer, { ...range, kind: 'summary', text: PENDING_SUMMARY }),
-        jobId: `taken-back-${stamp}-${span.fromSeq}-${span.toSeq}`,
-        replaces: span.jobId,
-      });
-      if (outcome.kind === 'replaced') states.markStale(key, outcome.generation);
-    }
-    return spans.length;
-  }
-
-  /**
-   * Queues the `spans` active summaries holding `ranges` to be written again, or, with none, a pass
-   * that only waits out the compaction passes in flight over them; returns `spans`.
-   */
-  async #queue(
-    key: string,
-    ranges: readonly SeqRange[],
-    spans: number,
-    afterPasses?: AfterPasses,
-  ): Promise<number> {
-    // Written from the archive as it now stands: tombstones, or the edited text.
-    const needed =
-      spans > 0 ||
-      (await this.#options.runs.recent(key, IN_FLIGHT_LOOKBACK)).some(
-        (r) => (r.status === 'queued' || r.status === 'running') && overlapsAny(r, ranges),
-      );
-    if (needed) this.#options.passes.enqueue(key, ranges, afterPasses);
-    return spans;
-  }
+/** What the platform is answered (the web API's DELETE/PUT shows it): counts, never text. */
+export function changeResult(report: ChangeReport): MessageChangeResult {
+  return {
+    outcome: report.outcome,
+    ...(report.takeBacks[0] === undefined ? {} : { takeBack: report.takeBacks[0] }),
+    ...(report.outcome === 'applied'
+      ? {
+          reached: {
+            messages: report.messages,
+            memories: report.memories,
+            checkpoints: report.checkpoints,
+            summaries: report.summaries,
+          },
+          pending: report.summaries,
+        }
+      : {}),
+  };
 }
 
 /**

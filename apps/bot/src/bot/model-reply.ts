@@ -47,6 +47,12 @@ export const STEP_LIMIT_REPLY =
 /** The longest tool name a log line or metric label takes (the model may send anything). */
 const MAX_LOGGED_NAME = 64;
 
+/** The model's reply, and the memories recalled into the prompt it answered (its provenance). */
+export interface ModelAnswer {
+  readonly text: string;
+  readonly recalledMemories: readonly string[];
+}
+
 export interface ModelReplierOptions {
   readonly channels: Pick<TurnLog, 'setCalibration'>;
   readonly memories: MemoryStore;
@@ -91,11 +97,13 @@ export class ModelReplier {
    * learned, any truncation made and the tool steps archived. `typing` shows the channel's typing
    * indicator, before each model call and each step's tool calls.
    */
-  async reply(turn: Turn, text: string, typing: () => void): Promise<string> {
+  async reply(turn: Turn, text: string, typing: () => void): Promise<ModelAnswer> {
     const { key, state, tokenizer, settings, log } = turn;
     const { compaction } = this.#options;
     const recalled = await this.#recall(turn, text, compaction.recallBudget(state, settings, tokenizer));
     compaction.recalled(key, recalled.tokens);
+    // The reply's provenance: a take-back that drops one of these memories takes the reply back.
+    const recalledMemories = recalled.memories.map((m) => m.id);
     const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
     const offered = tools?.specs ?? [];
     const { stopping } = this.#options;
@@ -121,7 +129,7 @@ export class ModelReplier {
       const calls = reply.toolCalls ?? [];
       if (calls.length === 0 || last || tools === undefined) {
         this.#account(turn, usage);
-        return reply.text === '' ? STEP_LIMIT_REPLY : reply.text;
+        return { text: reply.text === '' ? STEP_LIMIT_REPLY : reply.text, recalledMemories };
       }
       typing();
       const reports = await Promise.all(
@@ -138,7 +146,14 @@ export class ModelReplier {
       // The calls and all their results go in together, in order; only then may the monitor cut.
       const ts = new Date().toISOString();
       const archived: AppendedMessage[] = [
-        { role: 'assistant', author: this.#options.botName, text: reply.text, ts, toolCalls: calls },
+        {
+          role: 'assistant',
+          author: this.#options.botName,
+          text: reply.text,
+          ts,
+          toolCalls: calls,
+          recalledMemories,
+        },
         ...calls.map(
           (call, i): AppendedMessage => ({
             role: 'tool',

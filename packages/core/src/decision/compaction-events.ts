@@ -15,6 +15,7 @@ export const COMPACTION_EVENTS = [
   'compaction.completed',
   'compaction.failed',
   'compaction.stale',
+  'compaction.restarted',
   'compaction.emergency',
   'compaction.microcompacted',
   'compaction.reconciled',

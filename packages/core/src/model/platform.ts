@@ -138,7 +138,27 @@ export interface PlatformHandlers {
    * platform id). Adapters that must acknowledge quickly do not wait. Optional: an adapter calls it
    * when present.
    */
-  onMessageChange?(change: MessageChange): Promise<void>;
+  onMessageChange?(change: MessageChange): Promise<MessageChangeResult | undefined>;
+}
+
+/**
+ * What a deletion or an edit reached, as the bot answers it (the web API's DELETE/PUT shows it):
+ * `unknown` when the archive never held the message, `spooled` when the archive was away (applied
+ * later, in order). Counts are of copies, never their text.
+ */
+export interface MessageChangeResult {
+  readonly outcome: 'applied' | 'ignored' | 'unknown' | 'unchanged' | 'spooled';
+  /** The take-back recorded with the tombstones (an applied change), until its copies are all rewritten. */
+  readonly takeBack?: string;
+  /** Copies found and taken back now: archived messages (the message, replies, tool results), memories, checkpoints. */
+  readonly reached?: {
+    readonly messages: number;
+    readonly memories: number;
+    readonly checkpoints: number;
+    readonly summaries: number;
+  };
+  /** Summaries set aside and still being written again from the redacted archive (0: the take-back is complete). */
+  readonly pending?: number;
 }
 
 export interface PlatformAdapter {
@@ -227,6 +247,13 @@ export interface InboundSpool {
    * operator can read (never dropped); resolves to where it went (a file, a Redis key).
    */
   deadLetter(channelKey: string, entry: SpoolEntry, reason: string): Promise<string>;
+  /**
+   * A take-back reached these platform messages: no copy of their text may stay behind in the spool's
+   * storage (entries already replayed or removed whose lines are still on disk, dead letters, edits of
+   * them) once this resolves. Pending entries that are not these messages are kept. Resolves to how
+   * many stored records were dropped.
+   */
+  scrub(channelKey: string, platformMessageIds: readonly string[]): Promise<number>;
 }
 
 /**

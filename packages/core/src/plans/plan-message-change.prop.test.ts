@@ -3,13 +3,13 @@
  * with tool steps, a compacted prefix of summaries and truncation markers) and random deletions: every
  * deleted seq is redacted; nothing else of a person is; each redacted reply belongs to the turn right
  * after a deleted person's message; every redacted seq is raw or compacted, never both; the spans to
- * write again are exactly the active summaries holding a redacted seq. And of the memories it drops:
- * only those over a removed seq, and always one whose whole range is removed.
+ * write again are exactly the active summaries holding a redacted seq. And the memories it reaches
+ * are exactly those whose source range holds a taken-back seq (by query, not by their words).
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import type { Span } from '../model/model.js';
-import { memoriesTakenBack, planDeletion } from './plan-message-change.js';
+import { memoriesOver, planDeletion } from './plan-message-change.js';
 import { overlapsAny, seqsOf } from './plan-redaction.js';
 
 type Role = 'user' | 'assistant' | 'tool';
@@ -94,44 +94,23 @@ describe('planDeletion', () => {
   });
 });
 
-describe('memoriesTakenBack', () => {
-  const text = fc.array(fc.constantFrom('alpha', 'bravo', 'charlie', 'delta', 'echo', 'hunter42'), {
-    minLength: 1,
-    maxLength: 4,
-  });
-  const setting = fc.record({
-    messages: fc.array(text, { minLength: 1, maxLength: 8 }),
-    removed: fc.uniqueArray(fc.integer({ min: 1, max: 8 }), { maxLength: 3 }),
-    memories: fc.array(
-      fc.record({ from: fc.integer({ min: 1, max: 8 }), len: fc.integer({ min: 0, max: 3 }), text }),
-      { maxLength: 6 },
-    ),
-  });
-  test.prop([setting], { numRuns: 300 })(
-    'drops only memories over a removed seq, and every one whose range is wholly removed',
-    (s) => {
-      const archive = s.messages.map((words, i) => ({ seq: i + 1, text: words.join(' ') }));
-      const removedSeqs = new Set(s.removed.filter((seq) => seq <= archive.length));
-      const removed = archive.filter((m) => removedSeqs.has(m.seq));
-      const kept = archive.filter((m) => !removedSeqs.has(m.seq));
-      const memories = s.memories.map((m, i) => ({
-        id: String(i),
-        text: m.text.join(' '),
-        fromSeq: m.from,
-        toSeq: m.from + m.len,
-      }));
-      const dropped = new Set(memoriesTakenBack(memories, removed, kept));
+describe('memories a take-back reaches', () => {
+  const ranges = fc.array(
+    fc.record({ from: fc.integer({ min: 1, max: 30 }), len: fc.integer({ min: 0, max: 4 }) }).map((r) => ({
+      fromSeq: r.from,
+      toSeq: r.from + r.len,
+    })),
+    { maxLength: 4 },
+  );
+  test.prop([ranges, ranges], { numRuns: 300 })(
+    'are exactly those whose source range holds a taken-back seq, whatever their words',
+    (sources, takenBack) => {
+      const memories = sources.map((r, i) => ({ id: String(i), ...r }));
+      const taken = new Set(seqsOf(takenBack));
+      const reached = new Set(memoriesOver(memories, takenBack).map((m) => m.id));
       for (const m of memories) {
-        const inRange = archive.filter((a) => a.seq >= m.fromSeq && a.seq <= m.toSeq);
-        const hits = inRange.filter((a) => removedSeqs.has(a.seq));
-        if (hits.length === 0) expect(dropped.has(m.id)).toBe(false);
-        else if (hits.length === inRange.length) expect(dropped.has(m.id)).toBe(true);
-        // Its words all said in a kept message of its range too: it did not come from the removed one.
-        const keptWords = new Set(
-          inRange.filter((a) => !removedSeqs.has(a.seq)).flatMap((a) => a.text.split(' ')),
-        );
-        if (hits.length < inRange.length && m.text.split(' ').every((w) => keptWords.has(w)))
-          expect(dropped.has(m.id)).toBe(false);
+        const holds = seqsOf([m]).some((seq) => taken.has(seq));
+        expect(reached.has(m.id)).toBe(holds);
       }
     },
   );

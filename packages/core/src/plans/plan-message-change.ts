@@ -10,9 +10,7 @@
  * where the summaries holding it are set aside at once (`PENDING_SUMMARY`) and written again by a
  * queued pass (never on the turn path).
  *
- * A memory is dropped when its source range holds a removed message and its text came from it: no
- * message of its range is left, or one of its words is in a removed message of its range and in no
- * message kept there. A memory learned from the rest of the range stays.
+ * A memory is dropped when its source range holds a removed message (`memoriesOver`).
  */
 import type { Memory } from '../memory/memory.js';
 import type { PrefixView, SeqRange, Span, StoredMessage } from '../model/model.js';
@@ -92,46 +90,12 @@ export function planDeletion(input: DeletionInput): DeletionPlan {
   };
 }
 
-/** Words at least this long count as a memory's words (shorter ones are filler in any language). */
-const MIN_WORD_CHARS = 3;
-
-function wordsOf(text: string): Set<string> {
-  return new Set(
-    text
-      .normalize('NFKC')
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}]+/u)
-      .filter((w) => w.length >= MIN_WORD_CHARS || /\p{N}/u.test(w)),
-  );
-}
-
 /**
- * The ids of the memories whose text came from the removed messages: their range holds a removed
- * seq, and either nothing of the range is kept or a word of theirs is in a removed message of the
- * range and in no kept one. `kept` are the other archived messages of those ranges, as they stand.
+ * The memories derived from `ranges`: those whose source range (the seqs the summarizer named for
+ * it) holds a taken-back seq. Whatever their words: a memory that quotes the fact goes even when
+ * another message of its range shares a word with it. A memory also learned elsewhere (the same fact
+ * stated in another message) is dropped with it and comes back when a later pass learns it again.
  */
-export function memoriesTakenBack(
-  memories: readonly Pick<Memory, 'id' | 'text' | 'fromSeq' | 'toSeq'>[],
-  removed: readonly Pick<StoredMessage, 'seq' | 'text'>[],
-  kept: readonly Pick<StoredMessage, 'seq' | 'text'>[],
-): string[] {
-  const removedWords = removed.map((m) => ({ seq: m.seq, words: wordsOf(m.text) }));
-  const keptWords = kept.map((m) => ({ seq: m.seq, words: wordsOf(m.text) }));
-  const within = (seq: number, r: SeqRange) => r.fromSeq <= seq && seq <= r.toSeq;
-  return memories
-    .filter((memory) => {
-      const gone = removedWords.filter((m) => within(m.seq, memory));
-      if (gone.length === 0) return false;
-      const left = keptWords.filter((m) => within(m.seq, memory));
-      if (left.length === 0) return true;
-      return [...wordsOf(memory.text)].some(
-        (w) => gone.some((m) => m.words.has(w)) && !left.some((m) => m.words.has(w)),
-      );
-    })
-    .map((m) => m.id);
-}
-
-/** The memories whose source range overlaps `ranges`: the candidates `memoriesTakenBack` judges. */
 export function memoriesOver<M extends Pick<Memory, 'fromSeq' | 'toSeq'>>(
   memories: readonly M[],
   ranges: readonly SeqRange[],

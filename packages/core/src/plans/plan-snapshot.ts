@@ -2,10 +2,12 @@
  * What a pass summarizes, decided when it starts: the summary spans that lie inside its range now
  * (folded into the new summary), and the archive for every other seq of the range (raw messages and
  * truncated spans alike). A summary reaching outside the range means a wider pass landed first: the
- * pass is stale before any LLM call. The worker reads the archive parts from its store; `ebb simulate`
+ * pass is stale before any LLM call. A summary a take-back set aside (`PENDING_SUMMARY`) is read from
+ * the archive instead: folding its placeholder in would lose its range. The worker reads the archive parts from its store; `ebb simulate`
  * from memory.
  */
 import type { PrefixView } from '../model/model.js';
+import { PENDING_SUMMARY } from './plan-message-change.js';
 
 export type SnapshotPart =
   | { readonly kind: 'summary'; readonly text: string; readonly tokens: number }
@@ -31,6 +33,9 @@ export function planSnapshot(
         reason: `summary ${span.fromSeq}..${span.toSeq} reaches outside ${range.fromSeq}..${range.toSeq}`,
       };
     }
+    // A summary set aside by a take-back holds a placeholder, not its range: read from the archive,
+    // as it stands redacted.
+    if (span.text === PENDING_SUMMARY) continue;
     if (span.fromSeq > next) parts.push({ kind: 'archive', fromSeq: next, toSeq: span.fromSeq - 1 });
     parts.push({ kind: 'summary', text: span.text, tokens: span.tokens });
     next = span.toSeq + 1;

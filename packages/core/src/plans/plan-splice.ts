@@ -29,7 +29,16 @@ export interface SummaryResult {
   readonly text: string;
   /** Tokens of the rendered summary span (see `spanTokens`). */
   readonly tokens: number;
+  /**
+   * The channel's take-back mark when the pass read what it summarized: a take-back since then over
+   * the range makes the splice `stale` with reason `taken_back` (the store checks, under the lock).
+   * Absent: not checked (a caller that read nothing a take-back could cover).
+   */
+  readonly takeBackMark?: number;
 }
+
+/** The splice's refusal when a take-back came after the pass's snapshot (see `SummaryResult.takeBackMark`). */
+export const TAKEN_BACK_REASON = 'taken_back';
 
 export type SplicePlan =
   | {

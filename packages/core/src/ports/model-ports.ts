@@ -41,6 +41,12 @@ export interface SummarizeInput {
    * tier, or the job's last attempt.
    */
   readonly canWait?: boolean;
+  /**
+   * Called before every model request the pass sends (first tries, retries, merges): throws
+   * (`TakenBackError`) when a take-back since the snapshot covers the range, so no request built
+   * from the old text is sent after it. The summarizer lets that error through, with no fallback.
+   */
+  readonly beforeCall?: () => Promise<void>;
 }
 
 /** A memory as extracted from a range, before the pipeline gives it scope and channel. */
@@ -67,6 +73,12 @@ export interface SummaryOutput {
   readonly fallback: boolean;
   readonly model: string;
   readonly calls: readonly LlmCall[];
+  /**
+   * The channel's take-back mark when the pass read its snapshot (the processor stamps it on the
+   * checkpoint): a retry that reuses the checkpoint is checked against take-backs since then. A
+   * checkpoint without it (an older version's) counts as read at mark 0.
+   */
+  readonly takeBackMark?: number;
 }
 
 /** Writes the summary of a range and extracts its memories (an LLM; or the extractive summarizer offline). */

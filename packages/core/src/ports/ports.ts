@@ -15,6 +15,7 @@ import type { EditedCopy } from '../plans/plan-message-rewrite.js';
 import type { StubRequest } from '../plans/plan-microcompaction.js';
 import type { SummaryResult } from '../plans/plan-splice.js';
 import type { SummaryReplacement } from '../plans/plan-summary-replacement.js';
+import type { NewTakeBack, TakeBack, TakeBackCounts } from '../plans/take-back.js';
 import type { SummaryOutput } from './model-ports.js';
 
 /*
@@ -34,6 +35,11 @@ export interface NewMessage extends Omit<ArchivedMessage, 'seq'> {
   /** The clipped text, when the context holds a clipped copy. */
   readonly contextText?: string;
   readonly omittedTokens?: number;
+  /**
+   * A bot reply's provenance beyond its turn: the memories recalled into the prompt it answered. A
+   * take-back that drops one of them takes the reply back too (`ArchiveReader.findRecalling`).
+   */
+  readonly recalledMemories?: readonly string[];
 }
 
 export interface AppendResult {
@@ -127,6 +133,8 @@ export interface RedactArchiveOutcome {
   readonly raw: number;
   /** The channel's generation after (bumped when a raw message changed). */
   readonly generation: number;
+  /** The take-back recorded with the tombstones (none when the archive held none of the seqs). */
+  readonly takeBack?: TakeBack;
 }
 
 /** A retired summary of a channel's prefix (the audit trail of splices), with its text. */
@@ -144,6 +152,8 @@ export interface MessageEdit extends EditedCopy {
   /** The whole new text and its tokens: what the archive keeps (the old text is not kept). */
   readonly text: string;
   readonly tokens: number;
+  /** Recorded with the edit (`on_edit = "resummarize"`: the old text's copies are traced and rewritten). */
+  readonly takeBack?: NewTakeBack;
 }
 
 export type EditMessageOutcome =
@@ -155,6 +165,8 @@ export type EditMessageOutcome =
       /** Context tokens (spans and raw) before and after. */
       readonly tokensBefore: number;
       readonly tokensAfter: number;
+      /** The take-back recorded with it, when the edit asked for one. */
+      readonly takeBack?: TakeBack;
     }
   /** The archive holds no such seq: nothing changed. */
   | { readonly kind: 'missing' };
@@ -223,6 +235,11 @@ export interface ArchiveReader {
    * Ids no thread holds are left out. Its cost follows the channel's threads, never the archive.
    */
   findInThreads(channelKey: string, platformMessageIds: readonly string[]): Promise<HeldMessage[]>;
+  /**
+   * The seqs of the channel's messages whose prompt recalled one of `memoryIds` (see
+   * `NewMessage.recalledMemories`), in order: the copies a take-back of those memories reaches.
+   */
+  findRecalling(channelKey: string, memoryIds: readonly string[]): Promise<number[]>;
 }
 
 /** Compaction's writes to the working context, each under the channel lock and planned on the state
@@ -277,9 +294,14 @@ export interface ArchiveEditor {
    * tokens and tool calls as given, no clipped copy). Raw messages in the context change with them
    * under the channel lock: the raw token total moves by the difference and the generation is
    * bumped, so bots reload. Seqs the archive does not hold are ignored; a seq given twice counts once
-   * (the last tombstone given for it wins).
+   * (the last tombstone given for it wins). `takeBack` is recorded in the same transaction (the
+   * channel's take-back mark moves), when the archive held any of the seqs: see `TakeBackLog`.
    */
-  redactArchive(channelKey: string, tombstones: readonly StoredMessage[]): Promise<RedactArchiveOutcome>;
+  redactArchive(
+    channelKey: string,
+    tombstones: readonly StoredMessage[],
+    takeBack: NewTakeBack,
+  ): Promise<RedactArchiveOutcome>;
   /**
    * Forgetting: retired summary spans (kept as the audit trail of splices) that overlap the ranges
    * keep their range and numbers but their text becomes `REDACTED_SUMMARY`. Returns how many changed.
@@ -301,6 +323,41 @@ export interface ArchiveEditor {
    * archive after it rather than from its whole range. (The in-memory store keeps retired texts too.)
    */
   summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined>;
+}
+
+/**
+ * The take-backs a channel recorded (see `plans/take-back.ts`): what a pass checks before it sends,
+ * checkpoints, stores or splices what it read, and the durable queue of take-backs whose copies are
+ * still being rewritten, which any process finishes. Recording happens with the tombstones
+ * (`ArchiveEditor.redactArchive`, `editMessage`), or alone (`record`: `ebb forget` without
+ * `--archive`), always under the channel lock.
+ */
+export interface TakeBackLog {
+  /** The channel's take-back mark now (0 before its first): read before a pass's snapshot. */
+  takeBackMark(channelKey: string): Promise<number>;
+  /** The channel's take-backs with a mark above `mark` that cover a seq of `range`, oldest first. */
+  takenBackSince(channelKey: string, mark: number, range: SeqRange): Promise<TakeBack[]>;
+  /** Records a take-back that tombstones nothing (`ebb forget` without `--archive`). */
+  recordTakeBack(channelKey: string, takeBack: NewTakeBack): Promise<TakeBack>;
+  /**
+   * Claims up to `limit` pending take-backs that no process holds (never claimed, or their lease ran
+   * out), oldest first, for `leaseMs`; with `id`, that one only (the process that recorded it, at
+   * once). Each claim counts an attempt.
+   */
+  claimTakeBacks(options: {
+    readonly limit: number;
+    readonly leaseMs: number;
+    readonly id?: string;
+  }): Promise<TakeBack[]>;
+  /** Holds a claim this process is working on for another `leaseMs` (a rewrite may take minutes). */
+  renewTakeBack(id: string, leaseMs: number): Promise<void>;
+  /** Marks a take-back completed with what it reached; releases a claim that failed (`error`). */
+  finishTakeBack(
+    id: string,
+    outcome: { readonly counts: TakeBackCounts } | { readonly error: string },
+  ): Promise<void>;
+  /** Take-backs still pending, oldest first (`channelKey`: of one channel): for status and the dashboard. */
+  pendingTakeBacks(channelKey?: string): Promise<TakeBack[]>;
 }
 
 /** Every channel's counters, for operators (`ebb status`, the dashboard), not the hot path. */

@@ -1,3 +1,4 @@
+import type { SeqRange } from '../model/model.js';
 import type { LlmCall } from '../ports/ports.js';
 
 /**
@@ -22,12 +23,14 @@ export type CommonErrorCode = (typeof COMMON_ERROR_CODES)[number];
  * | `invariant_violated` | `InvariantError`: a bug in the compaction core               | no        |
  * | `pass_deferred`      | `PassDeferredError`: a follow-up pass waits for the one ahead | yes       |
  * | `timeout`            | `TimeoutError` from `withTimeout`                            | yes       |
+ * | `taken_back`         | `TakenBackError`: a pass read text a take-back has since covered | yes   |
  */
 export const CORE_ERROR_CODES = [
   ...COMMON_ERROR_CODES,
   'invariant_violated',
   'pass_deferred',
   'timeout',
+  'taken_back',
 ] as const;
 export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];
 
@@ -91,6 +94,22 @@ export class PassDeferredError extends CoreError {
   constructor(message: string, retryAfterMs: number) {
     super(message, { code: 'pass_deferred', retryable: true });
     this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/**
+ * A take-back recorded after a pass read its snapshot covers a seq of the pass's range: nothing the
+ * pass learned from that snapshot may be sent to a model, checkpointed, stored or spliced. The pass
+ * reads the redacted archive again (`compaction-processor.ts`); it never reaches the job driver
+ * unless take-backs keep coming, and then as a deferral.
+ */
+export class TakenBackError extends CoreError {
+  /** The seqs the take-backs since the snapshot cover, within the pass's range. */
+  readonly ranges: readonly SeqRange[];
+
+  constructor(message: string, ranges: readonly SeqRange[]) {
+    super(message, { code: 'taken_back', retryable: true });
+    this.ranges = ranges;
   }
 }
 

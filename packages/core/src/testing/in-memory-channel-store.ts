@@ -20,8 +20,9 @@ import {
 } from '../plans/plan-message-rewrite.js';
 import { planStubs } from '../plans/plan-microcompaction.js';
 import { overlapsAny } from '../plans/plan-redaction.js';
-import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
+import { planSplice, rawTokensThrough, type SummaryResult, TAKEN_BACK_REASON } from '../plans/plan-splice.js';
 import { planSummaryReplacement } from '../plans/plan-summary-replacement.js';
+import type { NewTakeBack } from '../plans/take-back.js';
 import type {
   AppendResult,
   ArchiveEditor,
@@ -48,12 +49,15 @@ import type {
   TurnLog,
 } from '../ports/ports.js';
 import { InvariantError } from '../support/errors.js';
+import { InMemoryTakeBackLog } from './in-memory-take-back-log.js';
 
 interface ChannelState {
   readonly context: WorkingContext;
   /** Whole messages; index seq - 1. */
   readonly archive: StoredMessage[];
   readonly platformIds: Map<string, number>;
+  /** The memories each reply's prompt recalled, by seq (`NewMessage.recalledMemories`). */
+  readonly recalled: Map<number, readonly string[]>;
   calibration: Calibration;
   /** Microcompaction's counters (`ChannelSummary.microcompaction`). */
   readonly microcompaction: { stubbed: number; tokensSaved: number };
@@ -74,6 +78,12 @@ export class InMemoryChannelStore
   implements TurnLog, ArchiveReader, ContextWriter, ArchiveEditor, ChannelDirectory
 {
   readonly #channels = new Map<string, ChannelState>();
+  /** The take-backs `redactArchive` and `editMessage` record, as Postgres records them in their transaction. */
+  readonly takeBacks: InMemoryTakeBackLog;
+
+  constructor(options: { readonly takeBacks?: InMemoryTakeBackLog } = {}) {
+    this.takeBacks = options.takeBacks ?? new InMemoryTakeBackLog();
+  }
 
   async append(channelKey: string, message: NewMessage): Promise<AppendResult> {
     return this.#append(channelKey, message);
@@ -115,6 +125,7 @@ export class InMemoryChannelStore
     context.append(contextCopyOf(archived, measuredCopy(message)));
     channel.archive.push(archived);
     if (id !== undefined) channel.platformIds.set(id, seq);
+    if (message.recalledMemories?.length) channel.recalled.set(seq, [...message.recalledMemories]);
     return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
   }
 
@@ -160,6 +171,11 @@ export class InMemoryChannelStore
     const channel = this.#channels.get(channelKey);
     const context = channel?.context ?? new WorkingContext();
     const view = context.view();
+    if (
+      result.takeBackMark !== undefined &&
+      this.takeBacks.since(channelKey, result.takeBackMark, result).length > 0
+    )
+      return { kind: 'stale', reason: TAKEN_BACK_REASON };
     const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
     if (plan.kind !== 'splice') return plan;
     const before = context.view().spans;
@@ -241,9 +257,13 @@ export class InMemoryChannelStore
   async redactArchive(
     channelKey: string,
     tombstones: readonly StoredMessage[],
+    takeBack: NewTakeBack,
   ): Promise<RedactArchiveOutcome> {
     const seqs = tombstones.map((t) => t.seq);
-    const plan = planArchiveRedaction(this.#counters(channelKey), this.#found(channelKey, seqs), tombstones);
+    const found = this.#found(channelKey, seqs);
+    const plan = planArchiveRedaction(this.#counters(channelKey), found, tombstones);
+    // Recorded when the archive held any of the seqs, a tombstone rewritten included (a retry).
+    const recorded = found.length > 0 ? this.takeBacks.record(channelKey, takeBack) : undefined;
     if (plan.tombstones.length > 0) {
       const channel = this.#channel(channelKey);
       // The stub of a stubbed result goes with its text, as Postgres clears `stubbed`.
@@ -255,7 +275,12 @@ export class InMemoryChannelStore
         plan.copies.map(({ seq, copy }) => contextCopyOf(storedAt(channel, seq), copy)),
       );
     }
-    return { redacted: plan.tombstones.length, raw: plan.copies.length, generation: plan.generation };
+    return {
+      redacted: plan.tombstones.length,
+      raw: plan.copies.length,
+      generation: plan.generation,
+      ...(recorded === undefined ? {} : { takeBack: recorded }),
+    };
   }
 
   async summaryBefore(
@@ -272,6 +297,14 @@ export class InMemoryChannelStore
         undefined,
       );
     return found && { fromSeq: found.fromSeq, toSeq: found.toSeq, text: found.text };
+  }
+
+  async findRecalling(channelKey: string, memoryIds: readonly string[]): Promise<number[]> {
+    const wanted = new Set(memoryIds);
+    return [...(this.#channels.get(channelKey)?.recalled ?? [])]
+      .filter(([, ids]) => ids.some((id) => wanted.has(id)))
+      .map(([seq]) => seq)
+      .sort((a, b) => a - b);
   }
 
   async findInThreads(channelKey: string, platformMessageIds: readonly string[]): Promise<HeldMessage[]> {
@@ -308,8 +341,17 @@ export class InMemoryChannelStore
     const edited = { ...rest, text: edit.text, tokens: edit.tokens };
     channel.archive[edit.seq - 1] = edited;
     if (plan.raw) channel.context.replaceRaw([contextCopyOf(edited, plan.copy)]);
+    const takeBack =
+      edit.takeBack === undefined ? undefined : this.takeBacks.record(channelKey, edit.takeBack);
     const { raw, generation, tokensBefore, tokensAfter } = plan;
-    return { kind: 'edited', raw, generation, tokensBefore, tokensAfter };
+    return {
+      kind: 'edited',
+      raw,
+      generation,
+      tokensBefore,
+      tokensAfter,
+      ...(takeBack === undefined ? {} : { takeBack }),
+    };
   }
 
   async redactRetiredSpans(channelKey: string, ranges: readonly SeqRange[]): Promise<number> {
@@ -377,6 +419,7 @@ export class InMemoryChannelStore
         retired: [],
         microcompaction: { stubbed: 0, tokensSaved: 0 },
         platformIds: new Map(),
+        recalled: new Map(),
         calibration: UNCALIBRATED,
       };
       this.#channels.set(channelKey, channel);

@@ -7,4 +7,5 @@ export * from './in-memory-archive-search.js';
 export * from './in-memory-channel-store.js';
 export * from './in-memory-memory-store.js';
 export * from './in-memory-run-store.js';
+export * from './in-memory-take-back-log.js';
 export * from './in-memory-usage-store.js';

@@ -2,7 +2,7 @@
  * The store contract of the `ArchiveEditor`: taking things back. Forgetting (`ebb forget`) and the
  * platforms' deletions and edits find messages, overwrite them, and put summaries written again in place.
  */
-import type { ArchiveEditor, ContextWriter, TurnLog } from '@ebb/core';
+import type { ArchiveEditor, ContextWriter, NewTakeBack, TurnLog } from '@ebb/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   appendMany,
@@ -19,6 +19,9 @@ export type ArchiveEditorUnderTest = ArchiveEditor &
   IntactReads &
   Pick<TurnLog, 'append' | 'generation'> &
   Pick<ContextWriter, 'splice' | 'stubToolResults'>;
+
+/** What the redactions of these cases record (the take-back's own cases are in take-back-log.ts). */
+const DELETED: NewTakeBack = { kind: 'deleted', ranges: [{ fromSeq: 1, toSeq: 1 }], platformMessageIds: [] };
 
 export function archiveEditorContract(current: () => ContractContext<ArchiveEditorUnderTest>): void {
   describe('ArchiveEditor', () => {
@@ -163,8 +166,8 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
       it('overwrites archived messages with tombstones; raw ones change the context and its tokens', async () => {
         await appendMany(store, key, 8);
         await store.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
-        const outcome = await store.redactArchive(key, [tombstone(2), tombstone(6), tombstone(99)]);
-        expect(outcome).toEqual({ redacted: 2, raw: 1, generation: 2 });
+        const outcome = await store.redactArchive(key, [tombstone(2), tombstone(6), tombstone(99)], DELETED);
+        expect(outcome).toMatchObject({ redacted: 2, raw: 1, generation: 2 });
         const view = await expectIntact(store, key);
         expect(view.tokens).toBe(5 + 10 + 3 + 10 + 10);
         expect(view.raw.map((m) => m.text)).toEqual(['message 5', '[gone]', 'message 7', 'message 8']);
@@ -179,7 +182,7 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
           'message 8',
         ]);
         // Only in the summarized prefix: the context does not change, nor does the generation.
-        expect(await store.redactArchive(key, [tombstone(3)])).toEqual({
+        expect(await store.redactArchive(key, [tombstone(3)], DELETED)).toMatchObject({
           redacted: 1,
           raw: 0,
           generation: 2,
@@ -192,7 +195,7 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
       it('counts a tombstone given twice once', async () => {
         await appendMany(store, key, 8);
         await store.splice(key, { jobId: 'j1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
-        expect(await store.redactArchive(key, [tombstone(6), tombstone(6)])).toEqual({
+        expect(await store.redactArchive(key, [tombstone(6), tombstone(6)], DELETED)).toMatchObject({
           redacted: 1,
           raw: 1,
           generation: 2,
@@ -208,9 +211,11 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
           expectedGeneration: before.generation,
           stubs: [stubOf(before.raw, 2)],
         });
-        await store.redactArchive(key, [
-          { seq: 2, role: 'tool', author: 'ci.log', text: '[redacted]', tokens: 5, toolCallId: 'c0' },
-        ]);
+        await store.redactArchive(
+          key,
+          [{ seq: 2, role: 'tool', author: 'ci.log', text: '[redacted]', tokens: 5, toolCallId: 'c0' }],
+          DELETED,
+        );
         const [archived] = await store.readArchive(key, 2, 2);
         expect(archived?.stub).toBeUndefined();
         expect(archived?.text).toBe('[redacted]');

@@ -57,6 +57,19 @@ export function archiveReaderContract(current: () => ContractContext<ArchiveRead
         expect(await store.readAuthors(`${key}:none`, 1, 9)).toEqual([]);
       });
     });
+    it('finds the replies whose prompt recalled a memory, and nothing for none or an unknown id', async () => {
+      await store.append(key, message(1));
+      await store.append(key, message(2, { role: 'assistant', recalledMemories: ['7', '12'] }));
+      await store.append(key, message(3));
+      await store.append(key, message(4, { role: 'assistant', recalledMemories: ['12'] }));
+      await store.append(key, message(5, { role: 'assistant', recalledMemories: [] }));
+      await store.append(`${key}:other`, message(1, { role: 'assistant', recalledMemories: ['7'] }));
+      expect(await store.findRecalling(key, ['7'])).toEqual([2]);
+      expect(await store.findRecalling(key, ['12', '7'])).toEqual([2, 4]);
+      expect(await store.findRecalling(key, ['99'])).toEqual([]);
+      expect(await store.findRecalling(key, [])).toEqual([]);
+    });
+
     describe('findInThreads', () => {
       it("finds the threads under a channel holding the ids, on the key's separator, never the channel itself", async () => {
         // The channel, two of its threads, and a channel whose key its own prefixes (C1 and C12) with a thread.

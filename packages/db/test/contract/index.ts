@@ -16,6 +16,7 @@ import { contextWriterContract } from './context-writer.js';
 import { memoryStoreContract } from './memory-store.js';
 import { runStoreContract } from './run-store.js';
 import type { ContractStores } from './support.js';
+import { takeBackLogContract } from './take-back-log.js';
 import { turnLogContract } from './turn-log.js';
 
 export type { ContractStores } from './support.js';
@@ -39,5 +40,6 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
     memoryStoreContract(() => ({ store: stores.memories, key }));
     runStoreContract(() => ({ store: stores.runs, key }));
     checkpointEraserContract(() => ({ store: stores.runs, key }));
+    takeBackLogContract(() => ({ store: { channels: stores.channels, log: stores.takeBacks }, key }));
   });
 }

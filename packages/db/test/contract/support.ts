@@ -10,6 +10,7 @@ import type {
   MemoryStore,
   NewMessage,
   RunStore,
+  TakeBackLog,
   TurnLog,
 } from '@ebb/core';
 import { expect } from 'vitest';
@@ -21,6 +22,8 @@ export interface ContractStores {
   readonly channels: ChannelStores;
   readonly memories: MemoryStore;
   readonly runs: RunStore & CheckpointEraser;
+  /** The take-backs `channels` records with its tombstones (the same database, or the same in-memory store's log). */
+  readonly takeBacks: TakeBackLog;
   close(): Promise<void>;
 }
 

@@ -1,0 +1,267 @@
+/**
+ * Finishes take-backs: every copy derived from the seqs a person (or a retention sweep, or `ebb
+ * forget`) took back is dropped or written again, driven by the durable take-back row, not by a
+ * process's memory. Runs in the bot (the take-backs it records, at once, and a sweep) and in the
+ * worker (a sweep): any process finishes a take-back whose process died.
+ *
+ * `settle` is the fast half, a few store writes the bot makes in the channel's actor before it
+ * answers the deletion: the memories whose source range holds a taken-back seq go (out of every
+ * checkpoint too), checkpoints of runs over the seqs are cleared, every active summary holding them
+ * is set aside (`PENDING_SUMMARY`, so no prompt from now on shows them) and retired spans over them
+ * lose their text. `complete` does it again (idempotent: a pass may have landed meanwhile, from a
+ * snapshot read before the take-back's commit) and then the slow half: the summaries set aside are
+ * written again by the channel's summarizer from the redacted archive (`redactChannel`), bots are
+ * told the context changed, `afterCompleted` runs (the bot scrubs its spool files) and the row is
+ * marked completed with what it reached (`takeback.completed`).
+ *
+ * No wait on passes in flight: a pass whose snapshot predates the take-back cannot land what it read
+ * (see `compaction-processor.ts`), however long it runs.
+ *
+ * A take-back that fails (the summarizer down, Postgres away) is released (`takeback.failed`) and
+ * claimed again by the next sweep; a claim held by a process that died lapses after `leaseMs`.
+ */
+import {
+  type ArchiveEditor,
+  type ArchiveReader,
+  type CheckpointEraser,
+  type ContextNotifier,
+  type Logger,
+  type MemoryStore,
+  PENDING_SUMMARY,
+  type RunStore,
+  type SeqRange,
+  spansToResummarize,
+  spanTokens,
+  type TakeBack,
+  type TakeBackCounts,
+  type TakeBackLog,
+  type Tokenizer,
+  type TurnLog,
+} from '@ebb/core';
+import type { ChannelPassSettings } from './compaction-processor.js';
+import { redactChannel } from './redact-channel.js';
+import { dropDerivedMemories } from './take-back-copies.js';
+
+export interface TakeBackRunnerOptions {
+  readonly channels: ArchiveReader & ArchiveEditor & Pick<TurnLog, 'generation'>;
+  readonly memories: Pick<MemoryStore, 'list' | 'forget'>;
+  readonly runs: Pick<RunStore, 'recent'> & CheckpointEraser;
+  readonly takeBacks: TakeBackLog;
+  readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;
+  readonly notifier: ContextNotifier;
+  readonly logger: Logger;
+  /** After the copies are rewritten, before the row is marked completed: the bot scrubs its spool. */
+  readonly afterCompleted?: (takeBack: TakeBack) => Promise<void>;
+  /** A settled take-back's summaries set aside: the bot marks its cached context stale. */
+  readonly onContextChanged?: (channelKey: string, generation: number) => void;
+  /**
+   * How long a claim holds unless renewed (default 30 s; renewed every third of it while the runner
+   * works): a process that died holding one leaves it to the next sweep after that.
+   */
+  readonly leaseMs?: number;
+  /** Between sweeps for pending take-backs (default 10 s). */
+  readonly sweepMs?: number;
+  /** Take-backs claimed per sweep (default 20). */
+  readonly batch?: number;
+}
+
+export const DEFAULT_TAKE_BACK_RUNNER = {
+  leaseMs: 30_000,
+  sweepMs: 10_000,
+  batch: 20,
+} as const satisfies Required<Pick<TakeBackRunnerOptions, 'leaseMs' | 'sweepMs' | 'batch'>>;
+
+/** What `settle` reached: memories dropped (the bot's replies that recalled them are derived too), checkpoints, summaries. */
+export interface Settled extends TakeBackCounts {
+  readonly droppedMemoryIds: readonly string[];
+}
+
+export class TakeBackRunner {
+  readonly #options: TakeBackRunnerOptions;
+  /** Take-backs this process is completing, by id. */
+  readonly #running = new Map<string, Promise<void>>();
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<unknown> | undefined;
+  #stopped = false;
+
+  constructor(options: TakeBackRunnerOptions) {
+    this.#options = options;
+  }
+
+  /** The fast half, in the caller's order (the channel's actor): store writes only. */
+  async settle(takeBack: Pick<TakeBack, 'channelKey' | 'ranges'>): Promise<Settled> {
+    const { channels, runs } = this.#options;
+    const { channelKey: key, ranges } = takeBack;
+    const dropped = await dropDerivedMemories(this.#options, key, ranges);
+    const checkpoints = await runs.clearCheckpoints(key, ranges);
+    const { tokenizer } = await this.#options.settingsFor(key);
+    const summaries = await this.#setAside(key, ranges, tokenizer);
+    await channels.redactRetiredSpans(key, ranges);
+    return { memories: dropped.length, checkpoints, summaries, droppedMemoryIds: dropped.map((m) => m.id) };
+  }
+
+  /** Completes `takeBack` in the background, at once (this process recorded it); `idle` waits for it. */
+  complete(takeBack: TakeBack): void {
+    if (this.#stopped || this.#running.has(takeBack.id)) return;
+    void this.#claimAndRun({ id: takeBack.id });
+  }
+
+  /** Claims pending take-backs no process holds and completes them; resolves to how many it claimed. */
+  async sweep(): Promise<number> {
+    if (this.#stopped) return 0;
+    return this.#claimAndRun({});
+  }
+
+  /** Sweeps at once, then every `sweepMs` (unref'd: it never holds the process up). */
+  start(): void {
+    if (this.#timer || this.#stopped) return;
+    const tick = () => {
+      this.#sweeping ??= this.sweep()
+        .catch((err: unknown) =>
+          this.#options.logger.warn(
+            { event: 'takeback.sweep_failed', err },
+            'could not look for pending take-backs; trying again at the next sweep',
+          ),
+        )
+        .finally(() => {
+          this.#sweeping = undefined;
+        });
+    };
+    tick();
+    this.#timer = setInterval(tick, this.#options.sweepMs ?? DEFAULT_TAKE_BACK_RUNNER.sweepMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * No take-back starts from now on; the ones running may finish (`idle`), but their claims are given
+   * up at once, so the next process to sweep need not wait out a lease for one this stop cuts off.
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await Promise.all(
+      [...this.#running.keys()].map((id) =>
+        this.#options.takeBacks.finishTakeBack(id, { error: 'stopped' }).catch(() => {}),
+      ),
+    );
+  }
+
+  /** Take-backs this process is completing. */
+  get pending(): number {
+    return this.#running.size;
+  }
+
+  /** Resolves once this process completes no take-back (a sweep in hand included). */
+  async idle(): Promise<void> {
+    while (this.#running.size > 0 || this.#sweeping)
+      await Promise.all([...this.#running.values(), this.#sweeping]);
+  }
+
+  async #claimAndRun(which: { readonly id?: string }): Promise<number> {
+    const { takeBacks } = this.#options;
+    const leaseMs = this.#options.leaseMs ?? DEFAULT_TAKE_BACK_RUNNER.leaseMs;
+    const limit = which.id === undefined ? (this.#options.batch ?? DEFAULT_TAKE_BACK_RUNNER.batch) : 1;
+    // Claimed before it is run: one process at a time completes a take-back.
+    const claim = takeBacks.claimTakeBacks({ limit, leaseMs, ...which });
+    const placeholder = which.id === undefined ? undefined : claim.then(() => {}).catch(() => {});
+    if (which.id !== undefined && placeholder) this.#running.set(which.id, placeholder);
+    let claimed: TakeBack[];
+    try {
+      claimed = await claim;
+    } catch (err) {
+      if (which.id !== undefined) this.#running.delete(which.id);
+      if (which.id === undefined) throw err;
+      this.#options.logger.warn(
+        { event: 'takeback.failed', err, takeBack: which.id },
+        'could not claim a take-back to complete it; the next sweep will',
+      );
+      return 0;
+    }
+    if (which.id !== undefined) this.#running.delete(which.id);
+    for (const takeBack of claimed) {
+      const run = this.#run(takeBack).finally(() => this.#running.delete(takeBack.id));
+      this.#running.set(takeBack.id, run);
+    }
+    await Promise.all(claimed.map((t) => this.#running.get(t.id)));
+    return claimed.length;
+  }
+
+  async #run(takeBack: TakeBack): Promise<void> {
+    const { channels, takeBacks, notifier, logger } = this.#options;
+    const key = takeBack.channelKey;
+    const fields = { channel: key, takeBack: takeBack.id, kind: takeBack.kind, attempts: takeBack.attempts };
+    const leaseMs = this.#options.leaseMs ?? DEFAULT_TAKE_BACK_RUNNER.leaseMs;
+    const renewal = setInterval(
+      () => void takeBacks.renewTakeBack(takeBack.id, leaseMs).catch(() => {}),
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
+    renewal.unref();
+    try {
+      const settled = await this.settle(takeBack);
+      const report = await redactChannel(
+        { channels, runs: this.#options.runs, settingsFor: this.#options.settingsFor },
+        { channelKey: key, ranges: takeBack.ranges, archive: false, asArchived: true, fromEarlier: true },
+      );
+      if (report.unresolved.length > 0)
+        throw new Error(
+          `${report.unresolved.length} summaries kept being replaced while they were written again`,
+        );
+      const generation = await channels.generation(key);
+      await notifier.publish({ channelKey: key, generation }).catch(() => {});
+      await this.#options.afterCompleted?.(takeBack);
+      const counts = {
+        memories: settled.memories,
+        checkpoints: settled.checkpoints,
+        summaries: report.spans.length,
+      };
+      await takeBacks.finishTakeBack(takeBack.id, { counts });
+      logger.info(
+        {
+          event: 'takeback.completed',
+          ...fields,
+          ...counts,
+          ageMs: Math.max(0, Date.now() - takeBack.createdAt),
+        },
+        `completed a take-back: ${counts.summaries} summaries written again, ${counts.memories} memories dropped`,
+      );
+    } catch (err) {
+      logger.warn(
+        { event: 'takeback.failed', err, ...fields },
+        'could not complete a take-back yet; its copies stay set aside and the next sweep tries again',
+      );
+      await takeBacks.finishTakeBack(takeBack.id, { error: errorText(err) }).catch(() => {});
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  /**
+   * Puts `PENDING_SUMMARY` in place of every active summary holding `ranges` (each under the channel
+   * lock), so no prompt shows them until they are written again. Returns how many summaries hold
+   * `ranges` (set aside now or before).
+   */
+  async #setAside(key: string, ranges: readonly SeqRange[], tokenizer: Tokenizer): Promise<number> {
+    const { channels } = this.#options;
+    const spans = spansToResummarize(await channels.loadPrefix(key), ranges);
+    const stamp = Date.now();
+    for (const span of spans) {
+      if (span.text === PENDING_SUMMARY) continue;
+      const range = { fromSeq: span.fromSeq, toSeq: span.toSeq };
+      const outcome = await channels.replaceSummary(key, {
+        ...range,
+        text: PENDING_SUMMARY,
+        tokens: spanTokens(tokenizer, { ...range, kind: 'summary', text: PENDING_SUMMARY }),
+        jobId: `taken-back-${stamp}-${span.fromSeq}-${span.toSeq}`,
+        replaces: span.jobId,
+      });
+      if (outcome.kind === 'replaced') this.#options.onContextChanged?.(key, outcome.generation);
+    }
+    return spans.length;
+  }
+}
+
+function errorText(err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.message.slice(0, 200) : 'error';
+}
