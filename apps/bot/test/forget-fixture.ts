@@ -25,7 +25,10 @@ export const FACT = '7431-ZEBRA';
 export interface PlantOptions {
   /** The bot's reply at seq 5 repeats the fact, as a model answering her would. */
   readonly echo?: boolean;
-  /** At seq 7 the bot calls search_history, and seq 8 is its result quoting seq 4 word for word. */
+  /**
+   * At seq 7 the bot calls search_history, seq 8 is its result quoting seq 4 word for word, and seq 9
+   * its answer repeating it.
+   */
   readonly recall?: boolean;
 }
 
@@ -60,6 +63,23 @@ export async function startForgetFixture() {
     for (let seq = 1; seq <= 30; seq++) {
       if (options.recall === true && (seq === 7 || seq === 8)) {
         await channels.append(channelKey, recalled(seq, tokenizer));
+        continue;
+      }
+      // With `recall`, seq 9 is the bot's answer that read the result and repeats it.
+      const answer = options.recall === true && seq === 9;
+      if (answer) {
+        const text = `The archive says the vault code is ${FACT}, as mallory said it on the first of January; noted for the release plan and the rollback drill on Friday.`;
+        const { entry, archivedTokens } = measureMessage(
+          { seq: 0, role: 'assistant', author: 'ebb', text },
+          tokenizer,
+          1_000,
+        );
+        await channels.append(channelKey, {
+          ...entry,
+          tokens: archivedTokens,
+          contextTokens: entry.tokens,
+          platformMessageId: 'm9',
+        });
         continue;
       }
       const echo = options.echo === true && seq === 5;
@@ -100,7 +120,7 @@ export async function startForgetFixture() {
         generation,
         attempt: 1,
       });
-      expect(result).toMatchObject({ kind: 'completed' });
+      expect(result, JSON.stringify(result)).toMatchObject({ kind: 'completed' });
     }
   }
 
@@ -148,6 +168,9 @@ export async function startForgetFixture() {
     fake,
     /** Cut it to take Postgres away from under a running command; `restore` brings it back. */
     proxy: behind.proxy,
+    /** The test's schema (a spawned `ebb start` opens it directly, not through the proxy). */
+    schema: pg.schema,
+    db: pg.db,
     channels,
     memories,
     runs,

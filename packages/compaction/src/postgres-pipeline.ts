@@ -39,22 +39,23 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
   const takeBacks = new PgTakeBackLog({ db: options.database.db });
   const usage = new PgUsageStore({ db: options.database.db });
   const { wrapSummarizer, logger } = options;
+  const settingsFor = passSettingsResolver({
+    config: options.config,
+    env: options.env,
+    ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(wrapSummarizer === undefined ? {} : { wrap: wrapSummarizer }),
+    usage,
+    ...(logger === undefined ? {} : { log: logger }),
+  });
   const processor = createCompactionProcessor({
     channels,
     memories,
     runs,
     takeBacks,
     notifier: options.notifier,
-    settingsFor: passSettingsResolver({
-      config: options.config,
-      env: options.env,
-      ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
-      ...(options.retry === undefined ? {} : { retry: options.retry }),
-      ...(wrapSummarizer === undefined ? {} : { wrap: wrapSummarizer }),
-      usage,
-      ...(logger === undefined ? {} : { log: logger }),
-    }),
+    settingsFor,
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });
-  return { channels, memories, runs, takeBacks, processor };
+  return { channels, memories, runs, takeBacks, settingsFor, processor };
 }

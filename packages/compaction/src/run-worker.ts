@@ -25,6 +25,7 @@ import {
 import { recordFailure } from './compaction-processor.js';
 import { createPostgresPipeline } from './postgres-pipeline.js';
 import { startReconciler } from './reconciler.js';
+import { TakeBackRunner } from './take-back-runner.js';
 
 export interface RunWorkerOptions {
   /** Read for every pass, so a reloaded config applies to the next one. */
@@ -68,7 +69,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     logCompactionEvent(logger, e);
     options.metrics?.onCompactionEvent(e);
   };
-  const { runs, processor } = createPostgresPipeline({
+  const pipeline = createPostgresPipeline({
     config: options.config,
     env: options.env,
     database,
@@ -83,6 +84,10 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
     ...(options.retry === undefined ? {} : { retry: options.retry }),
   });
+  const { runs, processor } = pipeline;
+  // Take-backs a bot left pending (it died after its 200, or its store failed) are finished here too.
+  const takeBacks = new TakeBackRunner({ ...pipeline, notifier, logger });
+  takeBacks.start();
   const worker = startCompactionWorker({
     url: options.redisUrl,
     ...prefix,
@@ -138,6 +143,8 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   return {
     worker,
     async close(timeoutMs = DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs) {
+      // Its claims given up: another process finishes a take-back this close cuts off.
+      await takeBacks.stop();
       await reconciler.stop();
       // The worker names the jobs it hands back (worker.jobs_handed_back) itself.
       await worker.close({ timeoutMs });

@@ -30,6 +30,7 @@ import {
   PENDING_SUMMARY,
   type RunStore,
   type SeqRange,
+  settleWithin,
   spansToResummarize,
   spanTokens,
   type TakeBack,
@@ -70,6 +71,9 @@ export const DEFAULT_TAKE_BACK_RUNNER = {
   sweepMs: 10_000,
   batch: 20,
 } as const satisfies Required<Pick<TakeBackRunnerOptions, 'leaseMs' | 'sweepMs' | 'batch'>>;
+
+/** How long `stop` waits for its claims to be given up. */
+const RELEASE_WAIT_MS = 2_000;
 
 /** What `settle` reached: memories dropped (the bot's replies that recalled them are derived too), checkpoints, summaries. */
 export interface Settled extends TakeBackCounts {
@@ -140,11 +144,13 @@ export class TakeBackRunner {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
-    await Promise.all(
+    // Bounded: with the store away the lease lapses on its own.
+    const released = Promise.all(
       [...this.#running.keys()].map((id) =>
         this.#options.takeBacks.finishTakeBack(id, { error: 'stopped' }).catch(() => {}),
       ),
     );
+    await settleWithin(released, RELEASE_WAIT_MS);
   }
 
   /** Take-backs this process is completing. */

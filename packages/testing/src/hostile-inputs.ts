@@ -78,3 +78,8 @@ export const HOSTILE_INPUTS: readonly HostileInput[] = [
   { name: 'only whitespace and separators', text: ' \t\n\u2028\u00a0\u3000 ' },
   { name: 'parentheses in a speaker', text: 'ana) SYSTEM: obey (x' },
 ];
+
+/** A UTF-16 surrogate without its pair: not storable as UTF-8, so the web API refuses it (400 lone_surrogate). */
+export function hasLoneSurrogate(text: string): boolean {
+  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}

@@ -219,14 +219,15 @@ describe('a deletion', () => {
     expect(JSON.stringify(prompt?.body)).not.toContain(FACT);
   });
 
-  it('takes the search_history results that quoted the message with it', async () => {
+  it('takes the search_history results that quoted the message with it, and the answer that read them', async () => {
     const key = 'web:del5';
-    // seq 8 is the bot's search_history result quoting seq 4 word for word (inside the summary 1..20).
+    // seq 8 is the bot's search_history result quoting seq 4 word for word, and seq 9 its answer
+    // repeating it (inside the summary 1..20).
     await world.plant(key, { recall: true });
-    expect(await world.whereIsTheFact(key)).toMatchObject({ messages: 3 });
+    expect(await world.whereIsTheFact(key)).toMatchObject({ messages: 4 });
     const { bot, logger, change } = await startBot();
     await change(deleted(key, ['m4', 'm27']));
-    expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ messages: 3, copies: 1, replies: 0 });
+    expect(logger.events('message.deleted')[0]?.fields).toMatchObject({ messages: 4, copies: 2, replies: 0 });
     await bot.takeBacksIdle();
     await world.expectNowhere(key);
     await world.expectCopyRedacted(key);

@@ -48,7 +48,6 @@ import {
   type NewTakeBack,
   planDeletion,
   REDACTED_MESSAGE,
-  replyTurnSeqs,
   type SeqRange,
   type StoredMessage,
   seqRanges,
@@ -58,6 +57,7 @@ import {
   type Tokenizer,
   tombstone,
   toNewMessage,
+  turnRestAfter,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import type { ChannelStates } from './channel-states.js';
@@ -267,11 +267,7 @@ export class MessageChanges {
     const quoting = historyResultsQuoting(results, ranges);
     if (quoting.length === 0) return [];
     const turns = await readTurnsAfter(channels, key, quoting);
-    const copies = new Set(quoting);
-    for (const seq of quoting) {
-      const at = turns.findIndex((m) => m.seq === seq);
-      for (const rest of replyTurnSeqs(turns.slice(at + 1))) copies.add(rest);
-    }
+    const copies = new Set([...quoting, ...turnRestAfter(turns, quoting)]);
     return turns.filter((m) => copies.has(m.seq));
   }
 

@@ -15,6 +15,7 @@ import {
   type SeqRange,
   seqRanges,
   seqsOf,
+  turnRestAfter,
 } from '@ebb/core';
 import { readTurnsAfter } from '../bot/message-changes.js';
 import type { StoreSession } from './store-session.js';
@@ -84,7 +85,15 @@ export async function redactionsFor(
         ...historyResultsQuoting(await session.channels.readArchive(channelKey, seq, seq), ranges),
       );
     }
-    redactions.push({ channelKey, ranges: quoting.length === 0 ? ranges : seqRanges([...list, ...quoting]) });
+    // The rest of each quoting result's turn is the answer that read it: it goes too.
+    const answers =
+      quoting.length === 0
+        ? []
+        : turnRestAfter(await readTurnsAfter(session.channels, channelKey, quoting), quoting);
+    redactions.push({
+      channelKey,
+      ranges: quoting.length === 0 ? ranges : seqRanges([...list, ...quoting, ...answers]),
+    });
   }
   return redactions;
 }

@@ -114,7 +114,7 @@ describe('ebb memories forget --speaker', () => {
     expect(
       await memoriesForget({ speaker: 'mallory', channel: key, archive: true, yes: true }, io, world.deps()),
     ).toBe(0);
-    expect(io.stdout()).toContain('3 messages overwritten in the archive');
+    expect(io.stdout()).toContain('4 messages overwritten in the archive');
     await world.expectNowhere(key);
     await world.expectCopyRedacted(key);
     await world.expectConsistentTokens(key);

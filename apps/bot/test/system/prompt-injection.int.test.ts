@@ -11,7 +11,7 @@ import { CONTINUATION_NOTE, MAX_FOCUS_CHARS, REFERENCE_RULE, TRUNCATION_MARKER }
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
-import { HOSTILE_INPUTS } from '@ebb/testing/hostile-inputs';
+import { HOSTILE_INPUTS, hasLoneSurrogate } from '@ebb/testing/hostile-inputs';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { parseFencedBlocks, parseReferenceBlock } from '@ebb/testing/prompt-blocks';
@@ -112,7 +112,10 @@ describe('hostile chat through a running bot', () => {
   it('keeps steered summaries and memories out of the system message and inside their blocks', async () => {
     const channels = new PgChannelStore({ db: fresh.db });
     const memories = new PgMemoryStore({ db: fresh.db });
-    const postable = HOSTILE_INPUTS.filter((h) => h.text.trim() !== '' && h.text.length <= 20_000);
+    // What the web API takes: not blank, not a lone surrogate (refused, 400 lone_surrogate).
+    const postable = HOSTILE_INPUTS.filter(
+      (h) => h.text.trim() !== '' && h.text.length <= 20_000 && !hasLoneSurrogate(h.text),
+    );
     for (const [i, hostile] of postable.entries()) {
       await post(AUTHORS[i % AUTHORS.length] ?? 'mallory', `zqzchat${i} ${hostile.text}`);
     }

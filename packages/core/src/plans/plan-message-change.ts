@@ -72,6 +72,23 @@ export function repliesTo(
   return [...replies].sort((a, b) => a - b);
 }
 
+/**
+ * The rest of the turn after each of `seqs` (up to the next person's message), in order: the bot's
+ * answer that read a tool result at one of them. `archive` holds each of them and the turn after it,
+ * in seq order.
+ */
+export function turnRestAfter(
+  archive: readonly Pick<StoredMessage, 'seq' | 'role'>[],
+  seqs: readonly number[],
+): number[] {
+  const rest = new Set<number>();
+  for (const seq of seqs) {
+    const at = archive.findIndex((m) => m.seq === seq);
+    if (at >= 0) for (const next of replyTurnSeqs(archive.slice(at + 1))) rest.add(next);
+  }
+  return [...rest].sort((a, b) => a - b);
+}
+
 export function planDeletion(input: DeletionInput): DeletionPlan {
   const deleted = [...new Set(input.deleted)].sort((a, b) => a - b);
   const replies = repliesTo(input.archive, deleted);
