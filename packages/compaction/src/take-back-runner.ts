@@ -101,6 +101,10 @@ export class TakeBackRunner {
     const { tokenizer } = await this.#options.settingsFor(key);
     const summaries = await this.#setAside(key, ranges, tokenizer);
     await channels.redactRetiredSpans(key, ranges);
+    // Every replica reloads before its next turn: the tombstones and the summaries set aside moved
+    // the generation, and a replica that misses this notice sees it on its next append.
+    const generation = await channels.generation(key);
+    await this.#options.notifier.publish({ channelKey: key, generation }).catch(() => {});
     return { memories: dropped.length, checkpoints, summaries, droppedMemoryIds: dropped.map((m) => m.id) };
   }
 

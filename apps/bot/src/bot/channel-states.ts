@@ -176,7 +176,19 @@ export class ChannelStates {
     const { key, state } = turn;
     const appended = measured(message, turn);
     const result = await this.#options.channels.append(key, appended);
-    if (!result.inserted) return { seq: result.seq, inserted: false };
+    if (!result.inserted) {
+      // A redelivery: answered from a context at least as new as the store's (another replica may
+      // have archived it and more, or a take-back changed the channel since this cache was read).
+      if (result.generation !== state.context.generation || result.seq > state.context.headSeq) {
+        try {
+          await this.#reload(key, state);
+        } catch (err) {
+          this.forget(key);
+          throw new ContextReloadError(result.seq, err);
+        }
+      }
+      return { seq: result.seq, inserted: false };
+    }
     try {
       await this.#follow(key, state, [appended], [result]);
     } catch (err) {

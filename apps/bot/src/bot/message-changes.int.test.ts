@@ -21,8 +21,9 @@ import {
   PENDING_SUMMARY,
   type PlatformAdapter,
   REDACTED_MESSAGE,
+  toNewMessage,
 } from '@ebb/core';
-import { OpenAiChatModel, openAiClient } from '@ebb/llm';
+import { loadTokenizer, OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import type { RecordedRequest } from '@ebb/testing/openai';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
@@ -300,6 +301,36 @@ describe('a deletion', () => {
     const [span] = (await world.channels.loadPrefix(key)).spans;
     expect(span?.kind === 'summary' && span.text !== PENDING_SUMMARY && span.text.length > 0).toBe(true);
     expect(JSON.stringify(span)).not.toContain(FACT);
+  });
+
+  it('reaches a second replica holding the channel in its cache, on a redelivery too', async () => {
+    const key = 'web:rep1';
+    await world.plant(key);
+    // Replica B caches the channel (its raw messages hold the fact at seq 27); no notice reaches it
+    // (a notifier of its own: as if Redis dropped the notice).
+    const { bot: a, change } = await startBot();
+    const { handlers: b } = await startBot();
+    await b.onMessage(asked(key, '@ebb good morning', 'r0'));
+    await change(deleted(key, ['m4', 'm27']));
+    await a.takeBacksIdle();
+    // A message another replica archived and died before answering: B gets its redelivery.
+    const tokenizer = await loadTokenizer('o200k_base');
+    await world.channels.append(key, {
+      ...toNewMessage(
+        { role: 'user', author: 'ana', text: '@ebb what was the code again?' },
+        tokenizer,
+        1_000,
+      ),
+      platformMessageId: 'r1',
+    });
+    const before = world.fake.requests.length;
+    const turn = await b.onMessage(asked(key, '@ebb what was the code again?', 'r1'));
+    expect(turn?.reply).not.toBeNull();
+    const prompt = world.fake.requests.slice(before).find((r) => !isSummary(r));
+    expect(JSON.stringify(prompt?.body)).toContain('what was the code again?');
+    for (const m of prompt?.body.messages ?? [])
+      if (JSON.stringify(m).includes(FACT)) console.log('HOLDS', JSON.stringify(m).slice(0, 3000));
+    expect(JSON.stringify(prompt?.body)).not.toContain(FACT);
   });
 
   it('is ignored where [privacy] on_delete = "ignore"', async () => {

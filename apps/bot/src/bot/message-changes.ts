@@ -48,6 +48,7 @@ import {
   type NewTakeBack,
   planDeletion,
   REDACTED_MESSAGE,
+  repliesQuoting,
   type SeqRange,
   type StoredMessage,
   seqRanges,
@@ -64,6 +65,11 @@ import type { ChannelStates } from './channel-states.js';
 
 /** Messages read past a deleted one to find the turn that answered it: room for a turn's tool steps. */
 const REPLY_LOOKAHEAD = 200;
+/**
+ * Messages read past a taken-back one for the bot's messages that quote it: a reply that repeats it
+ * further on (a question about it days later) is left to `ebb forget --match`.
+ */
+const QUOTE_LOOKAHEAD = 500;
 
 /** What one change did, for the log line, the metrics and the platform's answer. */
 export interface ChangeReport {
@@ -178,6 +184,7 @@ export class MessageChanges {
       .sort((a, b) => a.seq - b.seq);
     // Deleted before: the tombstones and the take-back are in place, and the runner finishes it.
     if (removed.length === 0) return this.#unchanged('deleted', key);
+    removed.push(...(await this.#quoting(key, removed)));
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const ids = found.map((f) => f.platformMessageId);
     const taken = await this.#takeBack(key, removed, { kind: 'deleted', ids, tokenizer });
@@ -231,6 +238,24 @@ export class MessageChanges {
     }
     for (const takeBack of recorded) runner.complete(takeBack);
     return { ...totals, takeBacks: recorded.map((t) => t.id) };
+  }
+
+  /**
+   * The bot's later messages (within `QUOTE_LOOKAHEAD` of each taken-back one, not taken back yet)
+   * that quote one of `removed` (`repliesQuoting`): read before the tombstones, which lose the text.
+   */
+  async #quoting(key: string, removed: readonly StoredMessage[]): Promise<StoredMessage[]> {
+    const gone = new Set(removed.map((m) => m.seq));
+    const later = (
+      await readTurnsAfter(
+        this.#options.channels,
+        key,
+        removed.map((m) => m.seq),
+        QUOTE_LOOKAHEAD,
+      )
+    ).filter((m) => !gone.has(m.seq) && m.text !== REDACTED_MESSAGE);
+    const quoting = new Set(repliesQuoting(later, removed));
+    return later.filter((m) => quoting.has(m.seq));
   }
 
   /** The bot's replies (not yet tombstoned) whose prompt recalled one of `memoryIds`. */
@@ -324,7 +349,10 @@ export class MessageChanges {
     this.#options.runner.complete(outcome.takeBack);
     // The history tools' copies of the old text, their turns, and the replies that recalled what
     // the edit dropped: tombstoned as a deletion's copies are.
-    const derived = [...copies, ...(await this.#recalling(key, settled.droppedMemoryIds))];
+    const quoted = resummarize ? await this.#quoting(key, [old]) : [];
+    const derived = [...copies, ...quoted, ...(await this.#recalling(key, settled.droppedMemoryIds))].filter(
+      (m, i, all) => all.findIndex((x) => x.seq === m.seq) === i,
+    );
     const more =
       derived.length === 0
         ? undefined
@@ -369,11 +397,11 @@ export async function readTurnsAfter(
   channels: Pick<ArchiveReader, 'readArchive'>,
   key: string,
   seqs: readonly number[],
+  lookahead = REPLY_LOOKAHEAD,
 ): Promise<StoredMessage[]> {
   const bySeq = new Map<number, StoredMessage>();
   for (const r of seqRanges(seqs)) {
-    for (const m of await channels.readArchive(key, r.fromSeq, r.toSeq + REPLY_LOOKAHEAD))
-      bySeq.set(m.seq, m);
+    for (const m of await channels.readArchive(key, r.fromSeq, r.toSeq + lookahead)) bySeq.set(m.seq, m);
   }
   return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
 }

@@ -89,6 +89,51 @@ export function turnRestAfter(
   return [...rest].sort((a, b) => a - b);
 }
 
+/** Consecutive words of a taken-back message a reply must repeat to count as quoting it. */
+export const QUOTE_WORDS = 6;
+
+function quoteWords(text: string): string[] {
+  return text
+    .normalize('NFKC')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w !== '');
+}
+
+/**
+ * The seqs of the bot's messages in `later` that quote one of `removed`: they repeat `QUOTE_WORDS`
+ * consecutive words of it (all of it, when it is shorter), the way a reply repeats what it was shown.
+ * A run of words, not a bag of them: a reply that shares a few words with a message does not quote
+ * it. Its prompt held the message (it came after it), so it may be derived from it; a take-back
+ * tombstones such replies with the message.
+ */
+export function repliesQuoting(
+  later: readonly Pick<StoredMessage, 'seq' | 'role' | 'text'>[],
+  removed: readonly Pick<StoredMessage, 'seq' | 'text'>[],
+): number[] {
+  const runs = new Set<string>();
+  for (const m of removed) {
+    const words = quoteWords(m.text);
+    const n = Math.min(QUOTE_WORDS, words.length);
+    if (n < 2) continue;
+    for (let i = 0; i + n <= words.length; i++) runs.add(words.slice(i, i + n).join(' '));
+  }
+  if (runs.size === 0) return [];
+  const lengths = [...new Set([...runs].map((r) => r.split(' ').length))];
+  const first = Math.min(...removed.map((m) => m.seq));
+  return later
+    .filter((m) => m.role === 'assistant' && m.seq > first)
+    .filter((m) => {
+      const words = quoteWords(m.text);
+      return lengths.some((n) => {
+        for (let i = 0; i + n <= words.length; i++)
+          if (runs.has(words.slice(i, i + n).join(' '))) return true;
+        return false;
+      });
+    })
+    .map((m) => m.seq);
+}
+
 export function planDeletion(input: DeletionInput): DeletionPlan {
   const deleted = [...new Set(input.deleted)].sort((a, b) => a - b);
   const replies = repliesTo(input.archive, deleted);
