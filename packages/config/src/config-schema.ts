@@ -187,6 +187,11 @@ export const privacySchema = z.strictObject(
   {
     on_delete: enumOf(ON_DELETE).default('redact'),
     on_edit: enumOf(ON_EDIT).default('update'),
+    /**
+     * Messages older than this many days (by their platform time) are taken back by the retention
+     * sweep, as a deletion takes a message back. Unset: kept for ever.
+     */
+    retain_days: positiveInt().optional(),
   },
   TABLE,
 );

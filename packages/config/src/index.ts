@@ -76,6 +76,7 @@ export {
   explainChannel,
   type ResolvedChannelConfig,
   resolveChannel,
+  retentionConfigured,
 } from './resolve-channel.js';
 export { formatTomlPath, formatTomlValue } from './toml-path.js';
 export { allowPatternsOf } from './tool-rules.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.js';
 import { parseConfig } from './parse-config.js';
-import { resolveChannel } from './resolve-channel.js';
+import { resolveChannel, retentionConfigured } from './resolve-channel.js';
 
 function configError(text: string): ConfigError {
   try {
@@ -14,6 +14,27 @@ function configError(text: string): ConfigError {
 }
 
 describe('parseConfig', () => {
+  it('takes [privacy] retain_days per channel, and names the key of one that is not a whole number of days', () => {
+    const config = parseConfig(
+      '[privacy]\nretain_days = 365\n[channels."slack:T1:CHR".privacy]\nretain_days = 30\n',
+      'config.toml',
+    );
+    expect(resolveChannel(config, 'slack:T1:CHR').privacy.retainDays).toBe(30);
+    expect(resolveChannel(config, 'slack:T1:COTHER').privacy.retainDays).toBe(365);
+    expect(resolveChannel(parseConfig('', 'config.toml'), 'web:x').privacy.retainDays).toBeUndefined();
+    expect(retentionConfigured(config)).toBe(true);
+    expect(retentionConfigured(parseConfig('[slack.privacy]\nretain_days = 7\n', 'config.toml'))).toBe(true);
+    expect(retentionConfigured(parseConfig('[privacy]\non_delete = "redact"\n', 'config.toml'))).toBe(false);
+    const error = configError('[channels."web:*".privacy]\nretain_days = 0.5\n');
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        file: 'config.toml',
+        path: 'channels."web:*".privacy.retain_days',
+        found: 0.5,
+      }),
+    ]);
+  });
+
   it('reports misordered thresholds, an unknown key and a bad fraction in one channel block, all at once', () => {
     const error = configError(`
       [channels."slack:T1:*".compaction]

@@ -38,6 +38,8 @@ export interface ResolvedChannelConfig {
   /** What a deletion or an edit on the platform does here (`[privacy]`). */
   readonly privacy: {
     readonly onDelete: (typeof ON_DELETE)[number];
+    /** `retain_days`: messages older than this are taken back by the retention sweep; absent: kept for ever. */
+    readonly retainDays?: number;
     readonly onEdit: (typeof ON_EDIT)[number];
   };
   /** `[prices."<summarizer model>"]`, if the file prices that model. */
@@ -102,7 +104,11 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       maxSteps: tools.max_steps,
       callTimeoutMs: Math.round(tools.call_timeout_seconds * 1000),
     },
-    privacy: { onDelete: privacy.on_delete, onEdit: privacy.on_edit },
+    privacy: {
+      onDelete: privacy.on_delete,
+      onEdit: privacy.on_edit,
+      ...(privacy.retain_days === undefined ? {} : { retainDays: privacy.retain_days }),
+    },
     price,
     sources,
   });
@@ -150,4 +156,15 @@ export function explainChannel(config: EbbConfig, channelKey: string): ChannelEx
         : [];
   });
   return deepFreeze({ channelKey, layers: ['default', ...names], settings: rows });
+}
+
+/**
+ * Whether any layer sets `[privacy] retain_days` (the top level, a platform, a channel block): the
+ * retention sweep has nothing to do otherwise.
+ */
+export function retentionConfigured(config: EbbConfig): boolean {
+  const layers = [config.sections, config.slack, config.discord, config.web, ...config.channels];
+  return layers.some(
+    (layer) => (layer as { privacy?: { retain_days?: number } }).privacy?.retain_days !== undefined,
+  );
 }

@@ -9,6 +9,7 @@ import {
   type AppendResult,
   type ArchiveEditor,
   type ArchiveReader,
+  type ArchiveTime,
   type AuthoredSeqs,
   type Calibration,
   type ChannelDirectory,
@@ -55,6 +56,7 @@ import { dbCall } from './pg-errors.js';
 import { loadChannel } from './pg-load-channel.js';
 import { stubToolResults } from './pg-microcompaction.js';
 import {
+  archiveTimes,
   editMessage,
   findByPlatformIds,
   findInThreads,
@@ -195,6 +197,10 @@ export class PgChannelStore
       // Code-unit order, as the in-memory store sorts, whatever the database's collation.
       return rows.map((r) => r.author).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     });
+  }
+
+  archiveTimes(channelKey: string, afterSeq: number, limit: number): Promise<ArchiveTime[]> {
+    return dbCall('archiveTimes', () => archiveTimes(this.#db, channelKey, afterSeq, limit));
   }
 
   findRecalling(channelKey: string, memoryIds: readonly string[]): Promise<number[]> {
@@ -358,7 +364,7 @@ export class PgChannelStore
   redactArchive(
     channelKey: string,
     tombstones: readonly StoredMessage[],
-    takeBack: NewTakeBack,
+    takeBack: NewTakeBack | undefined,
   ): Promise<RedactArchiveOutcome> {
     return dbCall('redactArchive', () => redactArchive(this.#db, channelKey, tombstones, takeBack));
   }

@@ -6,10 +6,12 @@
  * planners on what they find there; blanking retired spans needs none (nothing else writes them).
  */
 import {
+  type ArchiveTime,
   type AuthoredSeqs,
   type EarlierSummary,
   type EditMessageOutcome,
   type HeldMessage,
+  ISO_TIME,
   type MessageEdit,
   type NewTakeBack,
   PENDING_SUMMARY,
@@ -17,6 +19,7 @@ import {
   planArchiveRedaction,
   planMessageEdit,
   planSummaryReplacement,
+  REDACTED_MESSAGE,
   REDACTED_SUMMARY,
   type RedactArchiveOutcome,
   type ReplaceSummaryOutcome,
@@ -25,7 +28,7 @@ import {
   type SummaryReplacement,
   threadKeyRange,
 } from '@ebb/core';
-import { and, asc, desc, eq, inArray, lt, ne, notInArray, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, ne, notInArray, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
 import {
   activeSpans,
@@ -100,7 +103,7 @@ export function redactArchive(
   db: EbbDatabase,
   channelKey: string,
   tombstones: readonly StoredMessage[],
-  takeBack: NewTakeBack,
+  takeBack: NewTakeBack | undefined,
 ): Promise<RedactArchiveOutcome> {
   return db.transaction(async (tx): Promise<RedactArchiveOutcome> => {
     const channel = await lockChannel(tx, channelKey);
@@ -131,7 +134,8 @@ export function redactArchive(
         .set({ generation: plan.generation, rawTokens: plan.rawTokens, updatedAt: sql`now()` })
         .where(eq(channels.key, channelKey));
     }
-    const recorded = found.length > 0 ? await insertTakeBack(tx, channelKey, takeBack) : undefined;
+    const recorded =
+      found.length > 0 && takeBack !== undefined ? await insertTakeBack(tx, channelKey, takeBack) : undefined;
     return {
       redacted: plan.tombstones.length,
       raw: plan.copies.length,
@@ -304,4 +308,36 @@ export async function findRecalling(
     )
     .orderBy(asc(messages.seq));
   return rows.map((r) => r.seq);
+}
+
+/** A time zone at the end of an ISO time. */
+const ZONE = /(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * `ArchiveReader.archiveTimes`: a page of the channel's messages by the primary key, no text: the
+ * platform time where `ts` is ISO 8601 (`messageTime`'s rule; a cast that could fail is not
+ * attempted), else `created_at`.
+ */
+export async function archiveTimes(
+  db: EbbDatabase,
+  channelKey: string,
+  afterSeq: number,
+  limit: number,
+): Promise<ArchiveTime[]> {
+  if (limit <= 0) return [];
+  const rows = await db
+    .select({
+      seq: messages.seq,
+      // core's messageTime in SQL: an ISO time, a zone-less one as UTC, else the archive time.
+      at: sql<number>`round(extract(epoch from case
+        when ${messages.ts} ~ ${ISO_TIME.source} and ${messages.ts} ~ ${ZONE.source} then ${messages.ts}::timestamptz
+        when ${messages.ts} ~ ${ISO_TIME.source} then (${messages.ts} || 'Z')::timestamptz
+        else ${messages.createdAt} end) * 1000)::float8`.mapWith(Number),
+      taken: sql<boolean>`${messages.content} = ${REDACTED_MESSAGE}`,
+    })
+    .from(messages)
+    .where(and(eq(messages.channelKey, channelKey), gt(messages.seq, afterSeq)))
+    .orderBy(asc(messages.seq))
+    .limit(limit);
+  return rows.map((r) => ({ seq: r.seq, at: r.at, taken: r.taken === true }));
 }

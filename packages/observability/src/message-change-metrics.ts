@@ -3,6 +3,7 @@
  * deletions and edits the platforms reported, by platform, kind and outcome, and what each applied
  * one reached (archived messages rewritten, the bot's replies among them, memories dropped, summaries
  * queued to be written again). Labels are closed sets: platforms, two kinds, four outcomes, four parts.
+ * And what retention took back (`retentionMetrics`).
  */
 import { PLATFORMS } from '@ebb/core';
 import { Counter, type Registry } from 'prom-client';
@@ -41,5 +42,33 @@ export function messageChangeMetrics(registers: Registry[]): (change: MessageCha
     const platform = platforms.has(change.platform) ? change.platform : 'other';
     changes.inc({ platform, kind: change.kind, outcome: change.outcome });
     for (const part of PARTS) redactions.inc({ kind: change.kind, part }, count(change[part]));
+  };
+}
+
+/** One retention sweep of a channel (`RetentionSweep`'s `onSwept`). */
+export interface RetentionSample {
+  readonly channel: string;
+  readonly messages: number;
+}
+
+/**
+ * `ebb_retention_sweeps_total` and `ebb_retention_messages_total`: channels swept that lost messages,
+ * and the messages taken back for being older than their channel's `retain_days`. No channel label
+ * (unbounded); the channel is on the `retention.swept` line.
+ */
+export function retentionMetrics(registers: Registry[]): (sweep: RetentionSample) => void {
+  const sweeps = new Counter({
+    name: 'ebb_retention_sweeps_total',
+    help: 'Channels a retention sweep took messages back from (older than their retain_days).',
+    registers,
+  });
+  const messages = new Counter({
+    name: 'ebb_retention_messages_total',
+    help: "Messages taken back for being older than their channel's retain_days.",
+    registers,
+  });
+  return (sweep) => {
+    sweeps.inc();
+    messages.inc(count(sweep.messages));
   };
 }

@@ -34,4 +34,14 @@ describe('message change metrics', () => {
     expect(reached('deleted', 'summaries')).toBe(1);
     expect(reached('edited', 'messages')).toBe(1);
   });
+
+  it('counts what retention took back, without a channel label', async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    metrics.onRetention({ channel: 'slack:T1:C1', messages: 120 });
+    metrics.onRetention({ channel: 'web:ops', messages: 3 });
+    const text = await metrics.metricsText();
+    expect(value(text, 'ebb_retention_sweeps_total', {})).toBe(2);
+    expect(value(text, 'ebb_retention_messages_total', {})).toBe(123);
+    expect(text).not.toContain('slack:T1:C1');
+  });
 });

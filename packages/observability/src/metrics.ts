@@ -37,7 +37,12 @@ import {
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type ContextCacheStats, contextCacheMetrics } from './context-cache-metrics.js';
 import { llmMetrics, type PriceTable } from './llm-metrics.js';
-import { type MessageChangeSample, messageChangeMetrics } from './message-change-metrics.js';
+import {
+  type MessageChangeSample,
+  messageChangeMetrics,
+  type RetentionSample,
+  retentionMetrics,
+} from './message-change-metrics.js';
 import { count, seconds } from './metric-values.js';
 import type { QueueStats } from './queue-stats.js';
 import { type ToolCallSample, toolMetrics } from './tool-metrics.js';
@@ -88,6 +93,8 @@ export interface EbbMetrics {
   onTurn(turn: TurnSample): void;
   onToolCall(call: ToolCallSample): void;
   onMessageChange(change: MessageChangeSample): void;
+  /** One channel a retention sweep took messages back from. */
+  onRetention(sweep: RetentionSample): void;
   /** Reads the queue gauges from `stats` from the next scrape on (undefined: no queue gauges). */
   observeQueue(stats: QueueStats | undefined): void;
   /** Reads the `ebb_context_cache_*` series from `stats` from the next scrape on (the bot's process). */
@@ -230,6 +237,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
 
   // Deletions and edits the platforms reported.
   const onMessageChange = messageChangeMetrics(registers);
+  const onRetention = retentionMetrics(registers);
 
   // Tools.
   const onToolCall = toolMetrics(registers);
@@ -338,6 +346,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
     onToolCall,
 
     onMessageChange,
+    onRetention,
 
     observeQueue(stats) {
       queue = stats;

@@ -24,13 +24,19 @@
  * `bot-commands.ts`, the inbound spool in `spool-replay.ts`, the adapters in `platform-connections.ts`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ChannelPassSettings, passSettingsResolver, TakeBackRunner } from '@ebb/compaction';
-import type { EbbConfig } from '@ebb/config';
+import {
+  type ChannelPassSettings,
+  passSettingsResolver,
+  RetentionSweep,
+  TakeBackRunner,
+} from '@ebb/compaction';
+import { type EbbConfig, resolveChannel, retentionConfigured } from '@ebb/config';
 import type {
   AnswerClaim,
   AnswerClaims,
   ArchiveEditor,
   ArchiveReader,
+  ChannelDirectory,
   ChatModel,
   CheckpointEraser,
   CompactionEventSink,
@@ -55,7 +61,7 @@ import type {
   UsageStore,
 } from '@ebb/core';
 import { settleWithin } from '@ebb/core';
-import { isLlmError } from '@ebb/llm';
+import { isLlmError, loadTokenizer } from '@ebb/llm';
 import type { ContextCacheStats, ToolCallSample } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { BotError } from '../errors.js';
@@ -76,7 +82,8 @@ export interface BotOptions {
   readonly channels: TurnLog &
     ArchiveReader &
     ContextWriter &
-    ArchiveEditor & { readonly takeBacks: TakeBackLog };
+    ArchiveEditor &
+    Pick<ChannelDirectory, 'listChannels'> & { readonly takeBacks: TakeBackLog };
   readonly memories: MemoryStore;
   readonly runs: RunStore & CheckpointEraser;
   readonly queue: CompactionQueue;
@@ -110,6 +117,8 @@ export interface BotOptions {
    * `on_edit = "resummarize"`) writes again; default: `passSettingsResolver` without OPENAI_API_KEY.
    */
   readonly passSettings?: (channelKey: string) => Promise<ChannelPassSettings>;
+  /** After a retention sweep took back a channel's old messages: for metrics. */
+  readonly onRetention?: (sweep: { readonly channel: string; readonly messages: number }) => void;
   /** After every deletion or edit from a platform: for metrics. */
   readonly onMessageChange?: (report: ChangeReport & { readonly platform: string }) => void;
   /** After every turn: for metrics. */
@@ -186,6 +195,8 @@ export class Bot {
   readonly #changes: MessageChanges;
   /** Completes the take-backs of deletions and edits (this process's at once, any process's by sweep). */
   readonly #takeBacks: TakeBackRunner;
+  /** Takes back what is older than a channel's `retain_days`, hourly, off the turn path. */
+  readonly #retention: RetentionSweep;
   /** Absent without a spool: then a message the archive cannot take gets an apology. */
   readonly #spool: SpoolReplay | undefined;
   readonly #botName: string;
@@ -252,6 +263,16 @@ export class Bot {
             },
           }),
     });
+    this.#retention = new RetentionSweep({
+      channels,
+      takeBacks: channels.takeBacks,
+      runner: this.#takeBacks,
+      enabled: () => retentionConfigured(config()),
+      retainDaysFor: (key) => resolveChannel(config(), key).privacy.retainDays,
+      tokenizerFor: (key) => loadTokenizer(resolveChannel(config(), key).llm.encoding),
+      logger: options.logger,
+      ...(options.onRetention === undefined ? {} : { onSwept: options.onRetention }),
+    });
     this.#changes = new MessageChanges({
       config,
       channels,
@@ -308,6 +329,7 @@ export class Bot {
     this.#spool?.start();
     // Take-backs a process left pending (it died, or the store failed) are finished here too.
     this.#takeBacks.start();
+    this.#retention.start();
     const handlers = this.handlers();
     for (const adapter of adapters) {
       this.#adapters.set(adapter.platform, adapter);
@@ -368,6 +390,7 @@ export class Bot {
     // The take-backs being completed get what is left of the grace period (their archive is
     // redacted and their summaries set aside already; one cut off stays pending and any process's
     // next sweep finishes it); no new one starts.
+    await settleWithin(this.#retention.stop(), Math.max(0, drainMs - (performance.now() - started)));
     await this.#takeBacks.stop();
     await settleWithin(this.#takeBacks.idle(), Math.max(0, drainMs - (performance.now() - started)));
     await this.#connections.stop();

@@ -58,6 +58,7 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
       ...llmRetry(options),
     }),
     onMessageChange: metrics.onMessageChange,
+    onRetention: metrics.onRetention,
     spool: queue.spool,
     ...(queue.claims === undefined ? {} : { claims: queue.claims }),
   });

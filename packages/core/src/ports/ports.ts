@@ -171,6 +171,15 @@ export type EditMessageOutcome =
   /** The archive holds no such seq: nothing changed. */
   | { readonly kind: 'missing' };
 
+/** A message as the retention sweep reads it (`ArchiveReader.archiveTimes`). */
+export interface ArchiveTime {
+  readonly seq: number;
+  /** Epoch ms: the platform's time of the message, else when it was archived. */
+  readonly at: number;
+  /** A tombstone already (`REDACTED_MESSAGE`). */
+  readonly taken: boolean;
+}
+
 /** A message the archive holds under a platform id. */
 export interface PlatformSeq {
   readonly platformMessageId: string;
@@ -240,6 +249,12 @@ export interface ArchiveReader {
    * `NewMessage.recalledMemories`), in order: the copies a take-back of those memories reaches.
    */
   findRecalling(channelKey: string, memoryIds: readonly string[]): Promise<number[]>;
+  /**
+   * The channel's messages after `afterSeq`, up to `limit`, in seq order, as the retention sweep
+   * reads them: seq, when it was said (its platform time, else when it was archived; epoch ms) and
+   * whether it is a tombstone already. No text.
+   */
+  archiveTimes(channelKey: string, afterSeq: number, limit: number): Promise<ArchiveTime[]>;
 }
 
 /** Compaction's writes to the working context, each under the channel lock and planned on the state
@@ -296,11 +311,14 @@ export interface ArchiveEditor {
    * bumped, so bots reload. Seqs the archive does not hold are ignored; a seq given twice counts once
    * (the last tombstone given for it wins). `takeBack` is recorded in the same transaction (the
    * channel's take-back mark moves), when the archive held any of the seqs: see `TakeBackLog`.
+   * `undefined` only for a take-back too large for one transaction (a retention sweep): its batches
+   * are tombstoned first and the take-back recorded after the last (`recordTakeBack`), so a pass that
+   * read any of them before has a lower mark.
    */
   redactArchive(
     channelKey: string,
     tombstones: readonly StoredMessage[],
-    takeBack: NewTakeBack,
+    takeBack: NewTakeBack | undefined,
   ): Promise<RedactArchiveOutcome>;
   /**
    * Forgetting: retired summary spans (kept as the audit trail of splices) that overlap the ranges

@@ -19,14 +19,15 @@ import {
   planMessageEdit,
 } from '../plans/plan-message-rewrite.js';
 import { planStubs } from '../plans/plan-microcompaction.js';
-import { overlapsAny } from '../plans/plan-redaction.js';
+import { overlapsAny, REDACTED_MESSAGE } from '../plans/plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult, TAKEN_BACK_REASON } from '../plans/plan-splice.js';
 import { planSummaryReplacement } from '../plans/plan-summary-replacement.js';
-import type { NewTakeBack } from '../plans/take-back.js';
+import { messageTime, type NewTakeBack } from '../plans/take-back.js';
 import type {
   AppendResult,
   ArchiveEditor,
   ArchiveReader,
+  ArchiveTime,
   AuthoredSeqs,
   ChannelDirectory,
   ChannelSummary,
@@ -58,6 +59,8 @@ interface ChannelState {
   readonly platformIds: Map<string, number>;
   /** The memories each reply's prompt recalled, by seq (`NewMessage.recalledMemories`). */
   readonly recalled: Map<number, readonly string[]>;
+  /** When each message was archived (epoch ms), as Postgres's `created_at`. */
+  readonly archivedAt: Map<number, number>;
   calibration: Calibration;
   /** Microcompaction's counters (`ChannelSummary.microcompaction`). */
   readonly microcompaction: { stubbed: number; tokensSaved: number };
@@ -126,6 +129,7 @@ export class InMemoryChannelStore
     channel.archive.push(archived);
     if (id !== undefined) channel.platformIds.set(id, seq);
     if (message.recalledMemories?.length) channel.recalled.set(seq, [...message.recalledMemories]);
+    channel.archivedAt.set(seq, Date.now());
     return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
   }
 
@@ -257,13 +261,14 @@ export class InMemoryChannelStore
   async redactArchive(
     channelKey: string,
     tombstones: readonly StoredMessage[],
-    takeBack: NewTakeBack,
+    takeBack: NewTakeBack | undefined,
   ): Promise<RedactArchiveOutcome> {
     const seqs = tombstones.map((t) => t.seq);
     const found = this.#found(channelKey, seqs);
     const plan = planArchiveRedaction(this.#counters(channelKey), found, tombstones);
     // Recorded when the archive held any of the seqs, a tombstone rewritten included (a retry).
-    const recorded = found.length > 0 ? this.takeBacks.record(channelKey, takeBack) : undefined;
+    const recorded =
+      found.length > 0 && takeBack !== undefined ? this.takeBacks.record(channelKey, takeBack) : undefined;
     if (plan.tombstones.length > 0) {
       const channel = this.#channel(channelKey);
       // The stub of a stubbed result goes with its text, as Postgres clears `stubbed`.
@@ -297,6 +302,19 @@ export class InMemoryChannelStore
         undefined,
       );
     return found && { fromSeq: found.fromSeq, toSeq: found.toSeq, text: found.text };
+  }
+
+  async archiveTimes(channelKey: string, afterSeq: number, limit: number): Promise<ArchiveTime[]> {
+    const channel = this.#channels.get(channelKey);
+    if (!channel) return [];
+    return channel.archive
+      .filter((m) => m.seq > afterSeq)
+      .slice(0, Math.max(0, limit))
+      .map((m) => ({
+        seq: m.seq,
+        at: messageTime(m.ts) ?? channel.archivedAt.get(m.seq) ?? 0,
+        taken: m.text === REDACTED_MESSAGE,
+      }));
   }
 
   async findRecalling(channelKey: string, memoryIds: readonly string[]): Promise<number[]> {
@@ -420,6 +438,7 @@ export class InMemoryChannelStore
         microcompaction: { stubbed: 0, tokensSaved: 0 },
         platformIds: new Map(),
         recalled: new Map(),
+        archivedAt: new Map(),
         calibration: UNCALIBRATED,
       };
       this.#channels.set(channelKey, channel);

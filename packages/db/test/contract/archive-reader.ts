@@ -70,6 +70,31 @@ export function archiveReaderContract(current: () => ContractContext<ArchiveRead
       expect(await store.findRecalling(key, [])).toEqual([]);
     });
 
+    it('pages the archive by seq with each message time (its platform time, else when archived), no text', async () => {
+      const before = Date.now();
+      await store.append(key, message(1, { ts: '2025-01-01T00:00:00.000Z' }));
+      await store.append(key, message(2, { ts: '2025-03-01T12:30:00+01:00' }));
+      await store.append(key, message(3, { ts: '1700000000.000100' }));
+      await store.append(key, message(4));
+      await store.append(key, message(5, { ts: '2004-12-25T09:14' }));
+      const page = await store.archiveTimes(key, 0, 10);
+      expect(page.map((p) => [p.seq, p.taken])).toEqual([
+        [1, false],
+        [2, false],
+        [3, false],
+        [4, false],
+        [5, false],
+      ]);
+      expect(page[0]?.at).toBe(Date.parse('2025-01-01T00:00:00.000Z'));
+      expect(page[1]?.at).toBe(Date.parse('2025-03-01T11:30:00.000Z'));
+      // A transcript's zone-less time is UTC.
+      expect(page[4]?.at).toBe(Date.parse('2004-12-25T09:14:00Z'));
+      // A ts that is no ISO time (a Slack ts) and none at all: when it was archived.
+      for (const p of page.slice(2, 4)) expect(Math.abs((p.at ?? 0) - before)).toBeLessThan(60_000);
+      expect((await store.archiveTimes(key, 2, 1)).map((p) => p.seq)).toEqual([3]);
+      expect(await store.archiveTimes(`${key}:none`, 0, 10)).toEqual([]);
+    });
+
     describe('findInThreads', () => {
       it("finds the threads under a channel holding the ids, on the key's separator, never the channel itself", async () => {
         // The channel, two of its threads, and a channel whose key its own prefixes (C1 and C12) with a thread.

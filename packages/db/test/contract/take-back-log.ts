@@ -137,6 +137,14 @@ export function takeBackLogContract(current: () => ContractContext<TakeBackLogUn
       ).toEqual([2]);
     });
 
+    it('tombstones a batch without a take-back when told (a sweep records one after its last batch)', async () => {
+      await appendMany(channels, key, 3);
+      const outcome = await channels.redactArchive(key, [tombstone(2)], undefined);
+      expect(outcome).toMatchObject({ redacted: 1 });
+      expect(outcome.takeBack).toBeUndefined();
+      expect(await log.takeBackMark(key)).toBe(0);
+    });
+
     it('records a take-back alone, for a forget that tombstones nothing', async () => {
       await appendMany(channels, key, 3);
       const recorded = await log.recordTakeBack(key, {

@@ -1,0 +1,175 @@
+/**
+ * Retention: a channel with `[privacy] retain_days` keeps no message older than that, by the same
+ * machinery a deletion uses. Off the turn path: a sweep runs beside the turns (hourly, and once at
+ * start), never in a channel's actor, and each of its writes is one short transaction under the
+ * channel lock, as an append is.
+ *
+ * Per channel and sweep: the archive is read in pages of seqs and times (no text) from where the last
+ * sweep of this process stopped, up to the first message young enough to keep; the old ones are read
+ * whole and tombstoned in batches of `batch` (a transaction each, no take-back yet), then one
+ * take-back over all of them is recorded (`recordTakeBack`, kind `retention`) and settled and
+ * completed by the take-back runner: memories, checkpoints and summaries are traced from it as from
+ * a deletion, once per sweep rather than once per batch. Recorded after the last batch, its mark is
+ * above that of any pass that read one of them before, so such a pass cannot land what it read.
+ * One `retention.swept` line per channel that lost messages, and `onSwept` (metrics).
+ */
+import {
+  type ArchiveEditor,
+  type ArchiveReader,
+  type ChannelDirectory,
+  type Logger,
+  LruMap,
+  type SeqRange,
+  type StoredMessage,
+  seqRanges,
+  type TakeBackLog,
+  type Tokenizer,
+  tombstone,
+} from '@ebb/core';
+import type { TakeBackRunner } from './take-back-runner.js';
+
+export interface RetentionSweepOptions {
+  readonly channels: ArchiveReader & ArchiveEditor & Pick<ChannelDirectory, 'listChannels'>;
+  readonly takeBacks: Pick<TakeBackLog, 'recordTakeBack'>;
+  readonly runner: Pick<TakeBackRunner, 'settle' | 'complete'>;
+  /** Whether any channel may have `retain_days` (no sweep reads the store otherwise). */
+  readonly enabled?: () => boolean;
+  /** The channel's `retain_days`, or undefined to keep it for ever. */
+  readonly retainDaysFor: (channelKey: string) => number | undefined;
+  readonly tokenizerFor: (channelKey: string) => Promise<Tokenizer>;
+  readonly logger: Logger;
+  /** After each channel that lost messages: for metrics. */
+  readonly onSwept?: (sweep: { readonly channel: string; readonly messages: number }) => void;
+  readonly now?: () => number;
+  /** Between sweeps (default 1 h). */
+  readonly intervalMs?: number;
+  /** Messages tombstoned per transaction (default 500). */
+  readonly batch?: number;
+}
+
+export const DEFAULT_RETENTION_SWEEP = {
+  intervalMs: 60 * 60_000,
+  batch: 500,
+} as const satisfies Required<Pick<RetentionSweepOptions, 'intervalMs' | 'batch'>>;
+
+const DAY_MS = 86_400_000;
+/** Seqs and times read per page of the archive. */
+const PAGE = 2_000;
+/** Channels whose scan position this process remembers. */
+const REMEMBERED_CHANNELS = 10_000;
+
+export class RetentionSweep {
+  readonly #options: RetentionSweepOptions;
+  /** Per channel: the seq up to which everything old enough has been taken back (a scan starts after it). */
+  readonly #through = new LruMap<string, number>(REMEMBERED_CHANNELS);
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<unknown> | undefined;
+
+  constructor(options: RetentionSweepOptions) {
+    this.#options = options;
+  }
+
+  /** One sweep over every channel with `retain_days`; resolves to how many messages it took back. */
+  async sweep(): Promise<number> {
+    if (this.#options.enabled?.() === false) return 0;
+    let total = 0;
+    for (const { key } of await this.#options.channels.listChannels()) {
+      const days = this.#options.retainDaysFor(key);
+      if (days === undefined) continue;
+      total += await this.#sweepChannel(key, (this.#options.now ?? Date.now)() - days * DAY_MS);
+    }
+    return total;
+  }
+
+  /** Sweeps now, then every `intervalMs` (unref'd). */
+  start(): void {
+    if (this.#timer) return;
+    const tick = () => {
+      this.#sweeping ??= this.sweep()
+        .catch((err: unknown) =>
+          this.#options.logger.warn(
+            { event: 'retention.sweep_failed', err },
+            'the retention sweep failed; the next one starts where this one stopped',
+          ),
+        )
+        .finally(() => {
+          this.#sweeping = undefined;
+        });
+    };
+    tick();
+    this.#timer = setInterval(tick, this.#options.intervalMs ?? DEFAULT_RETENTION_SWEEP.intervalMs);
+    this.#timer.unref();
+  }
+
+  /** No sweep starts from now on; resolves once the one running (if any) is done. */
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#sweeping;
+  }
+
+  async #sweepChannel(key: string, cutoff: number): Promise<number> {
+    const { channels, logger } = this.#options;
+    const started = Date.now();
+    const old: number[] = [];
+    let after = this.#through.get(key) ?? 0;
+    for (let young = false; !young; ) {
+      const page = await channels.archiveTimes(key, after, PAGE);
+      for (const m of page) {
+        if (m.at >= cutoff) {
+          young = true;
+          break;
+        }
+        if (!m.taken) old.push(m.seq);
+        after = m.seq;
+      }
+      if (page.length < PAGE) break;
+    }
+    if (old.length === 0) {
+      this.#through.set(key, after);
+      return 0;
+    }
+    const tokenizer = await this.#options.tokenizerFor(key);
+    const wanted = new Set(old);
+    let taken = 0;
+    for (const range of batches(old, this.#options.batch ?? DEFAULT_RETENTION_SWEEP.batch)) {
+      const messages = await channels.readArchive(key, range.fromSeq, range.toSeq);
+      const tombstones = messages
+        .filter((m: StoredMessage) => wanted.has(m.seq))
+        .map((m) => tombstone(m, tokenizer));
+      taken += (await channels.redactArchive(key, tombstones, undefined)).redacted;
+    }
+    const takeBack = await this.#options.takeBacks.recordTakeBack(key, {
+      kind: 'retention',
+      ranges: seqRanges(old),
+      platformMessageIds: [],
+    });
+    const settled = await this.#options.runner.settle(takeBack);
+    this.#options.runner.complete(takeBack);
+    this.#through.set(key, after);
+    logger.info(
+      {
+        event: 'retention.swept',
+        channel: key,
+        messages: taken,
+        memories: settled.memories,
+        summaries: settled.summaries,
+        takeBack: takeBack.id,
+        durationMs: Date.now() - started,
+      },
+      `retention took back ${taken} message(s) older than the channel's retain_days`,
+    );
+    this.#options.onSwept?.({ channel: key, messages: taken });
+    return taken;
+  }
+}
+
+/** `seqs` (ascending) as ranges of at most `size` seqs each. */
+function batches(seqs: readonly number[], size: number): SeqRange[] {
+  const out: SeqRange[] = [];
+  for (let i = 0; i < seqs.length; i += size) {
+    const part = seqs.slice(i, i + size);
+    out.push({ fromSeq: part[0] as number, toSeq: part.at(-1) as number });
+  }
+  return out;
+}
