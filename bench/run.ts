@@ -9,6 +9,7 @@ import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
 import { promptCacheBench } from './prompt-cache.bench.js';
+import { retentionBench } from './retention.bench.js';
 import { searchHistoryBench } from './search-history.bench.js';
 import { simulateBench } from './simulate.bench.js';
 import { simulateArchiveBench } from './simulate-archive.bench.js';
@@ -32,6 +33,7 @@ const benches: [string, () => Promise<string>][] = [
   ['dashboard', dashboardBench],
   ['startup', startupBench],
   ['prompt-cache', promptCacheBench],
+  ['retention', () => retentionBench(process.argv.slice(3))],
 ];
 
 console.log(

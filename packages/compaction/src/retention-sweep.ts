@@ -130,13 +130,27 @@ export class RetentionSweep {
       return 0;
     }
     const tokenizer = await this.#options.tokenizerFor(key);
+    // A tombstone's tokens depend on its role, author and tool calls only: counted once per kind.
+    const counted = new Map<string, number>();
+    const measuring: Tokenizer = {
+      encoding: tokenizer.encoding,
+      encode: (text) => tokenizer.encode(text),
+      decode: (tokens) => tokenizer.decode(tokens),
+      count: (text) => {
+        const known = counted.get(text);
+        if (known !== undefined) return known;
+        const n = tokenizer.count(text);
+        if (counted.size < 10_000) counted.set(text, n);
+        return n;
+      },
+    };
     const wanted = new Set(old);
     let taken = 0;
     for (const range of batches(old, this.#options.batch ?? DEFAULT_RETENTION_SWEEP.batch)) {
       const messages = await channels.readArchive(key, range.fromSeq, range.toSeq);
       const tombstones = messages
         .filter((m: StoredMessage) => wanted.has(m.seq))
-        .map((m) => tombstone(m, tokenizer));
+        .map((m) => tombstone(m, measuring));
       taken += (await channels.redactArchive(key, tombstones, undefined)).redacted;
     }
     const takeBack = await this.#options.takeBacks.recordTakeBack(key, {

@@ -45,7 +45,7 @@ describe('resolveChannel', () => {
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(35);
+    expect(Object.keys(resolved.sources)).toHaveLength(36);
   });
 
   describe('precedence', () => {
