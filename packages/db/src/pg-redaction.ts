@@ -117,16 +117,29 @@ export function redactArchive(
             .where(and(eq(messages.channelKey, channelKey), inArray(messages.seq, seqs)))
             .for('update');
     const plan = planArchiveRedaction(channel, found, tombstones);
-    for (const { tombstone: t, copy } of plan.tombstones) {
-      await tx
-        .update(messages)
-        .set({
+    // One statement for the whole batch (a retention sweep tombstones hundreds at a time).
+    if (plan.tombstones.length > 0) {
+      const rows = plan.tombstones.map(({ tombstone: t, copy }) => {
+        const c = copyColumns(copy);
+        return {
+          seq: t.seq,
           content: t.text,
           tokens: t.tokens,
-          toolCalls: t.toolCalls === undefined ? null : [...t.toolCalls],
-          ...copyColumns(copy),
-        })
-        .where(and(eq(messages.channelKey, channelKey), eq(messages.seq, t.seq)));
+          tool_calls: t.toolCalls === undefined ? null : [...t.toolCalls],
+          context_content: c.contextContent,
+          context_tokens: c.contextTokens,
+          omitted_tokens: c.omittedTokens,
+          stubbed: c.stubbed,
+        };
+      });
+      await tx.execute(sql`
+        update ${messages} as m set content = r.content, tokens = r.tokens, tool_calls = r.tool_calls,
+          context_content = r.context_content, context_tokens = r.context_tokens,
+          omitted_tokens = r.omitted_tokens, stubbed = r.stubbed
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(seq integer, content text,
+          tokens integer, tool_calls jsonb, context_content text, context_tokens integer,
+          omitted_tokens integer, stubbed boolean)
+        where m.channel_key = ${channelKey} and m.seq = r.seq`);
     }
     if (plan.copies.length > 0) {
       await tx
