@@ -1,5 +1,5 @@
 /**
- * Retention off the turn path: a channel of 1,000,000 archived messages (`--messages N`), spread over
+ * Retention off the turn path: a channel of 100,000 archived messages (`--messages N`), spread over
  * 400 days and compacted into one summary, is swept with `retain_days = 30` by the bot's own
  * `RetentionSweep` and take-back runner (the extractive summarizer rewrites the summary), while
  * turns run on 50 other channels of the same bot, one after another, on the real Postgres and Redis.
@@ -30,7 +30,7 @@ const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 
 
 export async function retentionBench(argv: readonly string[] = []): Promise<string> {
   const { values } = parseArgs({ args: [...argv], options: { messages: { type: 'string' } } });
-  const total = Number(values.messages ?? 1_000_000);
+  const total = Number(values.messages ?? 100_000);
   const fresh = await freshSchemaDb({ poolSize: 20 });
   const prefix = randomPrefix();
   const producer = createRedis(redisUrl(), { role: 'producer' });
