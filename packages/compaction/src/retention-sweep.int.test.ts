@@ -5,16 +5,20 @@
  * (the archive, spans active and retired, memories, run checkpoints), the young ones are untouched,
  * and a second sweep finds nothing to do.
  */
+
+import { parseConfig } from '@ebb/config';
 import { toNewMessage } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
-import { InProcessContextNotifier } from '@ebb/queue';
+import { createRedis, InProcessContextNotifier, waitForReady } from '@ebb/queue';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createCompactionProcessor } from './compaction-processor.js';
 import { RetentionSweep } from './retention-sweep.js';
+import { runCompactionWorker } from './run-worker.js';
 import { TakeBackRunner } from './take-back-runner.js';
 
 const KEY = 'slack:T1:CRETAIN';
@@ -162,4 +166,41 @@ it('takes back every message older than retain_days, from every row, once', asyn
 
   // Nothing is left to take back: the next sweep reads on from where this one stopped.
   expect(await sweep.sweep()).toBe(0);
+});
+
+it('runs in the compaction worker, where passes run: a worker sweeps at its start', async () => {
+  const tokenizer = await loadTokenizer('o200k_base');
+  const key = 'slack:T1:CWORKER';
+  const channels = new PgChannelStore({ db: fresh.db });
+  const old = new Date(Date.now() - 40 * DAY).toISOString();
+  const young = new Date(Date.now() - DAY).toISOString();
+  for (const [i, ts] of [old, old, young].entries()) {
+    await channels.append(key, {
+      ...toNewMessage({ role: 'user', author: 'ana', text: `worker message ${i}`, ts }, tokenizer, 1_000),
+      platformMessageId: `w${i}`,
+    });
+  }
+  const prefix = randomPrefix();
+  const config = parseConfig(`[channels."${key}".privacy]\nretain_days = 30\n`, 'retention.toml');
+  const worker = await runCompactionWorker({
+    config: () => config,
+    env: {},
+    database: fresh.database,
+    redisUrl: redisUrl(),
+    redisPrefix: prefix,
+    logger: new RecordingLogger(),
+  });
+  try {
+    await vi.waitFor(
+      async () =>
+        expect((await channels.archiveTimes(key, 0, 10)).map((t) => t.taken)).toEqual([true, true, false]),
+      { timeout: 20_000, interval: 100 },
+    );
+  } finally {
+    await worker.close(5_000);
+    const producer = createRedis(redisUrl(), { role: 'producer' });
+    await waitForReady(producer);
+    await cleanupPrefix(producer, prefix);
+    await producer.quit();
+  }
 });

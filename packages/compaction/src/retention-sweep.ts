@@ -70,6 +70,7 @@ export class RetentionSweep {
   readonly #through = new LruMap<string, number>(REMEMBERED_CHANNELS);
   #timer: NodeJS.Timeout | undefined;
   #sweeping: Promise<unknown> | undefined;
+  #stopped = false;
 
   constructor(options: RetentionSweepOptions) {
     this.#options = options;
@@ -77,9 +78,10 @@ export class RetentionSweep {
 
   /** One sweep over every channel with `retain_days`; resolves to how many messages it took back. */
   async sweep(): Promise<number> {
-    if (this.#options.enabled?.() === false) return 0;
+    if (this.#stopped || this.#options.enabled?.() === false) return 0;
     let total = 0;
     for (const { key } of await this.#options.channels.listChannels()) {
+      if (this.#stopped) break;
       const days = this.#options.retainDaysFor(key);
       if (days === undefined) continue;
       total += await this.#sweepChannel(key, (this.#options.now ?? Date.now)() - days * DAY_MS);
@@ -107,8 +109,12 @@ export class RetentionSweep {
     this.#timer.unref();
   }
 
-  /** No sweep starts from now on; resolves once the one running (if any) is done. */
+  /**
+   * No sweep starts from now on, and the one running stops at its next batch (what it tombstoned is
+   * recorded and settled first); resolves once it has.
+   */
   async stop(): Promise<void> {
+    this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
     await this.#sweeping;
@@ -152,7 +158,9 @@ export class RetentionSweep {
     };
     const wanted = new Set(old);
     let taken = 0;
+    const done: number[] = [];
     for (const range of batches(old, this.#options.batch ?? DEFAULT_RETENTION_SWEEP.batch)) {
+      if (this.#stopped) break;
       // Off the turn path, at a fifth of the time at most: after each batch, a pause four times as
       // long as it took, so the turns sharing this process and the database keep their pace.
       const batchStart = performance.now();
@@ -161,16 +169,19 @@ export class RetentionSweep {
         .filter((m: StoredMessage) => wanted.has(m.seq))
         .map((m) => tombstone(m, measuring));
       taken += (await channels.redactArchive(key, tombstones, undefined)).redacted;
+      done.push(...tombstones.map((t) => t.seq));
       await sleep(Math.min(MAX_PAUSE_MS, PAUSE_FACTOR * (performance.now() - batchStart)));
     }
+    if (done.length === 0) return 0;
+    // The batches tombstoned (all of them, unless a stop cut the sweep short: the next goes on).
     const takeBack = await this.#options.takeBacks.recordTakeBack(key, {
       kind: 'retention',
-      ranges: seqRanges(old),
+      ranges: seqRanges(done),
       platformMessageIds: [],
     });
     const settled = await this.#options.runner.settle(takeBack);
     this.#options.runner.complete(takeBack);
-    this.#through.set(key, after);
+    if (done.length === old.length) this.#through.set(key, after);
     logger.info(
       {
         event: 'retention.swept',

@@ -4,10 +4,10 @@
  * worker process (workers/compaction, what `ebb worker` runs) is built around it, and `ebb dev` runs
  * one inside the bot. Every piece is built from options here and closed in reverse order by `close()`.
  */
-import type { EbbConfig, EbbEnv } from '@ebb/config';
-import type { CompactionLogEvent, ReconcilePolicy, Summarizer } from '@ebb/core';
+import { type EbbConfig, type EbbEnv, resolveChannel, retentionConfigured } from '@ebb/config';
+import { type CompactionLogEvent, type ReconcilePolicy, type Summarizer, settleWithin } from '@ebb/core';
 import type { Database } from '@ebb/db';
-import { isLlmRefusal, type RetryOptions } from '@ebb/llm';
+import { isLlmRefusal, loadTokenizer, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
 import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
 import {
@@ -25,7 +25,8 @@ import {
 import { recordFailure } from './compaction-processor.js';
 import { createPostgresPipeline } from './postgres-pipeline.js';
 import { startReconciler } from './reconciler.js';
-import { TakeBackRunner } from './take-back-runner.js';
+import { RetentionSweep } from './retention-sweep.js';
+import { TAKE_BACK_RELEASE_MS, TakeBackRunner } from './take-back-runner.js';
 
 export interface RunWorkerOptions {
   /** Read for every pass, so a reloaded config applies to the next one. */
@@ -53,13 +54,18 @@ export interface RunningWorker {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/** How long a close waits for a retention sweep in hand (it stops at its next batch; the next sweep goes on). */
+const RETENTION_STOP_MS = 2_000;
+
 /**
- * How much longer than its `timeoutMs` a `close` may take with Redis not answering: the reconciler's
+ * How much longer than its `timeoutMs` a `close` may take with Redis not answering: the retention
+ * sweep in hand and the take-back claims given up (2 s each at most), the reconciler's
  * round in flight (a producer command gives up after 5 s), then the worker's graceful close and the
  * QUITs of its connection, the producer and the notifier, 2 s each at most. A caller that bounds the
  * close (a shutdown step) gives it `timeoutMs` plus this.
  */
-export const CLOSE_BEYOND_PASSES_MS = PRODUCER_TIMEOUTS.commandTimeoutMs + 4 * QUIT_WAIT_MS;
+export const CLOSE_BEYOND_PASSES_MS =
+  RETENTION_STOP_MS + TAKE_BACK_RELEASE_MS + PRODUCER_TIMEOUTS.commandTimeoutMs + 4 * QUIT_WAIT_MS;
 
 export async function runCompactionWorker(options: RunWorkerOptions): Promise<RunningWorker> {
   const { database, logger } = options;
@@ -88,6 +94,19 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   // Take-backs a bot left pending (it died after its 200, or its store failed) are finished here too.
   const takeBacks = new TakeBackRunner({ ...pipeline, notifier, logger });
   takeBacks.start();
+  // Retention runs where passes run, beside no turns: here, for every deployment with a worker.
+  const config = options.config;
+  const retention = new RetentionSweep({
+    channels: pipeline.channels,
+    takeBacks: pipeline.takeBacks,
+    runner: takeBacks,
+    enabled: () => retentionConfigured(config()),
+    retainDaysFor: (key) => resolveChannel(config(), key).privacy.retainDays,
+    tokenizerFor: (key) => loadTokenizer(resolveChannel(config(), key).llm.encoding),
+    logger,
+    ...(options.metrics === undefined ? {} : { onSwept: (options.metrics as EbbMetrics).onRetention }),
+  });
+  retention.start();
   const worker = startCompactionWorker({
     url: options.redisUrl,
     ...prefix,
@@ -143,6 +162,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   return {
     worker,
     async close(timeoutMs = DEFAULT_COMPACTION_WORKER_OPTIONS.closeTimeoutMs) {
+      await settleWithin(retention.stop(), RETENTION_STOP_MS);
       // Its claims given up: another process finishes a take-back this close cuts off.
       await takeBacks.stop();
       await reconciler.stop();

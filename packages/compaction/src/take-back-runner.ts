@@ -73,7 +73,7 @@ export const DEFAULT_TAKE_BACK_RUNNER = {
 } as const satisfies Required<Pick<TakeBackRunnerOptions, 'leaseMs' | 'sweepMs' | 'batch'>>;
 
 /** How long `stop` waits for its claims to be given up. */
-const RELEASE_WAIT_MS = 2_000;
+export const TAKE_BACK_RELEASE_MS = 2_000;
 
 /** What `settle` reached: memories dropped (the bot's replies that recalled them are derived too), checkpoints, summaries. */
 export interface Settled extends TakeBackCounts {
@@ -154,7 +154,7 @@ export class TakeBackRunner {
         this.#options.takeBacks.finishTakeBack(id, { error: 'stopped' }).catch(() => {}),
       ),
     );
-    await settleWithin(released, RELEASE_WAIT_MS);
+    await settleWithin(released, TAKE_BACK_RELEASE_MS);
   }
 
   /** Take-backs this process is completing. */

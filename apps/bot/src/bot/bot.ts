@@ -117,6 +117,11 @@ export interface BotOptions {
    * `on_edit = "resummarize"`) writes again; default: `passSettingsResolver` without OPENAI_API_KEY.
    */
   readonly passSettings?: (channelKey: string) => Promise<ChannelPassSettings>;
+  /**
+   * Whether this bot runs the retention sweep (default true). False where `ebb worker` processes run
+   * it (`ebb start` on Redis): beside no turns there.
+   */
+  readonly sweepsRetention?: boolean;
   /** After a retention sweep took back a channel's old messages: for metrics. */
   readonly onRetention?: (sweep: { readonly channel: string; readonly messages: number }) => void;
   /** After every deletion or edit from a platform: for metrics. */
@@ -329,7 +334,8 @@ export class Bot {
     this.#spool?.start();
     // Take-backs a process left pending (it died, or the store failed) are finished here too.
     this.#takeBacks.start();
-    this.#retention.start();
+    // Retention runs where passes run: here only when this process runs them (see `sweepsRetention`).
+    if (this.#options.sweepsRetention !== false) this.#retention.start();
     const handlers = this.handlers();
     for (const adapter of adapters) {
       this.#adapters.set(adapter.platform, adapter);

@@ -59,6 +59,9 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
     }),
     onMessageChange: metrics.onMessageChange,
     onRetention: metrics.onRetention,
+    // With a BullMQ queue, runCompactionWorker sweeps (in `ebb worker`, or in `ebb dev`'s own
+    // worker); with the in-process queue the passes, and so retention, run in this process.
+    sweepsRetention: queue.embedded,
     spool: queue.spool,
     ...(queue.claims === undefined ? {} : { claims: queue.claims }),
   });
