@@ -28,6 +28,7 @@ import {
   type Tokenizer,
   tombstone,
 } from '@ebb/core';
+import { Periodic } from './periodic.js';
 import type { TakeBackRunner } from './take-back-runner.js';
 
 export interface RetentionSweepOptions {
@@ -68,12 +69,19 @@ export class RetentionSweep {
   readonly #options: RetentionSweepOptions;
   /** Per channel: the seq up to which everything old enough has been taken back (a scan starts after it). */
   readonly #through = new LruMap<string, number>(REMEMBERED_CHANNELS);
-  #timer: NodeJS.Timeout | undefined;
-  #sweeping: Promise<unknown> | undefined;
+  readonly #sweeps: Periodic;
   #stopped = false;
 
   constructor(options: RetentionSweepOptions) {
     this.#options = options;
+    this.#sweeps = new Periodic(() => this.sweep(), {
+      intervalMs: options.intervalMs ?? DEFAULT_RETENTION_SWEEP.intervalMs,
+      onError: (err) =>
+        options.logger.warn(
+          { event: 'retention.sweep_failed', err },
+          'the retention sweep failed; the next one starts where this one stopped',
+        ),
+    });
   }
 
   /** One sweep over every channel with `retain_days`; resolves to how many messages it took back. */
@@ -91,22 +99,7 @@ export class RetentionSweep {
 
   /** Sweeps now, then every `intervalMs` (unref'd). */
   start(): void {
-    if (this.#timer) return;
-    const tick = () => {
-      this.#sweeping ??= this.sweep()
-        .catch((err: unknown) =>
-          this.#options.logger.warn(
-            { event: 'retention.sweep_failed', err },
-            'the retention sweep failed; the next one starts where this one stopped',
-          ),
-        )
-        .finally(() => {
-          this.#sweeping = undefined;
-        });
-    };
-    tick();
-    this.#timer = setInterval(tick, this.#options.intervalMs ?? DEFAULT_RETENTION_SWEEP.intervalMs);
-    this.#timer.unref();
+    if (!this.#stopped) this.#sweeps.start();
   }
 
   /**
@@ -115,9 +108,7 @@ export class RetentionSweep {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.#sweeping;
+    await this.#sweeps.stop();
   }
 
   async #sweepChannel(key: string, cutoff: number): Promise<number> {

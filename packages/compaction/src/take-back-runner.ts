@@ -40,6 +40,7 @@ import {
   type TurnLog,
 } from '@ebb/core';
 import type { ChannelPassSettings } from './compaction-processor.js';
+import { Periodic } from './periodic.js';
 import { redactChannel } from './redact-channel.js';
 import { dropDerivedMemories } from './take-back-copies.js';
 
@@ -84,12 +85,19 @@ export class TakeBackRunner {
   readonly #options: TakeBackRunnerOptions;
   /** Take-backs this process is completing, by id. */
   readonly #running = new Map<string, Promise<void>>();
-  #timer: NodeJS.Timeout | undefined;
-  #sweeping: Promise<unknown> | undefined;
+  readonly #sweeps: Periodic;
   #stopped = false;
 
   constructor(options: TakeBackRunnerOptions) {
     this.#options = options;
+    this.#sweeps = new Periodic(() => this.sweep(), {
+      intervalMs: options.sweepMs ?? DEFAULT_TAKE_BACK_RUNNER.sweepMs,
+      onError: (err) =>
+        options.logger.warn(
+          { event: 'takeback.sweep_failed', err },
+          'could not look for pending take-backs; trying again at the next sweep',
+        ),
+    });
   }
 
   /** The fast half, in the caller's order (the channel's actor): store writes only. */
@@ -110,34 +118,40 @@ export class TakeBackRunner {
 
   /** Completes `takeBack` in the background, at once (this process recorded it); `idle` waits for it. */
   complete(takeBack: TakeBack): void {
-    if (this.#stopped || this.#running.has(takeBack.id)) return;
-    void this.#claimAndRun({ id: takeBack.id });
+    const { id } = takeBack;
+    if (this.#stopped || this.#running.has(id)) return;
+    // Claimed before it is run: one process at a time completes a take-back.
+    const work = this.#claim({ id })
+      .then(async (claimed) => {
+        for (const t of claimed) await this.#run(t);
+      })
+      .catch((err: unknown) =>
+        this.#options.logger.warn(
+          { event: 'takeback.failed', err, takeBack: id },
+          'could not claim a take-back to complete it; the next sweep will',
+        ),
+      )
+      .finally(() => this.#running.delete(id));
+    this.#running.set(id, work);
   }
 
   /** Claims pending take-backs no process holds and completes them; resolves to how many it claimed. */
   async sweep(): Promise<number> {
     if (this.#stopped) return 0;
-    return this.#claimAndRun({});
+    const claimed = await this.#claim({});
+    await Promise.all(
+      claimed.map((t) => {
+        const run = this.#run(t).finally(() => this.#running.delete(t.id));
+        this.#running.set(t.id, run);
+        return run;
+      }),
+    );
+    return claimed.length;
   }
 
   /** Sweeps at once, then every `sweepMs` (unref'd: it never holds the process up). */
   start(): void {
-    if (this.#timer || this.#stopped) return;
-    const tick = () => {
-      this.#sweeping ??= this.sweep()
-        .catch((err: unknown) =>
-          this.#options.logger.warn(
-            { event: 'takeback.sweep_failed', err },
-            'could not look for pending take-backs; trying again at the next sweep',
-          ),
-        )
-        .finally(() => {
-          this.#sweeping = undefined;
-        });
-    };
-    tick();
-    this.#timer = setInterval(tick, this.#options.sweepMs ?? DEFAULT_TAKE_BACK_RUNNER.sweepMs);
-    this.#timer.unref();
+    if (!this.#stopped) this.#sweeps.start();
   }
 
   /**
@@ -146,8 +160,7 @@ export class TakeBackRunner {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
+    void this.#sweeps.stop();
     // Bounded: with the store away the lease lapses on its own.
     const released = Promise.all(
       [...this.#running.keys()].map((id) =>
@@ -164,37 +177,15 @@ export class TakeBackRunner {
 
   /** Resolves once this process completes no take-back (a sweep in hand included). */
   async idle(): Promise<void> {
-    while (this.#running.size > 0 || this.#sweeping)
-      await Promise.all([...this.#running.values(), this.#sweeping]);
+    while (this.#running.size > 0 || this.#sweeps.inHand)
+      await Promise.all([...this.#running.values(), this.#sweeps.inHand]);
   }
 
-  async #claimAndRun(which: { readonly id?: string }): Promise<number> {
-    const { takeBacks } = this.#options;
+  /** Pending take-backs no process holds (`id`: that one), claimed for a lease. */
+  #claim(which: { readonly id?: string }): Promise<TakeBack[]> {
     const leaseMs = this.#options.leaseMs ?? DEFAULT_TAKE_BACK_RUNNER.leaseMs;
     const limit = which.id === undefined ? (this.#options.batch ?? DEFAULT_TAKE_BACK_RUNNER.batch) : 1;
-    // Claimed before it is run: one process at a time completes a take-back.
-    const claim = takeBacks.claimTakeBacks({ limit, leaseMs, ...which });
-    const placeholder = which.id === undefined ? undefined : claim.then(() => {}).catch(() => {});
-    if (which.id !== undefined && placeholder) this.#running.set(which.id, placeholder);
-    let claimed: TakeBack[];
-    try {
-      claimed = await claim;
-    } catch (err) {
-      if (which.id !== undefined) this.#running.delete(which.id);
-      if (which.id === undefined) throw err;
-      this.#options.logger.warn(
-        { event: 'takeback.failed', err, takeBack: which.id },
-        'could not claim a take-back to complete it; the next sweep will',
-      );
-      return 0;
-    }
-    if (which.id !== undefined) this.#running.delete(which.id);
-    for (const takeBack of claimed) {
-      const run = this.#run(takeBack).finally(() => this.#running.delete(takeBack.id));
-      this.#running.set(takeBack.id, run);
-    }
-    await Promise.all(claimed.map((t) => this.#running.get(t.id)));
-    return claimed.length;
+    return this.#options.takeBacks.claimTakeBacks({ limit, leaseMs, ...which });
   }
 
   async #run(takeBack: TakeBack): Promise<void> {
