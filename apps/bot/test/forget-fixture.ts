@@ -67,23 +67,8 @@ export async function startForgetFixture() {
       }
       // With `recall`, seq 9 is the bot's answer that read the result and repeats it.
       const answer = options.recall === true && seq === 9;
-      if (answer) {
-        const text = `The archive says the vault code is ${FACT}, as mallory said it on the first of January; noted for the release plan and the rollback drill on Friday.`;
-        const { entry, archivedTokens } = measureMessage(
-          { seq: 0, role: 'assistant', author: 'ebb', text },
-          tokenizer,
-          1_000,
-        );
-        await channels.append(channelKey, {
-          ...entry,
-          tokens: archivedTokens,
-          contextTokens: entry.tokens,
-          platformMessageId: 'm9',
-        });
-        continue;
-      }
       const echo = options.echo === true && seq === 5;
-      const author = seq === 4 || seq === 27 ? 'mallory' : echo ? 'ebb' : seq % 2 ? 'ana' : 'bo';
+      const author = seq === 4 || seq === 27 ? 'mallory' : echo || answer ? 'ebb' : seq % 2 ? 'ana' : 'bo';
       const text =
         seq === 4
           ? `remember this: the vault code is ${FACT}`
@@ -91,9 +76,11 @@ export async function startForgetFixture() {
             ? `again, it is ${FACT}, write it down`
             : echo
               ? `Noted: the vault code is ${FACT.toLowerCase()}.`
-              : `message ${seq} about the release plan: the staging deploy, the changelog, the rollback drill and who signs off on Friday`;
+              : answer
+                ? `The archive says the vault code is ${FACT}, as mallory said it on the first of January; noted for the release plan and the rollback drill on Friday.`
+                : `message ${seq} about the release plan: the staging deploy, the changelog, the rollback drill and who signs off on Friday`;
       const { entry, archivedTokens } = measureMessage(
-        { seq: 0, role: echo ? 'assistant' : 'user', author, text },
+        { seq: 0, role: echo || answer ? 'assistant' : 'user', author, text },
         tokenizer,
         1_000,
       );

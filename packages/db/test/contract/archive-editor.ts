@@ -11,6 +11,7 @@ import {
   type IntactReads,
   message,
   stubOf,
+  tombstoneOf,
   toolTurns,
 } from './support.js';
 
@@ -155,13 +156,7 @@ export function archiveEditorContract(current: () => ContractContext<ArchiveEdit
       });
     });
     describe('redactArchive', () => {
-      const tombstone = (seq: number) => ({
-        seq,
-        role: 'user' as const,
-        author: `u${seq % 3}`,
-        text: '[gone]',
-        tokens: 3,
-      });
+      const tombstone = tombstoneOf;
 
       it('overwrites archived messages with tombstones; raw ones change the context and its tokens', async () => {
         await appendMany(store, key, 8);

@@ -122,3 +122,8 @@ export async function expectIntact(channels: IntactReads, key: string): Promise<
   });
   return view;
 }
+
+/** The tombstone of seq `seq` of `appendMany`'s messages (3 tokens), as a redaction writes it. */
+export function tombstoneOf(seq: number) {
+  return { seq, role: 'user' as const, author: `u${seq % 3}`, text: '[gone]', tokens: 3 };
+}

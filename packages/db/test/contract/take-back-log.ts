@@ -5,7 +5,7 @@
  */
 import type { ArchiveEditor, ContextWriter, NewTakeBack, TakeBackLog, TurnLog } from '@ebb/core';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { appendMany, type ContractContext } from './support.js';
+import { appendMany, type ContractContext, tombstoneOf } from './support.js';
 
 /** The log, and the channel store that records into it and splices against it. */
 export interface TakeBackLogUnderTest {
@@ -13,13 +13,7 @@ export interface TakeBackLogUnderTest {
   readonly log: TakeBackLog;
 }
 
-const tombstone = (seq: number) => ({
-  seq,
-  role: 'user' as const,
-  author: `u${seq % 3}`,
-  text: '[gone]',
-  tokens: 3,
-});
+const tombstone = tombstoneOf;
 const deleted = (fromSeq: number, toSeq: number, ids: string[] = []): NewTakeBack => ({
   kind: 'deleted',
   ranges: [{ fromSeq, toSeq }],
