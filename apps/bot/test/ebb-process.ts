@@ -2,8 +2,9 @@
  * `ebb start` in a process of its own, for the tests that stop it with a signal: the composition root
  * and the signal handling of `ebb start`, on a test's Postgres schema, Redis prefix and fake OpenAI.
  * Arguments: SCHEMA PREFIX FAKE_URL. Prints `ready <web url>` once it serves; logs go to stderr.
- * Environment (spawn-ebb.ts always sets both, '' for unset): EBB_PROCESS_WEB (the `[web]` table's
- * lines; unset: no rate limit) and EBB_ADMIN_TOKEN (unset: none).
+ * Environment (spawn-ebb.ts always sets them, '' for unset): EBB_PROCESS_WEB (the `[web]` table's
+ * lines; unset: no rate limit), EBB_ADMIN_TOKEN (unset: none), EBB_PROCESS_DATABASE_URL (unset: the
+ * test database's own URL), REDIS_URL (unset: Ebb's default) and EBB_DATA_DIR (unset: Ebb's default).
  */
 import { loadEnv, parseConfig } from '@ebb/config';
 import { createDb } from '@ebb/db';
@@ -23,13 +24,18 @@ const config = parseConfig(
   'ebb-process.toml',
 );
 const logger = createLogger({ level: 'info', destination: process.stderr });
-const database = await createDb({ databaseUrl: testDatabaseUrl(), schema });
+const database = await createDb({
+  databaseUrl: process.env.EBB_PROCESS_DATABASE_URL || testDatabaseUrl(),
+  schema,
+});
 const ebb = await startEbb({
   config: () => config,
   env: loadEnv({
     OPENAI_API_KEY: 'test-key',
     EBB_REDIS_PREFIX: prefix,
     EBB_ADMIN_TOKEN: process.env.EBB_ADMIN_TOKEN || undefined,
+    REDIS_URL: process.env.REDIS_URL || undefined,
+    EBB_DATA_DIR: process.env.EBB_DATA_DIR || undefined,
   }),
   logger,
   withWorker: false,

@@ -157,6 +157,8 @@ export async function startForgetFixture() {
     proxy: behind.proxy,
     /** The test's schema (a spawned `ebb start` opens it directly, not through the proxy). */
     schema: pg.schema,
+    /** A DATABASE_URL of the schema through the proxy, for a spawned process that must lose it. */
+    databaseUrl: pg.url,
     db: pg.db,
     channels,
     memories,

@@ -22,6 +22,12 @@ export interface SpawnEbbOptions {
   readonly adminToken?: string;
   /** The `[web]` table's lines. Default: no rate limit (`FULL_SPEED_WEB`). */
   readonly web?: readonly string[];
+  /** Its DATABASE_URL (a proxy a test cuts). Default: the test database's. */
+  readonly databaseUrl?: string;
+  /** Its REDIS_URL (a Redis the test restarts). Default: Ebb's. */
+  readonly redisUrl?: string;
+  /** Its EBB_DATA_DIR (where its spool files go). Default: Ebb's. */
+  readonly dataDir?: string;
 }
 
 /** `[web]` with nothing set: the body and rate limits Ebb ships with. */
@@ -41,6 +47,9 @@ export async function spawnEbb(
         ...process.env,
         EBB_ADMIN_TOKEN: options.adminToken ?? '',
         EBB_PROCESS_WEB: options.web?.join('\n') ?? '',
+        EBB_PROCESS_DATABASE_URL: options.databaseUrl ?? '',
+        REDIS_URL: options.redisUrl ?? '',
+        EBB_DATA_DIR: options.dataDir ?? '',
       },
     },
   );

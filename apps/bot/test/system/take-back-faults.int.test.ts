@@ -9,15 +9,20 @@
  *   land what it read; the take-back row outlives the bot and a restarted `ebb start` finishes it.
  *
  * Counted at the end: rows holding the fact (messages, spans active and retired, memories, run
- * checkpoints), Redis keys under the test's prefix holding it, and model requests sent after the
- * DELETE's 200 holding it: all 0, and the last take-back line says it completed.
+ * checkpoints), Redis keys under the test's prefix holding it, files under the bot's EBB_DATA_DIR
+ * holding it, and model requests sent after the DELETE's 200 holding it: all 0, and the last
+ * take-back line says it completed.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { rowsOf } from '@ebb/db';
 import { createRedis, waitForReady } from '@ebb/queue';
 import type { RecordedRequest } from '@ebb/testing/openai';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { filesHolding, redisKeysHolding } from '../copies-outside-postgres.js';
 import { carelessModel, FACT, type ForgetFixture, startForgetFixture } from '../forget-fixture.js';
 import { type SpawnedEbb, spawnEbb } from '../spawn-ebb.js';
 
@@ -41,21 +46,6 @@ afterAll(async () => {
   await producer.quit();
   await world?.close();
 });
-
-/** Redis values under the test's prefix that hold the fact (strings, hashes, lists, streams, as text). */
-async function redisKeysHoldingTheFact(): Promise<string[]> {
-  const holding: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, keys] = await producer.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-    cursor = next;
-    for (const key of keys) {
-      const dump = await producer.dumpBuffer(key);
-      if (dump?.includes(FACT)) holding.push(key);
-    }
-  } while (cursor !== '0');
-  return holding;
-}
 
 it('a pass in flight and a bot SIGKILLed right after the 200 leave the deleted text nowhere', async () => {
   await world.plant(KEY);
@@ -93,7 +83,8 @@ it('a pass in flight and a bot SIGKILLed right after the 200 leave the deleted t
     timeout: 20_000,
   });
 
-  const bot = await spawnEbb({ schema, prefix, fakeUrl: world.fake.url });
+  const dataDir = mkdtempSync(join(tmpdir(), 'ebb-tb-'));
+  const bot = await spawnEbb({ schema, prefix, fakeUrl: world.fake.url }, { dataDir });
   spawned.push(bot);
   for (const id of ['m4', 'm27']) {
     const res = await fetch(`${bot.url}/api/channels/kill1/messages/${id}`, { method: 'DELETE' });
@@ -113,7 +104,7 @@ it('a pass in flight and a bot SIGKILLed right after the 200 leave the deleted t
   await world.db.execute(sql`update take_backs set claimed_until = now() where channel_key = ${KEY}`);
 
   // A restarted bot's first sweep finishes them, with the pass still in flight.
-  const restarted = await spawnEbb({ schema, prefix, fakeUrl: world.fake.url });
+  const restarted = await spawnEbb({ schema, prefix, fakeUrl: world.fake.url }, { dataDir });
   spawned.push(restarted);
   await vi.waitFor(async () => expect(await world.channels.takeBacks.pendingTakeBacks(KEY)).toEqual([]), {
     timeout: 30_000,
@@ -127,7 +118,8 @@ it('a pass in flight and a bot SIGKILLed right after the 200 leave the deleted t
   const landed = await pass;
 
   await world.expectNowhere(KEY);
-  expect(await redisKeysHoldingTheFact()).toEqual([]);
+  expect(await redisKeysHolding(producer, `${prefix}*`, FACT)).toEqual([]);
+  expect(await filesHolding(dataDir, FACT)).toEqual([]);
   expect(world.fake.requests.slice(answeredAt).filter(holdsFact)).toHaveLength(0);
   expect(landed).toMatchObject({ kind: 'completed', outcome: { kind: 'splice' } });
   const completed = rowsOf<{ n: number }>(
