@@ -48,6 +48,7 @@ import {
   type NewTakeBack,
   planDeletion,
   REDACTED_MESSAGE,
+  rangesAfter,
   repliesQuoting,
   type SeqRange,
   type StoredMessage,
@@ -399,9 +400,9 @@ export async function readTurnsAfter(
   seqs: readonly number[],
   lookahead = REPLY_LOOKAHEAD,
 ): Promise<StoredMessage[]> {
-  const bySeq = new Map<number, StoredMessage>();
-  for (const r of seqRanges(seqs)) {
-    for (const m of await channels.readArchive(key, r.fromSeq, r.toSeq + lookahead)) bySeq.set(m.seq, m);
-  }
-  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  // Each message once, however many of `seqs` lie within `lookahead` of each other.
+  const turns: StoredMessage[] = [];
+  for (const r of rangesAfter(seqs, lookahead))
+    turns.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
+  return turns;
 }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CharTokenizer } from '../../test/char-tokenizer.js';
 import type { Span, StoredMessage } from '../model/model.js';
@@ -5,6 +6,7 @@ import { messageTokens } from '../model/tokens.js';
 import {
   historyResultsQuoting,
   REDACTED_MESSAGE,
+  rangesAfter,
   redactMessages,
   seqRanges,
   seqsOf,
@@ -22,6 +24,35 @@ describe('seqRanges', () => {
     ]);
     expect(seqRanges([])).toEqual([]);
     expect(seqsOf(seqRanges([4, 2, 3, 9]))).toEqual([2, 3, 4, 9]);
+  });
+});
+
+describe('rangesAfter', () => {
+  it('reads each seq and its lookahead once: overlapping and touching windows merge', () => {
+    expect(rangesAfter([10, 3, 12, 40], 5)).toEqual([
+      { fromSeq: 3, toSeq: 8 },
+      { fromSeq: 10, toSeq: 17 },
+      { fromSeq: 40, toSeq: 45 },
+    ]);
+    expect(rangesAfter([1, 7], 5)).toEqual([{ fromSeq: 1, toSeq: 12 }]);
+    expect(rangesAfter([], 5)).toEqual([]);
+  });
+
+  it('covers exactly the union of the windows, in disjoint ranges (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 300 }), { maxLength: 40 }),
+        fc.nat(30),
+        (seqs, ahead) => {
+          const ranges = rangesAfter(seqs, ahead);
+          const wanted = new Set(seqs.flatMap((s) => Array.from({ length: ahead + 1 }, (_, i) => s + i)));
+          expect(seqsOf(ranges)).toEqual([...wanted].sort((a, b) => a - b));
+          ranges.slice(1).forEach((r, i) => {
+            expect(r.fromSeq).toBeGreaterThan((ranges[i]?.toSeq ?? 0) + 1);
+          });
+        },
+      ),
+    );
   });
 });
 

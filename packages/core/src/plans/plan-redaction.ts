@@ -29,6 +29,20 @@ export function seqRanges(seqs: Iterable<number>): SeqRange[] {
   return ranges;
 }
 
+/**
+ * Each seq and the `lookahead` seqs after it, as the fewest ranges (windows that overlap or touch
+ * merge): what reading "every message up to `lookahead` after each of these" reads, once per seq.
+ */
+export function rangesAfter(seqs: Iterable<number>, lookahead: number): SeqRange[] {
+  const merged: { fromSeq: number; toSeq: number }[] = [];
+  for (const r of seqRanges(seqs)) {
+    const last = merged.at(-1);
+    if (last && r.fromSeq <= last.toSeq + 1) last.toSeq = r.toSeq + lookahead;
+    else merged.push({ fromSeq: r.fromSeq, toSeq: r.toSeq + lookahead });
+  }
+  return merged;
+}
+
 /** Every seq of the ranges. */
 export function seqsOf(ranges: readonly SeqRange[]): number[] {
   const seqs = new Set<number>();
