@@ -807,7 +807,7 @@ export class Bot {
     recalledMemories: readonly string[],
   ): Promise<'stored' | 'spooled' | 'lost'> {
     const { key, log } = turn;
-    // The spool keeps no provenance: a reply replayed from it is archived without its recalled memories.
+    // Its provenance goes with it, into the spool too: a take-back of a memory it recalled finds it.
     const archived = recalledMemories.length === 0 ? reply : { ...reply, recalledMemories };
     try {
       await this.#states.append(turn, archived).catch(() => this.#states.append(turn, archived));
@@ -815,7 +815,7 @@ export class Bot {
     } catch (err) {
       this.#states.forget(key);
       // Redis and the disk may refuse it too: then it falls through.
-      if (await this.#spool?.keepReply({ channelKey: key, ...reply })) {
+      if (await this.#spool?.keepReply({ channelKey: key, ...archived })) {
         log.warn({ event: 'reply.spooled', err }, 'posted a reply the archive could not take; spooled it');
         return 'spooled';
       }

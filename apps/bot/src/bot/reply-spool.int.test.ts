@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig } from '@ebb/config';
-import type { ChatModel, InboundMessage } from '@ebb/core';
+import { type ChatModel, type InboundMessage, memoryScope } from '@ebb/core';
 import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgChannelStore } from '@ebb/db';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
@@ -37,7 +37,11 @@ const said = (i: number): InboundMessage => ({
   reportsFailure: true,
 });
 
-it('archives a reply spooled while Postgres was away before the channel’s next message', async () => {
+/**
+ * The real bot on Postgres behind a proxy, with the file spool; Postgres goes away while the model
+ * writes the first reply (`answer 1`), and comes back when the test restores it.
+ */
+async function cutWhileAnswering(memories = new InMemoryMemoryStore()) {
   const pg = await postgresBehindProxy();
   closers.push(() => pg.close());
   const channels = new PgChannelStore({ db: pg.fresh.db });
@@ -45,7 +49,6 @@ it('archives a reply spooled while Postgres was away before the channel’s next
   closers.push(() => rm(dir, { recursive: true, force: true }));
 
   let calls = 0;
-  // Postgres goes away while the model writes the first reply.
   const model: ChatModel = {
     label: 'cutting',
     reply: async () => {
@@ -58,7 +61,7 @@ it('archives a reply spooled while Postgres was away before the channel’s next
   const bot = new Bot({
     config: () => parseConfig('', 'reply-spool.toml'),
     channels,
-    memories: new InMemoryMemoryStore(),
+    memories,
     runs: new InMemoryRunStore(),
     queue: new InlineCompactionQueue({ processor: async () => undefined }),
     notifier: new InProcessContextNotifier(),
@@ -70,7 +73,11 @@ it('archives a reply spooled while Postgres was away before the channel’s next
   });
   await bot.start([web]);
   closers.push(() => bot.stop());
-  const say = (i: number) => bot.handlers().onMessage(said(i));
+  return { pg, channels, web, say: (i: number) => bot.handlers().onMessage(said(i)) };
+}
+
+it('archives a reply spooled while Postgres was away before the channel’s next message', async () => {
+  const { pg, channels, web, say } = await cutWhileAnswering();
 
   // Posted, then spooled: the archive could not take it.
   expect(await say(1)).toEqual({ reply: 'answer 1', archived: 'stored' });
@@ -86,4 +93,30 @@ it('archives a reply spooled while Postgres was away before the channel’s next
     'assistant: answer 2',
   ]);
   expect(web.sent).toEqual(['answer 1', 'answer 2']);
+}, 30_000);
+
+it('a spooled reply keeps its provenance: the memory its prompt recalled finds it once archived', async () => {
+  const memories = new InMemoryMemoryStore();
+  await memories.upsert([
+    {
+      type: 'fact',
+      text: 'question 1 is about the staging deploy',
+      importance: 0.9,
+      scope: memoryScope(KEY, 'channel'),
+      channelKey: KEY,
+      fromSeq: 1,
+      toSeq: 1,
+    },
+  ]);
+  const [memory] = await memories.list({ channelKey: KEY });
+  const { pg, channels, say } = await cutWhileAnswering(memories);
+
+  expect(await say(1)).toMatchObject({ reply: 'answer 1' });
+  pg.proxy.restore();
+  await say(2);
+
+  // The reply replayed from the spool is seq 2, and a take-back of the memory reaches it.
+  const [reply] = await channels.readArchive(KEY, 2, 2);
+  expect(reply).toMatchObject({ role: 'assistant', text: 'answer 1' });
+  expect(await channels.findRecalling(KEY, [String(memory?.id)])).toContain(2);
 }, 30_000);

@@ -185,6 +185,8 @@ export interface SpooledMessage {
   readonly text: string;
   readonly ts: string;
   readonly platformMessageId: string;
+  /** A bot reply's provenance: the memories recalled into the prompt it answered (`NewMessage.recalledMemories`). */
+  readonly recalledMemories?: readonly string[];
 }
 
 /**
