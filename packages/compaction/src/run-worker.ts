@@ -46,6 +46,8 @@ export interface RunWorkerOptions {
   readonly metrics?: EbbMetrics;
   /** The stuck-run reconciler's timing (tests shorten it). */
   readonly reconcile?: { readonly policy?: ReconcilePolicy; readonly intervalMs?: number };
+  /** The retention sweep's clock (tests replaying old traffic on its own times). */
+  readonly now?: () => number;
 }
 
 export interface RunningWorker {
@@ -105,6 +107,7 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     tokenizerFor: (key) => loadTokenizer(resolveChannel(config(), key).llm.encoding),
     logger,
     ...(options.metrics === undefined ? {} : { onSwept: (options.metrics as EbbMetrics).onRetention }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   retention.start();
   const worker = startCompactionWorker({
