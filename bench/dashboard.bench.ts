@@ -85,7 +85,12 @@ export async function dashboardBench(): Promise<string> {
       const a = new Hono();
       mountDashboard(a, {
         tokenRequired: true,
-        source: new StoreDashboardSource({ config: () => config, ...stores, feed }),
+        source: new StoreDashboardSource({
+          config: () => config,
+          ...stores,
+          takeBacks: stores.channels.takeBacks,
+          feed,
+        }),
       });
       return a;
     };

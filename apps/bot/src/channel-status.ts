@@ -1,8 +1,8 @@
 /**
  * A channel's status as every view shows it (`ebb status`, the dashboard, `ebb compact`): usage as the
- * bot computes it against the channel's own three thresholds, tokens, spans, the last passes and the
- * memories in its scope. The model (`describeChannel`) is pure; `loadChannelStatus` reads it from the
- * stores. The views format it.
+ * bot computes it against the channel's own three thresholds, tokens, spans, the last passes, the
+ * memories in its scope and the take-backs still pending. The model (`describeChannel`) is pure;
+ * `loadChannelStatus` reads it from the stores. The views format it.
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
@@ -18,10 +18,13 @@ import {
   HISTORY_TOOL_SPECS,
   type MemoryStore,
   memoryScope,
+  type PendingTakeBacks,
   priceOf,
   type RunStore,
   type Span,
   systemPromptTokens,
+  type TakeBackKind,
+  type TakeBackLog,
   type ThresholdReached,
   type Tier,
   type Tokenizer,
@@ -55,6 +58,23 @@ export interface PassStatus {
   readonly error: string | null;
   readonly createdAt: string | null;
   readonly finishedAt: string | null;
+}
+
+/**
+ * A channel's take-backs still pending: until each is complete, summaries over what it took back are
+ * set aside or not yet written again (`TakeBackLog`, so any process's count).
+ */
+export interface TakeBacksStatus {
+  readonly pending: number;
+  /** The oldest still pending (`createdAt` ISO 8601); null when none is. */
+  readonly oldest: { readonly kind: TakeBackKind; readonly createdAt: string } | null;
+}
+
+/** A channel's entry of `TakeBackLog.pendingTakeBackCounts` (undefined: none pending) as a status shows it. */
+export function describeTakeBacks(pending: PendingTakeBacks | undefined): TakeBacksStatus {
+  if (pending === undefined) return { pending: 0, oldest: null };
+  const { kind, createdAt } = pending.oldest;
+  return { pending: pending.pending, oldest: { kind, createdAt: new Date(createdAt).toISOString() } };
 }
 
 export interface SettingStatus {
@@ -95,6 +115,8 @@ export interface ChannelStatus<Count extends number | null = number> {
    * tokens the provider's cache served, and the cost at `[prices]`; null when not read.
    */
   readonly lastDay: ChannelCost | null;
+  /** The take-backs still pending; null when not read. */
+  readonly takeBacks: TakeBacksStatus | null;
   readonly settings: readonly SettingStatus[] | null;
 }
 
@@ -105,6 +127,8 @@ export interface StatusStores {
   readonly memories: Pick<MemoryStore, 'count'>;
   /** Without it a status has no `lastDay`. */
   readonly usage?: Pick<UsageStore, 'totalsSince'>;
+  /** Without it a status has no `takeBacks`. */
+  readonly takeBacks?: Pick<TakeBackLog, 'pendingTakeBackCounts'>;
 }
 
 /** The period a status's `lastDay` covers (from the start of the hour 24 hours ago). */
@@ -147,12 +171,13 @@ export async function loadChannelStatus(
   const { memoryCounts = new Map<string, Promise<number>>() } = options;
   const count =
     memoryCounts === false ? null : memoized(memoryCounts, scope, () => stores.memories.count({ scope }));
-  const [compactor, prefix, calibration, runs, usage] = await Promise.all([
+  const [compactor, prefix, calibration, runs, usage, takeBacks] = await Promise.all([
     loadCompactorSettings(settings, options.systemTokens),
     stores.channels.loadPrefix(key),
     stores.channels.calibration(key),
     stores.runs.recent(key, RECENT_PASSES),
     stores.usage?.totalsSince(new Date(Date.now() - LAST_DAY_MS), [key]),
+    stores.takeBacks?.pendingTakeBackCounts(key),
   ]);
   return describeChannel({
     summary,
@@ -164,6 +189,7 @@ export async function loadChannelStatus(
     memories: { scope, count: count === null ? null : await count },
     prices: config.prices,
     lastDay: usage === undefined ? null : channelCost(usage, config.prices),
+    takeBacks: takeBacks === undefined ? null : describeTakeBacks(takeBacks[0]),
     settingRows: options.settingRows ?? null,
   });
 }
@@ -252,6 +278,7 @@ export interface DescribeChannelInput<Count extends number | null = number> {
   readonly memories: ChannelStatus<Count>['memories'];
   readonly prices: EbbConfig['prices'];
   readonly lastDay?: ChannelCost | null;
+  readonly takeBacks?: TakeBacksStatus | null;
   readonly settingRows: readonly SettingStatus[] | null;
 }
 
@@ -297,6 +324,7 @@ export function describeChannel<Count extends number | null>(
     memories: input.memories,
     passes: input.runs.map((run) => describePass(run, input.prices)),
     lastDay: input.lastDay ?? null,
+    takeBacks: input.takeBacks ?? null,
     settings: input.settingRows,
   };
 }

@@ -2,9 +2,10 @@
  * The dashboard's data (`DashboardSource` of `@ebb/web`), read from the bot's stores:
  *
  * - the list: one `listChannels` query for every channel of every platform (its tokens, last
- *   activity and calibration come with it), usage computed as `ebb status` does, no query per channel;
+ *   activity and calibration come with it) and one grouped count of the take-backs still pending,
+ *   usage computed as `ebb status` does, no query per channel;
  * - a channel: its row (`channelSummary`, one row however many channels there are), its status
- *   (`loadChannelStatus`: spans, the last passes) and its top memories;
+ *   (`loadChannelStatus`: spans, the last passes, its pending take-backs) and its top memories;
  * - history: the archive's messages of a seq range (`readArchive`) placed against the prefix
  *   (`loadPrefix`), see `dashboard-history.ts`;
  * - usage over time: the in-memory `UsageSeries` the bot feeds from turns, microcompactions and
@@ -24,7 +25,9 @@ import {
   type CompactorSettings,
   type MemoryStore,
   memoryScope,
+  type PendingTakeBacks,
   type RunStore,
+  type TakeBackLog,
   type TurnLog,
   thresholdReached,
   UNCALIBRATED,
@@ -44,7 +47,13 @@ import {
   type DashboardUsagePoint,
   type HistoryPage,
 } from '@ebb/web';
-import { builtInToolTokens, loadChannelStatus, loadCompactorSettings } from './channel-status.js';
+import {
+  builtInToolTokens,
+  describeTakeBacks,
+  loadChannelStatus,
+  loadCompactorSettings,
+  type TakeBacksStatus,
+} from './channel-status.js';
 import type { DashboardFeed } from './dashboard-feed.js';
 import { describeHistory, historyRange } from './dashboard-history.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
@@ -57,6 +66,8 @@ export interface DashboardStores {
     Pick<TurnLog, 'calibration'>;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'list' | 'count'>;
+  /** The take-backs still pending, as Postgres has them: any process's, so right across processes. */
+  readonly takeBacks: Pick<TakeBackLog, 'pendingTakeBackCounts'>;
   /** Each channel's recorded model calls: the last day's tokens, cache share and cost. */
   readonly usage?: Pick<UsageStore, 'totalsSince'>;
   /** The bot's live feed: the usage series and the events. */
@@ -70,13 +81,19 @@ export interface DashboardStores {
 
 /** Passes read for a channel's usage chart. */
 const CHART_RUNS = 50;
-/** How long one `listChannels` answer serves the list requests of every open page. */
+/** How long one `listChannels` answer (and its take-back counts) serves the list requests of every open page. */
 const LIST_TTL_MS = 500;
+
+/** What the list reads: every channel's row, and the take-backs pending by channel. */
+interface ListRead {
+  readonly summaries: ChannelSummary[];
+  readonly takeBacks: ReadonlyMap<string, PendingTakeBacks>;
+}
 
 export class StoreDashboardSource implements DashboardSource {
   readonly #stores: DashboardStores;
   readonly #now: () => number;
-  #list: { readonly at: number; readonly summaries: Promise<ChannelSummary[]> } | undefined;
+  #list: { readonly at: number; readonly read: Promise<ListRead> } | undefined;
   readonly #suggestions: ChannelSuggestions;
 
   constructor(stores: DashboardStores) {
@@ -94,11 +111,11 @@ export class StoreDashboardSource implements DashboardSource {
   async channels(): Promise<DashboardChannelRow[]> {
     const config = this.#stores.config();
     const systemTokens = new Map<string, Promise<number>>();
-    const summaries = await this.#summaries();
+    const { summaries, takeBacks } = await this.#listRead();
     return Promise.all(
       summaries.map(async (summary) => {
         const compactor = await this.#compactor(resolveChannel(config, summary.key), systemTokens);
-        return row(summary, compactor);
+        return row(summary, compactor, describeTakeBacks(takeBacks.get(summary.key)));
       }),
     );
   }
@@ -122,7 +139,7 @@ export class StoreDashboardSource implements DashboardSource {
       { order: 'importance', limit: DASHBOARD_LIMITS.memories },
     );
     return {
-      ...row(summary, compactor),
+      ...row(summary, compactor, status.takeBacks ?? describeTakeBacks(undefined)),
       spans: status.spans,
       inContext: status.messages.inContext,
       ...(status.microcompaction === undefined ? {} : { microcompaction: status.microcompaction }),
@@ -226,17 +243,23 @@ export class StoreDashboardSource implements DashboardSource {
     );
   }
 
-  async #summaries(): Promise<ChannelSummary[]> {
+  async #listRead(): Promise<ListRead> {
     const now = this.#now();
     if (this.#list === undefined || now - this.#list.at > LIST_TTL_MS) {
-      const summaries = this.#stores.channels.listChannels();
-      this.#list = { at: now, summaries };
+      const read = Promise.all([
+        this.#stores.channels.listChannels(),
+        this.#stores.takeBacks.pendingTakeBackCounts(),
+      ]).then(([summaries, pending]) => ({
+        summaries,
+        takeBacks: new Map(pending.map((p) => [p.channelKey, p])),
+      }));
+      this.#list = { at: now, read };
       // A failed read is not kept.
-      summaries.catch(() => {
-        if (this.#list?.summaries === summaries) this.#list = undefined;
+      read.catch(() => {
+        if (this.#list?.read === read) this.#list = undefined;
       });
     }
-    return this.#list.summaries;
+    return this.#list.read;
   }
 
   /** One channel's row, read on its own: the detail routes stay flat in the number of channels. */
@@ -257,7 +280,11 @@ function thresholdsOf(compactor: CompactorSettings): DashboardThresholds {
   };
 }
 
-function row(summary: ChannelSummary, compactor: CompactorSettings): DashboardChannelRow {
+function row(
+  summary: ChannelSummary,
+  compactor: CompactorSettings,
+  takeBacks: TakeBacksStatus,
+): DashboardChannelRow {
   const calibration = summary.calibration ?? UNCALIBRATED;
   const usage = usageOf({
     contextTokens: summary.tokens,
@@ -284,5 +311,6 @@ function row(summary: ChannelSummary, compactor: CompactorSettings): DashboardCh
     },
     messages: summary.headSeq,
     lastActiveAt: summary.lastActiveAt === undefined ? null : new Date(summary.lastActiveAt).toISOString(),
+    takeBacks,
   };
 }

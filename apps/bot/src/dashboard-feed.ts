@@ -1,12 +1,14 @@
 /**
  * What the running bot tells the dashboard as it happens: the usage after each turn, compaction
- * events and context changes. It keeps the usage series (`UsageSeries`, bounded) and hands every
- * event to the open event streams (`GET /api/dashboard/events`). Built before anything that emits,
- * so the composition root can wire the bot's `onTurn` and `onEvent` and the notifier to it.
+ * events, context changes and the take-backs it finished. It keeps the usage series (`UsageSeries`,
+ * bounded) and hands every event to the open event streams (`GET /api/dashboard/events`). Built
+ * before anything that emits, so the composition root can wire the bot's `onTurn`, `onEvent` and
+ * `onTakeBackFinished` and the notifier to it.
  *
  * Events carry numbers and ids only: the page reads text through the history route.
  */
-import type { CompactionLogEvent } from '@ebb/core';
+import type { TakeBackFinish } from '@ebb/compaction';
+import type { CompactionLogEvent, TakeBack } from '@ebb/core';
 import type { DashboardEvent } from '@ebb/web';
 import { UsageSeries, type UsageSeriesOptions } from './usage-series.js';
 
@@ -69,6 +71,18 @@ export class DashboardFeed {
       type: 'context',
       channel: change.channelKey,
       generation: change.generation,
+      at: this.now(),
+    });
+  }
+
+  /** A take-back this process completed, or failed to complete (still pending): its id and kind, no text. */
+  onTakeBackFinished(takeBack: TakeBack, outcome: TakeBackFinish): void {
+    this.#publish({
+      type: 'takeback',
+      channel: takeBack.channelKey,
+      takeBack: takeBack.id,
+      kind: takeBack.kind,
+      status: outcome.status,
       at: this.now(),
     });
   }

@@ -46,9 +46,11 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const observability = new Observability(options, database);
     const model = startModel(options, observability.metrics);
     const web = webAdapter(options);
-    // What the dashboard sees live: usage after each turn, compaction events, context changes.
+    // What the dashboard sees live: usage after each turn, compaction events, context changes, and
+    // the take-backs this process finished.
     const feed = new DashboardFeed();
     const onEvent = observability.compactionEvents(web, feed);
+    const onTakeBackFinished = observability.takeBackEvents(web, feed);
     const queue = await startQueue(options, { database, observability, onEvent }, steps);
     const { mcp, toolbox } = await startToolbox(options, database, steps);
     const embedded = { database: database.kind === 'pglite', queue: queue.embedded, offline: model.offline };
@@ -66,7 +68,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     const adapters = await platformAdapters(options, web);
     const bot = await startBot(
       options,
-      { adapters, stores, queue, model, toolbox, feed, onEvent, observability },
+      { adapters, stores, queue, model, toolbox, feed, onEvent, onTakeBackFinished, observability },
       steps,
     );
     options.logger.info(

@@ -198,6 +198,38 @@ describe('TakeBackRunner', () => {
     expect((await summaryTexts())[0]).not.toContain('7431');
   });
 
+  it('tells onFinished how each take-back ended: failed (still pending), then completed with its counts', async () => {
+    const takeBack = await deleteSecret();
+    const finished: [string, string, unknown][] = [];
+    const told = runner({
+      onFinished: (t, outcome) =>
+        finished.push([t.id, t.channelKey, outcome.status === 'completed' ? outcome.counts : outcome.error]),
+    });
+    summarizer.failing = 1;
+    await told.sweep();
+    expect(finished).toEqual([[takeBack.id, CHANNEL, 'the summarizer is down']]);
+    expect(await channels.takeBacks.pendingTakeBacks(CHANNEL)).toHaveLength(1);
+
+    told.complete(takeBack);
+    await told.idle();
+    expect(finished.at(-1)).toEqual([takeBack.id, CHANNEL, { memories: 0, checkpoints: 0, summaries: 1 }]);
+    expect(await channels.takeBacks.pendingTakeBacks(CHANNEL)).toEqual([]);
+  });
+
+  it('keeps a take-back completed when its onFinished listener throws', async () => {
+    await deleteSecret();
+    const throwing = runner({
+      onFinished: () => {
+        throw new Error('listener bug');
+      },
+    });
+    expect(await throwing.sweep()).toBe(1);
+    expect(logger.events('takeback.completed')).toHaveLength(1);
+    expect(logger.events('takeback.failed')).toEqual([]);
+    expect(logger.events('takeback.listener_failed')).toHaveLength(1);
+    expect(await channels.takeBacks.pendingTakeBacks(CHANNEL)).toEqual([]);
+  });
+
   it('gives its claims up when it stops, so another process finishes what the stop cut off', async () => {
     const takeBack = await deleteSecret();
     let release = () => {};

@@ -12,7 +12,8 @@
  * snapshot read before the take-back's commit) and then the slow half: the summaries set aside are
  * written again by the channel's summarizer from the redacted archive (`redactChannel`), bots are
  * told the context changed, `afterCompleted` runs (the bot scrubs its spool files) and the row is
- * marked completed with what it reached (`takeback.completed`).
+ * marked completed with what it reached (`takeback.completed`). `onFinished` hears how each take-back
+ * this process worked on ended (the dashboard's live feed); other processes see its context change.
  *
  * No wait on passes in flight: a pass whose snapshot predates the take-back cannot land what it read
  * (see `compaction-processor.ts`), however long it runs.
@@ -54,6 +55,11 @@ export interface TakeBackRunnerOptions {
   readonly logger: Logger;
   /** After the copies are rewritten, before the row is marked completed: the bot scrubs its spool. */
   readonly afterCompleted?: (takeBack: TakeBack) => Promise<void>;
+  /**
+   * After each take-back this runner worked on: completed (its row marked so), or failed (released,
+   * pending for the next sweep). The bot's dashboard feed and the web channel's stream hear it here.
+   */
+  readonly onFinished?: (takeBack: TakeBack, outcome: TakeBackFinish) => void;
   /** A settled take-back's summaries set aside: the bot marks its cached context stale. */
   readonly onContextChanged?: (channelKey: string, generation: number) => void;
   /**
@@ -72,6 +78,11 @@ export const DEFAULT_TAKE_BACK_RUNNER = {
   sweepMs: 10_000,
   batch: 20,
 } as const satisfies Required<Pick<TakeBackRunnerOptions, 'leaseMs' | 'sweepMs' | 'batch'>>;
+
+/** How a take-back the runner worked on ended: what `onFinished` is told (counts and codes, never text). */
+export type TakeBackFinish =
+  | { readonly status: 'completed'; readonly counts: TakeBackCounts }
+  | { readonly status: 'failed'; readonly error: string };
 
 /** How long `stop` waits for its claims to be given up. */
 export const TAKE_BACK_RELEASE_MS = 2_000;
@@ -125,12 +136,13 @@ export class TakeBackRunner {
       .then(async (claimed) => {
         for (const t of claimed) await this.#run(t);
       })
-      .catch((err: unknown) =>
+      .catch((err: unknown) => {
         this.#options.logger.warn(
           { event: 'takeback.failed', err, takeBack: id },
           'could not claim a take-back to complete it; the next sweep will',
-        ),
-      )
+        );
+        this.#finished(takeBack, { status: 'failed', error: errorText(err) });
+      })
       .finally(() => this.#running.delete(id));
     this.#running.set(id, work);
   }
@@ -198,6 +210,7 @@ export class TakeBackRunner {
       Math.max(1, Math.floor(leaseMs / 3)),
     );
     renewal.unref();
+    let outcome: TakeBackFinish;
     try {
       const settled = await this.settle(takeBack);
       const report = await redactChannel(
@@ -226,14 +239,29 @@ export class TakeBackRunner {
         },
         `completed a take-back: ${counts.summaries} summaries written again, ${counts.memories} memories dropped`,
       );
+      outcome = { status: 'completed', counts };
     } catch (err) {
       logger.warn(
         { event: 'takeback.failed', err, ...fields },
         'could not complete a take-back yet; its copies stay set aside and the next sweep tries again',
       );
-      await takeBacks.finishTakeBack(takeBack.id, { error: errorText(err) }).catch(() => {});
+      outcome = { status: 'failed', error: errorText(err) };
+      await takeBacks.finishTakeBack(takeBack.id, { error: outcome.error }).catch(() => {});
     } finally {
       clearInterval(renewal);
+    }
+    this.#finished(takeBack, outcome);
+  }
+
+  /** Tells `onFinished`; a listener that throws is logged, never taken for the take-back failing. */
+  #finished(takeBack: TakeBack, outcome: TakeBackFinish): void {
+    try {
+      this.#options.onFinished?.(takeBack, outcome);
+    } catch (err) {
+      this.#options.logger.warn(
+        { event: 'takeback.listener_failed', err, channel: takeBack.channelKey, takeBack: takeBack.id },
+        'a listener of finished take-backs threw; the take-back itself is unaffected',
+      );
     }
   }
 

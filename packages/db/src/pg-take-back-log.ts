@@ -10,6 +10,7 @@
  */
 import {
   type NewTakeBack,
+  type PendingTakeBacks,
   type SeqRange,
   type TakeBack,
   type TakeBackCounts,
@@ -188,6 +189,37 @@ export class PgTakeBackLog implements TakeBackLog {
         )
         .orderBy(asc(takeBacks.createdAt), asc(takeBacks.id));
       return rows.map(toTakeBack);
+    });
+  }
+
+  pendingTakeBackCounts(channelKey?: string): Promise<PendingTakeBacks[]> {
+    return dbCall('pendingTakeBackCounts', async () => {
+      // One grouped read over the pending rows (the partial index keeps it to those).
+      const rows = await this.#db
+        .select({
+          channelKey: takeBacks.channelKey,
+          pending: sql<number>`count(*)::int`,
+          // Whole ms, as a Date of the row has it (`extract` is exact: numeric).
+          oldestAt: sql<number>`floor(extract(epoch from min(${takeBacks.createdAt})) * 1000)::float8`,
+          oldestKind: sql<
+            Row['kind']
+          >`(array_agg(${takeBacks.kind} order by ${takeBacks.createdAt}, ${takeBacks.id}))[1]`,
+        })
+        .from(takeBacks)
+        .where(
+          and(
+            sql`${takeBacks.status} = 'pending'`,
+            channelKey === undefined ? undefined : eq(takeBacks.channelKey, channelKey),
+          ),
+        )
+        .groupBy(takeBacks.channelKey)
+        // Byte order, as the in-memory log sorts, whatever the database's collation.
+        .orderBy(sql`${takeBacks.channelKey} collate "C"`);
+      return rows.map((r) => ({
+        channelKey: r.channelKey,
+        pending: Number(r.pending),
+        oldest: { kind: r.oldestKind, createdAt: Number(r.oldestAt) },
+      }));
     });
   }
 }

@@ -4,7 +4,7 @@
  * events (the page reads text through `history`, behind the same admin rule).
  *
  *   GET /api/dashboard/channels                    DashboardChannelList (every channel, every platform)
- *   GET /api/dashboard/channels/:key               DashboardChannelDetail (passes, top memories)
+ *   GET /api/dashboard/channels/:key               DashboardChannelDetail (passes, top memories, take-backs)
  *   GET /api/dashboard/channels/:key/history       DashboardHistory (?before=seq | ?after=seq, &limit=)
  *   GET /api/dashboard/channels/:key/usage         DashboardUsage (points and pass marks over time)
  *   GET /api/dashboard/channels/:key/suggestion    DashboardSuggestion (`ebb simulate --suggest` on its last messages)
@@ -49,6 +49,21 @@ export interface DashboardChannelRow {
   readonly messages: number;
   /** When the channel last changed (a message, a pass), ISO; null when the store does not say. */
   readonly lastActiveAt: string | null;
+  /** Its take-backs not yet complete, by any process (one grouped read for the whole list). */
+  readonly takeBacks: DashboardTakeBacks;
+}
+
+/**
+ * A channel's take-backs (deletions, edits, `ebb forget`, retention) still pending: until each is
+ * complete, the summaries over what it took back are set aside or not yet written again.
+ */
+export interface DashboardTakeBacks {
+  readonly pending: number;
+  /** The oldest still pending (`createdAt` ISO); null when none is. */
+  readonly oldest: {
+    readonly kind: 'deleted' | 'edited' | 'forget' | 'retention';
+    readonly createdAt: string;
+  } | null;
 }
 
 /** `GET /api/dashboard/channels`. */
@@ -194,8 +209,21 @@ export type DashboardEvent =
       readonly jobId?: string;
       readonly at: number;
     }
-  /** A context changed elsewhere (a worker in another process spliced it). */
-  | { readonly type: 'context'; readonly channel: string; readonly generation: number; readonly at: number };
+  /** A context changed elsewhere (a worker in another process spliced it, or completed a take-back). */
+  | { readonly type: 'context'; readonly channel: string; readonly generation: number; readonly at: number }
+  /**
+   * A take-back (a deletion, an edit, `ebb forget`, a retention sweep) this process completed, or
+   * tried to and failed (it stays pending for the next sweep). One completed by another process
+   * arrives as that channel's `context` event.
+   */
+  | {
+      readonly type: 'takeback';
+      readonly channel: string;
+      readonly takeBack: string;
+      readonly kind: string;
+      readonly status: 'completed' | 'failed';
+      readonly at: number;
+    };
 
 /** What one replay of a channel's traffic came to (`ebb simulate --suggest`'s columns). */
 export interface DashboardReplayOutcome {

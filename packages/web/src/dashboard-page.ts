@@ -7,7 +7,8 @@
  * Views: the channel list (filter, platform, sortable columns, 50 rows a page, busiest first), and
  * for the selected channel its gauge, usage over time (inline SVG: a line, the thresholds, a mark
  * per pass in its tier's colour), its history (the archive's last messages with the summary spans,
- * truncation markers and microcompaction stubs where they sit, older pages on demand), its passes,
+ * truncation markers and microcompaction stubs where they sit, older pages on demand), the
+ * take-backs (deletions, edits, forgets) still being completed, its passes,
  * its top memories and its suggested settings (read-only: `ebb simulate --suggest`'s table and block,
  * computed by the server in seconds, so the panel says so meanwhile). Every view has a loading and an
  * empty state; updates are announced in one polite live region.
@@ -77,6 +78,7 @@ export function dashboardPage(authNote: string, script: string): string {
         <p id="usage-label" class="figure"><span id="usage">usage —</span></p>
         <p id="tokens" class="note">tokens —</p>
         <p id="spans" class="note">spans —</p>
+        <p id="take-backs" class="note" hidden></p>
         <p id="cost" class="note">last 24 hours —</p>
       </div>
       <div class="columns">

@@ -36,6 +36,7 @@ export const DASHBOARD_STYLE = `
   .channels tr[aria-current=true] a { font-weight: 600; }
   .plat { display: inline-block; font-size: 10px; border-radius: 3px; padding: 0 4px; margin-right: 4px; color: #fff; background: #64748b; vertical-align: 1px; }
   .plat.slack { background: #611f69; } .plat.discord { background: #5865f2; } .plat.web { background: #0f766e; }
+  .takebacks-badge { display: inline-block; font-size: 10px; border-radius: 3px; padding: 0 4px; margin-right: 4px; background: #fef3c7; color: #92400e; vertical-align: 1px; }
   .bar { position: relative; height: 14px; background: #e8ebf0; border-radius: 3px; overflow: hidden; }
   .bar i { position: absolute; inset: 0 auto 0 0; background: #3b82f6; }
   .bar span { position: relative; font-size: 11px; padding-left: 4px; line-height: 14px; }

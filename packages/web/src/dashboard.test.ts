@@ -14,6 +14,7 @@ const row: DashboardChannelRow = {
   tokens: { context: 1000, reserved: 200, budget: 3700, calibration: 1, provider: 1200 },
   messages: 12,
   lastActiveAt: null,
+  takeBacks: { pending: 0, oldest: null },
 };
 
 /** A source over one channel that records the history pages asked for. */

@@ -28,6 +28,7 @@ import {
   type ChannelPassSettings,
   passSettingsResolver,
   RetentionSweep,
+  type TakeBackFinish,
   TakeBackRunner,
 } from '@ebb/compaction';
 import { type EbbConfig, resolveChannel, retentionConfigured } from '@ebb/config';
@@ -124,6 +125,11 @@ export interface BotOptions {
   readonly sweepsRetention?: boolean;
   /** After a retention sweep took back a channel's old messages: for metrics. */
   readonly onRetention?: (sweep: { readonly channel: string; readonly messages: number }) => void;
+  /**
+   * After each take-back this process completed, or tried to and failed (pending for the next sweep):
+   * for the dashboard's live feed and the web channel's stream.
+   */
+  readonly onTakeBackFinished?: (takeBack: TakeBack, outcome: TakeBackFinish) => void;
   /** After every deletion or edit from a platform: for metrics. */
   readonly onMessageChange?: (report: ChangeReport & { readonly platform: string }) => void;
   /** After every turn: for metrics. */
@@ -257,6 +263,7 @@ export class Bot {
       notifier: options.notifier,
       logger: options.logger,
       onContextChanged: (key, generation) => states.markStale(key, generation),
+      ...(options.onTakeBackFinished === undefined ? {} : { onFinished: options.onTakeBackFinished }),
       // The spool's files keep no copy of a deleted message (an edit's old text is the archive's
       // only: the spool may still hold a later edit of it, which must replay).
       ...(spool === undefined

@@ -13,6 +13,7 @@ import {
   PgChannelStore,
   PgMemoryStore,
   PgRunStore,
+  PgTakeBackLog,
   PgUsageStore,
 } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
@@ -181,6 +182,11 @@ describe('ebb status', () => {
     );
     expect(text).toContain(`  memories  3 in scope ${SLACK}`);
     expect(text).toContain(`  memories  1 in scope ${WEB}`);
+    expect(text.split('\n').filter((l) => l.startsWith('  take-backs'))).toEqual([
+      '  take-backs 0 pending',
+      '  take-backs 0 pending',
+      '  take-backs 0 pending',
+    ]);
     expect(text).toMatch(
       / {2}passes {4}\d{4}-\d\d-\d\d \d\d:\d\dZ aggressive #1–#20 failed \(llm_timeout\): 30\.0 s/,
     );
@@ -221,8 +227,10 @@ describe('ebb status', () => {
       'memories',
       'passes',
       'lastDay',
+      'takeBacks',
       'settings',
     ]);
+    expect(channel.takeBacks).toEqual({ pending: 0, oldest: null });
     expect(channel.lastDay).toEqual({
       calls: 11,
       promptTokens: 104_000,
@@ -282,6 +290,48 @@ describe('ebb status', () => {
     expect(source('compaction.emergency_threshold')).toMatchObject({ value: 0.95, source: 'default' });
     expect(source('llm.context_window')).toMatchObject({ value: 16_000, source: '[llm]' });
     expect(source('compaction.summary_max_tokens').source).toMatch(/^default \(/);
+  });
+
+  it("shows a channel's pending take-backs, whichever process recorded them, until each is complete", async () => {
+    const log = new PgTakeBackLog({ db: pg.db });
+    const deletion = await log.recordTakeBack(WEB, {
+      kind: 'deleted',
+      ranges: [{ fromSeq: 2, toSeq: 2 }],
+      platformMessageIds: ['w2'],
+    });
+    const forget = await log.recordTakeBack(WEB, {
+      kind: 'forget',
+      ranges: [{ fromSeq: 3, toSeq: 3 }],
+      platformMessageIds: [],
+    });
+    const read = async () => {
+      const text = capture();
+      expect(await status({ config: configFile }, text, deps())).toBe(0);
+      const json = capture();
+      expect(await status({ config: configFile, channel: WEB, json: true }, json, deps())).toBe(0);
+      const lines = text.stdout().split('\n');
+      const web = lines.indexOf(lines.find((l) => l.startsWith(`${WEB}  `)) ?? '');
+      return {
+        // The web channel's block is the last one: its take-backs line, and the other channels'.
+        line: lines.slice(web).find((l) => l.startsWith('  take-backs')),
+        others: lines.slice(0, web).filter((l) => l.startsWith('  take-backs')),
+        json: JSON.parse(json.stdout()).channels[0].takeBacks,
+      };
+    };
+    const pending = await read();
+    expect(pending.line).toMatch(/^ {2}take-backs 2 pending \(oldest \d+ (s|min), deletion\)$/);
+    expect(pending.others).toEqual(['  take-backs 0 pending', '  take-backs 0 pending']);
+    expect(pending.json).toEqual({
+      pending: 2,
+      oldest: { kind: 'deleted', createdAt: new Date(deletion.createdAt).toISOString() },
+    });
+
+    await log.finishTakeBack(deletion.id, { counts: { memories: 0, checkpoints: 0, summaries: 1 } });
+    expect((await read()).line).toMatch(/^ {2}take-backs 1 pending \(oldest \d+ (s|min), forget\)$/);
+    await log.finishTakeBack(forget.id, { counts: { memories: 0, checkpoints: 0, summaries: 0 } });
+    const done = await read();
+    expect(done.line).toBe('  take-backs 0 pending');
+    expect(done.json).toEqual({ pending: 0, oldest: null });
   });
 
   it('--channel shows the settings table in text', async () => {

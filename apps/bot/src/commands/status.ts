@@ -1,7 +1,8 @@
 /**
  * `ebb status [--channel KEY] [--json] [--config PATH] [--embedded]`: every channel (or one) as the
  * bot sees it: usage against the channel's own three thresholds as a bar, tokens, spans, the last
- * passes with their outcome and duration, the memories in its scope; for one channel also the
+ * passes with their outcome and duration, the memories in its scope, the take-backs (deletions,
+ * edits, forgets) still being completed, by any process; for one channel also the
  * settings that drive compaction and where each value came from (default, a section, a platform
  * section or a `[channels."<pattern>"]` block). Usage is computed as the bot computes it: (context
  * tokens + system prompt tokens + built-in tool tokens) × the channel's calibration, over the context
@@ -46,6 +47,10 @@
  *         "costUsd": number | null,        // at [prices."<model>"]; null when a model used is unpriced
  *         "unpriced": string[]             // the models with calls and no [prices."<model>"]
  *       } | null,
+ *       "takeBacks": {                     // deletions, edits, forgets and retention sweeps not yet complete
+ *         "pending": number,               // (their summaries are set aside or not yet written again)
+ *         "oldest": { "kind": "deleted" | "edited" | "forget" | "retention", "createdAt": string } | null
+ *       },
  *       "settings": [{ "key": string, "value": unknown, "source": string }] | null  // with --channel only
  *     }],
  *     "mcp": [{                            // each of [mcp.servers]; [] when none
@@ -62,6 +67,7 @@
  *   }
  */
 import { DERIVED_DEFAULTS, type EbbConfig, explainChannel, formatTomlValue, type LeafKey } from '@ebb/config';
+import { TAKE_BACK_KIND_WORDS } from '@ebb/core';
 import { isLlmRefusal } from '@ebb/llm';
 import type { ContextCacheStats } from '@ebb/observability';
 import { usageBar } from '../bot/context-report.js';
@@ -137,9 +143,10 @@ export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommand
     const memoryCounts = new Map<string, Promise<number>>();
     const systemTokens = new Map<string, Promise<number>>();
     const channels: ChannelStatus[] = [];
+    const stores = { ...session, takeBacks: session.channels.takeBacks };
     for (const summary of chosen) {
       channels.push(
-        await loadChannelStatus(session, config, summary, {
+        await loadChannelStatus(stores, config, summary, {
           memoryCounts,
           systemTokens,
           settingRows: args.channel !== undefined ? settingRows(config, summary.key) : null,
@@ -210,6 +217,7 @@ function formatChannel(c: ChannelStatus): string[] {
     `  stubs     ${plural(c.microcompaction?.stubbed ?? 0, 'tool result', 'tool results')} microcompacted, ${num(c.microcompaction?.tokensSaved ?? 0)} tokens saved`,
     `  memories  ${num(c.memories.count)} in scope ${c.memories.scope}`,
   ];
+  if (c.takeBacks !== null) lines.push(`  take-backs ${formatTakeBacks(c.takeBacks)}`);
   if (c.lastDay !== null) lines.push(`  last day  ${formatLastDay(c.lastDay)}`);
   const refusal = refusalOf(c.passes[0]);
   if (refusal !== undefined) {
@@ -242,6 +250,20 @@ function formatLastDay(d: NonNullable<ChannelStatus['lastDay']>): string {
       ? `$${d.costUsd.toFixed(4)}`
       : `cost unknown: no [prices] for ${d.unpriced.join(', ')}`;
   return `${plural(d.calls, 'model call', 'model calls')}, ${num(d.promptTokens)} prompt tokens${cached}, ${num(d.completionTokens)} completion; ${cost}`;
+}
+
+/** `2 pending (oldest 41 s, deletion)`: until 0, summaries over what they took back are being written again. */
+function formatTakeBacks(t: NonNullable<ChannelStatus['takeBacks']>): string {
+  if (t.oldest === null) return `${num(t.pending)} pending`;
+  const age = Math.max(0, Date.now() - Date.parse(t.oldest.createdAt)) / 1000;
+  return `${num(t.pending)} pending (oldest ${duration(age)}, ${TAKE_BACK_KIND_WORDS[t.oldest.kind]})`;
+}
+
+function duration(seconds: number): string {
+  if (seconds < 120) return `${Math.round(seconds)} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} d`;
 }
 
 /** The refusal (a rejected key, no credit) a failed pass reports: it needs an operator, not a retry. */

@@ -8,7 +8,7 @@ import type { CompactionEventSink, PlatformAdapter } from '@ebb/core';
 import { SHUTDOWN_STEP_MS, type ShutdownSteps } from '@ebb/core';
 import { meteredSummarizer } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
-import { Bot, TURN_CUT_OFF_MS } from '../bot/bot.js';
+import { Bot, type BotOptions, TURN_CUT_OFF_MS } from '../bot/bot.js';
 import type { DashboardFeed } from '../dashboard-feed.js';
 import { describeStartFailure } from '../start-failure.js';
 import type { Stores } from './database.js';
@@ -25,6 +25,8 @@ export interface BotParts {
   readonly toolbox: Toolbox;
   readonly feed: DashboardFeed;
   readonly onEvent: CompactionEventSink;
+  /** A take-back this process finished: the dashboard and the web channel's stream. */
+  readonly onTakeBackFinished: NonNullable<BotOptions['onTakeBackFinished']>;
   readonly observability: Observability;
 }
 
@@ -41,6 +43,7 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
     chatModel: parts.model.chatModel,
     logger,
     onEvent: parts.onEvent,
+    onTakeBackFinished: parts.onTakeBackFinished,
     onTurn: (turn) => {
       metrics.onTurn(turn);
       feed.onTurn(turn);

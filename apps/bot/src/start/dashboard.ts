@@ -1,7 +1,7 @@
 /**
  * The dashboard part: its pages and API over the stores, with the live feed (usage after each turn,
- * compaction events, context changes) and BullMQ's board; the notifier subscription that brings it
- * the passes of other processes is ended at stop.
+ * compaction events, context changes, finished take-backs) and BullMQ's board; the notifier
+ * subscription that brings it the passes (and take-backs) of other processes is ended at stop.
  */
 import type { ContextNotifier, ShutdownSteps } from '@ebb/core';
 import type { Toolbox } from '@ebb/tools';
@@ -33,6 +33,7 @@ export async function startDashboard(
     source: new StoreDashboardSource({
       config: options.config,
       ...parts.stores,
+      takeBacks: parts.stores.channels.takeBacks,
       feed,
       offeredTools: new OfferedTools(parts.toolbox),
     }),

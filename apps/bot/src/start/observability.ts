@@ -1,10 +1,11 @@
 /**
  * The observability part: the metrics, /metrics and /healthz (the checks of what this process
  * reaches, the fallbacks in use, the platforms running degraded, the MCP servers, the context cache),
- * and where compaction events go. Nothing of its own to stop: it lives on the web channel's server.
+ * and where compaction events and finished take-backs go. Nothing of its own to stop: it lives on
+ * the web channel's server.
  */
-import { logCompactionEvent } from '@ebb/compaction';
-import type { CompactionEventSink } from '@ebb/core';
+import { logCompactionEvent, type TakeBackFinish } from '@ebb/compaction';
+import type { CompactionEventSink, TakeBack } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import {
   createMetrics,
@@ -44,6 +45,28 @@ export class Observability {
       this.metrics.onCompactionEvent(e);
       web.publish(e.channel, { type: 'compaction', ...e });
       feed.onCompactionEvent(e);
+    };
+  }
+
+  /**
+   * Where a take-back this process finished goes (the runner logged it): the dashboard, and a web
+   * channel's own stream, which showed its `deleted` or `edited` event with `pending` summaries: a
+   * completed one has none left.
+   */
+  takeBackEvents(
+    web: WebAdapter,
+    feed: DashboardFeed,
+  ): (takeBack: TakeBack, outcome: TakeBackFinish) => void {
+    return (takeBack, outcome) => {
+      feed.onTakeBackFinished(takeBack, outcome);
+      if (!takeBack.channelKey.startsWith('web:')) return;
+      web.publish(takeBack.channelKey, {
+        type: 'takeback',
+        takeBack: takeBack.id,
+        kind: takeBack.kind,
+        status: outcome.status,
+        ...(outcome.status === 'completed' ? { pending: 0 } : {}),
+      });
     };
   }
 

@@ -17,6 +17,14 @@ import { overlapsAny } from './plan-redaction.js';
 export const TAKE_BACK_KINDS = ['deleted', 'edited', 'forget', 'retention'] as const;
 export type TakeBackKind = (typeof TAKE_BACK_KINDS)[number];
 
+/** Each kind in a word, as operators read it (`ebb status`, the dashboard). */
+export const TAKE_BACK_KIND_WORDS = {
+  deleted: 'deletion',
+  edited: 'edit',
+  forget: 'forget',
+  retention: 'retention',
+} as const satisfies Record<TakeBackKind, string>;
+
 /** A take-back to record with the tombstones (the store gives it its id and mark). */
 export interface NewTakeBack {
   readonly kind: TakeBackKind;
@@ -35,6 +43,21 @@ export interface TakeBack extends NewTakeBack {
   /** Epoch ms. */
   readonly createdAt: number;
   readonly attempts: number;
+}
+
+/**
+ * A channel's take-backs still pending, for operators (`ebb status`, the dashboard): how many, and
+ * the oldest's kind and when it was recorded. Counts and times, never text.
+ */
+export interface PendingTakeBacks {
+  readonly channelKey: string;
+  /** At least 1: a channel with none pending has no entry. */
+  readonly pending: number;
+  readonly oldest: {
+    readonly kind: TakeBackKind;
+    /** Epoch ms. */
+    readonly createdAt: number;
+  };
 }
 
 /** What completing a take-back reached: counts, never text. */

@@ -15,7 +15,7 @@ import type { EditedCopy } from '../plans/plan-message-rewrite.js';
 import type { StubRequest } from '../plans/plan-microcompaction.js';
 import type { SummaryResult } from '../plans/plan-splice.js';
 import type { SummaryReplacement } from '../plans/plan-summary-replacement.js';
-import type { NewTakeBack, TakeBack, TakeBackCounts } from '../plans/take-back.js';
+import type { NewTakeBack, PendingTakeBacks, TakeBack, TakeBackCounts } from '../plans/take-back.js';
 import type { SummaryOutput } from './model-ports.js';
 
 /*
@@ -376,6 +376,11 @@ export interface TakeBackLog {
   ): Promise<void>;
   /** Take-backs still pending, oldest first (`channelKey`: of one channel): for status and the dashboard. */
   pendingTakeBacks(channelKey?: string): Promise<TakeBack[]>;
+  /**
+   * Per channel with a take-back pending (by key; `channelKey`: that one only): how many, and the
+   * oldest's kind and time. One grouped read however many channels there are (the dashboard's list).
+   */
+  pendingTakeBackCounts(channelKey?: string): Promise<PendingTakeBacks[]>;
 }
 
 /** Every channel's counters, for operators (`ebb status`, the dashboard), not the hot path. */

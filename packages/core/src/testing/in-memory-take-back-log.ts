@@ -4,7 +4,13 @@
  * `editMessage`, as Postgres records in their transaction.
  */
 import type { SeqRange } from '../model/model.js';
-import { type NewTakeBack, type TakeBack, type TakeBackCounts, takenBackOver } from '../plans/take-back.js';
+import {
+  type NewTakeBack,
+  type PendingTakeBacks,
+  type TakeBack,
+  type TakeBackCounts,
+  takenBackOver,
+} from '../plans/take-back.js';
 import type { TakeBackLog } from '../ports/ports.js';
 
 interface Row extends TakeBack {
@@ -105,6 +111,20 @@ export class InMemoryTakeBackLog implements TakeBackLog {
     return this.#rows
       .filter((r) => r.status === 'pending' && (channelKey === undefined || r.channelKey === channelKey))
       .map(publicOf);
+  }
+
+  async pendingTakeBackCounts(channelKey?: string): Promise<PendingTakeBacks[]> {
+    const byChannel = new Map<string, PendingTakeBacks>();
+    // Rows are kept in the order they were recorded: the first of a channel is its oldest.
+    for (const row of await this.pendingTakeBacks(channelKey)) {
+      const seen = byChannel.get(row.channelKey);
+      byChannel.set(row.channelKey, {
+        channelKey: row.channelKey,
+        pending: (seen?.pending ?? 0) + 1,
+        oldest: seen?.oldest ?? { kind: row.kind, createdAt: row.createdAt },
+      });
+    }
+    return [...byChannel.values()].sort((a, b) => (a.channelKey < b.channelKey ? -1 : 1));
   }
 }
 

@@ -131,6 +131,46 @@ export function takeBackLogContract(current: () => ContractContext<TakeBackLogUn
       ).toEqual([2]);
     });
 
+    it('counts the pending take-backs per channel with the oldest, until each is finished', async () => {
+      const other = `${key}:b`;
+      await appendMany(channels, key, 4);
+      await appendMany(channels, other, 2);
+      const first = (await channels.redactArchive(key, [tombstone(2)], deleted(2, 2, ['p2']))).takeBack;
+      const edit = await channels.editMessage(key, {
+        seq: 3,
+        text: 'new',
+        tokens: 1,
+        contextTokens: 1,
+        takeBack: { kind: 'edited', ranges: [{ fromSeq: 3, toSeq: 3 }], platformMessageIds: ['p3'] },
+      });
+      const second = edit.kind === 'edited' ? edit.takeBack : undefined;
+      const forgot = await log.recordTakeBack(other, {
+        kind: 'forget',
+        ranges: [{ fromSeq: 1, toSeq: 2 }],
+        platformMessageIds: [],
+      });
+      if (!first || !second) throw new Error('no take-back recorded');
+      const mine = async (channelKey?: string) =>
+        (await log.pendingTakeBackCounts(channelKey)).filter((p) => p.channelKey.startsWith(key));
+      expect(await mine()).toEqual([
+        { channelKey: key, pending: 2, oldest: { kind: 'deleted', createdAt: first.createdAt } },
+        { channelKey: other, pending: 1, oldest: { kind: 'forget', createdAt: forgot.createdAt } },
+      ]);
+      expect(await mine(other)).toEqual([
+        { channelKey: other, pending: 1, oldest: { kind: 'forget', createdAt: forgot.createdAt } },
+      ]);
+      // A failed attempt leaves it pending; a finished one is counted no more.
+      await log.finishTakeBack(first.id, { error: 'store_unavailable' });
+      expect((await mine(key))[0]?.pending).toBe(2);
+      await log.finishTakeBack(first.id, { counts: { memories: 0, checkpoints: 0, summaries: 1 } });
+      expect(await mine(key)).toEqual([
+        { channelKey: key, pending: 1, oldest: { kind: 'edited', createdAt: second.createdAt } },
+      ]);
+      await log.finishTakeBack(second.id, { counts: { memories: 0, checkpoints: 0, summaries: 0 } });
+      expect(await mine(key)).toEqual([]);
+      expect((await mine()).map((p) => p.channelKey)).toEqual([other]);
+    });
+
     it('tombstones a batch without a take-back when told (a sweep records one after its last batch)', async () => {
       await appendMany(channels, key, 3);
       const outcome = await channels.redactArchive(key, [tombstone(2)], undefined);

@@ -40,6 +40,7 @@ function resetChannel(key: string): void {
   $('usage').textContent = 'usage —';
   $('tokens').textContent = 'tokens —';
   $('spans').textContent = 'spans —';
+  $('take-backs').hidden = true;
   $('gauge-fill').style.width = '0';
   $('gauge').removeAttribute('aria-valuenow');
   $('chart').replaceChildren(note('Loading usage…'));

@@ -4,6 +4,7 @@
  * region.
  */
 import type { DashboardThresholds } from '../dashboard-api.js';
+import { span } from './format.js';
 
 type AttrValue = string | number | boolean | null | undefined;
 export type Child = Node | string | null | undefined;
@@ -51,12 +52,7 @@ export function svg(
 export { clock, num, pct, plural } from './format.js';
 
 export function ago(iso: string | null): string {
-  if (!iso) return '—';
-  const s = Math.max(0, (Date.now() - Date.parse(iso)) / 1000);
-  if (s < 60) return `${Math.round(s)} s ago`;
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
-  return `${Math.round(s / 86400)} d ago`;
+  return iso ? `${span(Date.now() - Date.parse(iso))} ago` : '—';
 }
 
 /** A channel's thresholds, lowest first, with their names. */

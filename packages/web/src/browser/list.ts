@@ -41,10 +41,20 @@ function rowItem(r: Row): HTMLTableRowElement {
     el('i', { style: `width:${Math.min(100, r.usage * 100).toFixed(1)}%` }),
     el('span', { text: pct(r.usage) }),
   );
+  const pending = r.takeBacks.pending;
+  // Take-backs not yet complete: first in the key's cell, which cuts a long key at its end.
+  const takeBacks =
+    pending === 0
+      ? undefined
+      : el('span', {
+          class: 'takebacks-badge',
+          text: `${num(pending)} pending`,
+          title: `${num(pending)} take-back${pending === 1 ? '' : 's'} pending`,
+        });
   return el(
     'tr',
     { 'aria-current': r.key === state.key ? 'true' : undefined, 'data-row': r.key },
-    el('td', {}, link),
+    el('td', {}, takeBacks, link),
     el('td', {}, bar),
     el('td', { class: 'num', text: num(r.messages) }),
     el('td', { text: ago(r.lastActiveAt), title: r.lastActiveAt ?? '' }),
@@ -117,11 +127,17 @@ function once(fn: () => void): () => void {
 
 /**
  * The selected channel's detail is the newest read of its row (unless a turn event moved the row
- * after the detail was asked for): the list shows what the detail shows.
+ * after the detail was asked for; no turn event carries take-backs): the list shows what the detail
+ * shows.
  */
 export function rowFromDetail(d: DashboardChannelDetail, askedAt: number): void {
   const row = state.rows.find((r) => r.key === d.key);
-  if (!row || (row.turnAt ?? 0) > askedAt || (row.usage === d.usage && row.messages === d.messages)) return;
+  if (!row) return;
+  if (row.takeBacks.pending !== d.takeBacks.pending) {
+    row.takeBacks = d.takeBacks;
+    listSoon();
+  }
+  if ((row.turnAt ?? 0) > askedAt || (row.usage === d.usage && row.messages === d.messages)) return;
   row.usage = d.usage;
   row.reached = d.reached;
   row.messages = d.messages;

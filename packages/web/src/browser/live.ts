@@ -1,7 +1,8 @@
 /**
  * The live feed (`GET /api/dashboard/events`): a turn moves its channel's row, a compaction event is
- * announced for the selected channel, a splice reloads the rows on the list's page; the selected
- * channel is read again after any of them.
+ * announced for the selected channel, a splice or a finished take-back reloads the rows on the list's
+ * page; the selected channel is read again after any of them (its pending take-backs with it: one a
+ * worker in another process completed arrives only as its `context` event).
  */
 
 import { thresholdReached } from '@ebb/core';
@@ -48,6 +49,14 @@ function onContext(ev: EventOf<'context'>): void {
   if (ev.channel === state.key) refreshSelected(true);
 }
 
+/** The summaries a take-back set aside were written again (or it failed, and stays pending). */
+function onTakeBack(ev: EventOf<'takeback'>): void {
+  if (state.shown.has(ev.channel)) listReloadSoon();
+  if (ev.channel !== state.key) return;
+  announce(`take-back ${ev.status} in ${ev.channel}`);
+  refreshSelected(true);
+}
+
 export function connect(): void {
   const stream = new EventSource('/api/dashboard/events');
   const streamState = (text: string, className: string) => {
@@ -62,4 +71,5 @@ export function connect(): void {
   on('turn', onTurn);
   on('compaction', onCompaction);
   on('context', onContext);
+  on('takeback', onTakeBack);
 }

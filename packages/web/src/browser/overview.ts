@@ -1,6 +1,10 @@
-/** The selected channel's overview (gauge, tokens, spans, the last day's cost), passes and memories. */
+/**
+ * The selected channel's overview (gauge, tokens, spans, the take-backs still pending, the last day's
+ * cost), passes and memories.
+ */
 import type { DashboardChannelDetail, DashboardCost } from '../dashboard-api.js';
 import { $, clock, el, num, pct, plural, thresholdList } from './dom.js';
+import { takeBacksText } from './format.js';
 
 const MEMORY_SHOWN = 160;
 
@@ -31,6 +35,9 @@ export function drawOverview(d: DashboardChannelDetail): void {
     (d.microcompaction
       ? `, ${d.microcompaction.stubbed} tool results stubbed (${num(d.microcompaction.tokensSaved)} tokens saved)`
       : '');
+  const takeBacks = $('take-backs');
+  takeBacks.textContent = takeBacksText(d.takeBacks, Date.now());
+  takeBacks.hidden = d.takeBacks.pending === 0;
   $('cost').textContent = `last 24 hours: ${lastDay(d.lastDay)}`;
 }
 
