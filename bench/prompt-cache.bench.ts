@@ -5,10 +5,11 @@
  * tokens, in 128-token steps, for an identical prefix) and report `cached_tokens`. Every message is
  * answered and every pass extracts memories, so a turn's prompt carries recalled memories.
  *
- * Each window is replayed twice in the same run: with Ebb's prompt, and with the same prompt in the
- * layout Ebb sent before (the recalled memories moved back right after the system prompt, by a
- * decorator around the chat model: every other byte is the same). Cost is at gpt-5.4-mini's list
- * prices ($0.75 input, $0.075 cached input, $4.50 output per million tokens).
+ * Each window is replayed with Ebb's prompt; `EBB_BENCH_LAYOUTS=before,ebb` replays it a second time
+ * with the newest memories block moved right after the system prompt, where Ebb put it until
+ * 2026-11-26 (a decorator around the chat model). "Uncached tokens per warm reply" is what a reply the
+ * cache served a part of paid in full: the tail that changed since the last prompt. Cost is at
+ * gpt-5.4-mini's list prices ($0.75 input, $0.075 cached input, $4.50 output per million tokens).
  *
  *   npm run bench -- prompt-cache                      # 20,000 messages, 32k and 128k windows
  *   EBB_BENCH_MESSAGES=5000 EBB_BENCH_WINDOWS=32000 npm run bench -- prompt-cache
@@ -39,6 +40,8 @@ import { IRC_TRANSCRIPT, NullPlatform, readJsonl, table } from './support.js';
 
 const MESSAGES = Number(process.env.EBB_BENCH_MESSAGES ?? 20_000);
 const WINDOWS = (process.env.EBB_BENCH_WINDOWS ?? '32000,128000').split(',').map(Number);
+/** `ebb` (today's layout); `before,ebb` adds the layout of before 2026-11-26 (memories after the system prompt). */
+const LAYOUTS = (process.env.EBB_BENCH_LAYOUTS ?? 'ebb').split(',') as readonly ('ebb' | 'before')[];
 const PRICE = { input_per_mtok: 0.75, cached_input_per_mtok: 0.075, output_per_mtok: 4.5 };
 const REPLY =
   'Thanks, noted. If the install still fails, paste the exact error and the output of uname -a, and say which release you are on.';
@@ -100,6 +103,8 @@ function summaryReply(request: RecordedRequest) {
 interface Outcome {
   readonly prompt: number;
   readonly cached: number;
+  readonly warmReplies: number;
+  readonly warmUncached: number;
   readonly output: number;
   readonly replies: number;
   readonly withMemories: number;
@@ -203,6 +208,8 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
     return {
       prompt: chat.cacheTotals.promptTokens,
       cached: chat.cacheTotals.cachedTokens,
+      warmReplies: chat.cacheTotals.warmReplies,
+      warmUncached: chat.cacheTotals.warmUncachedTokens,
       output: seen.replies * countTokens(REPLY),
       ...seen,
       metricCached: metric
@@ -230,15 +237,16 @@ export async function promptCacheBench(): Promise<string> {
     .map((m) => `${m.author}: ${m.text}`);
   const rows: (string | number)[][] = [];
   for (const window of WINDOWS) {
-    for (const layout of ['before', 'ebb'] as const) {
+    for (const layout of LAYOUTS) {
       const o = await replay(window, layout, texts);
       const cost = costUsd({ input: o.prompt, cached: o.cached, output: o.output }, PRICE);
       const uncachedCost = costUsd({ input: o.prompt, output: o.output }, PRICE);
       const cells = [
         `${window / 1000}k`,
-        layout === 'ebb' ? 'memories last (now)' : 'memories first (before)',
+        layout === 'ebb' ? 'memories last (now)' : 'memories first (before 2026-11-26)',
         o.replies,
         `${((100 * o.cached) / Math.max(1, o.prompt)).toFixed(1)}%`,
+        (o.warmUncached / Math.max(1, o.warmReplies)).toFixed(0),
         ((o.prompt / o.replies) * 1000).toFixed(0),
         `$${((1000 * cost) / o.replies).toFixed(3)}`,
         `$${((1000 * uncachedCost) / o.replies).toFixed(3)}`,
@@ -260,6 +268,7 @@ export async function promptCacheBench(): Promise<string> {
         'prompt layout',
         'replies',
         'prompt tokens served from cache',
+        'uncached tokens per warm reply',
         'prompt tokens per 1,000 replies',
         'cost per 1,000 messages',
         'cost with no cache',

@@ -404,6 +404,12 @@ describe('FakeOpenAiServer as real providers behave', () => {
     expect(server.cacheTotals.cachedTokens).toBe(
       cached + (changed.usage?.prompt_tokens_details?.cached_tokens ?? 0),
     );
+    // Warm: the two replies the cache served a part of, and what it did not serve of them.
+    expect(server.cacheTotals).toMatchObject({
+      warmReplies: 2,
+      warmUncachedTokens:
+        (second.usage?.prompt_tokens ?? 0) - cached + (changed.usage?.prompt_tokens ?? 0) - kept,
+    });
   });
 
   it('caches nothing under 1,024 tokens, and keeps prompt_cache_key routes apart', async () => {

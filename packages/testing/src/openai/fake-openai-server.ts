@@ -130,7 +130,12 @@ const DEFAULTS = {
 export interface PromptCacheTotals {
   readonly promptTokens: number;
   readonly cachedTokens: number;
+  /** Replies whose prompt the cache served a part of (warm), and the tokens of theirs it did not serve. */
+  readonly warmReplies: number;
+  readonly warmUncachedTokens: number;
 }
+
+const NO_TOTALS: PromptCacheTotals = { promptTokens: 0, cachedTokens: 0, warmReplies: 0, warmUncachedTokens: 0 };
 
 const DEFAULT_REPLY: FakeReply = { content: 'This is a reply from the fake OpenAI server.' };
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -146,7 +151,7 @@ export class FakeOpenAiServer {
   readonly #faults = new ScriptedFaults<RecordedRequest, FakeFault>('FakeOpenAiServer');
   readonly #timers = new Set<NodeJS.Timeout>();
   readonly #cache: PromptCache | undefined;
-  #totals = { promptTokens: 0, cachedTokens: 0 };
+  #totals = { ...NO_TOTALS };
   #ids = 0;
   /** Requests received, whether or not `requests` still holds them. */
   #seen = 0;
@@ -238,7 +243,7 @@ export class FakeOpenAiServer {
     this.#handler = undefined;
     this.#faults.clear();
     this.#cache?.clear();
-    this.#totals = { promptTokens: 0, cachedTokens: 0 };
+    this.#totals = { ...NO_TOTALS };
   }
 
   async close(): Promise<void> {
@@ -318,8 +323,14 @@ export class FakeOpenAiServer {
       Math.floor(this.#options.now() / 1000),
       (prompt) => this.#cache?.serve(body, prompt),
     );
-    this.#totals.promptTokens += resolved.usage.prompt_tokens;
-    this.#totals.cachedTokens += resolved.usage.prompt_tokens_details?.cached_tokens ?? 0;
+    const cached = resolved.usage.prompt_tokens_details?.cached_tokens ?? 0;
+    const t = this.#totals;
+    this.#totals = {
+      promptTokens: t.promptTokens + resolved.usage.prompt_tokens,
+      cachedTokens: t.cachedTokens + cached,
+      warmReplies: t.warmReplies + (cached > 0 ? 1 : 0),
+      warmUncachedTokens: t.warmUncachedTokens + (cached > 0 ? resolved.usage.prompt_tokens - cached : 0),
+    };
     if (body.stream) {
       const includeUsage = body.stream_options?.include_usage === true;
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
