@@ -71,6 +71,13 @@ export const llmSchema = z.strictObject(
     prompt_cache_key: z.boolean(mustBe('true or false')).default(true),
     /** OpenAI's cache retention (`in_memory`, `24h`); unset sends none. */
     prompt_cache_retention: enumOf(CACHE_RETENTIONS).optional(),
+    /**
+     * How long the provider keeps a prompt's prefix cached after its last use, for Ebb's estimates
+     * (`ebb simulate`, `--suggest`): a reply after a longer silence pays its whole prompt. Unset: 300
+     * (OpenAI's documented 5 to 10 minutes of inactivity, at its short end), or 86400 with
+     * `prompt_cache_retention = "24h"`.
+     */
+    cache_ttl_seconds: nonNegativeInt().optional(),
     /** Sampling temperature; unset sends none (reasoning models refuse any but the default). */
     temperature: z
       .number(mustBe('a number from 0 to 2'))

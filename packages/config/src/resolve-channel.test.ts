@@ -4,6 +4,8 @@ import { parseConfig } from './parse-config.js';
 import { explainChannel, resolveChannel } from './resolve-channel.js';
 
 const config = (text: string) => parseConfig(text, 'config.toml');
+/** A file with only these `[llm]` lines. */
+const llm = (lines: string) => config(`[llm]\n${lines}`);
 
 describe('resolveChannel', () => {
   it('gives built-in defaults for an empty file', () => {
@@ -18,6 +20,7 @@ describe('resolveChannel', () => {
         encoding: 'o200k_base',
         request: { tokenLimitParam: 'auto', promptCacheKey: true },
         price: undefined,
+        cacheTtlSeconds: 300,
       },
       compaction: {
         backgroundThreshold: 0.8,
@@ -45,7 +48,7 @@ describe('resolveChannel', () => {
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(36);
+    expect(Object.keys(resolved.sources)).toHaveLength(37);
   });
 
   describe('precedence', () => {
@@ -229,6 +232,19 @@ describe('resolveChannel', () => {
       /llm\.token_limit_param.*"auto", "max_completion_tokens", "max_tokens"/s,
     );
     expect(() => config('[llm]\ntemperature = 3')).toThrow(/llm\.temperature.*from 0 to 2/s);
+  });
+
+  it("takes the cache's lifetime from cache_ttl_seconds, else from the retention OpenAI documents", () => {
+    expect(resolveChannel(llm(''), 'web:1').llm.cacheTtlSeconds).toBe(300);
+    expect(resolveChannel(llm('prompt_cache_retention = "24h"'), 'web:1').llm.cacheTtlSeconds).toBe(86_400);
+    expect(resolveChannel(llm('prompt_cache_retention = "in_memory"'), 'web:1').llm.cacheTtlSeconds).toBe(
+      300,
+    );
+    expect(
+      resolveChannel(llm('prompt_cache_retention = "24h"\ncache_ttl_seconds = 3600'), 'web:1').llm
+        .cacheTtlSeconds,
+    ).toBe(3_600);
+    expect(() => llm('cache_ttl_seconds = -1')).toThrow(/config\.toml.*llm\.cache_ttl_seconds/s);
   });
 
   it('returns a deeply frozen result', () => {

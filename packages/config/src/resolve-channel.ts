@@ -25,6 +25,8 @@ export interface ResolvedChannelConfig {
     readonly request: RequestSettings;
     /** `[prices."<model>"]`, if the file prices the chat model. */
     readonly price: ModelPrice | undefined;
+    /** `cache_ttl_seconds`, or the provider's documented lifetime for the settings (`cacheTtlSeconds`). */
+    readonly cacheTtlSeconds: number;
   };
   readonly compaction: CompactionPolicy & { readonly summarizerModel: string };
   readonly memory: { readonly scope: 'channel' | 'workspace'; readonly recallMaxTokens: number };
@@ -46,6 +48,13 @@ export interface ResolvedChannelConfig {
   readonly price: ModelPrice | undefined;
   /** For every TOML leaf (`compaction.background_threshold`), where its value came from: `default`, `[compaction]`, `[slack]`, `[channels."slack:*"]`. */
   readonly sources: Readonly<Record<LeafKey, string>>;
+}
+
+/** OpenAI's documented lifetime of a cached prefix: 5 to 10 minutes of inactivity (the short end), or a day with `24h` retention. */
+export const DEFAULT_CACHE_TTL_SECONDS = { in_memory: 300, '24h': 86_400 } as const;
+
+function defaultCacheTtlSeconds(retention: keyof typeof DEFAULT_CACHE_TTL_SECONDS | undefined): number {
+  return DEFAULT_CACHE_TTL_SECONDS[retention ?? 'in_memory'];
 }
 
 /**
@@ -78,6 +87,7 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
         ...(llm.reasoning_effort === undefined ? {} : { reasoningEffort: llm.reasoning_effort }),
       },
       price: priceOf(config.prices, llm.model),
+      cacheTtlSeconds: llm.cache_ttl_seconds ?? defaultCacheTtlSeconds(llm.prompt_cache_retention),
     },
     compaction: {
       backgroundThreshold: compaction.background_threshold,

@@ -44,6 +44,8 @@ export function channelSimulation(
     readHistory: mayReadHistory(channel),
     jobLatency: options.jobLatency ?? DEFAULT_JOB_LATENCY,
     ...(options.jobSeconds === undefined ? {} : { jobSeconds: options.jobSeconds }),
+    // Replies after a silence longer than this find the cache cold, as they would in the channel.
+    cacheTtlSeconds: channel.llm.cacheTtlSeconds,
     // No replay reads the archive back, and a pass reads a summary in place of what it covers: the
     // decisions are the same, and a million messages (`--from-archive`) replay in bounded memory.
     retainArchive: 'unsummarized',

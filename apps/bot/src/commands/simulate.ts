@@ -201,22 +201,26 @@ function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
 
 /**
  * The reply prompts (one answer per participant's message; recalled memories and the answers' own
- * output left out) as a prefix cache serves them, what each compaction event cost the cache, and
- * the input cost per 1,000 messages at `[prices]`.
+ * output left out) as a prefix cache serves them, one that forgets a prefix unused for the channel's
+ * `cache_ttl_seconds` on the transcript's clock; what each compaction event and the expiry cost the
+ * cache, and the input cost per 1,000 messages and per 1,000 replies at `[prices]`.
  */
 function promptCacheLines(s: SummaryEvent, channel: ResolvedChannelConfig): string[] {
   const c = s.promptCache;
   if (c.prompts === 0) return [];
   const share = (n: number) => `${((100 * n) / Math.max(1, c.promptTokens)).toFixed(1)}%`;
+  const ttl = channel.llm.cacheTtlSeconds;
+  const cold = `${((100 * c.coldPrompts) / c.prompts).toFixed(1)}%`;
   const lines = [
-    `  reply prompts: ${c.prompts} (one per participant's message), ${c.promptTokens} tokens, ${share(c.cachedTokens)} servable from a prefix cache`,
-    `  cache misses by cause: splices ${c.missedBy.splice} tokens (${share(c.missedBy.splice)}), emergency truncations ${c.missedBy.truncation} (${share(c.missedBy.truncation)}), microcompaction ${c.missedBy.microcompaction} (${share(c.missedBy.microcompaction)})`,
+    `  reply prompts: ${c.prompts} (one per participant's message), ${c.promptTokens} tokens, ${share(c.cachedTokens)} servable from a prefix cache that keeps a prompt ${ttl} s after its last use (cache_ttl_seconds); ${c.coldPrompts} (${cold}) came after a longer silence and are paid in full`,
+    `  cache misses by cause: expiry ${c.missedBy.expiry} tokens (${share(c.missedBy.expiry)}), splices ${c.missedBy.splice} (${share(c.missedBy.splice)}), emergency truncations ${c.missedBy.truncation} (${share(c.missedBy.truncation)}), microcompaction ${c.missedBy.microcompaction} (${share(c.missedBy.microcompaction)})`,
   ];
   const cost = replayCost(s, channel);
   if (cost) {
     const usd = (n: number) => `$${perThousand(n, s).toFixed(4)}`;
+    const perReply = `$${((1000 * cost.replies) / c.prompts).toFixed(4)}`;
     lines.push(
-      `  estimated input cost per 1,000 messages: ${usd(cost.total)} (reply prompts ${usd(cost.replies)} at ${channel.llm.model} prices, summarizer ${usd(cost.passes)}; replies' output not included)`,
+      `  estimated input cost per 1,000 messages: ${usd(cost.total)} (reply prompts ${usd(cost.replies)} at ${channel.llm.model} prices, summarizer ${usd(cost.passes)}; replies' output not included); per 1,000 replies: ${perReply} of input`,
     );
   } else {
     lines.push(

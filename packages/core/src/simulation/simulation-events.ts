@@ -43,6 +43,11 @@ export interface SimulationOptions {
   readonly jobLatency: number;
   /** Seconds between a job's start and its result, on the transcript's clock. */
   readonly jobSeconds?: number;
+  /**
+   * How long the provider's prefix cache keeps a prompt after its last use, on the transcript's
+   * clock: a reply after a longer silence is cold (`PrefixCacheTotals.coldPrompts`). Unset: for ever.
+   */
+  readonly cacheTtlSeconds?: number;
   readonly emit: (event: SimulationEvent) => void;
 }
 

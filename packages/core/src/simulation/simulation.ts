@@ -62,7 +62,7 @@ export class Simulation {
   /** Passes waiting or running, oldest range first. */
   #jobs: SimJob[] = [];
   /** The prompts an answer to every participant's message would send, as a prefix cache sees them. */
-  readonly #cache = new PrefixCacheMeter();
+  readonly #cache: PrefixCacheMeter;
   #jobCount = 0;
   #turn = 0;
   #now = 0;
@@ -83,6 +83,9 @@ export class Simulation {
   };
 
   constructor(options: SimulationOptions) {
+    this.#cache = new PrefixCacheMeter(
+      options.cacheTtlSeconds === undefined ? {} : { ttlMs: 1000 * options.cacheTtlSeconds },
+    );
     this.#options = options;
     this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
     this.#summaryTokens = summarySpanBound(options.tokenizer, options.policy.summaryMaxTokens);
@@ -114,7 +117,7 @@ export class Simulation {
       this.#act(turn);
     }
     // The bot answers a participant: its prompt is the context now (memories are not simulated).
-    if (archived.role === 'user') this.#cache.prompt(this.#promptHead() + this.#context.tokens);
+    if (archived.role === 'user') this.#cache.prompt(this.#promptHead() + this.#context.tokens, this.#now);
     const usage = this.#usage();
     this.#peakUsage = Math.max(this.#peakUsage, usage);
     this.#options.emit({

@@ -37,9 +37,46 @@ describe('PrefixCacheMeter', () => {
       prompts: 3,
       promptTokens: 27_100,
       cachedTokens: 11_904,
-      missedBy: { splice: 6_912 - 1_920, truncation: 0, microcompaction: 0 },
+      coldPrompts: 0,
+      missedBy: { splice: 6_912 - 1_920, truncation: 0, microcompaction: 0, expiry: 0 },
     });
   });
+
+  it('forgets a prefix unused for longer than its lifetime: the next prompt is cold, paid in full', () => {
+    const meter = new PrefixCacheMeter({ ttlMs: 300_000 });
+    expect(meter.prompt(10_000, 0)).toBe(0);
+    // Within five minutes of the last use, however long the channel has lived.
+    expect(meter.prompt(10_100, 300_000)).toBe(9_984);
+    expect(meter.prompt(10_200, 599_000)).toBe(9_984 + 128 - 128);
+    // Silent for longer: nothing is served, and the expiry is what cost it (not the splice meanwhile).
+    meter.broke(2_000, 'splice');
+    expect(meter.prompt(10_300, 900_000)).toBe(0);
+    expect(meter.totals()).toMatchObject({
+      prompts: 4,
+      coldPrompts: 1,
+      missedBy: { expiry: 10_112, splice: 0 },
+    });
+  });
+
+  test.prop([
+    fc.array(fc.record({ tokens: fc.nat(20_000), gap: fc.nat(1_000_000) }), { maxLength: 40 }),
+    fc.nat(600_000),
+  ])(
+    'never serves more with a lifetime than without one, and serves nothing after a longer silence',
+    (prompts, ttlMs) => {
+      const forever = new PrefixCacheMeter();
+      const expiring = new PrefixCacheMeter({ ttlMs });
+      let at = 0;
+      prompts.forEach(({ tokens, gap }, i) => {
+        at += gap;
+        const always = forever.prompt(tokens, at);
+        const served = expiring.prompt(tokens, at);
+        expect(served).toBeLessThanOrEqual(always);
+        if (i > 0 && gap > ttlMs) expect(served).toBe(0);
+        if (gap <= ttlMs) expect(served).toBe(always);
+      });
+    },
+  );
 });
 
 describe('Simulation’s reply prompts', () => {

@@ -9,11 +9,17 @@
  * changed span on), an emergency truncation, a microcompaction (from the first stubbed result).
  * `ebb simulate` reports the totals, and what each kind of event cost in tokens the cache could have
  * served had the prompt not changed.
+ *
+ * A cache also forgets: a prefix unused for longer than its lifetime (`ttlMs`, on the traffic's own
+ * clock) is gone, and the next prompt is cold, paid in full (`expiry`). OpenAI documents 5 to 10
+ * minutes of inactivity, or a day with `prompt_cache_retention = "24h"`.
  */
 
 export const OPENAI_PREFIX_CACHE = { minTokens: 1024, stepTokens: 128 } as const;
 
 export type CacheBreakCause = 'splice' | 'truncation' | 'microcompaction';
+/** What made earlier prompts' tokens uncacheable: a compaction event, or the cache's lifetime running out. */
+export type CacheMissCause = CacheBreakCause | 'expiry';
 
 /** Tokens of a `promptTokens` prompt the cache serves when `sharedTokens` of it were seen before. */
 export function servedByCache(
@@ -32,18 +38,37 @@ export interface PrefixCacheTotals {
   readonly promptTokens: number;
   /** The part of `promptTokens` the cache can serve. */
   readonly cachedTokens: number;
-  /** Tokens of earlier prompts a compaction event made uncacheable, by the kind of event. */
-  readonly missedBy: Readonly<Record<CacheBreakCause, number>>;
+  /** Prompts sent after a silence longer than the cache's lifetime: paid in full. */
+  readonly coldPrompts: number;
+  /** Tokens of earlier prompts a compaction event or the cache's expiry made uncacheable, by cause. */
+  readonly missedBy: Readonly<Record<CacheMissCause, number>>;
+}
+
+export interface PrefixCacheOptions {
+  /** How long a prefix stays cached after its last use (ms); unset: for ever. */
+  readonly ttlMs?: number;
 }
 
 export class PrefixCacheMeter {
+  readonly #ttlMs: number;
   #previous: number | undefined;
+  #previousAt: number | undefined;
+  #coldPrompts = 0;
   #breakAt = Number.POSITIVE_INFINITY;
   #cause: CacheBreakCause = 'splice';
   #prompts = 0;
   #promptTokens = 0;
   #cachedTokens = 0;
-  readonly #missedBy: Record<CacheBreakCause, number> = { splice: 0, truncation: 0, microcompaction: 0 };
+  readonly #missedBy: Record<CacheMissCause, number> = {
+    splice: 0,
+    truncation: 0,
+    microcompaction: 0,
+    expiry: 0,
+  };
+
+  constructor(options: PrefixCacheOptions = {}) {
+    this.#ttlMs = options.ttlMs ?? Number.POSITIVE_INFINITY;
+  }
 
   /** Something `at` tokens into the prompt changed since the last prompt (the earliest change counts). */
   broke(at: number, cause: CacheBreakCause): void {
@@ -53,15 +78,19 @@ export class PrefixCacheMeter {
     }
   }
 
-  /** A prompt of `tokens` is sent: returns the tokens the cache serves of it. */
-  prompt(tokens: number): number {
+  /** A prompt of `tokens` is sent at `at` (ms, the traffic's clock): returns the tokens the cache serves of it. */
+  prompt(tokens: number, at = 0): number {
     const previous = this.#previous ?? 0;
-    const shared = Math.min(previous, this.#breakAt);
+    const expired = this.#previousAt !== undefined && at - this.#previousAt > this.#ttlMs;
+    const shared = expired ? 0 : Math.min(previous, this.#breakAt);
     const cached = servedByCache(shared, tokens);
     if (shared < previous) {
       const wouldHave = servedByCache(Math.min(previous, tokens), tokens);
-      this.#missedBy[this.#cause] += Math.max(0, wouldHave - cached);
+      // An expired cache would have served nothing whatever changed: the expiry is the cause.
+      this.#missedBy[expired ? 'expiry' : this.#cause] += Math.max(0, wouldHave - cached);
     }
+    if (expired) this.#coldPrompts++;
+    this.#previousAt = at;
     this.#prompts++;
     this.#promptTokens += tokens;
     this.#cachedTokens += cached;
@@ -75,6 +104,7 @@ export class PrefixCacheMeter {
       prompts: this.#prompts,
       promptTokens: this.#promptTokens,
       cachedTokens: this.#cachedTokens,
+      coldPrompts: this.#coldPrompts,
       missedBy: { ...this.#missedBy },
     };
   }
