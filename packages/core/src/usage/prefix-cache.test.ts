@@ -80,8 +80,9 @@ describe('PrefixCacheMeter', () => {
 });
 
 describe('Simulation’s reply prompts', () => {
-  const run = (messages: number): SummaryEvent => {
+  const run = (messages: number, clock: { gapMs?: number; ttlSeconds?: number } = {}): SummaryEvent => {
     const sim = new Simulation({
+      ...(clock.ttlSeconds === undefined ? {} : { cacheTtlSeconds: clock.ttlSeconds }),
       policy: testPolicy({ protectRecent: 4, summaryMaxTokens: 200, cooldownMs: 0, messageMaxTokens: 2_000 }),
       contextWindow: 8_000,
       maxOutputTokens: 500,
@@ -96,6 +97,9 @@ describe('Simulation’s reply prompts', () => {
         role: i % 4 === 3 ? 'assistant' : 'user',
         author: `p${i % 3}`,
         text: `${i} ${'w'.repeat(120)}`,
+        ...(clock.gapMs === undefined
+          ? {}
+          : { ts: new Date(Date.UTC(2026, 0, 1) + i * clock.gapMs).toISOString() }),
       });
     }
     return sim.finish();
@@ -111,5 +115,17 @@ describe('Simulation’s reply prompts', () => {
     expect(c.cachedTokens).toBeLessThan(c.promptTokens);
     // Between passes the prompt only grows: most of it is served.
     expect(c.cachedTokens / c.promptTokens).toBeGreaterThan(0.8);
+  });
+
+  it('counts a reply after a silence longer than the cache lifetime as cold, on the transcript clock', () => {
+    // A message every 2 minutes: a participant's message every 2 to 4 minutes (every fourth is the bot's).
+    expect(run(400, { gapMs: 120_000, ttlSeconds: 300 }).promptCache.coldPrompts).toBe(0);
+    const quiet = run(400, { gapMs: 120_000, ttlSeconds: 200 });
+    const busy = run(400, { gapMs: 120_000 });
+    // Replies 4 minutes apart (after the bot's own message) find the cache gone; 2 minutes apart not.
+    expect(quiet.promptCache.coldPrompts).toBe(99);
+    expect(quiet.promptCache.missedBy.expiry).toBeGreaterThan(0);
+    expect(quiet.promptCache.cachedTokens).toBeLessThan(busy.promptCache.cachedTokens);
+    expect(busy.promptCache.coldPrompts).toBe(0);
   });
 });
