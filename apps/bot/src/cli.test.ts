@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,6 +119,25 @@ describe('ebb help', () => {
       expect(code, argv.join(' ')).toBe(2);
       expect(err).toBe(`ebb: ${problem}\n\n${blockOf('simulate')}`);
     }
+  });
+});
+
+describe('ebb --version', () => {
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const versionOf = (dir: string) =>
+    (JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as { version?: string }).version;
+
+  it("prints the repository's version, which every package shares (semver), and exits 0", async () => {
+    const version = versionOf('.');
+    expect(version).toMatch(/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/);
+    for (const flag of ['--version', '-v'])
+      expect(await ebb(flag)).toEqual({ code: 0, out: `ebb ${version}`, err: '' });
+    const workspaces = ['apps', 'packages', 'workers'].flatMap((group) =>
+      readdirSync(join(root, group)).map((name) => `${group}/${name}`),
+    );
+    const versions = workspaces.filter((dir) => existsSync(join(root, dir, 'package.json'))).map(versionOf);
+    expect(versions.length).toBeGreaterThan(10);
+    expect(new Set(versions)).toEqual(new Set([version]));
   });
 });
 

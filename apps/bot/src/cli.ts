@@ -3,6 +3,7 @@
  * returns an exit code; this file only routes and parses.
  */
 import { parseArgs } from 'node:util';
+import { EBB_VERSION } from '@ebb/observability/version';
 import { commandsNamed, commandUsageText, helpRequest, usageText } from './cli-usage.js';
 import { type CommandIo, processIo } from './commands/io.js';
 import {
@@ -41,6 +42,10 @@ function forget(args: readonly string[], io: CommandIo): Promise<number> {
 }
 
 export async function main(argv: readonly string[], io: CommandIo = processIo): Promise<number> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    io.out(`ebb ${EBB_VERSION}`);
+    return 0;
+  }
   // Help is answered from the words alone, before any command parses, loads or starts anything.
   const help = helpRequest(argv);
   switch (help.kind) {

@@ -14,6 +14,7 @@
  */
 import type { PlatformAdapter } from '@ebb/core';
 import { ShutdownSteps } from '@ebb/core';
+import { EBB_VERSION } from '@ebb/observability';
 import type { WebAdapter } from '@ebb/web';
 import type { Bot } from './bot/bot.js';
 import { DashboardFeed } from './dashboard-feed.js';
@@ -71,9 +72,19 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       { adapters, stores, queue, model, toolbox, feed, onEvent, onTakeBackFinished, observability },
       steps,
     );
+    const { describe } = model;
     options.logger.info(
-      { event: 'ebb.started', url: web.url },
-      `Ebb is up: the web channel is at ${web.url}`,
+      {
+        event: 'ebb.started',
+        url: web.url,
+        version: EBB_VERSION,
+        model: describe.model,
+        baseUrl: model.offline ? null : describe.baseUrl,
+        offline: model.offline,
+      },
+      `Ebb is up: the web channel is at ${web.url} (version ${EBB_VERSION}; replies by ${
+        model.offline ? `the ${describe.model}` : `${describe.model} at ${describe.baseUrl}`
+      })`,
     );
     return { bot, web, adapters, embedded, close: () => steps.close() };
   } catch (err) {

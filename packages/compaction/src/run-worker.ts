@@ -9,7 +9,7 @@ import { type CompactionLogEvent, type ReconcilePolicy, type Summarizer, settleW
 import type { Database } from '@ebb/db';
 import { isLlmRefusal, loadTokenizer, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
-import { type EbbMetrics, meteredSummarizer } from '@ebb/observability';
+import { EBB_VERSION, type EbbMetrics, meteredSummarizer } from '@ebb/observability';
 import {
   BullmqCompactionQueue,
   type BullmqCompactionWorker,
@@ -143,8 +143,13 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
   worker.waitUntilReady().then(
     () =>
       logger.info(
-        { event: 'worker.ready', concurrency: options.concurrency ?? 2, database: database.kind },
-        'compaction worker ready',
+        {
+          event: 'worker.ready',
+          version: EBB_VERSION,
+          concurrency: options.concurrency ?? 2,
+          database: database.kind,
+        },
+        `compaction worker ${EBB_VERSION} ready`,
       ),
     () => {},
   );

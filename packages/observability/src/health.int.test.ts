@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort } from '../test/ports.js';
 import { healthCheck, postgresCheck, redisCheck } from './health.js';
+import { EBB_VERSION } from './version.js';
 
 describe('healthCheck against the real stores', () => {
   let pg: FreshSchemaDb;
@@ -26,6 +27,7 @@ describe('healthCheck against the real stores', () => {
     });
     expect(report).toEqual({
       ok: true,
+      version: EBB_VERSION,
       checks: {
         postgres: { ok: true, ms: expect.any(Number) },
         redis: { ok: true, ms: expect.any(Number) },
@@ -106,6 +108,7 @@ describe('healthCheck', () => {
   it('is healthy with no checks', async () => {
     expect(await healthCheck({ checks: {} })).toEqual({
       ok: true,
+      version: EBB_VERSION,
       checks: {},
       fallbacks: {},
       degraded: {},
@@ -116,6 +119,7 @@ describe('healthCheck', () => {
     expect(await healthCheck({ checks: {}, degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' } })).toEqual(
       {
         ok: true,
+        version: EBB_VERSION,
         checks: {},
         fallbacks: {},
         degraded: { slack: 'getaddrinfo ENOTFOUND slack.com' },

@@ -12,6 +12,7 @@
 import { errorText, withTimeout } from '@ebb/core';
 import { type SQL, sql } from 'drizzle-orm';
 import type { ContextCacheStats } from './context-cache-metrics.js';
+import { EBB_VERSION } from './version.js';
 
 /** Resolves when the dependency answers; rejects (or hangs) when it does not. */
 export type HealthCheck = () => Promise<void>;
@@ -58,6 +59,8 @@ export interface CheckResult {
 export interface HealthReport {
   /** Every check passed. */
   readonly ok: boolean;
+  /** The version this process runs (`EBB_VERSION`). */
+  readonly version: string;
   readonly checks: Record<string, CheckResult>;
   readonly fallbacks: Record<string, boolean>;
   readonly degraded: Record<string, string>;
@@ -83,6 +86,7 @@ export async function healthCheck(options: HealthOptions): Promise<HealthReport>
   const checks: Record<string, CheckResult> = Object.fromEntries(results);
   return {
     ok: results.every(([, result]) => result.ok),
+    version: EBB_VERSION,
     checks,
     fallbacks: { ...(options.fallbacks ?? DEFAULT_HEALTH_OPTIONS.fallbacks) },
     degraded: { ...options.degraded },

@@ -5,3 +5,4 @@ export * from './metrics.js';
 export * from './queue-stats.js';
 export * from './routes.js';
 export * from './serve-observability.js';
+export { EBB_VERSION } from './version.js';

@@ -101,6 +101,7 @@ async function servedMetricNames(): Promise<Set<string>> {
   const app = new Hono();
   const health = async () => ({
     ok: true,
+    version: '0.0.0',
     checks: {},
     fallbacks: {},
     degraded: {},

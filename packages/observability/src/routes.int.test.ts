@@ -10,6 +10,7 @@ import { type HealthCheck, healthCheck, postgresCheck, redisCheck } from './heal
 import { createMetrics } from './metrics.js';
 import { mountObservability } from './routes.js';
 import { serveObservability } from './serve-observability.js';
+import { EBB_VERSION } from './version.js';
 
 describe('/metrics and /healthz', () => {
   let pg: FreshSchemaDb;
@@ -45,6 +46,7 @@ describe('/metrics and /healthz', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(await res.json()).toEqual({
       ok: true,
+      version: EBB_VERSION,
       checks: { postgres: { ok: true, ms: expect.any(Number) }, redis: { ok: true, ms: expect.any(Number) } },
       fallbacks: { database: false, queue: false },
       degraded: {},

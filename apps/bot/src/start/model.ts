@@ -12,7 +12,12 @@ import type { StartOptions } from './options.js';
 export interface Model {
   readonly offline: boolean;
   readonly chatModel: (channelKey: string) => ChatModel;
+  /** What the start-up line names: the default channel's model and the server it is asked at. */
+  readonly describe: { readonly model: string; readonly baseUrl: string };
 }
+
+/** The server a model is asked at when `[llm] base_url` is unset (the openai client's default). */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 export function startModel(options: StartOptions, metrics: EbbMetrics): Model {
   const { env, logger } = options;
@@ -24,5 +29,12 @@ export function startModel(options: StartOptions, metrics: EbbMetrics): Model {
       `no OPENAI_API_KEY and no [llm] base_url: answering with the ${OFFLINE_LABEL} and extractive summaries`,
     );
   }
-  return { offline, chatModel: chatModels(options, offline, metrics) };
+  return {
+    offline,
+    chatModel: chatModels(options, offline, metrics),
+    describe: {
+      model: offline ? OFFLINE_LABEL : defaults.llm.model,
+      baseUrl: defaults.llm.baseUrl ?? OPENAI_BASE_URL,
+    },
+  };
 }
