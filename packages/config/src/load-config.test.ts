@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './load-config.js';
+import { parseConfig } from './parse-config.js';
 import { resolveChannel } from './resolve-channel.js';
 
 const SHIPPED_CONFIG = fileURLToPath(new URL('../../../config.toml', import.meta.url));
@@ -90,22 +92,11 @@ describe('loadConfig', () => {
     expect(error.message).toContain('config file cannot be read');
   });
 
-  it('accepts the shipped config.toml and its two channel overrides', async () => {
-    const config = await loadConfig({ path: SHIPPED_CONFIG, env: {} });
-    expect(config.channels).toHaveLength(2);
-
-    const support = resolveChannel(config, 'slack:T024BE7LD:C024BE91L:1700000000.1234');
-    expect(support.compaction.backgroundThreshold).toBeLessThan(0.8);
-    expect(support.sources['compaction.background_threshold']).toBe(
-      '[channels."slack:T024BE7LD:C024BE91L*"]',
-    );
-
-    const guild = resolveChannel(config, 'discord:123456789012345678:42');
-    expect(guild.llm.contextWindow).toBeLessThan(128_000);
-    expect(guild.compaction.summaryMaxTokens).toBeLessThan(4096);
-    expect(guild.price).toBeDefined();
-
-    const defaults = resolveChannel(config, 'web:1');
+  it('accepts the shipped config.toml, whose channel examples are comments that work once uncommented', async () => {
+    const shipped = await loadConfig({ path: SHIPPED_CONFIG, env: {} });
+    // No live block for a team or guild the user does not have.
+    expect(shipped.channels).toHaveLength(0);
+    const defaults = resolveChannel(shipped, 'web:1');
     expect(defaults.compaction).toMatchObject({
       backgroundThreshold: 0.8,
       aggressiveThreshold: 0.85,
@@ -113,5 +104,34 @@ describe('loadConfig', () => {
       protectRecent: 10,
       summaryMaxTokens: 4096,
     });
+
+    // The examples, uncommented as a user would: the lines from the first commented [channels."…"].
+    const text = readFileSync(SHIPPED_CONFIG, 'utf8');
+    const from = text.indexOf('# [channels.');
+    const uncommented = `${text.slice(0, from)}${text
+      .slice(from)
+      .split('\n')
+      .map((line) => (/^# (\[channels\.|[a-z_]+ = )/.test(line) ? line.slice(2) : line))
+      .join('\n')}`;
+    const config = parseConfig(uncommented, 'config.toml');
+    expect(config.channels).toHaveLength(2);
+    const support = resolveChannel(config, 'slack:T024BE7LD:C024BE91L:1700000000.1234');
+    expect(support.compaction.backgroundThreshold).toBeLessThan(0.8);
+    expect(support.sources['compaction.background_threshold']).toBe(
+      '[channels."slack:T024BE7LD:C024BE91L*"]',
+    );
+    const guild = resolveChannel(config, 'discord:123456789012345678:42');
+    expect(guild.llm.contextWindow).toBeLessThan(128_000);
+    expect(guild.compaction.summaryMaxTokens).toBeLessThan(4096);
+    expect(guild.price).toBeDefined();
+  });
+
+  it('takes a small window in the shipped file: no example channel holds it back', () => {
+    const text = readFileSync(SHIPPED_CONFIG, 'utf8').replace(
+      /^context_window = \d+$/m,
+      'context_window = 8000',
+    );
+    expect(text).toMatch(/^context_window = 8000$/m);
+    expect(resolveChannel(parseConfig(text, 'config.toml'), 'web:1').llm.contextWindow).toBe(8000);
   });
 });
