@@ -1,6 +1,7 @@
 /**
  * Transcripts for `ebb simulate`: JSON Lines, one message a line,
- * `{"role":"user"|"assistant"|"tool","author":"…","text":"…","ts":"…"}`, with `toolCalls`
+ * `{"role":"user"|"assistant"|"tool","author":"…","text":"…","ts":"…"}` (a line without `role` is a
+ * participant's message, `user`, as an export of a chat's messages has none), with `toolCalls`
  * (`[{"id","name","arguments"}]`) on an assistant message that calls tools and `toolCallId` on each
  * result. Read as a stream so a 100,000-message file never sits in memory as one string.
  */
@@ -12,7 +13,7 @@ import { BotError } from './errors.js';
 
 const TranscriptLine = z
   .strictObject({
-    role: z.enum(['user', 'assistant', 'tool']),
+    role: z.enum(['user', 'assistant', 'tool']).default('user'),
     author: z.string().min(1),
     text: z.string(),
     ts: z.string().optional(),

@@ -182,6 +182,24 @@ describe('ebb simulate errors', () => {
     const io2 = capture();
     expect(await main(['simulate', broken], io2)).toBe(1);
     expect(io2.stderr()).toMatch(/broken\.jsonl:2: not valid JSON/);
+    // No report of the part replayed: it would read as the whole replay's.
+    expect(io2.stdout()).toBe('');
+  });
+
+  it('takes a line without a role as a participant’s message', async () => {
+    const plain = join(dir, 'plain.jsonl');
+    writeFileSync(
+      plain,
+      '{"author":"ana","text":"hi there"}\n{"role":"assistant","author":"ebb","text":"hello"}\n',
+    );
+    const io = capture();
+    expect(await main(['simulate', plain, '--json'], io)).toBe(0);
+    const messages = io
+      .stdout()
+      .split('\n')
+      .filter((l) => l.includes('"type":"message"'))
+      .map((l) => (JSON.parse(l) as { role: string }).role);
+    expect(messages).toEqual(['user', 'assistant']);
   });
 
   it('names a missing or invalid config file and its rule, not a stack', async () => {

@@ -101,7 +101,9 @@ export async function replayChannel(
   try {
     for await (const message of source) sim.turn(message);
   } catch (err) {
-    out.flush();
+    // The JSON events replayed before the error are what happened; a text report of part of a
+    // replay would read as the whole one, so there is none.
+    if (args.json) out.flush();
     if (err instanceof EbbError || isNodeError(err)) {
       io.err(`ebb simulate: ${(err as Error).message}`);
       return 1;
