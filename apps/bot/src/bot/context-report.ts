@@ -20,7 +20,7 @@ export function contextReport(status: ChannelStatus, live: { readonly stubbedInC
   const lines = [
     `Context of ${status.key}: ${usageBar(status.usage, [t.background, t.aggressive, t.emergency])} ${(status.usage * 100).toFixed(1)}%`,
     `thresholds: background ${pct(t.background)}, aggressive ${pct(t.aggressive)}, emergency ${pct(t.emergency)}`,
-    `tokens: ${status.tokens.context + status.tokens.reserved} of ${status.tokens.budget} (${status.messages.inContext} recent messages, ${live.stubbedInContext} of them stubbed tool results, ${status.spans.summaries} summaries, ${status.spans.truncations} pending cuts; ${status.messages.archived} messages archived)`,
+    `tokens: ${calibratedOf(status)} of ${status.tokens.budget} (${ourCount(status)}${status.messages.inContext} recent messages, ${live.stubbedInContext} of them stubbed tool results, ${status.spans.summaries} summaries, ${status.spans.truncations} pending cuts; ${status.messages.archived} messages archived)`,
     `memories in scope: ${status.memories.count}`,
   ];
   if (status.passes.length === 0) lines.push('no compaction passes yet');
@@ -32,6 +32,17 @@ export function contextReport(status: ChannelStatus, live: { readonly stubbedInC
     );
   }
   return lines.join('\n');
+}
+
+/** The prompt's tokens as the provider counts them: the usage's terms, our count times the calibration learned from its replies. */
+function calibratedOf({ tokens }: ChannelStatus): number {
+  return Math.round((tokens.context + tokens.reserved) * tokens.calibration);
+}
+
+/** Our own count, when the calibration makes it differ. */
+function ourCount({ tokens }: ChannelStatus): string {
+  if (tokens.calibration === 1) return '';
+  return `counted ${tokens.context + tokens.reserved} × calibration ${tokens.calibration.toFixed(2)}; `;
 }
 
 function pct(x: number): string {
