@@ -4,7 +4,8 @@
  * what goes with it: the context notifier, the spool where Slack and Discord messages wait while
  * Postgres is away, and the answer claims of replicas. Its connections close at stop.
  */
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
 
 import { CLOSE_BEYOND_PASSES_MS, createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
 import type {
@@ -51,6 +52,22 @@ export interface QueueParts {
   readonly onEvent: CompactionEventSink;
 }
 
+/** The prefix Ebb's keys and queue take when none is set (`EBB_REDIS_PREFIX`). */
+const DEFAULT_REDIS_PREFIX = 'ebb';
+
+/**
+ * The Redis key prefix: `EBB_REDIS_PREFIX`; but on the embedded database, where it is left at its
+ * default, one of this data directory's own (`ebb-` and a hash of its path), so two developers'
+ * `npm start` on one machine's Redis share no queue, and no pass of one lands in the other's database.
+ */
+export function redisPrefixOf(
+  env: Pick<StartOptions['env'], 'EBB_REDIS_PREFIX' | 'EBB_DATA_DIR'>,
+  embeddedDatabase: boolean,
+): string {
+  if (!embeddedDatabase || env.EBB_REDIS_PREFIX !== DEFAULT_REDIS_PREFIX) return env.EBB_REDIS_PREFIX;
+  return `ebb-${createHash('sha256').update(resolve(env.EBB_DATA_DIR)).digest('hex').slice(0, 12)}`;
+}
+
 export async function startQueue(
   options: StartOptions,
   parts: QueueParts,
@@ -63,7 +80,14 @@ export async function startQueue(
   // Where Slack and Discord messages wait while Postgres is away: Redis, and a local file when
   // Redis cannot take them either (or there is no Redis).
   const localSpool = new FileInboundSpool(join(env.EBB_DATA_DIR, 'spool.jsonl'));
-  if (useRedis) return redisQueue(options, parts, { redisUrl, localSpool }, steps);
+  if (useRedis) {
+    const prefix = redisPrefixOf(env, embeddedDatabase);
+    options.logger.info(
+      { event: 'queue.joined', redis: describeRedisUrl(redisUrl), prefix },
+      `compaction passes go through Redis at ${describeRedisUrl(redisUrl)}, under the key prefix ${prefix}`,
+    );
+    return redisQueue(options, parts, { redisUrl, localSpool, prefix }, steps);
+  }
   options.logger.info(
     { event: 'ebb.fallback', part: 'queue' },
     embeddedDatabase && !options.withWorker
@@ -87,12 +111,12 @@ export async function startQueue(
 async function redisQueue(
   options: StartOptions,
   parts: QueueParts,
-  { redisUrl, localSpool }: { readonly redisUrl: string; readonly localSpool: FileInboundSpool },
+  where: { readonly redisUrl: string; readonly localSpool: FileInboundSpool; readonly prefix: string },
   steps: ShutdownSteps,
 ): Promise<RunningQueue> {
   const { env, logger } = options;
   const { metrics, checks } = parts.observability;
-  const prefix = env.EBB_REDIS_PREFIX;
+  const { redisUrl, localSpool, prefix } = where;
   const producer = createRedis(redisUrl, { role: 'producer', logger });
   steps.add(() => closeRedis(producer));
   await waitForReady(producer);

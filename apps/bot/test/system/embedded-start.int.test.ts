@@ -107,6 +107,8 @@ describe('ebb dev on the embedded database', () => {
     const first = await startDev();
     try {
       expect(databaseLine(first)).toMatchObject({ origin: 'template' });
+      // Redis answers here: the line names it and the prefix set for this test.
+      expect(first.lines().find((line) => line.event === 'queue.joined')).toMatchObject({ prefix });
       const response = await postHello(first);
       expect(response.status).toBe(200);
       expect(((await response.json()) as { reply: string }).reply).toContain('[offline mode');
