@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { withChannelCompaction } from './channel-override.js';
+import { channelCompactionBlock, withChannelCompaction } from './channel-override.js';
 import { ConfigError } from './config-error.js';
+import { parseConfig } from './parse-config.js';
 import { resolveChannel } from './resolve-channel.js';
 
 const FILE = `# a comment
@@ -42,5 +43,26 @@ describe('withChannelCompaction', () => {
       expect((err as ConfigError).message).toContain('channels."web:a".compaction.background_fraction');
     }
     expect.assertions(2);
+  });
+});
+
+describe('channelCompactionBlock', () => {
+  it("prints the whole block: the file's keys with the changes over them, pasteable in its place", () => {
+    const block = channelCompactionBlock(FILE, 'web:a', { background_threshold: 0.6, protect_recent: 2 });
+    expect(block).toBe(
+      '[channels."web:a".compaction]\nprotect_recent = 2\nsummary_max_tokens = 500\nbackground_threshold = 0.6',
+    );
+    // Pasted in place of the file's block, the channel resolves as the checked candidate did.
+    const pasted = FILE.replace(/\[channels\."web:a"\.compaction\][^[]*/, `${block}\n`);
+    expect(resolveChannel(parseConfig(pasted, 'config.toml'), 'web:a').compaction).toEqual(
+      resolveChannel(
+        withChannelCompaction(FILE, 'config.toml', 'web:a', { background_threshold: 0.6, protect_recent: 2 }),
+        'web:a',
+      ).compaction,
+    );
+    // A channel with no block of its own: the changes alone.
+    expect(channelCompactionBlock(FILE, 'web:b', { protect_recent: 6 })).toBe(
+      '[channels."web:b".compaction]\nprotect_recent = 6',
+    );
   });
 });

@@ -28,10 +28,19 @@ export function withChannelCompaction(
 /** The TOML text `withChannelCompaction` parses. */
 export function channelCompactionToml(text: string, channelKey: string, values: CompactionOverride): string {
   const raw = parse(text, { unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
-  const channels = table(raw, 'channels');
-  const block = table(channels, channelKey);
+  const block = table(table(raw, 'channels'), channelKey);
   block.compaction = { ...table(block, 'compaction'), ...values };
   return stringify(raw);
+}
+
+/**
+ * `[channels."KEY".compaction]` as `withChannelCompaction` sets it: the keys the file's block has,
+ * `values` over them, as TOML text ready to paste in place of that block (nothing of it is lost).
+ */
+export function channelCompactionBlock(text: string, channelKey: string, values: CompactionOverride): string {
+  const raw = parse(text, { unsafeKeyBehaviour: 'throw' }) as Record<string, unknown>;
+  const merged = { ...table(table(table(raw, 'channels'), channelKey), 'compaction'), ...values };
+  return stringify({ channels: { [channelKey]: { compaction: merged } } }).trim();
 }
 
 /** The table at `key` (created when absent). */

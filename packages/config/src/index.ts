@@ -26,6 +26,7 @@
 export { DEFAULTS_CHANNEL_KEY } from './channel-layers.js';
 export {
   type CompactionOverride,
+  channelCompactionBlock,
   channelCompactionToml,
   withChannelCompaction,
 } from './channel-override.js';

@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import {
   ConfigError,
   type ConfigIssue,
+  channelCompactionBlock,
   checkChannel,
   type EbbConfig,
   patternMatches,
@@ -208,7 +209,7 @@ export async function suggestChannel(input: SuggestChannelInput): Promise<Channe
     status: 'suggested',
     messages,
     passSeconds,
-    suggestion: suggestionReport(suggestion, key),
+    suggestion: suggestionReport(suggestion, key, input.text),
   };
 }
 
@@ -270,7 +271,7 @@ async function* transcriptOf(messages: AsyncIterable<{ readonly seq: number } & 
   for await (const { seq: _seq, ...message } of messages) yield message as TranscriptMessage;
 }
 
-function suggestionReport(s: Suggestion, key: string): SuggestionReport {
+function suggestionReport(s: Suggestion, key: string, text: string): SuggestionReport {
   const changed = (values: SearchedValues) => changedValues(values, s.currentValues);
   const suggested = s.suggested && { values: changed(s.suggested.values), outcome: s.suggested.outcome };
   return {
@@ -278,16 +279,10 @@ function suggestionReport(s: Suggestion, key: string): SuggestionReport {
     suggested,
     closest: s.closest && { values: changed(s.closest.values), outcome: s.closest.outcome },
     block:
-      suggested && Object.keys(suggested.values).length > 0 ? compactionBlock(key, suggested.values) : null,
+      suggested && Object.keys(suggested.values).length > 0
+        ? channelCompactionBlock(text, key, suggested.values)
+        : null,
   };
-}
-
-/** `[channels."KEY".compaction]` with the changed keys, ready to paste. */
-export function compactionBlock(key: string, values: Partial<SearchedValues>): string {
-  return [
-    `[channels.${JSON.stringify(key)}.compaction]`,
-    ...Object.entries(values).map(([k, v]) => `${k} = ${v}`),
-  ].join('\n');
 }
 
 function printSuggestion(
@@ -333,7 +328,9 @@ function printSuggestion(
     if (s.block === null) {
       io.out(`  ${key}'s own settings are the best found: nothing to change.`);
     } else {
-      io.out(`  paste into config.toml (replacing any [channels.${JSON.stringify(key)}.compaction] block):`);
+      io.out(
+        `  paste into config.toml in place of any [channels.${JSON.stringify(key)}.compaction] block (its other keys are in it):`,
+      );
       io.out('');
       io.out(s.block);
     }
