@@ -82,8 +82,8 @@ export const COMMAND_USAGES: readonly CommandUsage[] = [
     synopsis: ['status [--channel KEY] [--json] [--config PATH] [--embedded]'],
     description: [
       'Per channel: usage against its own thresholds, tokens, spans, recent passes, memories; with',
-      '--channel also each setting and where it came from. Reads DATABASE_URL (--embedded: the',
-      'embedded database, only while Ebb is stopped).',
+      '--channel also each setting and where it came from. Reads DATABASE_URL, or the embedded',
+      'database when no running Ebb holds it (--embedded is taken and changes nothing).',
     ],
   },
   {

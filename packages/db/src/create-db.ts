@@ -15,6 +15,7 @@ import { PgTable } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite, type PgliteDatabase } from 'drizzle-orm/pglite';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
+import { lockEmbedded } from './embedded-lock.js';
 import { PgArchiveSearch } from './pg-archive-search.js';
 import { dbCall, describeThrown } from './pg-errors.js';
 import {
@@ -120,9 +121,17 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
       else await mkdir(dataDir, { recursive: true });
     }
   }
-  const client = await dbCall('open PGlite', () => PGlite.create(dataDir));
-  if (schema !== undefined)
-    await client.exec(`create schema if not exists ${schema}; set search_path to ${schema}`);
+  // Before it is opened: a directory another live process has open is refused (`db_locked`).
+  const lock = inMemory ? undefined : lockEmbedded(dataDir);
+  let client: PGlite;
+  try {
+    client = await dbCall('open PGlite', () => PGlite.create(dataDir));
+    if (schema !== undefined)
+      await client.exec(`create schema if not exists ${schema}; set search_path to ${schema}`);
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const db = drizzlePglite({ client });
   return {
     kind: 'pglite',
@@ -130,7 +139,13 @@ export async function createDb(options: CreateDbOptions = {}): Promise<Database>
     ...withSchema,
     archiveSearch: new PgArchiveSearch({ db }),
     origin,
-    close: () => client.close(),
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        lock?.release();
+      }
+    },
   };
 }
 

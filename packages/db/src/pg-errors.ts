@@ -21,6 +21,8 @@ export const DB_ERROR_CODES = [
   'db_timeout',
   'db_constraint',
   'db_schema',
+  /** The embedded database is open in another live process (`embedded-lock.ts`). */
+  'db_locked',
   'db_error',
 ] as const;
 export type DbErrorCode = (typeof DB_ERROR_CODES)[number];

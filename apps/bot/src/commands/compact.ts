@@ -56,7 +56,11 @@ export async function compact(
   const command = 'ebb compact';
   const config = await readConfig(command, args.config, io, deps);
   if (typeof config === 'number') return config;
-  // Never the embedded database (no `embedded` option): the run row is written while the bot runs.
+  // Never the embedded database: its passes run in the bot's own process, which no Redis job reaches.
+  if ((deps.env ?? process.env).DATABASE_URL === undefined && deps.database === undefined) {
+    io.err(`${command}: DATABASE_URL is not set, so Ebb runs on its embedded database. ${EMBEDDED_HINT}`);
+    return 1;
+  }
   return withStores({ command, embeddedHint: EMBEDDED_HINT }, io, deps, async (session) => {
     const key = args.channel;
     const context = await session.channels.loadContext(key);

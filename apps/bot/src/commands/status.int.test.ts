@@ -2,7 +2,9 @@
  * `ebb status` against the real Postgres stores: a Slack channel with a summary span, two passes,
  * memories and a channel-pattern override of its thresholds; a thread and a web channel beside it.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, resolveChannel } from '@ebb/config';
@@ -353,13 +355,28 @@ describe('ebb status', () => {
     expect(io.stderr()).toContain(`${SLACK}, ${THREAD}`);
   });
 
-  it('will not open the embedded database unless told Ebb is stopped', async () => {
+  it('will not open an embedded database a live process holds, and names it; a stale lock is taken over', async () => {
+    await makeDefaultPgliteTemplate();
+    const dataDir = mkdtempSync(join(tmpdir(), 'ebb-status-locked-'));
+    // A running Ebb, as its lock file says (a live process: this test's child).
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const lock = { pid: holder.pid, command: 'ebb dev', since: '2026-12-02T09:00:00.000Z' };
+      writeFileSync(join(dataDir, 'pglite.lock'), JSON.stringify(lock));
+      const io = capture();
+      expect(await status({ config: configFile }, io, { env: { EBB_DATA_DIR: dataDir }, cwd: dir })).toBe(1);
+      expect(io.stderr()).toContain(`open in another process (pid ${holder.pid}`);
+      expect(io.stderr()).toContain('ebb dev');
+      expect(io.stderr()).toContain('/context');
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+    }
+    // Its process gone, the lock is stale: the next status opens the database, and leaves no lock.
     const io = capture();
-    const code = await status({ config: configFile }, io, { env: { EBB_DATA_DIR: dir }, cwd: dir });
-    expect(code).toBe(1);
-    expect(io.stderr()).toContain('DATABASE_URL is not set');
-    expect(io.stderr()).toContain('/context');
-    expect(io.stderr()).toContain('--embedded');
+    expect(await status({ config: configFile }, io, { env: { EBB_DATA_DIR: dataDir }, cwd: dir })).toBe(0);
+    expect(io.stderr()).toBe('');
+    expect(existsSync(join(dataDir, 'pglite.lock'))).toBe(false);
   });
 
   it('opens the embedded database with --embedded: a new one, from the install template, has no channels yet', async () => {

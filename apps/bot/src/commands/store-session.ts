@@ -6,9 +6,10 @@
  * exit code 1, never a stack trace.
  *
  * The embedded database (PGlite, no `DATABASE_URL`) belongs to one process: a second process opening
- * its directory while the bot runs corrupts it, and PGlite takes no lock to stop that. So these
- * commands open it only when told Ebb is stopped (`--embedded`); otherwise they say how to get the
- * same answer from inside the running bot.
+ * its directory while the bot runs corrupts it. `createDb` locks it (`embedded-lock.ts` in
+ * `@ebb/db`), so these commands open it when no running Ebb holds it, and otherwise say which
+ * process does and how to get the same answer from inside the running bot. (`--embedded`, which once
+ * said "Ebb is stopped", is taken and changes nothing.)
  */
 import { type EbbConfig, type EbbEnv, loadConfig, loadEnv } from '@ebb/config';
 import { EbbError } from '@ebb/core';
@@ -37,7 +38,7 @@ export interface StoreSessionOptions {
   readonly command: string;
   /** What an embedded deployment uses instead of this command, for the error when it has no `DATABASE_URL`. */
   readonly embeddedHint: string;
-  /** `--embedded`: open the embedded database although it has no lock (only while Ebb is stopped). */
+  /** `--embedded`: accepted for the scripts that pass it; the lock decides now. */
   readonly embedded?: boolean | undefined;
 }
 
@@ -88,17 +89,16 @@ export async function withStores(
 
   let database = deps.database;
   if (database === undefined) {
-    if (env.DATABASE_URL === undefined && !options.embedded) {
-      io.err(
-        `${command}: DATABASE_URL is not set, so Ebb runs on its embedded database (PGlite in ${env.EBB_DATA_DIR}/pglite), ` +
-          'which only one process may open at a time.',
-      );
-      io.err(`${options.embeddedHint} Or stop Ebb and run this again with --embedded.`);
-      return 1;
-    }
     try {
       database = await openDatabase(env);
     } catch (err) {
+      if (err instanceof EbbError && err.code === ('db_locked' satisfies DbErrorCode)) {
+        io.err(`${command}: ${err.message}.`);
+        io.err(
+          `DATABASE_URL is not set, so Ebb runs on its embedded database, which only one process may open at a time. ${options.embeddedHint} Or stop it and run this again.`,
+        );
+        return 1;
+      }
       return reportStoreError(command, err, io);
     }
   }
