@@ -1,16 +1,24 @@
 /**
  * Retention off the turn path: a channel of 100,000 archived messages (`--messages N`), spread over
- * 400 days and compacted into one summary, is swept with `retain_days = 30` by the bot's own
- * `RetentionSweep` and take-back runner (the extractive summarizer rewrites the summary), while
- * turns run on 50 other channels of the same bot, one after another, on the real Postgres and Redis.
- * Reported: the turns' p50/p99 before the sweep and during it (and their ratio: the machine is
- * shared, so compare within the run), the sweep's duration and what it took back.
+ * 400 days and compacted into one summary, is swept with `retain_days = 30` while turns run on 50
+ * other channels, one after another, on the real Postgres and Redis, in two shapes:
  *
- * `npm run bench -- retention [--messages N]`.
+ * 1. in-process: the bot's own `RetentionSweep` and take-back runner (the in-process queue's case:
+ *    `npm start`, an embedded database), beside the turns in this process;
+ * 2. separate process: a real `ebb worker` on the same schema and Redis prefix sweeps a second such
+ *    channel (production with Redis), and shares only Postgres (and the machine's two cores) with the
+ *    turns here.
+ *
+ * The extractive summarizer writes each summary again (offline). Reported per phase: the turns'
+ * p50/p99/max, the longest event-loop delay of this process, and each sweep's p99 against the
+ * baseline phases before and after it (the machine is shared: compare within the run); then each
+ * sweep's duration and what it took back. `--shape in-process|separate` runs one of them.
+ *
+ * `npm run bench -- retention [--messages N] [--shape in-process|separate]`.
  */
 import { parseArgs } from 'node:util';
 import { passSettingsResolver } from '@ebb/compaction';
-import { parseConfig } from '@ebb/config';
+import { type EbbConfig, parseConfig } from '@ebb/config';
 import type { ChatModel, InboundMessage, PlatformHandlers } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { createLogger } from '@ebb/logger';
@@ -19,45 +27,39 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { Bot } from '../apps/bot/src/bot/bot.js';
-import { median, NullPlatform, nowMs, percentile, table } from './support.js';
+import { loadArchive, Phase, phaseTable, startSweepWorker } from './retention-support.js';
+import { NullPlatform, nowMs } from './support.js';
 
-const ARCHIVED = 'web:retention-archive';
+const IN_PROCESS = 'web:retention-archive';
+const SEPARATE = 'web:retention-archive-worker';
 const TALKING = 'web:retention-turns';
 const DAY = 86_400_000;
+const BASELINE_TURNS = 2_000;
+/**
+ * Turns on one set of 50 channels; then the next set, so no context grows beyond ~80 messages in any
+ * phase (a growing one slows its turns: a million's sweep ran 129,000 turns on 50 channels, and the
+ * p50 after it was 1.5× the one before), far from a compaction pass.
+ */
+const TURNS_PER_SET = 2_050;
 
 /** Answers at once: the model call is not part of the turn overhead. */
 const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 'ok, noted.' }) };
 
 export async function retentionBench(argv: readonly string[] = []): Promise<string> {
-  const { values } = parseArgs({ args: [...argv], options: { messages: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { messages: { type: 'string' }, shape: { type: 'string' } },
+  });
   const total = Number(values.messages ?? 100_000);
+  const shapes = values.shape === undefined ? ['in-process', 'separate'] : [values.shape];
   const fresh = await freshSchemaDb({ poolSize: 20 });
   const prefix = randomPrefix();
   const producer = createRedis(redisUrl(), { role: 'producer' });
   await waitForReady(producer);
-  // Offline: the extractive summarizer writes the summary again (no model to wait on).
-  const config = parseConfig(
-    `[web.bot]\nrespond_to = "all"\n[channels."${ARCHIVED}".privacy]\nretain_days = 30\n`,
-    'bench.toml',
-  );
   const now = Date.now();
   const started = nowMs();
-  // The archive in bulk: message i said (400 - 400 i / N) days ago; one summary over all but the
-  // newest 1,000, as a channel that has been compacted for a year holds it.
-  await fresh.db.execute(sql`
-    insert into channels (key, platform, head_seq, prefix_end, span_tokens, raw_tokens, generation)
-    values (${ARCHIVED}, 'web', ${total}, ${total - 1_000}, 40, ${1_000 * 20}, 1)`);
-  await fresh.db.execute(sql`
-    insert into messages (channel_key, seq, role, author, content, tokens, context_tokens, ts)
-    select ${ARCHIVED}, g, 'user', 'u' || (g % 50),
-      'status ' || g || ': service-' || (g % 40) || ' deployed build ' || (1000 + g) || ', all checks green',
-      20, 20,
-      to_char(to_timestamp((${now} - (400 - 400.0 * g / ${total}) * ${DAY}) / 1000.0) at time zone 'UTC',
-        'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-    from generate_series(1, ${total}) g`);
-  await fresh.db.execute(sql`
-    insert into context_spans (channel_key, from_seq, to_seq, kind, text, tokens, created_generation, job_id)
-    values (${ARCHIVED}, 1, ${total - 1_000}, 'summary', 'A year of deploys, all green.', 40, 1, 'bench-summary')`);
+  if (shapes.includes('in-process')) await loadArchive(fresh.db, IN_PROCESS, total, now);
+  if (shapes.includes('separate')) await loadArchive(fresh.db, SEPARATE, total, now);
   await fresh.db.execute(sql`analyze`);
   const loadSeconds = (nowMs() - started) / 1000;
 
@@ -65,101 +67,125 @@ export async function retentionBench(argv: readonly string[] = []): Promise<stri
   const channels = new PgChannelStore({ db: fresh.db });
   const queue = new BullmqCompactionQueue({ connection: producer, prefix });
   const notifier = RedisContextNotifier.connect(redisUrl(), { prefix });
+  const plain = parseConfig('[web.bot]\nrespond_to = "all"\n', 'bench.toml');
   let swept: { messages: number } | undefined;
-  const bot = new Bot({
-    config: () => config,
-    channels,
-    memories: new PgMemoryStore({ db: fresh.db }),
-    runs: new PgRunStore({ db: fresh.db }),
-    queue,
-    notifier,
-    chatModel: () => instantModel,
-    passSettings: passSettingsResolver({ config: () => config, env: {} }),
-    logger,
-    onRetention: (s) => {
-      swept = s;
-    },
-  });
-  const platform = new NullPlatform();
-  let id = 0;
-  const turn = async (handlers: PlatformHandlers) => {
-    const message: InboundMessage = {
-      platform: 'web',
-      // Spread over 50 channels, so no context grows much over the run (a growing one slows its turns).
-      channelKey: `${TALKING}-${id % 50}`,
-      platformMessageId: `t${++id}`,
-      authorId: 'ana',
-      authorName: 'ana',
-      fromBot: false,
-      text: `turn ${id}: how is service-${id % 40} doing after the deploy?`,
-      ts: new Date().toISOString(),
-      mentionsBot: false,
-      direct: false,
-    };
-    const start = nowMs();
-    await handlers.onMessage(message);
-    return nowMs() - start;
-  };
-  try {
-    // The baseline: the same bot, the same turns, before the sweep (retention off until it starts).
-    const baselineBot = new Bot({
-      config: () => parseConfig('[web.bot]\nrespond_to = "all"\n', 'bench.toml'),
+  const botWith = (config: EbbConfig) =>
+    new Bot({
+      config: () => config,
       channels,
       memories: new PgMemoryStore({ db: fresh.db }),
       runs: new PgRunStore({ db: fresh.db }),
       queue,
       notifier,
       chatModel: () => instantModel,
+      passSettings: passSettingsResolver({ config: () => config, env: {} }),
       logger,
+      onRetention: (s) => {
+        swept = s;
+      },
     });
-    const quiet = new NullPlatform();
-    await baselineBot.start([quiet]);
-    const quietHandlers = quiet.handlers as PlatformHandlers;
-    // Each of the 50 channels loaded into the cache first, in both phases.
-    for (let i = 0; i < 50; i++) await turn(quietHandlers);
-    const before: number[] = [];
-    for (let i = 0; i < 2_000; i++) before.push(await turn(quietHandlers));
-    await baselineBot.stop(0);
-
-    // The sweep starts with the bot (then hourly); turns run until the take-back is complete.
-    const sweepStart = nowMs();
+  // One platform for every bot of the run: its reply ids never repeat. (A platform per bot numbered
+  // its replies from 1 again, which collided with the replies archived before: a third of the turns
+  // of the sweep's phase took the duplicate path, which inflated their times, not the sweep.)
+  const platform = new NullPlatform();
+  let id = 0;
+  /** One turn; `warm` unless it was the first on its channel (that one loads the channel). */
+  const turn = async () => {
+    const n = id++;
+    const message: InboundMessage = {
+      platform: 'web',
+      channelKey: `${TALKING}-${Math.floor(n / TURNS_PER_SET)}-${n % 50}`,
+      platformMessageId: `t${n}`,
+      authorId: 'ana',
+      authorName: 'ana',
+      fromBot: false,
+      text: `turn ${n}: how is service-${n % 40} doing after the deploy?`,
+      ts: new Date().toISOString(),
+      mentionsBot: false,
+      direct: false,
+    };
+    const start = nowMs();
+    await (platform.handlers as PlatformHandlers).onMessage(message);
+    return { ms: nowMs() - start, warm: n % TURNS_PER_SET >= 50 };
+  };
+  /** Turns on a started bot: each of the 50 channels loaded into its cache first, then until `done`. */
+  const measure = async (bot: Bot, name: string, done: (turns: number) => Promise<boolean>) => {
     await bot.start([platform]);
-    const handlers = platform.handlers as PlatformHandlers;
-    for (let i = 0; i < 50; i++) await turn(handlers);
-    const during: number[] = [];
-    let sweepSeconds = Number.NaN;
-    while (Number.isNaN(sweepSeconds)) {
-      during.push(await turn(handlers));
-      if (swept !== undefined && (await channels.takeBacks.pendingTakeBacks(ARCHIVED)).length === 0)
-        sweepSeconds = (nowMs() - sweepStart) / 1000;
+    try {
+      for (let i = 0; i < 50; i++) await turn();
+      const phase = new Phase(name);
+      while (!(await done(phase.turns.length))) {
+        const { ms, warm } = await turn();
+        if (warm) phase.turns.push(ms);
+      }
+      return phase.end();
+    } finally {
+      await bot.stop(0);
     }
-    const left = (await channels.archiveTimes(ARCHIVED, 0, total)).filter(
-      (m) => m.at < now - 30 * DAY && !m.taken,
-    ).length;
-    const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-    const b = sorted(before);
-    const d = sorted(during);
+  };
+  const baseline = (name: string) => measure(botWith(plain), name, async (n) => n >= BASELINE_TURNS);
+  const takenBack = async (key: string) => (await channels.takeBacks.pendingTakeBacks(key)).length === 0;
+  const leftWithText = async (key: string) =>
+    (await channels.archiveTimes(key, 0, total)).filter((m) => m.at < now - 30 * DAY && !m.taken).length;
+
+  const rows: { phase: Phase; baselines?: readonly Phase[] }[] = [];
+  const notes: string[] = [];
+  try {
+    let before = await baseline('before the sweeps');
+    rows.push({ phase: before });
+    for (const shape of shapes) {
+      let during: Phase;
+      let seconds = Number.NaN;
+      let messages = 0;
+      const key = shape === 'in-process' ? IN_PROCESS : SEPARATE;
+      if (shape === 'in-process') {
+        // The bot sweeps at its start (then hourly); turns run until the take-back is complete.
+        const config = parseConfig(
+          `[web.bot]\nrespond_to = "all"\n[channels."${key}".privacy]\nretain_days = 30\n`,
+          'bench.toml',
+        );
+        const sweepStart = nowMs();
+        during = await measure(botWith(config), 'during the sweep, in the bot', async () => {
+          if (swept === undefined || !(await takenBack(key))) return false;
+          seconds = (nowMs() - sweepStart) / 1000;
+          return true;
+        });
+        messages = swept?.messages ?? 0;
+      } else {
+        // `ebb worker` sweeps at its start; the bot here sweeps nothing (no channel of it retains).
+        const worker = await startSweepWorker({ databaseUrl: fresh.url, redisUrl: redisUrl(), prefix, key });
+        try {
+          await worker.started;
+          const sweepStart = nowMs();
+          let workerSwept: { messages: number } | undefined;
+          void worker.swept.then((s) => {
+            workerSwept = s;
+          });
+          during = await measure(botWith(plain), 'during the sweep, in ebb worker', async () => {
+            if (workerSwept === undefined || !(await takenBack(key))) return false;
+            seconds = (nowMs() - sweepStart) / 1000;
+            return true;
+          });
+          messages = (await worker.swept).messages;
+        } finally {
+          await worker.stop();
+        }
+      }
+      const after = await baseline('after it');
+      rows.push({ phase: during, baselines: [before, after] }, { phase: after });
+      before = after;
+      notes.push(
+        `${shape === 'in-process' ? 'In the bot' : 'In ebb worker'}: took back ${messages.toLocaleString('en')} messages and completed its take-back (the summary written again) in ${seconds.toFixed(1)} s; ${await leftWithText(key)} messages older than 30 days were left with their text.`,
+      );
+    }
     return [
-      `${total.toLocaleString('en')} archived messages over 400 days (loaded in ${loadSeconds.toFixed(0)} s), retain_days = 30; turns on 50 other channels of the same bot, one at a time, before and during the sweep (ms)`,
+      `${total.toLocaleString('en')} archived messages over 400 days per swept channel (loaded in ${loadSeconds.toFixed(0)} s), retain_days = 30; turns on 50 other channels, one at a time, before, during and after each sweep (ms)`,
       '',
-      table(
-        ['phase', 'turns', 'p50', 'p99', 'p99 ratio to before'],
-        [
-          ['before the sweep', b.length, median(b).toFixed(2), percentile(b, 0.99).toFixed(2), '1.00'],
-          [
-            'during the sweep',
-            d.length,
-            median(d).toFixed(2),
-            percentile(d, 0.99).toFixed(2),
-            (percentile(d, 0.99) / percentile(b, 0.99)).toFixed(2),
-          ],
-        ],
-      ),
+      phaseTable(rows),
       '',
-      `The sweep took back ${(swept?.messages ?? 0).toLocaleString('en')} messages and completed its take-back (the summary written again) in ${sweepSeconds.toFixed(1)} s; ${left} messages older than 30 days were left with their text.`,
+      ...notes,
     ].join('\n');
   } finally {
-    await bot.stop(0);
     await notifier.close();
     await queue.close();
     await cleanupPrefix(producer, prefix);

@@ -6,13 +6,19 @@
  *
  * Per channel and sweep: the archive is read in pages of seqs and times (no text) from where the last
  * sweep of this process stopped, up to the first message young enough to keep; the old ones are read
- * whole and tombstoned in batches of `batch` (a transaction each, no take-back yet, and a pause four
- * times as long as the batch took after each: the sweep works a fifth of the time it runs), then one
+ * whole and tombstoned in batches of `batch` (a transaction each, no take-back yet), then one
  * take-back over all of them is recorded (`recordTakeBack`, kind `retention`) and settled and
  * completed by the take-back runner: memories, checkpoints and summaries are traced from it as from
  * a deletion, once per sweep rather than once per batch. Recorded after the last batch, its mark is
  * above that of any pass that read one of them before, so such a pass cannot land what it read.
  * One `retention.swept` line per channel that lost messages, and `onSwept` (metrics).
+ *
+ * Paced by its duty cycle: after each page and each batch, a pause of `(1 - dutyCycle) / dutyCycle`
+ * times what the step took (9× at the default 10%), so the sweep works a tenth of the time it runs,
+ * and pauses longer when a busy machine makes its steps slower. What a turn beside it meets is the
+ * machine busy with a step (in the bench, turns that overlap a batch are 2–4× as common among the
+ * slowest 1% as among all; the pool never waits), so steps are short (a batch of 100 is ~3 ms of
+ * Postgres, most of its ~9 ms being round trips) and rare: the sweep is slow rather than in the way.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -21,7 +27,6 @@ import {
   type ChannelDirectory,
   type Logger,
   LruMap,
-  type SeqRange,
   type StoredMessage,
   seqRanges,
   type TakeBackLog,
@@ -46,21 +51,23 @@ export interface RetentionSweepOptions {
   readonly now?: () => number;
   /** Between sweeps (default 1 h). */
   readonly intervalMs?: number;
-  /** Messages tombstoned per transaction (default 100: a short stall for the turns beside it). */
+  /** Messages tombstoned per transaction (default 100: a short step for the turns beside it). */
   readonly batch?: number;
+  /** Seqs and times read per page of the archive (default 1,000). */
+  readonly page?: number;
+  /** The share of its running time the sweep works, in (0, 1] (default 0.1; 1: no pauses). */
+  readonly dutyCycle?: number;
 }
 
 export const DEFAULT_RETENTION_SWEEP = {
   intervalMs: 60 * 60_000,
   batch: 100,
-} as const satisfies Required<Pick<RetentionSweepOptions, 'intervalMs' | 'batch'>>;
+  page: 1_000,
+  dutyCycle: 0.1,
+} as const satisfies Required<Pick<RetentionSweepOptions, 'intervalMs' | 'batch' | 'page' | 'dutyCycle'>>;
 
 const DAY_MS = 86_400_000;
-/** Seqs and times read per page of the archive. */
-const PAGE = 2_000;
-/** A batch's pause, in multiples of the time it took: the sweep works a fifth of the time it runs. */
-const PAUSE_FACTOR = 4;
-/** The longest pause between two batches. */
+/** The longest pause after a step (a stop waits for it). */
 const MAX_PAUSE_MS = 1_000;
 /** Channels whose scan position this process remembers. */
 const REMEMBERED_CHANNELS = 10_000;
@@ -114,10 +121,11 @@ export class RetentionSweep {
   async #sweepChannel(key: string, cutoff: number): Promise<number> {
     const { channels, logger } = this.#options;
     const started = Date.now();
+    const pageSize = this.#options.page ?? DEFAULT_RETENTION_SWEEP.page;
     const old: number[] = [];
     let after = this.#through.get(key) ?? 0;
-    for (let young = false; !young; ) {
-      const page = await channels.archiveTimes(key, after, PAGE);
+    for (let young = false; !young && !this.#stopped; ) {
+      const page = await this.#paced(() => channels.archiveTimes(key, after, pageSize));
       for (const m of page) {
         if (m.at >= cutoff) {
           young = true;
@@ -126,7 +134,7 @@ export class RetentionSweep {
         if (!m.taken) old.push(m.seq);
         after = m.seq;
       }
-      if (page.length < PAGE) break;
+      if (page.length < pageSize) break;
     }
     if (old.length === 0) {
       this.#through.set(key, after);
@@ -147,21 +155,22 @@ export class RetentionSweep {
         return n;
       },
     };
-    const wanted = new Set(old);
     let taken = 0;
     const done: number[] = [];
-    for (const range of batches(old, this.#options.batch ?? DEFAULT_RETENTION_SWEEP.batch)) {
-      if (this.#stopped) break;
-      // Off the turn path, at a fifth of the time at most: after each batch, a pause four times as
-      // long as it took, so the turns sharing this process and the database keep their pace.
-      const batchStart = performance.now();
-      const messages = await channels.readArchive(key, range.fromSeq, range.toSeq);
-      const tombstones = messages
-        .filter((m: StoredMessage) => wanted.has(m.seq))
-        .map((m) => tombstone(m, measuring));
-      taken += (await channels.redactArchive(key, tombstones, undefined)).redacted;
-      done.push(...tombstones.map((t) => t.seq));
-      await sleep(Math.min(MAX_PAUSE_MS, PAUSE_FACTOR * (performance.now() - batchStart)));
+    const size = this.#options.batch ?? DEFAULT_RETENTION_SWEEP.batch;
+    for (let i = 0; i < old.length && !this.#stopped; i += size) {
+      // The batch's seqs: a range of the archive, less those taken back before.
+      const wanted = new Set(old.slice(i, i + size));
+      const range = { fromSeq: old[i] as number, toSeq: old[Math.min(i + size, old.length) - 1] as number };
+      const tombstones = await this.#paced(async () => {
+        const messages = await channels.readArchive(key, range.fromSeq, range.toSeq);
+        const batch = messages
+          .filter((m: StoredMessage) => wanted.has(m.seq))
+          .map((m) => tombstone(m, measuring));
+        taken += (await channels.redactArchive(key, batch, undefined)).redacted;
+        return batch;
+      });
+      for (const t of tombstones) done.push(t.seq);
     }
     if (done.length === 0) return 0;
     // The batches tombstoned (all of them, unless a stop cut the sweep short: the next goes on).
@@ -188,14 +197,14 @@ export class RetentionSweep {
     this.#options.onSwept?.({ channel: key, messages: taken });
     return taken;
   }
-}
 
-/** `seqs` (ascending) as ranges of at most `size` seqs each. */
-function batches(seqs: readonly number[], size: number): SeqRange[] {
-  const out: SeqRange[] = [];
-  for (let i = 0; i < seqs.length; i += size) {
-    const part = seqs.slice(i, i + size);
-    out.push({ fromSeq: part[0] as number, toSeq: part.at(-1) as number });
+  /** `step`, then the pause the duty cycle asks for after it (see the top of this file). */
+  async #paced<T>(step: () => Promise<T>): Promise<T> {
+    const duty = this.#options.dutyCycle ?? DEFAULT_RETENTION_SWEEP.dutyCycle;
+    const started = performance.now();
+    const result = await step();
+    const pause = ((1 - duty) / duty) * (performance.now() - started);
+    if (pause > 0 && !this.#stopped) await sleep(Math.min(MAX_PAUSE_MS, pause));
+    return result;
   }
-  return out;
 }

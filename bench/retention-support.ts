@@ -1,0 +1,148 @@
+/**
+ * The retention bench's pieces: the archive loaded in bulk, the sweep in a process of its own (a
+ * real `ebb worker`, as production with Redis runs it), and the turns' timing with the event loop's
+ * delay beside it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import type { EbbDatabase } from '@ebb/db';
+import { sql } from 'drizzle-orm';
+import { EBB_BIN, median, percentile, table } from './support.js';
+
+const DAY = 86_400_000;
+
+/**
+ * `total` messages in `key`: message i said (400 - 400 i / total) days before `now`; one summary over
+ * all but the newest 1,000, as a channel that has been compacted for a year holds it.
+ */
+export async function loadArchive(db: EbbDatabase, key: string, total: number, now: number): Promise<void> {
+  await db.execute(sql`
+    insert into channels (key, platform, head_seq, prefix_end, span_tokens, raw_tokens, generation)
+    values (${key}, 'web', ${total}, ${total - 1_000}, 40, ${1_000 * 20}, 1)`);
+  await db.execute(sql`
+    insert into messages (channel_key, seq, role, author, content, tokens, context_tokens, ts)
+    select ${key}, g, 'user', 'u' || (g % 50),
+      'status ' || g || ': service-' || (g % 40) || ' deployed build ' || (1000 + g) || ', all checks green',
+      20, 20,
+      to_char(to_timestamp((${now} - (400 - 400.0 * g / ${total}) * ${DAY}) / 1000.0) at time zone 'UTC',
+        'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+    from generate_series(1, ${total}) g`);
+  await db.execute(sql`
+    insert into context_spans (channel_key, from_seq, to_seq, kind, text, tokens, created_generation, job_id)
+    values (${key}, 1, ${total - 1_000}, 'summary', 'A year of deploys, all green.', 40, 1, 'bench-summary')`);
+}
+
+export interface SweepWorker {
+  /** Its modules loaded and its database open: the sweep starts now. */
+  readonly started: Promise<void>;
+  /** Its `retention.swept` line: messages taken back. */
+  readonly swept: Promise<{ readonly messages: number }>;
+  /** SIGTERM, then its exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `ebb worker` on the bench's schema and Redis prefix, with `retain_days = 30` on `key` only: it
+ * sweeps at its start. Offline (no OPENAI_API_KEY): the extractive summarizer writes the summary.
+ */
+export async function startSweepWorker(args: {
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly prefix: string;
+  readonly key: string;
+}): Promise<SweepWorker> {
+  const dir = await mkdtemp(join(tmpdir(), 'ebb-retention-bench-'));
+  const config = join(dir, 'config.toml');
+  await writeFile(config, `[channels."${args.key}".privacy]\nretain_days = 30\n`);
+  const { OPENAI_API_KEY: _key, ...env } = process.env;
+  const child: ChildProcess = spawn(process.execPath, [EBB_BIN, 'worker', '--config', config], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...env,
+      NODE_OPTIONS: '--conditions=ebb-source',
+      DATABASE_URL: args.databaseUrl,
+      REDIS_URL: args.redisUrl,
+      EBB_REDIS_PREFIX: args.prefix,
+      EBB_METRICS_PORT: '0',
+      LOG_LEVEL: 'info',
+    },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A bench that ends early (an error, `process.exit`) leaves no worker behind.
+  const orphaned = () => child.kill('SIGTERM');
+  process.once('exit', orphaned);
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const seen = (event: string) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const onLine = (line: string) => {
+        if (!line.includes(`"event":"${event}"`)) return;
+        lines.off('line', onLine);
+        resolve(JSON.parse(line) as Record<string, unknown>);
+      };
+      lines.on('line', onLine);
+      void exited.then(() => reject(new Error(`ebb worker exited before ${event}`)));
+    });
+  const started = seen('worker.metrics_started').then(() => {});
+  const swept = seen('retention.swept').then((l) => ({ messages: Number(l.messages) }));
+  // Rejections are the caller's once it awaits; not unhandled before that.
+  started.catch(() => {});
+  swept.catch(() => {});
+  return {
+    started,
+    swept,
+    async stop() {
+      process.off('exit', orphaned);
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The turns of one phase, and how late the event loop of this process (the turns') ran meanwhile. */
+export class Phase {
+  readonly name: string;
+  readonly turns: number[] = [];
+  readonly #loop = monitorEventLoopDelay({ resolution: 1 });
+  #loopMaxMs = 0;
+
+  constructor(name: string) {
+    this.name = name;
+    this.#loop.enable();
+  }
+
+  end(): this {
+    this.#loop.disable();
+    this.#loopMaxMs = this.#loop.max / 1e6;
+    return this;
+  }
+
+  get loopMaxMs(): number {
+    return this.#loopMaxMs;
+  }
+}
+
+/** One row per phase; a sweep's p99 is compared with the baselines beside it (the machine is shared). */
+export function phaseTable(rows: readonly { phase: Phase; baselines?: readonly Phase[] }[]): string {
+  const sorted = (xs: readonly number[]) => [...xs].sort((a, b) => a - b);
+  return table(
+    ['phase', 'turns', 'p50', 'p99', 'max', 'event-loop delay max', 'p99 ratio to the baselines beside it'],
+    rows.map(({ phase, baselines }) => {
+      const s = sorted(phase.turns);
+      const base = baselines && sorted(baselines.flatMap((b) => b.turns));
+      return [
+        phase.name,
+        s.length.toLocaleString('en'),
+        median(s).toFixed(2),
+        percentile(s, 0.99).toFixed(2),
+        (s.at(-1) ?? Number.NaN).toFixed(1),
+        phase.loopMaxMs.toFixed(0),
+        base ? (percentile(s, 0.99) / percentile(base, 0.99)).toFixed(2) : '',
+      ];
+    }),
+  );
+}
