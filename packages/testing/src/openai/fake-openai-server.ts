@@ -135,7 +135,12 @@ export interface PromptCacheTotals {
   readonly warmUncachedTokens: number;
 }
 
-const NO_TOTALS: PromptCacheTotals = { promptTokens: 0, cachedTokens: 0, warmReplies: 0, warmUncachedTokens: 0 };
+const NO_TOTALS: PromptCacheTotals = {
+  promptTokens: 0,
+  cachedTokens: 0,
+  warmReplies: 0,
+  warmUncachedTokens: 0,
+};
 
 const DEFAULT_REPLY: FakeReply = { content: 'This is a reply from the fake OpenAI server.' };
 const MAX_BODY_BYTES = 32 * 1024 * 1024;
