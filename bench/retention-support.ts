@@ -3,15 +3,14 @@
  * real `ebb worker`, as production with Redis runs it), and the turns' timing with the event loop's
  * delay beside it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
+import { ebbWorkerProcess } from '@ebb/compaction-worker/test-support';
 import type { EbbDatabase } from '@ebb/db';
 import { sql } from 'drizzle-orm';
-import { EBB_BIN, median, percentile, table } from './support.js';
+import { median, percentile, table } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -58,12 +57,11 @@ export async function startSweepWorker(args: {
   const dir = await mkdtemp(join(tmpdir(), 'ebb-retention-bench-'));
   const config = join(dir, 'config.toml');
   await writeFile(config, `[channels."${args.key}".privacy]\nretain_days = 30\n`);
-  const { OPENAI_API_KEY: _key, ...env } = process.env;
-  const child: ChildProcess = spawn(process.execPath, [EBB_BIN, 'worker', '--config', config], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+  // The tests' `ebb worker` (no OPENAI_API_KEY reaches it: the extractive summarizer).
+  const worker = ebbWorkerProcess({
+    config,
+    stderr: 'inherit',
     env: {
-      ...env,
-      NODE_OPTIONS: '--conditions=ebb-source',
       DATABASE_URL: args.databaseUrl,
       REDIS_URL: args.redisUrl,
       EBB_REDIS_PREFIX: args.prefix,
@@ -71,23 +69,11 @@ export async function startSweepWorker(args: {
       LOG_LEVEL: 'info',
     },
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // A bench that ends early (an error, `process.exit`) leaves no worker behind.
-  const orphaned = () => child.kill('SIGTERM');
+  const orphaned = () => worker.child.kill('SIGTERM');
   process.once('exit', orphaned);
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const seen = (event: string) =>
-    new Promise<Record<string, unknown>>((resolve, reject) => {
-      const onLine = (line: string) => {
-        if (!line.includes(`"event":"${event}"`)) return;
-        lines.off('line', onLine);
-        resolve(JSON.parse(line) as Record<string, unknown>);
-      };
-      lines.on('line', onLine);
-      void exited.then(() => reject(new Error(`ebb worker exited before ${event}`)));
-    });
-  const started = seen('worker.metrics_started').then(() => {});
-  const swept = seen('retention.swept').then((l) => ({ messages: Number(l.messages) }));
+  const started = worker.logged('worker.metrics_started').then(() => {});
+  const swept = worker.logged('retention.swept').then((l) => ({ messages: Number(l.messages) }));
   // Rejections are the caller's once it awaits; not unhandled before that.
   started.catch(() => {});
   swept.catch(() => {});
@@ -96,8 +82,8 @@ export async function startSweepWorker(args: {
     swept,
     async stop() {
       process.off('exit', orphaned);
-      child.kill('SIGTERM');
-      await exited;
+      worker.child.kill('SIGTERM');
+      await worker.exited;
       await rm(dir, { recursive: true, force: true });
     },
   };
