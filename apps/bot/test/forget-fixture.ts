@@ -22,6 +22,9 @@ import { postgresBehindProxy } from './postgres-proxy.js';
 
 export const FACT = '7431-ZEBRA';
 
+/** A request to the model that shows it the fact anywhere (a message, a tool result, a summary). */
+export const holdsFact = (request: RecordedRequest): boolean => JSON.stringify(request.body).includes(FACT);
+
 export interface PlantOptions {
   /** The bot's reply at seq 5 repeats the fact, as a model answering her would. */
   readonly echo?: boolean;

@@ -18,19 +18,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rowsOf } from '@ebb/db';
 import { createRedis, waitForReady } from '@ebb/queue';
-import type { RecordedRequest } from '@ebb/testing/openai';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { filesHolding, redisKeysHolding } from '../copies-outside-postgres.js';
-import { carelessModel, FACT, type ForgetFixture, startForgetFixture } from '../forget-fixture.js';
+import { carelessModel, FACT, type ForgetFixture, holdsFact, startForgetFixture } from '../forget-fixture.js';
+import { isPassRequest } from '../small-window.js';
 import { type SpawnedEbb, spawnEbb } from '../spawn-ebb.js';
 
 const KEY = 'web:kill1';
 const prefix = randomPrefix();
 const producer = createRedis(redisUrl(), { role: 'producer' });
-const isSummary = (request: RecordedRequest) => request.body.response_format !== undefined;
-const holdsFact = (request: RecordedRequest) => JSON.stringify(request.body).includes(FACT);
 
 let world: ForgetFixture;
 const spawned: SpawnedEbb[] = [];
@@ -62,8 +60,8 @@ it('a pass in flight and a bot SIGKILLed right after the 200 leave the deleted t
     unblock = resolve;
   });
   world.fake.reply(async (request) => {
-    if (isSummary(request) && holdsFact(request)) await passHeld;
-    else if (isSummary(request) && firstBotAlive) await never;
+    if (isPassRequest(request) && holdsFact(request)) await passHeld;
+    else if (isPassRequest(request) && firstBotAlive) await never;
     return carelessModel(request);
   });
 

@@ -20,18 +20,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type SpawnedWorker, spawnEbbWorker } from '@ebb/compaction-worker/test-support';
 import { closeRedis, createRedis, waitForReady } from '@ebb/queue';
-import type { RecordedRequest } from '@ebb/testing/openai';
 import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { filesHolding, redisKeysHolding } from '../copies-outside-postgres.js';
-import { carelessModel, FACT, type ForgetFixture, startForgetFixture } from '../forget-fixture.js';
+import { carelessModel, FACT, type ForgetFixture, holdsFact, startForgetFixture } from '../forget-fixture.js';
+import { isPassRequest } from '../small-window.js';
 import { type SpawnedEbb, spawnEbb } from '../spawn-ebb.js';
 
 const prefix = randomPrefix();
 const producer = createRedis(redisUrl(), { role: 'producer' });
-const isSummary = (request: RecordedRequest) => request.body.response_format !== undefined;
-const holdsFact = (request: RecordedRequest) => JSON.stringify(request.body).includes(FACT);
 const WAIT = { timeout: 45_000, interval: 200 };
 
 let world: ForgetFixture;
@@ -70,7 +68,7 @@ function holdSummaries() {
     open = resolve;
   });
   world.fake.reply(async (request) => {
-    if (isSummary(request)) {
+    if (isPassRequest(request)) {
       held += 1;
       await opened;
     }
@@ -227,7 +225,7 @@ it('Redis killed and started again empty: the take-back completes and the next p
     body: JSON.stringify({ author: 'ana', text: 'what was the vault code again?', id: 'm31' }),
   });
   expect(res.status).toBe(200);
-  const prompts = world.fake.requests.slice(sentFrom).filter((r) => !isSummary(r));
+  const prompts = world.fake.requests.slice(sentFrom).filter((r) => !isPassRequest(r));
   expect(prompts.length).toBeGreaterThan(0);
   await expectGone(key, { dataDir, sentFrom, redis: redis.url });
   await untilLastSays(running, key);
