@@ -59,7 +59,11 @@ async function startDev(): Promise<RunningDev> {
       const up = /^Ebb is up: the web channel is at (\S+)/.exec(String(entry.msg));
       if (up?.[1] !== undefined) resolve(up[1]);
     });
-    void exited.then((code) => reject(new Error(`ebb dev exited (${code}) before it was up: ${stderr}`)));
+    void exited.then((code) =>
+      reject(
+        new Error(`ebb dev exited (${code}) before it was up: ${stderr}${JSON.stringify(lines.at(-1))}`),
+      ),
+    );
   });
   return { url, child, exited, lines: () => lines };
 }
@@ -112,6 +116,8 @@ describe('ebb dev on the embedded database', () => {
       const response = await postHello(first);
       expect(response.status).toBe(200);
       expect(((await response.json()) as { reply: string }).reply).toContain('[offline mode');
+      // A second Ebb on the same data directory stops at start, naming the first: never two openers.
+      await expect(startDev()).rejects.toThrow(/exited \(1\).*"error":"db_locked"/s);
     } finally {
       expect(await stop(first)).toBe(0);
     }
