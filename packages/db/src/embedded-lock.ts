@@ -7,11 +7,12 @@
  * throws `db_locked`, naming the holder.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { DbError } from './pg-errors.js';
 
 interface Holder {
   readonly pid: number;
-  /** What holds it: the process's arguments (`ebb dev`, `ebb status`). */
+  /** What holds it: the program and its command words (`ebb dev`, `ebb memories forget`), no argument. */
   readonly command: string;
   readonly since: string;
 }
@@ -25,7 +26,7 @@ export function lockEmbedded(dataDir: string): EmbeddedLock {
   const path = `${dataDir}.lock`;
   const mine: Holder = {
     pid: process.pid,
-    command: process.argv.slice(1).join(' ').slice(0, 200),
+    command: commandOf(process.argv),
     since: new Date().toISOString(),
   };
   for (let attempt = 0; ; attempt++) {
@@ -49,6 +50,21 @@ export function lockEmbedded(dataDir: string): EmbeddedLock {
     // Stale (its process is gone), unreadable, or this process's own: taken over.
     rmSync(path, { force: true });
   }
+}
+
+/**
+ * The program and the command words after it, up to the first option or argument: an argument may be
+ * text a person is taking back (`ebb memories forget --match 'sk-live-…'`), and the lock file and
+ * another process's error would keep a copy of it.
+ */
+export function commandOf(argv: readonly string[]): string {
+  const [, script = 'node', ...rest] = argv;
+  const words: string[] = [basename(script).replace(/\.m?js$/, '')];
+  for (const word of rest.slice(0, 2)) {
+    if (!/^[a-z][a-z-]*$/.test(word)) break;
+    words.push(word);
+  }
+  return words.join(' ');
 }
 
 function holderOf(path: string): Holder | undefined {
