@@ -5,7 +5,7 @@
  * the web channel's server.
  */
 import { logCompactionEvent, type TakeBackFinish } from '@ebb/compaction';
-import type { CompactionEventSink, TakeBack } from '@ebb/core';
+import { type CompactionEventSink, platformOf, type TakeBack } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import {
   createMetrics,
@@ -59,7 +59,7 @@ export class Observability {
   ): (takeBack: TakeBack, outcome: TakeBackFinish) => void {
     return (takeBack, outcome) => {
       feed.onTakeBackFinished(takeBack, outcome);
-      if (!takeBack.channelKey.startsWith('web:')) return;
+      if (platformOf(takeBack.channelKey) !== 'web') return;
       web.publish(takeBack.channelKey, {
         type: 'takeback',
         takeBack: takeBack.id,
