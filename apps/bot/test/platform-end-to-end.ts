@@ -2,8 +2,7 @@
  * The end-to-end suite each platform runs, one test file per platform (`platforms-*.int.test.ts`) so
  * vitest runs them in parallel: the real Bolt and discord.js clients against local fakes of the
  * platforms, the bot, Postgres, BullMQ with a worker in the test's process, and the fake OpenAI
- * server. 600 messages per platform with a 4,000-token window, a long paste every 29th (20 of them,
- * as many chances of an emergency as 2,000 messages with one every 97th gave, in a third of the time).
+ * server. 2,000 messages per platform with a 4,000-token window.
  */
 import { loadEnv, resolveChannel } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -21,7 +20,7 @@ import { type RunningEbb, startEbb } from '../src/start-ebb.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from './expect-runs.js';
 import { isPassRequest, longPaste, passReply, smallWindowConfig } from './small-window.js';
 
-const MESSAGES = 600;
+const MESSAGES = 2_000;
 const fast = { timeout: 10_000, interval: 2 } as const;
 
 /** What the test needs of a platform: post as a person, count the bot's posts, run a command. */
@@ -190,7 +189,7 @@ export function describePlatformEndToEnd(name: string, makeDriver: DriverFactory
     it(`answers ${MESSAGES} messages once each through every compaction tier`, async () => {
       for (let i = 0; i < MESSAGES; i++) {
         const text =
-          i % 29 === 28
+          i % 97 === 96
             ? longPaste(i)
             : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
         await driver.say(0, text);
