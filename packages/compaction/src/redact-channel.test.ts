@@ -4,7 +4,7 @@
  * as unresolved instead of being passed over in silence. In-memory stores; the summarizer is the
  * port's test double, which lands a wider pass (as a worker would) while it "thinks".
  */
-import type { Summarizer, SummaryOutput } from '@ebb/core';
+import { REDACTED_SUMMARY, type Summarizer, type SummaryOutput, tombstone } from '@ebb/core';
 import { InMemoryChannelStore, InMemoryRunStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { describe, expect, it } from 'vitest';
@@ -110,9 +110,10 @@ describe('redactChannel fromEarlier', () => {
       { channelKey: KEY, ranges: [{ fromSeq: 15, toSeq: 15 }], archive: false, fromEarlier: true },
     );
     expect(report.spans).toEqual([{ fromSeq: 1, toSeq: 20 }]);
-    // Shown the summary of 1..10 and messages 11..20 only, as the pass that made the span was.
+    // Shown the summary of 1..10 and messages 11..20 only, as the pass that made the span was,
+    // without the redacted one.
     expect(inputs).toEqual([
-      { earlierSummaries: ['holds 7431'], seqs: Array.from({ length: 10 }, (_, i) => 11 + i) },
+      { earlierSummaries: ['holds 7431'], seqs: [11, 12, 13, 14, 16, 17, 18, 19, 20] },
     ]);
     // A seq the retired summary holds: nothing before it is whole, so the whole range.
     await redactChannel(
@@ -123,6 +124,48 @@ describe('redactChannel fromEarlier', () => {
       },
       { channelKey: KEY, ranges: [{ fromSeq: 4, toSeq: 4 }], archive: false, fromEarlier: true },
     );
-    expect(inputs[1]).toEqual({ earlierSummaries: [], seqs: Array.from({ length: 20 }, (_, i) => 1 + i) });
+    expect(inputs[1]).toEqual({
+      earlierSummaries: [],
+      seqs: Array.from({ length: 20 }, (_, i) => 1 + i).filter((seq) => seq !== 4),
+    });
+  });
+
+  it('shows the summarizer no tombstone, and writes a span nothing is left of without calling it', async () => {
+    const channels = await channelWithSummary();
+    const { summarizer, inputs } = recordingSummarizer();
+    const settingsFor = async () => ({
+      summaryMaxTokens: 200,
+      memoryScope: 'channel' as const,
+      tokenizer,
+      summarizer,
+    });
+    // A deletion's tombstones are in the archive (asArchived): 1..5 leave the summarizer's input.
+    const taken = await channels.readArchive(KEY, 1, 5);
+    await channels.redactArchive(
+      KEY,
+      taken.map((m) => tombstone(m, tokenizer)),
+      { kind: 'deleted', ranges: [{ fromSeq: 1, toSeq: 5 }], platformMessageIds: [] },
+    );
+    await redactChannel(
+      { channels, runs: new InMemoryRunStore(), settingsFor },
+      { channelKey: KEY, ranges: [{ fromSeq: 1, toSeq: 5 }], archive: false, asArchived: true },
+    );
+    expect(inputs).toEqual([{ earlierSummaries: [], seqs: [6, 7, 8, 9, 10] }]);
+
+    // Retention takes back the rest of the span: nothing is left to summarize.
+    const rest = await channels.readArchive(KEY, 6, 10);
+    await channels.redactArchive(
+      KEY,
+      rest.map((m) => tombstone(m, tokenizer)),
+      { kind: 'retention', ranges: [{ fromSeq: 6, toSeq: 10 }], platformMessageIds: [] },
+    );
+    const report = await redactChannel(
+      { channels, runs: new InMemoryRunStore(), settingsFor },
+      { channelKey: KEY, ranges: [{ fromSeq: 6, toSeq: 10 }], archive: false, asArchived: true },
+    );
+    expect(report.spans).toEqual([{ fromSeq: 1, toSeq: 10 }]);
+    expect(inputs).toHaveLength(1);
+    const prefix = await channels.loadPrefix(KEY);
+    expect(prefix.spans.map((s) => [s.fromSeq, s.toSeq, s.text])).toEqual([[1, 10, REDACTED_SUMMARY]]);
   });
 });

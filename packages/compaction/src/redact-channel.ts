@@ -5,8 +5,9 @@
  * leaves re-runnable (whatever selects those seqs is changed last):
  *
  * 1. every active summary span holding any of those seqs is summarized again from the archive over
- *    its whole range with them redacted (a span folds the summaries before it, so its own text is no
- *    source), by the channel's own summarizer, and put in place with `replaceSummary`; the memories
+ *    its whole range without them and without any tombstone (a span folds the summaries before it,
+ *    so its own text is no source), by the channel's own summarizer (no call when nothing is left:
+ *    the span says `REDACTED_SUMMARY`), and put in place with `replaceSummary`; the memories
  *    that summary call proposes are dropped, never stored. A span a pass replaced meanwhile is
  *    planned again, a few times at most; what is still left is reported as `unresolved`;
  * 2. checkpoints over those seqs are cleared;
@@ -22,9 +23,11 @@ import {
   type ArchiveReader,
   type CheckpointEraser,
   overlapsAny,
+  REDACTED_MESSAGE,
+  REDACTED_SUMMARY,
   type RunStore,
-  redactMessages,
   type SeqRange,
+  type StoredMessage,
   spansToResummarize,
   spanTokens,
   summarizedMessage,
@@ -124,21 +127,28 @@ export async function redactChannel(
         ? await channels.summaryBefore(channelKey, span.fromSeq, firstIn(span, ranges))
         : undefined;
       const from = earlier === undefined ? span.fromSeq : earlier.toSeq + 1;
-      const archive = (await channels.readArchive(channelKey, from, span.toSeq)).map(summarizedMessage);
-      const output = await settings.summarizer.summarize({
-        channelKey,
-        fromSeq: span.fromSeq,
-        toSeq: span.toSeq,
-        earlierSummaries: earlier === undefined ? [] : [earlier.text],
-        messages: redaction.asArchived ? archive : redactMessages(archive, ranges, settings.tokenizer),
-        maxTokens: settings.summaryMaxTokens,
-      });
-      // output.memories are dropped: forgetting never learns anything new.
+      const messages = await whatIsLeft(channels, redaction, from, span.toSeq);
+      const earlierSummaries = earlier === undefined ? [] : [earlier.text];
+      // Nothing of the range is left to say (a retention sweep's whole span): no model call.
+      const text =
+        messages.length === 0 && earlierSummaries.length === 0
+          ? REDACTED_SUMMARY
+          : (
+              await settings.summarizer.summarize({
+                channelKey,
+                fromSeq: span.fromSeq,
+                toSeq: span.toSeq,
+                earlierSummaries,
+                messages,
+                maxTokens: settings.summaryMaxTokens,
+              })
+            ).text;
+      // The summarizer's memories are dropped: forgetting never learns anything new.
       const jobId = `${forgetId}-${span.fromSeq}-${span.toSeq}`;
-      const tokens = spanTokens(settings.tokenizer, { ...rangeOf(span), kind: 'summary', text: output.text });
+      const tokens = spanTokens(settings.tokenizer, { ...rangeOf(span), kind: 'summary', text });
       const outcome = await channels.replaceSummary(channelKey, {
         ...rangeOf(span),
-        text: output.text,
+        text,
         tokens,
         jobId,
         replaces: span.jobId,
@@ -182,6 +192,37 @@ export async function redactChannel(
     inFlight,
     unresolved: left,
   };
+}
+
+/** Seqs read per query when a span is written again: a page's rows are let go before the next. */
+const REWRITE_PAGE = 5_000;
+
+/**
+ * What a summary of `fromSeq..toSeq` may be written from: the archived messages without the
+ * redaction's seqs (unless the archive already holds what may be read of them: `asArchived`) and
+ * without any tombstone, read a page at a time. A tombstone says nothing a summary should repeat,
+ * and a retention sweep leaves most of a long span tombstones: a million-message span held 925,000
+ * of them, and read whole (845 MB of the worker's memory) only for the summarizer to skip them.
+ */
+async function whatIsLeft(
+  channels: ArchiveReader,
+  redaction: ChannelRedaction,
+  fromSeq: number,
+  toSeq: number,
+): Promise<StoredMessage[]> {
+  const left: StoredMessage[] = [];
+  for (let from = fromSeq; from <= toSeq; from += REWRITE_PAGE) {
+    for (const m of await channels.readArchive(
+      redaction.channelKey,
+      from,
+      Math.min(toSeq, from + REWRITE_PAGE - 1),
+    )) {
+      const redacted =
+        !redaction.asArchived && overlapsAny({ fromSeq: m.seq, toSeq: m.seq }, redaction.ranges);
+      if (!redacted && m.text !== REDACTED_MESSAGE) left.push(summarizedMessage(m));
+    }
+  }
+  return left;
 }
 
 /** Archived messages the ranges cover: the archive holds every seq from 1 to the head. */
