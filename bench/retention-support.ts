@@ -40,6 +40,10 @@ export interface SweepWorker {
   readonly started: Promise<void>;
   /** Its `retention.swept` line: messages taken back. */
   readonly swept: Promise<{ readonly messages: number }>;
+  /** SIGSTOP: it stops where it is (its statement in flight finishes in Postgres). */
+  pause(): void;
+  /** SIGCONT. */
+  resume(): void;
   /** SIGTERM, then its exit. */
   stop(): Promise<void>;
 }
@@ -80,8 +84,12 @@ export async function startSweepWorker(args: {
   return {
     started,
     swept,
+    pause: () => worker.child.kill('SIGSTOP'),
+    resume: () => worker.child.kill('SIGCONT'),
     async stop() {
       process.off('exit', orphaned);
+      // A stopped process does not act on SIGTERM until it runs again.
+      worker.child.kill('SIGCONT');
       worker.child.kill('SIGTERM');
       await worker.exited;
       await rm(dir, { recursive: true, force: true });

@@ -13,8 +13,11 @@
  * p50/p99/max, the longest event-loop delay of this process, and each sweep's p99 against the
  * baseline phases before and after it (the machine is shared: compare within the run); then each
  * sweep's duration and what it took back. `--shape in-process|separate` runs one of them.
+ * `--interleave` stops and continues `ebb worker` in windows of seconds during its sweep and compares
+ * the turns of its running windows with those of its stopped ones: the same minutes of a shared
+ * machine, so its load drifting over a long sweep is in both.
  *
- * `npm run bench -- retention [--messages N] [--shape in-process|separate]`.
+ * `npm run bench -- retention [--messages N] [--shape in-process|separate] [--interleave]`.
  */
 import { parseArgs } from 'node:util';
 import { passSettingsResolver } from '@ebb/compaction';
@@ -27,8 +30,8 @@ import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { Bot } from '../apps/bot/src/bot/bot.js';
-import { loadArchive, Phase, phaseTable, startSweepWorker } from './retention-support.js';
-import { NullPlatform, nowMs } from './support.js';
+import { loadArchive, Phase, phaseTable, type SweepWorker, startSweepWorker } from './retention-support.js';
+import { median, NullPlatform, nowMs, percentile } from './support.js';
 
 const IN_PROCESS = 'web:retention-archive';
 const SEPARATE = 'web:retention-archive-worker';
@@ -41,6 +44,15 @@ const BASELINE_TURNS = 2_000;
  * p50 after it was 1.5× the one before), far from a compaction pass.
  */
 const TURNS_PER_SET = 2_050;
+/** `--interleave`: the worker's windows running and stopped, and the turns ignored after a switch. */
+const RUNNING_MS = 2_000;
+const PAUSED_MS = 1_000;
+const SETTLE_MS = 100;
+const CONTROL_MS = 120_000;
+
+const sortedTurns = (phase: Phase) => [...phase.turns].sort((a, b) => a - b);
+const p99 = (phase: Phase) => percentile(sortedTurns(phase), 0.99);
+const p50 = (phase: Phase) => median(sortedTurns(phase));
 
 /** Answers at once: the model call is not part of the turn overhead. */
 const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 'ok, noted.' }) };
@@ -48,8 +60,9 @@ const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 
 export async function retentionBench(argv: readonly string[] = []): Promise<string> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { messages: { type: 'string' }, shape: { type: 'string' } },
+    options: { messages: { type: 'string' }, shape: { type: 'string' }, interleave: { type: 'boolean' } },
   });
+  const interleave = values.interleave === true;
   const total = Number(values.messages ?? 100_000);
   const shapes = values.shape === undefined ? ['in-process', 'separate'] : [values.shape];
   const fresh = await freshSchemaDb({ poolSize: 20 });
@@ -123,18 +136,61 @@ export async function retentionBench(argv: readonly string[] = []): Promise<stri
       await bot.stop(0);
     }
   };
+  /**
+   * Turns while `ebb worker` sweeps, in windows: the worker runs for `RUNNING_MS`, then is stopped
+   * (SIGSTOP) for `PAUSED_MS`, and so on until `done`. Each turn counts for the window it ran in, so
+   * turns with and without the sweep share the same minutes of the machine's load; a turn in the
+   * first `SETTLE_MS` of a window counts for neither (the statement in flight at a stop). Then the
+   * same windows for `CONTROL_MS` with the sweep over (an A/A run: the method's own noise).
+   */
+  const measureInterleaved = async (bot: Bot, worker: SweepWorker, done: () => Promise<boolean>) => {
+    await bot.start([platform]);
+    let stopped = false;
+    let switchedAt = nowMs();
+    const windows = async (running: Phase, paused: Phase, until: () => Promise<boolean>) => {
+      while (!(await until())) {
+        if (nowMs() - switchedAt >= (stopped ? PAUSED_MS : RUNNING_MS)) {
+          stopped = !stopped;
+          if (stopped) worker.pause();
+          else worker.resume();
+          switchedAt = nowMs();
+        }
+        const settled = nowMs() - switchedAt >= SETTLE_MS;
+        const { ms, warm } = await turn();
+        if (warm && settled) (stopped ? paused : running).turns.push(ms);
+      }
+      running.end();
+      paused.end();
+    };
+    try {
+      for (let i = 0; i < 50; i++) await turn();
+      const running = new Phase('during the sweep, in ebb worker: its windows running');
+      const paused = new Phase('the same minutes, its windows stopped (SIGSTOP)');
+      await windows(running, paused, done);
+      const controlRunning = new Phase('after the sweep (nothing to do): its windows running');
+      const controlPaused = new Phase('the same minutes, its windows stopped');
+      const controlEnd = nowMs() + CONTROL_MS;
+      await windows(controlRunning, controlPaused, async () => nowMs() >= controlEnd);
+      return { running, paused, controlRunning, controlPaused };
+    } finally {
+      worker.resume();
+      await bot.stop(0);
+    }
+  };
   const baseline = (name: string) => measure(botWith(plain), name, async (n) => n >= BASELINE_TURNS);
   const takenBack = async (key: string) => (await channels.takeBacks.pendingTakeBacks(key)).length === 0;
   const leftWithText = async (key: string) =>
     (await channels.archiveTimes(key, 0, total)).filter((m) => m.at < now - 30 * DAY && !m.taken).length;
 
   const rows: { phase: Phase; baselines?: readonly Phase[] }[] = [];
+  const paired: { name: string; running: Phase; paused: Phase }[] = [];
   const notes: string[] = [];
   try {
     let before = await baseline('before the sweeps');
     rows.push({ phase: before });
     for (const shape of shapes) {
       let during: Phase;
+      let interleaved: Record<'running' | 'paused' | 'controlRunning' | 'controlPaused', Phase> | undefined;
       let seconds = Number.NaN;
       let messages = 0;
       const key = shape === 'in-process' ? IN_PROCESS : SEPARATE;
@@ -161,18 +217,41 @@ export async function retentionBench(argv: readonly string[] = []): Promise<stri
           void worker.swept.then((s) => {
             workerSwept = s;
           });
-          during = await measure(botWith(plain), 'during the sweep, in ebb worker', async () => {
+          const sweepDone = async () => {
             if (workerSwept === undefined || !(await takenBack(key))) return false;
             seconds = (nowMs() - sweepStart) / 1000;
             return true;
-          });
+          };
+          if (interleave) {
+            const windows = await measureInterleaved(botWith(plain), worker, sweepDone);
+            during = windows.running;
+            interleaved = windows;
+          } else {
+            during = await measure(botWith(plain), 'during the sweep, in ebb worker', sweepDone);
+          }
           messages = (await worker.swept).messages;
         } finally {
           await worker.stop();
         }
       }
       const after = await baseline('after it');
-      rows.push({ phase: during, baselines: [before, after] }, { phase: after });
+      rows.push({ phase: during, baselines: [before, after] });
+      if (interleaved) {
+        rows.push(
+          { phase: interleaved.paused, baselines: [before, after] },
+          { phase: interleaved.controlRunning },
+          { phase: interleaved.controlPaused },
+        );
+        paired.push(
+          { name: 'during the sweep', running: interleaved.running, paused: interleaved.paused },
+          {
+            name: 'after it, nothing to sweep (the A/A control)',
+            running: interleaved.controlRunning,
+            paused: interleaved.controlPaused,
+          },
+        );
+      }
+      rows.push({ phase: after });
       before = after;
       notes.push(
         `${shape === 'in-process' ? 'In the bot' : 'In ebb worker'}: took back ${messages.toLocaleString('en')} messages and completed its take-back (the summary written again) in ${seconds.toFixed(1)} s; ${await leftWithText(key)} messages older than 30 days were left with their text.`,
@@ -183,6 +262,10 @@ export async function retentionBench(argv: readonly string[] = []): Promise<stri
       '',
       phaseTable(rows),
       '',
+      ...paired.map(
+        ({ name, running, paused }) =>
+          `Interleaved, ${name}: p99 ${p99(running).toFixed(2)} ms in the worker's running windows against ${p99(paused).toFixed(2)} ms in its stopped ones, a ratio of ${(p99(running) / p99(paused)).toFixed(2)} (p50 ${(p50(running) / p50(paused)).toFixed(2)}).`,
+      ),
       ...notes,
     ].join('\n');
   } finally {
