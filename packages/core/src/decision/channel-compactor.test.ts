@@ -260,4 +260,36 @@ describe('ChannelCompactor after passes land', () => {
       'ineffective',
     ]);
   });
+
+  it('queues again once usage has grown by background_fraction since passes stopped helping', async () => {
+    // A working size far below the window (passes from 0.3): 16 messages, 320 of 1,000 tokens.
+    const low = { ...settings, policy: { ...policy, backgroundThreshold: 0.3 } };
+    const channels = await channelWith(16);
+    let clock = 0;
+    const runs = new InMemoryRunStore({ now: () => (clock += 1_000) });
+    const compactor = new ChannelCompactor({ channels, runs, queue: new RecordingQueue(), markerTokens: 10 });
+    const afterTurn = async () =>
+      (await compactor.afterTurn(KEY, await channels.loadContext(KEY), low, UNCALIBRATED)).action;
+    for (let i = 1; i <= 3; i++) {
+      await landed(runs, `freed-little-${i}`, 330, 320);
+      await compactor.contextChanged(KEY, low, UNCALIBRATED);
+    }
+    expect(await afterTurn()).toMatchObject({ kind: 'skip', reason: 'ineffective' });
+    const add = async (n: number) => {
+      for (let i = 0; i < n; i++)
+        await channels.append(KEY, {
+          role: 'user',
+          author: 'a',
+          text: 'more',
+          tokens: 20,
+          contextTokens: 20,
+        });
+    };
+    // 0.40: under 0.32 × 1.3 = 0.416, still held back.
+    await add(4);
+    expect(await afterTurn()).toMatchObject({ kind: 'skip', reason: 'ineffective' });
+    // 0.42: it has grown by 30% since, and holds new messages a pass can take.
+    await add(1);
+    expect(await afterTurn()).toMatchObject({ kind: 'enqueue' });
+  });
 });

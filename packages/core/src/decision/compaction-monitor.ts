@@ -73,6 +73,8 @@ export class CompactionMonitor {
   readonly #passSeconds: number[] = [];
   #lastLandedAt: number | undefined;
   #ineffectivePasses = 0;
+  /** Usage when passes that did not help stopped the queueing (`ineffective`). */
+  #stoppedAt: number | undefined;
   #lastSkip: SkipReason | 'queue_unavailable' | undefined;
 
   get ineffectivePasses(): number {
@@ -119,7 +121,14 @@ export class CompactionMonitor {
     policy: AfterTurnPolicy,
     turn: MonitorTurn & { readonly inFlight: readonly PassInFlight[] },
   ): MonitorDecision {
-    if (turn.usage < policy.backgroundThreshold) this.#ineffectivePasses = 0;
+    // Passes that did not help are tried again once usage is under the background threshold, or has
+    // grown by `background_fraction` since they stopped: by then the channel holds new messages a
+    // pass can take (a small working size can sit below the protected messages after a paste, and a
+    // channel held back until it drops under it would live on emergency truncations).
+    const grown =
+      this.#stoppedAt !== undefined && turn.usage >= this.#stoppedAt * (1 + policy.backgroundFraction);
+    if (turn.usage < policy.backgroundThreshold || grown) this.#ineffectivePasses = 0;
+    if (this.#ineffectivePasses === 0) this.#stoppedAt = undefined;
     const action = decideAfterTurn({
       ...turn,
       policy,
@@ -127,6 +136,7 @@ export class CompactionMonitor {
       lastLandedAt: this.#lastLandedAt,
       ineffectivePasses: this.#ineffectivePasses,
     });
+    if (action.kind === 'skip' && action.reason === 'ineffective') this.#stoppedAt ??= turn.usage;
     if (action.kind !== 'skip') {
       this.#lastSkip = undefined;
       return { action, report: true };
@@ -167,7 +177,8 @@ export class CompactionMonitor {
    * fraction of the conversation, not of the reserve (`reservedUsage`, the system prompt, tools and
    * recalled memories, which no pass can free); under a burst usage can stay high although a pass
    * freed plenty. Passes that did not help are counted; past `max_ineffective_passes` the channel
-   * stops queueing until usage drops under the background threshold.
+   * stops queueing until usage drops under the background threshold or grows by
+   * `background_fraction` (relative) from where it stopped.
    */
   shrunk(
     policy: Pick<CompactionPolicy, 'backgroundThreshold' | 'backgroundFraction'>,
