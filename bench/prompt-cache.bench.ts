@@ -13,6 +13,7 @@
  *
  *   npm run bench -- prompt-cache                      # 20,000 messages, 32k and 128k windows
  *   EBB_BENCH_MESSAGES=5000 EBB_BENCH_WINDOWS=32000 npm run bench -- prompt-cache
+ *   EBB_BENCH_CONFIG='[compaction]\nworking_tokens = 12000' npm run bench -- prompt-cache
  *
  * Each row is also printed to stderr as soon as its replay ends.
  */
@@ -42,6 +43,8 @@ const MESSAGES = Number(process.env.EBB_BENCH_MESSAGES ?? 20_000);
 const WINDOWS = (process.env.EBB_BENCH_WINDOWS ?? '32000,128000').split(',').map(Number);
 /** `ebb` (today's layout); `before,ebb` adds the layout of before 2026-11-26 (memories after the system prompt). */
 const LAYOUTS = (process.env.EBB_BENCH_LAYOUTS ?? 'ebb').split(',') as readonly ('ebb' | 'before')[];
+/** `EBB_BENCH_CONFIG`: TOML appended to the bench's config (`[compaction]\nworking_tokens = 12000`). */
+const EXTRA_TOML = (process.env.EBB_BENCH_CONFIG ?? '').replaceAll('\\n', '\n');
 const PRICE = { input_per_mtok: 0.75, cached_input_per_mtok: 0.075, output_per_mtok: 4.5 };
 const REPLY =
   'Thanks, noted. If the install still fails, paste the exact error and the output of uname -a, and say which release you are on.';
@@ -145,7 +148,7 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
   await waitForReady(producer);
   const toml = (url: string) =>
     parseConfig(
-      `[llm]\nmodel = "gpt-5.4-mini"\ncontext_window = ${window}\nbase_url = "${url}"\n[web.bot]\nrespond_to = "all"\n`,
+      `[llm]\nmodel = "gpt-5.4-mini"\ncontext_window = ${window}\nbase_url = "${url}"\n[web.bot]\nrespond_to = "all"\n${EXTRA_TOML}`,
       'bench.toml',
     );
   const botConfig = toml(chat.url);

@@ -95,6 +95,12 @@ export const compactionSchema = z.strictObject(
     background_threshold: threshold().default(0.8),
     aggressive_threshold: threshold().default(0.85),
     emergency_threshold: threshold().default(0.95),
+    /**
+     * The context size compaction aims at, in tokens: a background pass starts once the context
+     * holds this many (or at `background_threshold`, when that comes first). Unset: the window's
+     * edge. The aggressive and emergency tiers stay where they are, relative to the window.
+     */
+    working_tokens: positiveInt().optional(),
     background_fraction: fraction().default(0.3),
     aggressive_fraction: fraction().default(0.5),
     emergency_fraction: fraction().default(0.5),

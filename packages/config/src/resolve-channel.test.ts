@@ -8,6 +8,24 @@ const config = (text: string) => parseConfig(text, 'config.toml');
 const llm = (lines: string) => config(`[llm]\n${lines}`);
 
 describe('resolveChannel', () => {
+  it('starts background passes at the working size when it comes before background_threshold', () => {
+    // (32,000 - 4,096) × 0.8 = 22,323 tokens: a working size of 12,000 comes first.
+    const small = resolveChannel(
+      config('[llm]\ncontext_window = 32000\n[compaction]\nworking_tokens = 12000\n'),
+      'web:a',
+    );
+    expect(small.compaction.backgroundThreshold).toBeCloseTo(12_000 / 27_904, 6);
+    expect(small.compaction.workingTokens).toBe(12_000);
+    // The other tiers stay relative to the window.
+    expect(small.compaction.aggressiveThreshold).toBe(0.85);
+    // Above the threshold's own size it changes nothing.
+    const large = resolveChannel(
+      config('[llm]\ncontext_window = 32000\n[compaction]\nworking_tokens = 30000\n'),
+      'web:a',
+    );
+    expect(large.compaction.backgroundThreshold).toBe(0.8);
+  });
+
   it('gives built-in defaults for an empty file', () => {
     const resolved = resolveChannel(config(''), 'slack:T1:C1');
     expect(resolved).toEqual({
@@ -48,7 +66,7 @@ describe('resolveChannel', () => {
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(37);
+    expect(Object.keys(resolved.sources)).toHaveLength(38);
   });
 
   describe('precedence', () => {

@@ -90,7 +90,8 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       cacheTtlSeconds: llm.cache_ttl_seconds ?? defaultCacheTtlSeconds(llm.prompt_cache_retention),
     },
     compaction: {
-      backgroundThreshold: compaction.background_threshold,
+      backgroundThreshold: backgroundThresholdOf(compaction, llm),
+      ...(compaction.working_tokens === undefined ? {} : { workingTokens: compaction.working_tokens }),
       aggressiveThreshold: compaction.aggressive_threshold,
       emergencyThreshold: compaction.emergency_threshold,
       backgroundFraction: compaction.background_fraction,
@@ -122,6 +123,19 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
     price,
     sources,
   });
+}
+
+/**
+ * Where a background pass starts, as usage of the window less the reply's reserve: at
+ * `background_threshold`, or earlier when `working_tokens` is reached first.
+ */
+export function backgroundThresholdOf(
+  compaction: { readonly background_threshold: number; readonly working_tokens?: number | undefined },
+  llm: { readonly context_window: number; readonly max_output_tokens: number },
+): number {
+  const working = compaction.working_tokens;
+  if (working === undefined) return compaction.background_threshold;
+  return Math.min(compaction.background_threshold, working / (llm.context_window - llm.max_output_tokens));
 }
 
 /** One row of `ebb config check`: a TOML key, its resolved value and where that value came from. */

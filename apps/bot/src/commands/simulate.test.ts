@@ -22,6 +22,8 @@ writeFileSync(
 );
 
 const capture = captureIo;
+const PRICES =
+  '[prices."gpt-5.4-mini"]\ninput_per_mtok = 0.75\ncached_input_per_mtok = 0.075\noutput_per_mtok = 4.5\n';
 
 describe('ebb simulate --json', () => {
   let code: number;
@@ -161,6 +163,39 @@ describe('ebb simulate (text)', () => {
     expect(text).toContain('│ background 0.80');
     expect(text).toMatch(/messages 3000, archived 3000/);
     expect(text).toMatch(/summarizer cost at gpt-5.4-mini prices: \$\d+\.\d{4}/);
+  });
+});
+
+describe('ebb simulate with a working size', () => {
+  it('starts passes at working_tokens, keeps the context near it, and costs less than at the window edge', async () => {
+    const simulateWith = async (extra: string) => {
+      const file = join(dir, `working-${extra.length}.toml`);
+      writeFileSync(file, `[llm]\ncontext_window = 32000\n[compaction]\n${extra}\n${PRICES}`);
+      const io = capture();
+      expect(await main(['simulate', transcriptFile, '--config', file, '--json'], io)).toBe(0);
+      const out = io
+        .stdout()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      const messages = out.filter((l) => l.type === 'message');
+      return {
+        summary: out.at(-1),
+        meanContext: messages.reduce((n, m) => n + m.contextTokens, 0) / messages.length,
+        firstTrigger: out.find((l) => l.type === 'compaction' && l.event === 'triggered'),
+      };
+    };
+    const edge = await simulateWith('');
+    const working = await simulateWith('working_tokens = 6000');
+    // (32,000 - 4,096) × 0.8 = 22,323 tokens at the edge; 6,000 / 27,904 = 0.215 of the window.
+    expect(edge.firstTrigger.usage).toBeGreaterThanOrEqual(0.8);
+    expect(working.firstTrigger.usage).toBeGreaterThanOrEqual(0.215);
+    expect(working.firstTrigger.usage).toBeLessThan(0.3);
+    expect(working.meanContext).toBeLessThan(6_000);
+    expect(working.meanContext).toBeLessThan(edge.meanContext / 2);
+    // More passes, fewer reply tokens, and no emergency for it.
+    expect(working.summary.tiers.background).toBeGreaterThan(edge.summary.tiers.background);
+    expect(working.summary.tiers.emergency).toBe(0);
+    expect(working.summary.promptCache.promptTokens).toBeLessThan(edge.summary.promptCache.promptTokens / 2);
   });
 });
 

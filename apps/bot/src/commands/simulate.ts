@@ -160,7 +160,7 @@ function textPrinter(io: CommandIo, channel: ResolvedChannelConfig): Printer {
         `Channel ${channel.channelKey}: window ${channel.llm.contextWindow}, reply reserve ${channel.llm.maxOutputTokens}, encoding ${channel.llm.encoding}`,
       );
       io.out(
-        `Thresholds: ${c.microcompaction ? `microcompact ${Math.min(c.microcompactThreshold, c.backgroundThreshold)}, ` : ''}background ${c.backgroundThreshold}, aggressive ${c.aggressiveThreshold}, emergency ${c.emergencyThreshold}\n`,
+        `Thresholds: ${c.microcompaction ? `microcompact ${usageOf(Math.min(c.microcompactThreshold, c.backgroundThreshold))}, ` : ''}background ${usageOf(c.backgroundThreshold)}${c.workingTokens === undefined ? '' : ` (working_tokens ${c.workingTokens})`}, aggressive ${c.aggressiveThreshold}, emergency ${c.emergencyThreshold}\n`,
       );
       io.out('Timeline');
       io.out(timeline.length > 0 ? timeline.join('\n') : '  (no compaction events)');
@@ -234,4 +234,9 @@ function promptCacheLines(s: SummaryEvent, channel: ResolvedChannelConfig): stri
 
 function isNodeError(err: unknown): err is NodeJS.ErrnoException {
   return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string';
+}
+
+/** A threshold as the file would write it: a working size's share of the window to three places. */
+function usageOf(threshold: number): number {
+  return Math.round(threshold * 1000) / 1000;
 }

@@ -47,7 +47,8 @@ export interface PassRoom {
 
 export function passRoom(input: PassRoomInput): PassRoom {
   const budget = input.contextWindow - input.maxOutputTokens;
-  const conversationTokens = Math.floor(input.backgroundThreshold * budget) - input.reservedTokens;
+  // (The epsilon: a threshold that is a working size over the budget gives that size back whole.)
+  const conversationTokens = Math.floor(input.backgroundThreshold * budget + 1e-6) - input.reservedTokens;
   const protectedTokens = input.protectRecent * SHORT_MESSAGE_TOKENS;
   const neededTokens = Math.ceil(
     (input.summaryTokens + protectedTokens) / (1 - input.backgroundFraction / 2),

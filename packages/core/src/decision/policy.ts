@@ -3,8 +3,13 @@
  * numbers so the core stays free of any config format; `@ebb/config` builds this from TOML.
  */
 export interface CompactionPolicy {
-  /** Usage (0..1) at which a background pass is enqueued. */
+  /**
+   * Usage (0..1) at which a background pass is enqueued: `background_threshold`, or lower when
+   * `workingTokens` is reached first.
+   */
   readonly backgroundThreshold: number;
+  /** `[compaction] working_tokens`: the context size compaction aims at, when set. */
+  readonly workingTokens?: number;
   /** Usage at which an aggressive pass is enqueued. */
   readonly aggressiveThreshold: number;
   /** Usage at which the bot truncates synchronously. */
