@@ -90,22 +90,30 @@ export const llmSchema = z.strictObject(
   TABLE,
 );
 
+/**
+ * `[compaction] working_tokens` unset (BENCHMARKS.md, "The working size"): on 20,000 messages of the
+ * IRC transcript, 41% less input than the window's edge at 32k and 84% less at 128k, no emergency,
+ * the same summarizer cost; a reply's cost grows with the size, so smaller is cheaper still, and
+ * 12,000 keeps the last few hundred chat messages raw (the peers' Mastra OM keeps 12,000 too).
+ */
+export const DEFAULT_WORKING_TOKENS = 12_000;
+
 export const compactionSchema = z.strictObject(
   {
     background_threshold: threshold().default(0.8),
     aggressive_threshold: threshold().default(0.85),
     emergency_threshold: threshold().default(0.95),
     /**
-     * The context size compaction aims at, in tokens: a background pass starts once the context
-     * holds this many (or at `background_threshold`, when that comes first). Unset: the window's
+     * The context size compaction aims at, in tokens: a background pass starts once the prompt
+     * holds this many (or at `background_threshold`, when that comes first); 0 aims at the window's
      * edge. The aggressive and emergency tiers stay where they are, relative to the window.
      */
-    working_tokens: positiveInt().optional(),
+    working_tokens: nonNegativeInt().default(DEFAULT_WORKING_TOKENS),
     background_fraction: fraction().default(0.3),
     aggressive_fraction: fraction().default(0.5),
     emergency_fraction: fraction().default(0.5),
     protect_recent: nonNegativeInt().default(10),
-    /** Unset means min(4096, 8% of the context window). */
+    /** Unset means min(4096, 8% of the context window, 10% of `working_tokens` when it is set). */
     summary_max_tokens: positiveInt().optional(),
     /** Unset means `llm.model`. */
     summarizer_model: modelName().optional(),

@@ -22,7 +22,7 @@ describe('ConfigWatcher', () => {
     try {
       writeFileSync(
         file,
-        '[compaction]\nbackground_threshold = 0.6\n[channels."slack:*".bot]\nrespond_to = "all"\n',
+        '[compaction]\nworking_tokens = 0\nbackground_threshold = 0.6\n[channels."slack:*".bot]\nrespond_to = "all"\n',
       );
       await vi.waitFor(() => expect(outcomes.at(-1)?.kind).toBe('reloaded'));
       expect(outcomes.at(-1)).toMatchObject({

@@ -35,7 +35,11 @@ describe('loadConfig', () => {
     const config = await loadConfig({ cwd, env: {} });
     expect(config.file).toBeNull();
     expect(config.channels).toEqual([]);
-    expect(resolveChannel(config, 'web:1').compaction.backgroundThreshold).toBe(0.8);
+    // The default working size: 12,000 tokens of (128,000 - 4,096).
+    expect(resolveChannel(config, 'web:1').compaction).toMatchObject({
+      workingTokens: 12_000,
+      backgroundThreshold: 12_000 / 123_904,
+    });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -98,11 +102,12 @@ describe('loadConfig', () => {
     expect(shipped.channels).toHaveLength(0);
     const defaults = resolveChannel(shipped, 'web:1');
     expect(defaults.compaction).toMatchObject({
-      backgroundThreshold: 0.8,
+      workingTokens: 12_000,
+      backgroundThreshold: 12_000 / 123_904,
       aggressiveThreshold: 0.85,
       emergencyThreshold: 0.95,
       protectRecent: 10,
-      summaryMaxTokens: 4096,
+      summaryMaxTokens: 1200,
     });
 
     // The examples, uncommented as a user would: the lines from the first commented [channels."…"].
@@ -116,10 +121,9 @@ describe('loadConfig', () => {
     const config = parseConfig(uncommented, 'config.toml');
     expect(config.channels).toHaveLength(2);
     const support = resolveChannel(config, 'slack:T024BE7LD:C024BE91L:1700000000.1234');
-    expect(support.compaction.backgroundThreshold).toBeLessThan(0.8);
-    expect(support.sources['compaction.background_threshold']).toBe(
-      '[channels."slack:T024BE7LD:C024BE91L*"]',
-    );
+    expect(support.compaction.workingTokens).toBe(24_000);
+    expect(support.compaction.backgroundThreshold).toBe(24_000 / 123_904);
+    expect(support.sources['compaction.working_tokens']).toBe('[channels."slack:T024BE7LD:C024BE91L*"]');
     const guild = resolveChannel(config, 'discord:123456789012345678:42');
     expect(guild.llm.contextWindow).toBeLessThan(128_000);
     expect(guild.compaction.summaryMaxTokens).toBeLessThan(4096);

@@ -27,7 +27,7 @@ export const LEAF_KEYS: readonly LeafKey[] = SECTIONS.flatMap((section) =>
 /** Leaves whose default is computed from other settings after merging, and how. */
 export const DERIVED_DEFAULTS: Readonly<Partial<Record<LeafKey, string>>> = {
   'llm.encoding': 'from llm.model',
-  'compaction.summary_max_tokens': 'min(4096, 8% of llm.context_window)',
+  'compaction.summary_max_tokens': 'min(4096, 8% of llm.context_window, 10% of compaction.working_tokens)',
   'compaction.summarizer_model': '= llm.model',
   'compaction.message_max_tokens': '25% of llm.context_window',
 };
@@ -82,7 +82,10 @@ export function mergeSettings(layers: readonly DeepReadonly<SettingsLayer>[]): M
   const llm = values.llm as Record<string, unknown> & { model: string; context_window: number };
   const compaction = values.compaction as Record<string, unknown>;
   llm.encoding ??= encodingForModel(llm.model);
-  compaction.summary_max_tokens ??= defaultSummaryMaxTokens(llm.context_window);
+  compaction.summary_max_tokens ??= defaultSummaryMaxTokens(
+    llm.context_window,
+    compaction.working_tokens as number | undefined,
+  );
   compaction.summarizer_model ??= llm.model;
   compaction.message_max_tokens ??= defaultMessageMaxTokens(llm.context_window);
 

@@ -41,14 +41,16 @@ describe('resolveChannel', () => {
         cacheTtlSeconds: 300,
       },
       compaction: {
-        backgroundThreshold: 0.8,
+        // The default working size, 12,000 tokens of (128,000 - 4,096).
+        backgroundThreshold: 12_000 / 123_904,
+        workingTokens: 12_000,
         aggressiveThreshold: 0.85,
         emergencyThreshold: 0.95,
         backgroundFraction: 0.3,
         aggressiveFraction: 0.5,
         emergencyFraction: 0.5,
         protectRecent: 10,
-        summaryMaxTokens: 4096,
+        summaryMaxTokens: 1200,
         cooldownMs: 10_000,
         maxIneffectivePasses: 3,
         messageMaxTokens: 32_000,
@@ -70,8 +72,10 @@ describe('resolveChannel', () => {
   });
 
   describe('precedence', () => {
+    // At the window's edge (no working size), so the resolved threshold is the configured one.
     const layered = config(`
       [compaction]
+      working_tokens = 0
       background_threshold = 0.70
       [slack.compaction]
       background_threshold = 0.65
@@ -165,8 +169,10 @@ describe('resolveChannel', () => {
   });
 
   describe('derived defaults', () => {
-    it('sizes the summary and message caps from the merged context window', () => {
-      const small = config('[channels."discord:*".llm]\ncontext_window = 16000\nmax_output_tokens = 1000\n');
+    it('sizes the summary and message caps from the merged context window and working size', () => {
+      const small = config(
+        '[compaction]\nworking_tokens = 0\n[channels."discord:*".llm]\ncontext_window = 16000\nmax_output_tokens = 1000\n',
+      );
       expect(resolveChannel(small, 'discord:G:C').compaction).toMatchObject({
         summaryMaxTokens: 1280,
         messageMaxTokens: 4000,
@@ -176,6 +182,10 @@ describe('resolveChannel', () => {
         summaryMaxTokens: 4096,
         messageMaxTokens: 32_000,
       });
+      // A working size: a tenth of it, when that is less.
+      const working = config('[compaction]\nworking_tokens = 20000\n');
+      expect(resolveChannel(working, 'slack:T:C').compaction.summaryMaxTokens).toBe(2000);
+      expect(resolveChannel(config(''), 'slack:T:C').compaction.summaryMaxTokens).toBe(1200);
     });
 
     it('keeps an explicit summary cap when a channel changes the window', () => {

@@ -91,7 +91,9 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
     },
     compaction: {
       backgroundThreshold: backgroundThresholdOf(compaction, llm),
-      ...(compaction.working_tokens === undefined ? {} : { workingTokens: compaction.working_tokens }),
+      ...(backgroundThresholdOf(compaction, llm) < compaction.background_threshold
+        ? { workingTokens: compaction.working_tokens }
+        : {}),
       aggressiveThreshold: compaction.aggressive_threshold,
       emergencyThreshold: compaction.emergency_threshold,
       backgroundFraction: compaction.background_fraction,
@@ -134,7 +136,7 @@ export function backgroundThresholdOf(
   llm: { readonly context_window: number; readonly max_output_tokens: number },
 ): number {
   const working = compaction.working_tokens;
-  if (working === undefined) return compaction.background_threshold;
+  if (working === undefined || working === 0) return compaction.background_threshold;
   return Math.min(compaction.background_threshold, working / (llm.context_window - llm.max_output_tokens));
 }
 

@@ -47,7 +47,7 @@ describe('ebb config check', () => {
     expect(out[2]).toBe('layers:  default < [compaction] < [channels."slack:T1:*"]');
     const table = out.slice(out.indexOf('') + 1);
     expect(table[0]).toMatch(/^setting\s+value\s+source$/);
-    expect(table).toHaveLength(38);
+    expect(table).toHaveLength(39);
     const row = (key: string) => table.find((line) => line.startsWith(`${key} `))?.split(/\s{2,}/);
     expect(row('privacy.on_delete')).toEqual(['privacy.on_delete', '"redact"', 'default']);
     expect(row('privacy.on_edit')).toEqual(['privacy.on_edit', '"update"', 'default']);
@@ -61,8 +61,8 @@ describe('ebb config check', () => {
     expect(row('llm.model')).toEqual(['llm.model', '"gpt-5.4-mini"', 'default']);
     expect(row('compaction.summary_max_tokens')).toEqual([
       'compaction.summary_max_tokens',
-      '4096',
-      'default (min(4096, 8% of llm.context_window))',
+      '1200',
+      'default (min(4096, 8% of llm.context_window, 10% of compaction.working_tokens))',
     ]);
     expect(row('llm.base_url')?.[1]).toBe('(unset)');
     const sourceColumn = table[0]?.indexOf('source') ?? -1;

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,18 +72,40 @@ describe('ebb simulate --json', () => {
 });
 
 describe('ebb simulate with the shipped config.toml', () => {
-  it('on 20,000 generated messages: all three tiers, every message archived, peak usage below 1', async () => {
+  it('on 20,000 generated messages: held at its working size with no emergency, every message archived; at the window edge all three tiers', async () => {
     const file = join(dir, 'chat-20k.jsonl');
     writeFileSync(file, `${[...syntheticTranscript(20_000)].map((m) => JSON.stringify(m)).join('\n')}\n`);
     const shipped = fileURLToPath(new URL('../../../../config.toml', import.meta.url));
-    const io = capture();
-    expect(await main(['simulate', file, '--config', shipped, '--json'], io)).toBe(0);
-    const summary = JSON.parse(io.stdout().split('\n').at(-1) ?? '');
-    expect(summary).toMatchObject({ type: 'summary', messages: 20_000, archived: 20_000 });
-    expect(summary.tiers.background).toBeGreaterThan(0);
-    expect(summary.tiers.aggressive).toBeGreaterThan(0);
-    expect(summary.tiers.emergency).toBeGreaterThan(0);
-    expect(summary.peakUsage).toBeLessThan(1);
+    const simulateWith = async (config: string) => {
+      const io = capture();
+      expect(await main(['simulate', file, '--config', config, '--json'], io)).toBe(0);
+      const out = io.stdout().split('\n');
+      const messages = out.slice(0, -1).filter((l) => l.startsWith('{"type":"message"'));
+      const meanContext =
+        messages.reduce((n, l) => n + (JSON.parse(l) as { contextTokens: number }).contextTokens, 0) /
+        messages.length;
+      return { summary: JSON.parse(out.at(-1) ?? ''), meanContext };
+    };
+    const working = await simulateWith(shipped);
+    expect(working.summary).toMatchObject({ type: 'summary', messages: 20_000, archived: 20_000 });
+    expect(working.summary.tiers.background).toBeGreaterThan(0);
+    expect(working.summary.tiers.emergency).toBe(0);
+    // Near 12,000 tokens: above it only while a paste among the newest messages holds it up (a
+    // message may be a quarter of the window).
+    expect(working.meanContext).toBeLessThan(2 * 12_000);
+
+    const edgeFile = join(dir, 'shipped-edge.toml');
+    writeFileSync(
+      edgeFile,
+      readFileSync(shipped, 'utf8').replace(/^working_tokens = \d+$/m, 'working_tokens = 0'),
+    );
+    const edge = await simulateWith(edgeFile);
+    expect(edge.summary).toMatchObject({ messages: 20_000, archived: 20_000 });
+    expect(edge.summary.tiers.background).toBeGreaterThan(0);
+    expect(edge.summary.tiers.aggressive).toBeGreaterThan(0);
+    expect(edge.summary.tiers.emergency).toBeGreaterThan(0);
+    expect(edge.summary.peakUsage).toBeLessThan(1);
+    expect(edge.meanContext).toBeGreaterThan(4 * working.meanContext);
   });
 });
 
@@ -184,7 +206,7 @@ describe('ebb simulate with a working size', () => {
         firstTrigger: out.find((l) => l.type === 'compaction' && l.event === 'triggered'),
       };
     };
-    const edge = await simulateWith('');
+    const edge = await simulateWith('working_tokens = 0');
     const working = await simulateWith('working_tokens = 6000');
     // (32,000 - 4,096) × 0.8 = 22,323 tokens at the edge; 6,000 / 27,904 = 0.215 of the window.
     expect(edge.firstTrigger.usage).toBeGreaterThanOrEqual(0.8);

@@ -51,6 +51,8 @@ function configText(baseUrl: string): string {
     'max_output_tokens = 1000',
     `base_url = "${baseUrl}"`,
     '[compaction]',
+    // The scenario is set at the window's edge (its thresholds), not at a working size.
+    'working_tokens = 0',
     'message_max_tokens = 16000',
     'background_threshold = 0.9',
     'aggressive_threshold = 0.93',

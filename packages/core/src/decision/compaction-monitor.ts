@@ -72,6 +72,8 @@ export class CompactionMonitor {
   /** Enqueue-to-splice seconds of the last `PASS_SECONDS_WINDOW` passes, oldest first. */
   readonly #passSeconds: number[] = [];
   #lastLandedAt: number | undefined;
+  /** Usage right after the last landing that was judged (`shrunk`). */
+  #usageAfterLanding: number | undefined;
   #ineffectivePasses = 0;
   /** Usage when passes that did not help stopped the queueing (`ineffective`). */
   #stoppedAt: number | undefined;
@@ -134,6 +136,7 @@ export class CompactionMonitor {
       policy,
       pace: this.pace(turn.now),
       lastLandedAt: this.#lastLandedAt,
+      ...(this.#usageAfterLanding === undefined ? {} : { usageAfterLanding: this.#usageAfterLanding }),
       ineffectivePasses: this.#ineffectivePasses,
     });
     if (action.kind === 'skip' && action.reason === 'ineffective') this.#stoppedAt ??= turn.usage;
@@ -191,6 +194,7 @@ export class CompactionMonitor {
       usageAfter < policy.backgroundThreshold ||
       usageBefore - usageAfter >= 0.5 * policy.backgroundFraction * conversation;
     this.#ineffectivePasses = effective ? 0 : this.#ineffectivePasses + 1;
+    this.#usageAfterLanding = usageAfter;
     return effective;
   }
 }

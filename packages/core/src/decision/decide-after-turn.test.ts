@@ -96,6 +96,24 @@ describe('decideAfterTurn', () => {
     });
   });
 
+  it('under a working size, waives the cooldown for a channel grown since the landing by what the pass frees', () => {
+    const landed = { lastLandedAt: 100_000 - 4_000 };
+    const working = { ...policy, workingTokens: 800 };
+    // Landed at 0.62; now 0.8: grown 0.18, less than the 0.24 (30% of 0.8) this pass frees: a loop of
+    // small passes is what the cooldown is for.
+    expect(
+      decideAfterTurn(input({ policy: working, usage: 0.8, usageAfterLanding: 0.62, ...landed })),
+    ).toMatchObject({ delayMs: 6_000 });
+    // Landed at 0.5: grown 0.3, its own messages made the pass due.
+    expect(
+      decideAfterTurn(input({ policy: working, usage: 0.8, usageAfterLanding: 0.5, ...landed })),
+    ).toMatchObject({ kind: 'enqueue', delayMs: 0 });
+    // At the window's edge (no working size) the cooldown holds: the pass escalates if it must.
+    expect(decideAfterTurn(input({ usage: 0.8, usageAfterLanding: 0.5, ...landed }))).toMatchObject({
+      delayMs: 6_000,
+    });
+  });
+
   it('escalates a waiting pass of a lower tier, and leaves a running one alone when it is enough', () => {
     const waiting = { ...running(1, 30), running: false };
     expect(decideAfterTurn(input({ usage: 0.86, inFlight: [waiting] }))).toMatchObject({

@@ -28,7 +28,8 @@
  *    pass within `cooldown_seconds` of the last background or aggressive pass *landing* is enqueued
  *    delayed until the cooldown ends (not dropped: a channel that goes quiet still gets it). The
  *    cooldown never delays a pass the pace starts early, an aggressive pass, a follow-up, a heal or
- *    an emergency.
+ *    an emergency, nor (under a working size) one whose channel has grown since that landing by
+ *    what the pass frees.
  * 5. **With a pass waiting (not started) of a lower tier:** escalate: replace it with one planned now.
  * 6. **With a head pass running** (one that starts at the front of the context, so it folds the
  *    earlier summaries): queue a follow-up over the next disjoint range (it may run at the same time
@@ -76,6 +77,7 @@ export type AfterTurnPolicy = Pick<
   | 'protectRecent'
   | 'cooldownMs'
   | 'maxIneffectivePasses'
+  | 'workingTokens'
 > &
   MicrocompactPolicy;
 
@@ -93,6 +95,8 @@ export interface AfterTurnInput {
   readonly pace: ChannelPace;
   /** When the last background or aggressive pass landed (heals do not start a cooldown). */
   readonly lastLandedAt: number | undefined;
+  /** Usage right after the last landing the monitor judged: how much the channel has grown since. */
+  readonly usageAfterLanding?: number;
   readonly ineffectivePasses: number;
 }
 
@@ -224,10 +228,20 @@ function isHead(pass: PassInFlight | undefined, context: ContextView): boolean {
   return pass !== undefined && pass.fromSeq <= front;
 }
 
-/** Rule 4: a background-sized pass waits out the cooldown since the last pass landed. */
+/**
+ * Rule 4: a background-sized pass waits out the cooldown since the last pass landed, unless a
+ * working size sets the background threshold and the channel has grown since that landing by what
+ * this pass frees: then its own messages made it due, and it is no loop of small passes (a flood, or
+ * a replay, against a working size far below the aggressive threshold: between them there is room
+ * for many passes' worth of growth, and a cooldown would let it all in). At the window's edge the
+ * aggressive threshold is close above, and a waiting pass escalates to it instead.
+ */
 function cooldownDelay(input: AfterTurnInput, tier: Tier): number {
   const early = input.usage < input.policy.backgroundThreshold;
   if (tier !== 'background' || early || input.lastLandedAt === undefined) return 0;
+  const { workingTokens, backgroundFraction } = input.policy;
+  const grown = input.usageAfterLanding !== undefined && input.usage - input.usageAfterLanding;
+  if (workingTokens !== undefined && grown !== false && grown >= backgroundFraction * input.usage) return 0;
   return Math.max(0, input.lastLandedAt + input.policy.cooldownMs - input.now);
 }
 

@@ -8,7 +8,10 @@ export interface CompactionPolicy {
    * `workingTokens` is reached first.
    */
   readonly backgroundThreshold: number;
-  /** `[compaction] working_tokens`: the context size compaction aims at, when set. */
+  /**
+   * `[compaction] working_tokens`, when it sets `backgroundThreshold` (it comes before
+   * `background_threshold` in this window).
+   */
   readonly workingTokens?: number;
   /** Usage at which an aggressive pass is enqueued. */
   readonly aggressiveThreshold: number;
@@ -50,10 +53,23 @@ export interface ModelBudget {
 export const DEFAULT_SUMMARY_MAX_TOKENS = 4096;
 export const DEFAULT_SUMMARY_WINDOW_SHARE = 0.08;
 export const DEFAULT_MESSAGE_WINDOW_SHARE = 0.25;
+export const DEFAULT_SUMMARY_WORKING_SHARE = 0.1;
 
-/** Default summary budget: min(4,096, 8% of the window). */
-export function defaultSummaryMaxTokens(contextWindow: number): number {
-  return Math.min(DEFAULT_SUMMARY_MAX_TOKENS, Math.floor(contextWindow * DEFAULT_SUMMARY_WINDOW_SHARE));
+/**
+ * Default summary budget: min(4,096, 8% of the window, 10% of the working size when there is one).
+ * A pass writes its whole summary again each time it folds the last one, so a summary that is a
+ * third of a 12,000-token working context made the summarizer's output (at six times the input
+ * price) cost more than the reply prompts it saved; at a tenth, a pass costs what it did at the
+ * window's edge (BENCHMARKS.md, "The working size").
+ */
+export function defaultSummaryMaxTokens(contextWindow: number, workingTokens = 0): number {
+  const byWindow = Math.min(
+    DEFAULT_SUMMARY_MAX_TOKENS,
+    Math.floor(contextWindow * DEFAULT_SUMMARY_WINDOW_SHARE),
+  );
+  return workingTokens > 0
+    ? Math.min(byWindow, Math.floor(workingTokens * DEFAULT_SUMMARY_WORKING_SHARE))
+    : byWindow;
 }
 
 /** Default per-message cap: 25% of the window. */
