@@ -154,7 +154,10 @@ describe('helpRequest', () => {
 function badConfigDir(): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'ebb-bad-config-'));
   const file = join(dir, 'config.toml');
-  writeFileSync(file, '[llm]\ncontext_window = 4000\n[compaction]\nbackground_threshold = 0.9\n');
+  writeFileSync(
+    file,
+    '[llm]\ncontext_window = 4000\n[compaction]\nbackground_threshold = 0.9\n[memory]\nrecall_max_tokens = 1000\n',
+  );
   return { dir, file };
 }
 

@@ -98,6 +98,13 @@ export const llmSchema = z.strictObject(
  */
 export const DEFAULT_WORKING_TOKENS = 12_000;
 
+/**
+ * `[memory] recall_max_tokens` unset: about ten one-sentence memories. The block is new at the end
+ * of every prompt, so each token of it is paid uncached by every reply, warm cache or not (issue 34:
+ * a 1,000-token budget made it most of a warm reply's uncached tail).
+ */
+export const DEFAULT_RECALL_MAX_TOKENS = 300;
+
 export const compactionSchema = z.strictObject(
   {
     background_threshold: threshold().default(0.8),
@@ -145,7 +152,7 @@ export const compactionSchema = z.strictObject(
 export const memorySchema = z.strictObject(
   {
     scope: enumOf(['channel', 'workspace']).default('channel'),
-    recall_max_tokens: nonNegativeInt().default(1000),
+    recall_max_tokens: nonNegativeInt().default(DEFAULT_RECALL_MAX_TOKENS),
   },
   TABLE,
 );

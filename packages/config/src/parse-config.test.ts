@@ -254,20 +254,24 @@ describe('parseConfig', () => {
     const error = configError(`
       [llm]
       context_window = 5000
+      [memory]
+      recall_max_tokens = 1000
       [channels."web:*".memory]
       recall_max_tokens = 200000
     `);
     expect(error.issues.map((issue) => `${issue.path}: ${issue.rule}`)).toEqual([
-      'llm.context_window: must be above max_output_tokens (4096, default) + compaction.summary_max_tokens (400, default) + memory.recall_max_tokens (1000, default) = 5496',
+      'llm.context_window: must be above max_output_tokens (4096, default) + compaction.summary_max_tokens (400, default) + memory.recall_max_tokens (1000, from [memory]) = 5496',
       'llm.context_window: must be above compaction.message_max_tokens (1250, default) + max_output_tokens (4096, default) = 5346',
       'channels."web:*".memory.recall_max_tokens: must be below llm.context_window (5000, from [llm]) - llm.max_output_tokens (4096, default) - compaction.summary_max_tokens (400, default) = 504 in the merged settings for [channels."web:*"]',
     ]);
   });
 
   it('refuses a window whose recall budget leaves a background pass nothing to free', () => {
-    const error = configError('[llm]\ncontext_window = 2000\nmax_output_tokens = 500\n');
+    const error = configError(
+      '[llm]\ncontext_window = 2000\nmax_output_tokens = 500\n[memory]\nrecall_max_tokens = 1000\n',
+    );
     expect(error.issues.map((issue) => `${issue.path}: ${issue.rule}`)).toEqual([
-      'llm.context_window: leaves a background pass nothing to free: at compaction.background_threshold (0.8, default), (context_window (2000, from [llm]) - max_output_tokens (500, from [llm])) × 0.8 = 1200 prompt tokens less the reserve (memory.recall_max_tokens (1000, default)) leave 200 of conversation; a pass must free at least half of compaction.background_fraction (0.3, default) of it besides a summary of up to compaction.summary_max_tokens (160, default) and the compaction.protect_recent (10, default) newest messages (32 tokens each), so it needs 565. Raise llm.context_window or compaction.background_threshold, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
+      'llm.context_window: leaves a background pass nothing to free: at compaction.background_threshold (0.8, default), (context_window (2000, from [llm]) - max_output_tokens (500, from [llm])) × 0.8 = 1200 prompt tokens less the reserve (memory.recall_max_tokens (1000, from [memory])) leave 200 of conversation; a pass must free at least half of compaction.background_fraction (0.3, default) of it besides a summary of up to compaction.summary_max_tokens (160, default) and the compaction.protect_recent (10, default) newest messages (32 tokens each), so it needs 565. Raise llm.context_window or compaction.background_threshold, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
     ]);
     // A smaller recall budget leaves the pass its room.
     expect(() =>
@@ -279,9 +283,11 @@ describe('parseConfig', () => {
   });
 
   it('refuses a working size that leaves a background pass nothing to free, naming it', () => {
-    const error = configError('[compaction]\nworking_tokens = 2000\nsummary_max_tokens = 1000\n');
+    const error = configError(
+      '[compaction]\nworking_tokens = 2000\nsummary_max_tokens = 1000\n[memory]\nrecall_max_tokens = 1000\n',
+    );
     expect(error.issues.map((issue) => `${issue.path}: ${issue.rule}`)).toEqual([
-      'compaction.working_tokens: leaves a background pass nothing to free: at working_tokens (2000, from [compaction]) prompt tokens, less the reserve (memory.recall_max_tokens (1000, default)) leave 1000 of conversation; a pass must free at least half of background_fraction (0.3, default) of it besides a summary of up to summary_max_tokens (1000, from [compaction]) and the protect_recent (10, default) newest messages (32 tokens each), so it needs 1553. Raise compaction.working_tokens, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
+      'compaction.working_tokens: leaves a background pass nothing to free: at working_tokens (2000, from [compaction]) prompt tokens, less the reserve (memory.recall_max_tokens (1000, from [memory])) leave 1000 of conversation; a pass must free at least half of background_fraction (0.3, default) of it besides a summary of up to summary_max_tokens (1000, from [compaction]) and the protect_recent (10, default) newest messages (32 tokens each), so it needs 1553. Raise compaction.working_tokens, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
     ]);
     // Its default summary (a tenth of it) leaves the pass its room.
     expect(() => parseConfig('[compaction]\nworking_tokens = 2000\n', 'c.toml')).not.toThrow();

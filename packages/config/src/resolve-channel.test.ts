@@ -60,7 +60,7 @@ describe('resolveChannel', () => {
         keepToolResults: 3,
         microcompactMinTokens: 200,
       },
-      memory: { scope: 'channel', recallMaxTokens: 1000 },
+      memory: { scope: 'channel', recallMaxTokens: 300 },
       bot: { systemPrompt: 'You are Ebb, a helpful assistant in a team chat.', respondTo: 'mentions' },
       tools: { allow: ['search_history', 'read_history'], maxSteps: 6, callTimeoutMs: 30_000 },
       privacy: { onDelete: 'redact', onEdit: 'update' },
@@ -164,7 +164,7 @@ describe('resolveChannel', () => {
       expect(resolveChannel(mixed, 'web:1').bot.respondTo).toBe('all');
       expect(resolveChannel(mixed, 'slack:T1:C1').bot.respondTo).toBe('mentions');
       expect(resolveChannel(mixed, 'slack:T1:C1').memory.recallMaxTokens).toBe(0);
-      expect(resolveChannel(mixed, DEFAULTS_CHANNEL_KEY).memory.recallMaxTokens).toBe(1000);
+      expect(resolveChannel(mixed, DEFAULTS_CHANNEL_KEY).memory.recallMaxTokens).toBe(300);
     });
   });
 

@@ -21,6 +21,7 @@ import {
   type Memory,
   type MemoryStore,
   memoryScope,
+  relevantToQuery,
   renderContext,
   renderMemories,
   type ToolCall,
@@ -304,7 +305,7 @@ export class ModelReplier {
     });
     const memories: Memory[] = [];
     let tokens = 0;
-    for (const memory of found) {
+    for (const memory of found.filter((m) => relevantToQuery(text, m.text))) {
       const next = chatMessageTokens(tokenizer, renderMemories([...memories, memory]));
       if (next > budget) break;
       memories.push(memory);

@@ -114,6 +114,19 @@ describe('decideAfterTurn', () => {
     });
   });
 
+  it('under a working size, sizes a pass to bring a channel that outgrew it back under it', () => {
+    // 1,000 tokens at 0.0008 a token: usage 0.8, no reserve; the working size sets the threshold at 0.3.
+    const at = { usage: 0.8, usagePerToken: 0.0008 };
+    const edge = decideAfterTurn(input(at));
+    // 30% of the context plus the 50-token summary: the oldest 35 messages.
+    expect(edge).toMatchObject({ kind: 'enqueue', plan: { tier: 'background', fromSeq: 1, toSeq: 35 } });
+    const working = decideAfterTurn(
+      input({ ...at, policy: { ...policy, backgroundThreshold: 0.3, workingTokens: 300 } }),
+    );
+    // To land at 0.7 × 0.3 = 0.21 (262 tokens), it frees 74% besides the summary: 79 messages.
+    expect(working).toMatchObject({ kind: 'enqueue', plan: { tier: 'background', fromSeq: 1, toSeq: 79 } });
+  });
+
   it('escalates a waiting pass of a lower tier, and leaves a running one alone when it is enough', () => {
     const waiting = { ...running(1, 30), running: false };
     expect(decideAfterTurn(input({ usage: 0.86, inFlight: [waiting] }))).toMatchObject({

@@ -20,7 +20,9 @@
  *    up to the emergency threshold for the pace to be misjudged; at human pace the growth term is a
  *    rounding error and passes start at the background threshold as configured.
  * 3. **How big?** A pass frees `aggressive_fraction` of the context (labelled `aggressive`) when
- *    usage or the projection is at or above `aggressive_threshold`; else `background_fraction`. It
+ *    usage or the projection is at or above `aggressive_threshold`; else `background_fraction`.
+ *    Under a working size, at least what brings usage back to where a background pass from the
+ *    working size lands (`backToWorkingSize`), so a channel that outgrew it is not left at its edge. It
  *    covers that share plus the summary that replaces it (`planCompaction`), so it frees what it
  *    aims at, and a range that cannot hold more than a summary is never planned (`nothing_to_free`):
  *    a pass never makes the context bigger.
@@ -179,7 +181,10 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   });
   if (input.ineffectivePasses >= policy.maxIneffectivePasses) return heal() ?? skip('ineffective');
 
-  const fraction = tier === 'aggressive' ? policy.aggressiveFraction : policy.backgroundFraction;
+  const fraction = Math.max(
+    tier === 'aggressive' ? policy.aggressiveFraction : policy.backgroundFraction,
+    backToWorkingSize(input),
+  );
   const plan = (mode: EnqueueMode, previous: PassInFlight | undefined, delayMs: number): AfterTurnAction => {
     const result = planCompaction({
       context,
@@ -208,6 +213,25 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
     if (afterInFlight >= policy.aggressiveThreshold) return plan('follow_up', last, 0);
   }
   return skip('in_flight');
+}
+
+/** The most of the context one pass is planned to free (the rest is its summary's and the protected messages'). */
+const MAX_PASS_FRACTION = 0.9;
+
+/**
+ * Under a working size, the share of the context a pass must free to land where a background pass
+ * lands from the working size itself, `(1 − background_fraction) × background threshold`: a channel
+ * that outgrew it while passes ran (a burst, a replay) is brought back under it in one pass, rather
+ * than landing at the threshold and coming due again at once. 0 when the usual fraction is enough,
+ * or without a working size.
+ */
+function backToWorkingSize(input: AfterTurnInput): number {
+  const { policy, usage, usagePerToken, context } = input;
+  if (policy.workingTokens === undefined || context.tokens <= 0 || usagePerToken <= 0) return 0;
+  const reserve = usage - context.tokens * usagePerToken;
+  const target = (1 - policy.backgroundFraction) * policy.backgroundThreshold;
+  const tokensAfter = Math.max(0, (target - reserve) / usagePerToken);
+  return Math.min(MAX_PASS_FRACTION, Math.max(0, 1 - tokensAfter / context.tokens));
 }
 
 /** Higher means more urgent. */

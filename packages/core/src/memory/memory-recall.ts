@@ -39,3 +39,39 @@ export function recallTerms(text: string): string[] {
     .filter((w) => w.length > 0 && !RECALL_STOPWORDS.has(w));
   return [...new Set(words)].slice(0, MAX_RECALL_TERMS);
 }
+
+/**
+ * Distinct words a memory must share with the message that recalls it (fewer when the message has
+ * fewer words): the store matches any one word, which on chat traffic recalled a memory for every
+ * "ubuntu" or "install", and the block of them, new at the end of every prompt, was most of what a
+ * warm reply paid uncached.
+ */
+export const RECALL_MIN_SHARED_TERMS = 2;
+
+/** Shorter words are no topic ("m", "ok", "2"): they do not count towards relevance. */
+const MIN_TOPIC_LENGTH = 3;
+
+/** Shortest word that may match another by prefix (`deploy` / `deployed` / `deploys`), as stemming would. */
+const MIN_STEM_LENGTH = 5;
+
+/**
+ * Whether `memoryText` shares enough distinct words with `queryText` to be worth a prompt's tokens
+ * (`RECALL_MIN_SHARED_TERMS`, or every word of a shorter query; words of one or two characters do
+ * not count). Words match whole, or by a common
+ * prefix of at least five letters where one is a prefix of the other, close to the store's English
+ * stemming without its dictionary.
+ */
+export function relevantToQuery(queryText: string, memoryText: string): boolean {
+  const query = recallTerms(queryText).filter((t) => t.length >= MIN_TOPIC_LENGTH);
+  if (query.length === 0) return false;
+  const memory = recallTerms(memoryText);
+  const matches = (q: string) =>
+    memory.some(
+      (m) =>
+        m === q || (Math.min(m.length, q.length) >= MIN_STEM_LENGTH && (m.startsWith(q) || q.startsWith(m))),
+    );
+  const needed = Math.min(RECALL_MIN_SHARED_TERMS, query.length);
+  let shared = 0;
+  for (const q of query) if (matches(q) && ++shared >= needed) return true;
+  return false;
+}
