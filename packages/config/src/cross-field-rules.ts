@@ -19,7 +19,7 @@ import {
 import type { ConfigIssue } from './config-error.js';
 import type { EbbConfig } from './ebb-config.js';
 import { type LeafKey, leafValue, type MergedSettings, mergeSettings, splitLeaf } from './merge-settings.js';
-import { backgroundThresholdOf } from './resolve-channel.js';
+import { backgroundFractionOf, backgroundThresholdOf } from './resolve-channel.js';
 import { isTainted } from './schema-issues.js';
 import { formatTomlKey } from './toml-path.js';
 
@@ -91,6 +91,7 @@ const PASS_ROOM_LEAVES: readonly LeafKey[] = [
   'compaction.summary_max_tokens',
   'compaction.protect_recent',
   'compaction.background_fraction',
+  'compaction.working_fraction',
 ];
 
 interface Context {
@@ -205,32 +206,35 @@ function checkPassRoom(
     maxOutputTokens: llm.max_output_tokens,
     reservedTokens: memory.recall_max_tokens + measure.promptHeadTokens,
     backgroundThreshold: backgroundThresholdOf(compaction, llm),
-    backgroundFraction: compaction.background_fraction,
+    backgroundFraction: backgroundFractionOf(compaction, llm),
     summaryTokens: compaction.summary_max_tokens + measure.summaryFrameTokens,
     protectRecent: compaction.protect_recent,
   });
   if (room.fits) return undefined;
 
-  const blamed = PASS_ROOM_LEAVES.reduce((best, leaf) =>
+  const threshold = backgroundThresholdOf(compaction, llm);
+  const working = threshold < compaction.background_threshold;
+  // Of the two fractions, only the one in effect can be to blame.
+  const fractionKey: LeafKey = working ? 'compaction.working_fraction' : 'compaction.background_fraction';
+  const unused: LeafKey = working ? 'compaction.background_fraction' : 'compaction.working_fraction';
+  const blamed = PASS_ROOM_LEAVES.filter((leaf) => leaf !== unused).reduce((best, leaf) =>
     merged.origin[leaf] > merged.origin[best] ? leaf : best,
   );
   const term = (leaf: LeafKey) => describe(leaf, blamed, context, merged);
   const { promptHeadTokens: head, summaryFrameTokens: frame } = measure;
-  const threshold = backgroundThresholdOf(compaction, llm);
   const prompt = Math.floor(threshold * (llm.context_window - llm.max_output_tokens) + 1e-6);
   const suffix = context.label === undefined ? '' : ` in the merged settings for ${context.label}`;
-  const start =
-    threshold < compaction.background_threshold
-      ? `at ${term('compaction.working_tokens')} prompt tokens, `
-      : `at ${term('compaction.background_threshold')}, ` +
-        `(${term('llm.context_window')} - ${term('llm.max_output_tokens')}) × ${compaction.background_threshold} = ${prompt} prompt tokens `;
+  const start = working
+    ? `at ${term('compaction.working_tokens')} prompt tokens, `
+    : `at ${term('compaction.background_threshold')}, ` +
+      `(${term('llm.context_window')} - ${term('llm.max_output_tokens')}) × ${compaction.background_threshold} = ${prompt} prompt tokens `;
   const rule =
     `leaves a background pass nothing to free${suffix}: ${start}` +
     `less the reserve (${term('memory.recall_max_tokens')}${head > 0 ? ` + the system prompt and tools (${head})` : ''}) ` +
-    `leave ${room.conversationTokens} of conversation; a pass must free at least half of ${term('compaction.background_fraction')} of it ` +
+    `leave ${room.conversationTokens} of conversation; a pass must free at least half of ${term(fractionKey)} of it ` +
     `besides a summary of up to ${term('compaction.summary_max_tokens')}${frame > 0 ? ` + ${frame} for its block` : ''} ` +
     `and the ${term('compaction.protect_recent')} newest messages (${SHORT_MESSAGE_TOKENS} tokens each), so it needs ${room.neededTokens}. ` +
-    `Raise ${threshold < compaction.background_threshold ? 'compaction.working_tokens' : 'llm.context_window or compaction.background_threshold'}, or lower llm.max_output_tokens, ` +
+    `Raise ${working ? 'compaction.working_tokens' : 'llm.context_window or compaction.background_threshold'}, or lower llm.max_output_tokens, ` +
     'memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent' +
     (head > 0 ? ' (or shorten bot.system_prompt, or allow fewer tools)' : '');
   const fingerprint = [

@@ -287,7 +287,7 @@ describe('parseConfig', () => {
       '[compaction]\nworking_tokens = 2000\nsummary_max_tokens = 1000\n[memory]\nrecall_max_tokens = 1000\n',
     );
     expect(error.issues.map((issue) => `${issue.path}: ${issue.rule}`)).toEqual([
-      'compaction.working_tokens: leaves a background pass nothing to free: at working_tokens (2000, from [compaction]) prompt tokens, less the reserve (memory.recall_max_tokens (1000, from [memory])) leave 1000 of conversation; a pass must free at least half of background_fraction (0.3, default) of it besides a summary of up to summary_max_tokens (1000, from [compaction]) and the protect_recent (10, default) newest messages (32 tokens each), so it needs 1553. Raise compaction.working_tokens, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
+      'compaction.working_tokens: leaves a background pass nothing to free: at working_tokens (2000, from [compaction]) prompt tokens, less the reserve (memory.recall_max_tokens (1000, from [memory])) leave 1000 of conversation; a pass must free at least half of working_fraction (0.7, default) of it besides a summary of up to summary_max_tokens (1000, from [compaction]) and the protect_recent (10, default) newest messages (32 tokens each), so it needs 2031. Raise compaction.working_tokens, or lower llm.max_output_tokens, memory.recall_max_tokens, compaction.summary_max_tokens or compaction.protect_recent',
     ]);
     // Its default summary (a tenth of it) leaves the pass its room.
     expect(() => parseConfig('[compaction]\nworking_tokens = 2000\n', 'c.toml')).not.toThrow();

@@ -26,6 +26,20 @@ describe('resolveChannel', () => {
     expect(large.compaction.backgroundThreshold).toBe(0.8);
   });
 
+  it('frees working_fraction in a pass the working size starts, background_fraction at the edge', () => {
+    const fractions = (toml: string) => {
+      const { compaction } = resolveChannel(config(`[llm]\ncontext_window = 32000\n${toml}`), 'web:a');
+      return [compaction.backgroundFraction, compaction.aggressiveFraction];
+    };
+    expect(fractions('')).toEqual([0.7, 0.5]);
+    expect(fractions('[compaction]\nworking_fraction = 0.6\nbackground_fraction = 0.2\n')).toEqual([
+      0.6, 0.5,
+    ]);
+    // At the window's edge (no working size, or one the background threshold comes before).
+    expect(fractions('[compaction]\nworking_tokens = 0\nbackground_fraction = 0.2\n')).toEqual([0.2, 0.5]);
+    expect(fractions('[compaction]\nworking_tokens = 30000\n')).toEqual([0.3, 0.5]);
+  });
+
   it('gives built-in defaults for an empty file', () => {
     const resolved = resolveChannel(config(''), 'slack:T1:C1');
     expect(resolved).toEqual({
@@ -46,7 +60,7 @@ describe('resolveChannel', () => {
         workingTokens: 12_000,
         aggressiveThreshold: 0.85,
         emergencyThreshold: 0.95,
-        backgroundFraction: 0.3,
+        backgroundFraction: 0.7, // working_fraction: the working size starts passes
         aggressiveFraction: 0.5,
         emergencyFraction: 0.5,
         protectRecent: 10,
@@ -68,7 +82,7 @@ describe('resolveChannel', () => {
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(38);
+    expect(Object.keys(resolved.sources)).toHaveLength(39);
   });
 
   describe('precedence', () => {

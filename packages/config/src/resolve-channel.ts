@@ -91,12 +91,10 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
     },
     compaction: {
       backgroundThreshold: backgroundThresholdOf(compaction, llm),
-      ...(backgroundThresholdOf(compaction, llm) < compaction.background_threshold
-        ? { workingTokens: compaction.working_tokens }
-        : {}),
+      ...(worksBelowTheEdge(compaction, llm) ? { workingTokens: compaction.working_tokens } : {}),
       aggressiveThreshold: compaction.aggressive_threshold,
       emergencyThreshold: compaction.emergency_threshold,
-      backgroundFraction: compaction.background_fraction,
+      backgroundFraction: backgroundFractionOf(compaction, llm),
       aggressiveFraction: compaction.aggressive_fraction,
       emergencyFraction: compaction.emergency_fraction,
       protectRecent: compaction.protect_recent,
@@ -138,6 +136,30 @@ export function backgroundThresholdOf(
   const working = compaction.working_tokens;
   if (working === undefined || working === 0) return compaction.background_threshold;
   return Math.min(compaction.background_threshold, working / (llm.context_window - llm.max_output_tokens));
+}
+
+/** Whether `working_tokens` sets the background threshold (it is reached before `background_threshold`). */
+function worksBelowTheEdge(
+  compaction: { readonly background_threshold: number; readonly working_tokens?: number | undefined },
+  llm: { readonly context_window: number; readonly max_output_tokens: number },
+): boolean {
+  return backgroundThresholdOf(compaction, llm) < compaction.background_threshold;
+}
+
+/**
+ * The share of the context a background pass frees: `working_fraction` when `working_tokens` sets
+ * the threshold, `background_fraction` at the window's edge.
+ */
+export function backgroundFractionOf(
+  compaction: {
+    readonly background_threshold: number;
+    readonly working_tokens?: number | undefined;
+    readonly background_fraction: number;
+    readonly working_fraction: number;
+  },
+  llm: { readonly context_window: number; readonly max_output_tokens: number },
+): number {
+  return worksBelowTheEdge(compaction, llm) ? compaction.working_fraction : compaction.background_fraction;
 }
 
 /** One row of `ebb config check`: a TOML key, its resolved value and where that value came from. */

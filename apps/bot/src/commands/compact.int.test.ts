@@ -71,8 +71,10 @@ describe('ebb compact', () => {
     expect(io.stderr()).toBe('');
     expect(code).toBe(0);
     const jobId = /: (\S+)$/.exec(io.stdout())?.[1];
+    // It frees what a background pass would: under the default working size, working_fraction (70%)
+    // of the 2,000 tokens plus the summary, as far as the 4 protected messages allow.
     expect(io.stdout()).toBe(
-      `Compaction of ${key} queued (messages #1–#9), focus: the deploy plan: ${jobId}`,
+      `Compaction of ${key} queued (messages #1–#16), focus: the deploy plan: ${jobId}`,
     );
 
     // In the BullMQ queue the workers read, under the deployment's prefix.
@@ -81,18 +83,18 @@ describe('ebb compact', () => {
       channelKey: key,
       tier: 'background',
       fromSeq: 1,
-      toSeq: 9,
+      toSeq: 16,
       generation: 0,
       focus: 'the deploy plan',
     });
-    expect(await queue.inFlight(key)).toMatchObject([{ jobId, fromSeq: 1, toSeq: 9 }]);
+    expect(await queue.inFlight(key)).toMatchObject([{ jobId, fromSeq: 1, toSeq: 16 }]);
     expect(await runs.get(String(jobId))).toMatchObject({
       jobId,
       channelKey: key,
       tier: 'background',
       status: 'queued',
       fromSeq: 1,
-      toSeq: 9,
+      toSeq: 16,
     });
 
     const again = capture();

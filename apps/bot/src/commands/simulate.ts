@@ -160,7 +160,7 @@ function textPrinter(io: CommandIo, channel: ResolvedChannelConfig): Printer {
         `Channel ${channel.channelKey}: window ${channel.llm.contextWindow}, reply reserve ${channel.llm.maxOutputTokens}, encoding ${channel.llm.encoding}`,
       );
       io.out(
-        `Thresholds: ${c.microcompaction ? `microcompact ${usageOf(Math.min(c.microcompactThreshold, c.backgroundThreshold))}, ` : ''}background ${usageOf(c.backgroundThreshold)}${c.workingTokens === undefined ? '' : ` (working_tokens ${c.workingTokens})`}, aggressive ${c.aggressiveThreshold}, emergency ${c.emergencyThreshold}\n`,
+        `Thresholds: ${c.microcompaction ? `microcompact ${usageOf(Math.min(c.microcompactThreshold, c.backgroundThreshold))}, ` : ''}background ${usageOf(c.backgroundThreshold)}${c.workingTokens === undefined ? '' : ` (working_tokens ${c.workingTokens})`} freeing ${c.backgroundFraction}, aggressive ${c.aggressiveThreshold}, emergency ${c.emergencyThreshold}\n`,
       );
       io.out('Timeline');
       io.out(timeline.length > 0 ? timeline.join('\n') : '  (no compaction events)');

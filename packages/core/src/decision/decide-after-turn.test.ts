@@ -127,6 +127,21 @@ describe('decideAfterTurn', () => {
     expect(working).toMatchObject({ kind: 'enqueue', plan: { tier: 'background', fromSeq: 1, toSeq: 79 } });
   });
 
+  it('never frees less in an aggressive pass than a background pass would', () => {
+    // A working size's fraction (0.7) above aggressive_fraction (0.5): the aggressive pass takes it.
+    const working = { ...policy, backgroundFraction: 0.7, aggressiveFraction: 0.5, workingTokens: 800 };
+    const aggressive = decideAfterTurn(input({ usage: 0.86, policy: working }));
+    // 70% plus the 50-token summary: the oldest 75 messages.
+    expect(aggressive).toMatchObject({
+      kind: 'enqueue',
+      plan: { tier: 'aggressive', fromSeq: 1, toSeq: 75 },
+    });
+    // At the window's edge the aggressive fraction is the larger: 50% plus the summary.
+    expect(decideAfterTurn(input({ usage: 0.86 }))).toMatchObject({
+      plan: { tier: 'aggressive', fromSeq: 1, toSeq: 55 },
+    });
+  });
+
   it('escalates a waiting pass of a lower tier, and leaves a running one alone when it is enough', () => {
     const waiting = { ...running(1, 30), running: false };
     expect(decideAfterTurn(input({ usage: 0.86, inFlight: [waiting] }))).toMatchObject({

@@ -20,7 +20,8 @@
  *    up to the emergency threshold for the pace to be misjudged; at human pace the growth term is a
  *    rounding error and passes start at the background threshold as configured.
  * 3. **How big?** A pass frees `aggressive_fraction` of the context (labelled `aggressive`) when
- *    usage or the projection is at or above `aggressive_threshold`; else `background_fraction`.
+ *    usage or the projection is at or above `aggressive_threshold`; else `background_fraction`
+ *    (`working_fraction` when a working size sets the threshold), and an aggressive pass never less.
  *    Under a working size, at least what brings usage back to where a background pass from the
  *    working size lands (`backToWorkingSize`), so a channel that outgrew it is not left at its edge. It
  *    covers that share plus the summary that replaces it (`planCompaction`), so it frees what it
@@ -181,8 +182,11 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   });
   if (input.ineffectivePasses >= policy.maxIneffectivePasses) return heal() ?? skip('ineffective');
 
+  // An aggressive pass frees at least what a background one does (under a working size the
+  // background tier's `working_fraction` can be the larger).
   const fraction = Math.max(
-    tier === 'aggressive' ? policy.aggressiveFraction : policy.backgroundFraction,
+    tier === 'aggressive' ? policy.aggressiveFraction : 0,
+    policy.backgroundFraction,
     backToWorkingSize(input),
   );
   const plan = (mode: EnqueueMode, previous: PassInFlight | undefined, delayMs: number): AfterTurnAction => {

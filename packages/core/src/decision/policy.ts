@@ -17,7 +17,10 @@ export interface CompactionPolicy {
   readonly aggressiveThreshold: number;
   /** Usage at which the bot truncates synchronously. */
   readonly emergencyThreshold: number;
-  /** Share of the context, by tokens, that a background pass summarizes. */
+  /**
+   * Share of the context, by tokens, that a background pass summarizes: `working_fraction` when
+   * `workingTokens` sets the threshold, else `background_fraction`.
+   */
   readonly backgroundFraction: number;
   /** Share of the context that an aggressive pass summarizes. */
   readonly aggressiveFraction: number;

@@ -44,6 +44,42 @@ function simulate(messages: readonly TranscriptMessage[], jobLatency: number): S
   return events;
 }
 
+describe('Simulation on a clock that jumps back', () => {
+  it('counts the jump as no time passing, so the pace and the cooldown see the traffic as it came', () => {
+    // One message every 30 s from 11:00; after the 120th, a 12-hour clock reads noon as 00:00.
+    const HOUR = 3_600_000;
+    const at = (i: number, wrapped: boolean) => {
+      const t = Date.UTC(2004, 11, 25, 11) + 30_000 * i - (i > 120 ? 30_000 + (wrapped ? 12 * HOUR : 0) : 0);
+      return new Date(t).toISOString();
+    };
+    const messages = (wrapped: boolean) =>
+      transcript()
+        .slice(0, 400)
+        .map((m, i) => ({ ...m, ts: at(i, wrapped) }));
+    const run = (wrapped: boolean) => {
+      const events: SimulationEvent[] = [];
+      const sim = new Simulation({
+        policy: { ...policy, cooldownMs: 120_000 },
+        contextWindow: 4_000,
+        maxOutputTokens: 400,
+        reservedTokens: 100,
+        tokenizer: new CharTokenizer(),
+        jobLatency: 2,
+        jobSeconds: 90,
+        emit: (e) => events.push(e),
+      });
+      for (const m of messages(wrapped)) sim.turn(m);
+      sim.finish();
+      return events;
+    };
+    const wrapped = run(true);
+    // The same traffic with the jump taken out (the two messages at it 0 s apart): the same passes.
+    expect(wrapped).toEqual(run(false));
+    const after = wrapped.filter((e) => e.type === 'compaction' && e.event === 'completed' && e.seq > 130);
+    expect(after.length).toBeGreaterThan(2);
+  });
+});
+
 describe('Simulation with retainArchive: unsummarized', () => {
   it('decides exactly as with the whole archive, and keeps only what no summary covers', () => {
     // Tool turns too, so stubs of microcompacted results are read by passes and then dropped.

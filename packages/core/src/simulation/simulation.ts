@@ -66,6 +66,8 @@ export class Simulation {
   #jobCount = 0;
   #turn = 0;
   #now = 0;
+  /** The last timestamp that parsed, as written (`#now` follows its differences). */
+  #lastStamp: number | undefined;
   #peakUsage = 0;
   #peakBeforeMonitor = 0;
   readonly #totals = {
@@ -463,10 +465,24 @@ export class Simulation {
     return this.#usage(0);
   }
 
-  /** Simulated time: the transcript's timestamps when they parse, never going backwards; else a second a turn. */
+  /**
+   * Simulated time: it moves as the transcript's timestamps do where they parse (else a second a
+   * turn), and a timestamp earlier than the one before counts as no time passing. Real exports jump
+   * back (a 12-hour clock at noon, logs merged out of order): a clock held at the later time until
+   * they caught up would stand still for hours, so every message would look like a burst to the
+   * pace and no cooldown would ever end.
+   */
   #advanceClock(ts: string | undefined): void {
     const parsed = ts === undefined ? Number.NaN : Date.parse(ts);
-    this.#now = Number.isNaN(parsed) ? this.#now + 1000 : Math.max(this.#now, parsed);
+    if (Number.isNaN(parsed)) {
+      this.#now += 1000;
+      return;
+    }
+    this.#now =
+      this.#lastStamp === undefined
+        ? Math.max(this.#now, parsed)
+        : this.#now + Math.max(0, parsed - this.#lastStamp);
+    this.#lastStamp = parsed;
   }
 }
 
