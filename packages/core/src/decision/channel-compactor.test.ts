@@ -293,3 +293,33 @@ describe('ChannelCompactor after passes land', () => {
     expect(await afterTurn()).toMatchObject({ kind: 'enqueue' });
   });
 });
+
+describe('ChannelCompactor under a working size', () => {
+  // 400 tokens of a 1,000-token budget set the background threshold at 0.4.
+  const working = { ...settings, policy: { ...policy, backgroundThreshold: 0.4, workingTokens: 400 } };
+  const afterTurn = async (messages: number, factor: number) => {
+    const channels = await channelWith(messages);
+    const queue = new RecordingQueue();
+    const compactor = new ChannelCompactor({
+      channels,
+      runs: new InMemoryRunStore(),
+      queue,
+      markerTokens: 10,
+    });
+    const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), working, {
+      factor,
+      samples: 10,
+    });
+    return result.action.kind;
+  };
+
+  it('queues a pass once either its own count or the provider’s reaches the working size', async () => {
+    // 21 messages are 420 of Ebb's tokens. A provider that counts 0.6 of that (210) does not hold
+    // the channel under the working size by Ebb's count.
+    expect(await afterTurn(21, 0.6)).toBe('enqueue');
+    expect(await afterTurn(19, 0.6)).toBe('none');
+    // One that counts more (framing Ebb cannot see) brings the pass earlier: 15 messages, 300 × 1.4.
+    expect(await afterTurn(15, 1.4)).toBe('enqueue');
+    expect(await afterTurn(13, 1.4)).toBe('none');
+  });
+});

@@ -19,7 +19,7 @@ import { LruMap } from '../support/lru-map.js';
 import { roundUsage } from '../usage/round-usage.js';
 import type { CompactionEventSink } from './compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from './compaction-monitor.js';
-import type { CompactorSettings } from './compactor-settings.js';
+import { type CompactorSettings, settingsFor } from './compactor-settings.js';
 import {
   type ChannelTerms,
   type CompactorSteps,
@@ -94,7 +94,7 @@ export class ChannelCompactor {
     settings: CompactorSettings,
     calibration: Calibration,
   ): Promise<AfterTurnResult> {
-    const terms: ChannelTerms = { channelKey, settings, calibration };
+    const terms: ChannelTerms = { channelKey, settings: settingsFor(settings, calibration), calibration };
     const turn = this.#turn(terms, context);
     this.#record(channelKey).monitor.observe(turn);
     return this.#decide(terms, turn);
@@ -122,7 +122,8 @@ export class ChannelCompactor {
     usage: number,
   ): Promise<ContextView | undefined> {
     const inFlight = (await this.#inFlight(channelKey)) ?? [];
-    return (await this.#emergency({ channelKey, settings, calibration }, usage, inFlight)).context;
+    const terms = { channelKey, settings: settingsFor(settings, calibration), calibration };
+    return (await this.#emergency(terms, usage, inFlight)).context;
   }
 
   /**
@@ -134,7 +135,8 @@ export class ChannelCompactor {
     context: ContextView,
     focus?: string,
   ): Promise<{ jobId?: string; reason?: string }> {
-    const { channelKey, settings } = terms;
+    const { channelKey } = terms;
+    const settings = settingsFor(terms.settings, terms.calibration);
     const { policy } = settings;
     const usage = compactorUsage(context, terms);
     const result = planCompaction({
@@ -206,7 +208,7 @@ export class ChannelCompactor {
     const freed = judged.reduce((sum, r) => sum + (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0), 0);
     const usage = (tokens: number) => compactorUsage({ tokens }, { settings, calibration });
     record.monitor.shrunk(
-      settings.policy,
+      settingsFor(settings, calibration).policy,
       usage(first.tokensBefore),
       usage(first.tokensBefore - freed),
       usage(0),
