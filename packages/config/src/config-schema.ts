@@ -94,7 +94,7 @@ export const llmSchema = z.strictObject(
  * `[compaction] working_tokens` unset (BENCHMARKS.md, "The working size"): on 20,000 messages of the
  * IRC transcript, 41% less input than the window's edge at 32k and 84% less at 128k, no emergency,
  * the same summarizer cost; a reply's cost grows with the size, so smaller is cheaper still, and
- * 12,000 keeps the last few hundred chat messages raw (the peers' Mastra OM keeps 12,000 too).
+ * 12,000 keeps the last one to three hundred chat messages raw (the peers' Mastra OM keeps 12,000 too).
  */
 export const DEFAULT_WORKING_TOKENS = 12_000;
 
@@ -102,7 +102,7 @@ export const DEFAULT_WORKING_TOKENS = 12_000;
  * `[compaction] working_fraction` unset (BENCHMARKS.md, "Side by side with the peers"): a pass
  * under a working size frees 70% of the context. Every pass rewrites the prompt after the system
  * prompt, which the next reply pays uncached, so fewer and larger passes cost less: on the IRC
- * replay 30% made 53 such breaks per 1,000 replies and 70% made 19, and a bot answering one message
+ * replay 30% made 53 such breaks per 1,000 replies and 70% made 18, and a bot answering one message
  * in ten paid 39% less. What is left, 3,600 tokens of a 12,000 working size, is still the last
  * hundred or so chat lines, raw.
  */
