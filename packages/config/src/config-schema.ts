@@ -69,13 +69,16 @@ export const llmSchema = z.strictObject(
     token_limit_param: enumOf(TOKEN_LIMIT_PARAMS).default('auto'),
     /** Name a `prompt_cache_key` (a hash of the channel key) on every request; false for a server that chokes on it. */
     prompt_cache_key: z.boolean(mustBe('true or false')).default(true),
-    /** OpenAI's cache retention (`in_memory`, `24h`); unset sends none. */
-    prompt_cache_retention: enumOf(CACHE_RETENTIONS).optional(),
+    /**
+     * OpenAI's cache retention (`in_memory`, `24h`), or `none` to send none. Unset: `24h` for the
+     * OpenAI models documented to take it (`defaultCacheRetention`), none for any other model.
+     */
+    prompt_cache_retention: enumOf([...CACHE_RETENTIONS, 'none'] as const).optional(),
     /**
      * How long the provider keeps a prompt's prefix cached after its last use, for Ebb's estimates
-     * (`ebb simulate`, `--suggest`): a reply after a longer silence pays its whole prompt. Unset: 300
-     * (OpenAI's documented 5 to 10 minutes of inactivity, at its short end), or 86400 with
-     * `prompt_cache_retention = "24h"`.
+     * (`ebb simulate`, `--suggest`): a reply after a longer silence pays its whole prompt. Unset:
+     * 86400 when the retention sent is `24h`, else 300 (OpenAI's documented 5 to 10 minutes of
+     * inactivity, at its short end).
      */
     cache_ttl_seconds: nonNegativeInt().optional(),
     /** Sampling temperature; unset sends none (reasoning models refuse any but the default). */

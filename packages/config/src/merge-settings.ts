@@ -1,9 +1,11 @@
 import {
+  type CacheRetention,
   defaultMessageMaxTokens,
   defaultSummaryMaxTokens,
   encodingForModel,
   type TokenizerEncoding,
 } from '@ebb/core';
+import { defaultCacheRetention, defaultCacheTtlSeconds } from './cache-retention.js';
 import {
   SECTION_KEYS,
   SECTIONS,
@@ -27,6 +29,8 @@ export const LEAF_KEYS: readonly LeafKey[] = SECTIONS.flatMap((section) =>
 /** Leaves whose default is computed from other settings after merging, and how. */
 export const DERIVED_DEFAULTS: Readonly<Partial<Record<LeafKey, string>>> = {
   'llm.encoding': 'from llm.model',
+  'llm.prompt_cache_retention': '"24h" for gpt-5* and gpt-4.1* (llm.model), else "none"',
+  'llm.cache_ttl_seconds': '86400 with prompt_cache_retention "24h", else 300',
   'compaction.summary_max_tokens': 'min(4096, 8% of llm.context_window, 10% of compaction.working_tokens)',
   'compaction.summarizer_model': '= llm.model',
   'compaction.message_max_tokens': '25% of llm.context_window',
@@ -38,8 +42,13 @@ type Derived<T, K extends keyof T, V> = Omit<T, K> & { readonly [P in K]: V[P & 
 export interface EffectiveSettings {
   readonly llm: Derived<
     Settings['llm'],
-    'base_url' | 'encoding',
-    { base_url: string | undefined; encoding: TokenizerEncoding }
+    'base_url' | 'encoding' | 'prompt_cache_retention' | 'cache_ttl_seconds',
+    {
+      base_url: string | undefined;
+      encoding: TokenizerEncoding;
+      prompt_cache_retention: CacheRetention | 'none';
+      cache_ttl_seconds: number;
+    }
   >;
   readonly compaction: Derived<
     Settings['compaction'],
@@ -82,6 +91,8 @@ export function mergeSettings(layers: readonly DeepReadonly<SettingsLayer>[]): M
   const llm = values.llm as Record<string, unknown> & { model: string; context_window: number };
   const compaction = values.compaction as Record<string, unknown>;
   llm.encoding ??= encodingForModel(llm.model);
+  llm.prompt_cache_retention ??= defaultCacheRetention(llm.model);
+  llm.cache_ttl_seconds ??= defaultCacheTtlSeconds(llm.prompt_cache_retention as CacheRetention | 'none');
   compaction.summary_max_tokens ??= defaultSummaryMaxTokens(
     llm.context_window,
     compaction.working_tokens as number | undefined,

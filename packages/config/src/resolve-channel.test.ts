@@ -50,9 +50,9 @@ describe('resolveChannel', () => {
         maxOutputTokens: 4096,
         baseUrl: undefined,
         encoding: 'o200k_base',
-        request: { tokenLimitParam: 'auto', promptCacheKey: true },
+        request: { tokenLimitParam: 'auto', promptCacheKey: true, promptCacheRetention: '24h' },
         price: undefined,
-        cacheTtlSeconds: 300,
+        cacheTtlSeconds: 86_400,
       },
       compaction: {
         // The default working size, 12,000 tokens of (128,000 - 4,096).
@@ -277,7 +277,10 @@ describe('resolveChannel', () => {
   });
 
   it("takes the cache's lifetime from cache_ttl_seconds, else from the retention OpenAI documents", () => {
-    expect(resolveChannel(llm(''), 'web:1').llm.cacheTtlSeconds).toBe(300);
+    // The default model takes a day's retention, and it is sent by default.
+    expect(resolveChannel(llm(''), 'web:1').llm.cacheTtlSeconds).toBe(86_400);
+    expect(resolveChannel(llm('model = "gpt-4o-mini"'), 'web:1').llm.cacheTtlSeconds).toBe(300);
+    expect(resolveChannel(llm('prompt_cache_retention = "none"'), 'web:1').llm.cacheTtlSeconds).toBe(300);
     expect(resolveChannel(llm('prompt_cache_retention = "24h"'), 'web:1').llm.cacheTtlSeconds).toBe(86_400);
     expect(resolveChannel(llm('prompt_cache_retention = "in_memory"'), 'web:1').llm.cacheTtlSeconds).toBe(
       300,
@@ -287,6 +290,18 @@ describe('resolveChannel', () => {
         .cacheTtlSeconds,
     ).toBe(3_600);
     expect(() => llm('cache_ttl_seconds = -1')).toThrow(/config\.toml.*llm\.cache_ttl_seconds/s);
+  });
+
+  it('asks for a day of cache retention for the models that take it, and only for them', () => {
+    const sent = (lines: string) => resolveChannel(llm(lines), 'web:1').llm.request.promptCacheRetention;
+    expect(sent('')).toBe('24h');
+    expect(sent('model = "gpt-5.5"')).toBe('24h');
+    expect(sent('model = "gpt-4.1-mini"')).toBe('24h');
+    expect(sent('model = "gpt-4o"')).toBeUndefined();
+    expect(sent('model = "deepseek-chat"')).toBeUndefined();
+    expect(sent('prompt_cache_retention = "in_memory"')).toBe('in_memory');
+    expect(sent('prompt_cache_retention = "none"')).toBeUndefined();
+    expect(() => llm('prompt_cache_retention = "1h"')).toThrow(/llm\.prompt_cache_retention/);
   });
 
   it('returns a deeply frozen result', () => {

@@ -1,4 +1,5 @@
 import {
+  type CacheRetention,
   type CompactionPolicy,
   type ModelPrice,
   priceOf,
@@ -50,11 +51,8 @@ export interface ResolvedChannelConfig {
   readonly sources: Readonly<Record<LeafKey, string>>;
 }
 
-/** OpenAI's documented lifetime of a cached prefix: 5 to 10 minutes of inactivity (the short end), or a day with `24h` retention. */
-export const DEFAULT_CACHE_TTL_SECONDS = { in_memory: 300, '24h': 86_400 } as const;
-
-function defaultCacheTtlSeconds(retention: keyof typeof DEFAULT_CACHE_TTL_SECONDS | undefined): number {
-  return DEFAULT_CACHE_TTL_SECONDS[retention ?? 'in_memory'];
+function retentionSetting(retention: CacheRetention | 'none'): { promptCacheRetention?: CacheRetention } {
+  return retention === 'none' ? {} : { promptCacheRetention: retention };
 }
 
 /**
@@ -80,14 +78,12 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       request: {
         tokenLimitParam: llm.token_limit_param,
         promptCacheKey: llm.prompt_cache_key,
-        ...(llm.prompt_cache_retention === undefined
-          ? {}
-          : { promptCacheRetention: llm.prompt_cache_retention }),
+        ...retentionSetting(llm.prompt_cache_retention),
         ...(llm.temperature === undefined ? {} : { temperature: llm.temperature }),
         ...(llm.reasoning_effort === undefined ? {} : { reasoningEffort: llm.reasoning_effort }),
       },
       price: priceOf(config.prices, llm.model),
-      cacheTtlSeconds: llm.cache_ttl_seconds ?? defaultCacheTtlSeconds(llm.prompt_cache_retention),
+      cacheTtlSeconds: llm.cache_ttl_seconds,
     },
     compaction: {
       backgroundThreshold: backgroundThresholdOf(compaction, llm),

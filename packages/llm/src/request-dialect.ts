@@ -9,8 +9,9 @@
  * dialect (one per model and server: each chat model and summarizer holds its own) goes out the
  * learned way. Each lesson is logged once (`llm.parameter_adapted`).
  *
- * Nothing else is sent unless the operator set it: no `temperature` (reasoning models refuse any
- * but the default), no `reasoning_effort`, no `prompt_cache_retention`.
+ * Nothing else is sent unless the settings say so: no `temperature` (reasoning models refuse any
+ * but the default), no `reasoning_effort`; `prompt_cache_retention` as `@ebb/config` resolves it
+ * (by default `24h` for the models that take it).
  */
 import { createHash } from 'node:crypto';
 import { type Logger, type RequestSettings, SILENT_LOGGER } from '@ebb/core';

@@ -119,6 +119,8 @@ describe.each(['openai', 'legacy'] as const)('model = "gpt-5.4-mini" on a server
         expect(r.body.max_completion_tokens).toBe(500);
         expect(r.body).not.toHaveProperty('max_tokens');
         expect(typeof r.body.prompt_cache_key).toBe('string');
+        // A day's cache retention, which this model takes, asked for by default.
+        expect(r.body.prompt_cache_retention).toBe('24h');
       }
       expect(new Set(answered.map((r) => r.body.prompt_cache_key)).size).toBe(1);
       // The cached tokens the server reported reach /metrics, every one of them.
@@ -130,14 +132,16 @@ describe.each(['openai', 'legacy'] as const)('model = "gpt-5.4-mini" on a server
         (await metric(ebb.web.url, 'ebb_llm_prompt_tokens_total{purpose="merge",cached="true"}'));
       expect(counted).toBe(served);
     } else {
-      // Refused once each by the chat model and by the summarizer, then never again.
+      // Each parameter it does not know (the limit's name, the cache key, the retention) refused
+      // once by the chat model and once by the summarizer, then never again.
       const refused = fake.completionRequests.filter((r) => r.fault === 'unsupported_parameter');
-      expect(refused.length).toBeGreaterThanOrEqual(2);
-      expect(refused.length).toBeLessThanOrEqual(4);
+      expect(refused.length).toBeGreaterThanOrEqual(3);
+      expect(refused.length).toBeLessThanOrEqual(6);
       for (const r of answered) {
         expect(r.body.max_tokens).toBe(500);
         expect(r.body).not.toHaveProperty('max_completion_tokens');
         expect(r.body).not.toHaveProperty('prompt_cache_key');
+        expect(r.body).not.toHaveProperty('prompt_cache_retention');
       }
     }
   }, 90_000);
