@@ -292,6 +292,13 @@ describe('ebb status', () => {
     expect(source('compaction.emergency_threshold')).toMatchObject({ value: 0.95, source: 'default' });
     expect(source('llm.context_window')).toMatchObject({ value: 16_000, source: '[llm]' });
     expect(source('compaction.summary_max_tokens').source).toMatch(/^default \(/);
+    // How long the provider keeps the channel's prompt cached, and why: the model takes a day.
+    expect(source('llm.prompt_cache_retention')).toMatchObject({ value: '24h' });
+    expect(source('llm.cache_ttl_seconds')).toMatchObject({
+      value: 86_400,
+      source: expect.stringMatching(/^default \(/),
+    });
+    expect(source('compaction.working_tokens')).toMatchObject({ value: 12_000, source: 'default' });
   });
 
   it("shows a channel's pending take-backs, whichever process recorded them, until each is complete", async () => {

@@ -93,8 +93,10 @@ export interface StatusArgs {
   readonly embedded?: boolean | undefined;
 }
 
-/** The settings `--channel` shows: what decides usage and what a pass does. */
+/** The settings `--channel` shows: what decides usage, what a pass does and how long the cache keeps a prompt. */
 const STATUS_SETTINGS = [
+  'compaction.working_tokens',
+  'compaction.working_fraction',
   'compaction.background_threshold',
   'compaction.aggressive_threshold',
   'compaction.emergency_threshold',
@@ -109,6 +111,8 @@ const STATUS_SETTINGS = [
   'llm.model',
   'llm.context_window',
   'llm.max_output_tokens',
+  'llm.prompt_cache_retention',
+  'llm.cache_ttl_seconds',
   'memory.scope',
   'memory.recall_max_tokens',
 ] as const satisfies readonly LeafKey[];
