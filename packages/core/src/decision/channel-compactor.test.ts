@@ -35,6 +35,11 @@ const settings = {
   tokenizer: new CharTokenizer(),
 };
 
+/** A compactor over `channels` with a fresh run store (and the given queue, or one that records). */
+function compactorOn(channels: InMemoryChannelStore, queue: CompactionQueue = new RecordingQueue()) {
+  return new ChannelCompactor({ channels, runs: new InMemoryRunStore(), queue, markerTokens: 10 });
+}
+
 async function channelWith(messages: number) {
   const channels = new InMemoryChannelStore();
   for (let i = 0; i < messages; i++) {
@@ -47,12 +52,7 @@ describe('ChannelCompactor emergencies', () => {
   it('truncates at once and queues the heal', async () => {
     const channels = await channelWith(50); // 1,000 of 1,000 tokens
     const queue = new RecordingQueue();
-    const compactor = new ChannelCompactor({
-      channels,
-      runs: new InMemoryRunStore(),
-      queue,
-      markerTokens: 10,
-    });
+    const compactor = compactorOn(channels, queue);
     const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
     expect(result.action).toEqual({ kind: 'emergency' });
     expect(result.context?.spans.map((s) => s.kind)).toEqual(['truncated']);
@@ -63,12 +63,7 @@ describe('ChannelCompactor emergencies', () => {
     const channels = await channelWith(50);
     const decidedOn = await channels.loadContext(KEY); // generation 0, usage 1.0
     await channels.splice(KEY, { jobId: 'worker-pass', fromSeq: 1, toSeq: 40, text: 'S', tokens: 30 });
-    const compactor = new ChannelCompactor({
-      channels,
-      runs: new InMemoryRunStore(),
-      queue: new RecordingQueue(),
-      markerTokens: 10,
-    });
+    const compactor = compactorOn(channels);
     const result = await compactor.afterTurn(KEY, decidedOn, settings, UNCALIBRATED);
     expect(result.action).toEqual({ kind: 'emergency' });
     // The caller gets the stored context back, with the worker's summary and no cut.
@@ -177,12 +172,7 @@ describe('ChannelCompactor microcompaction', () => {
 
   it('truncates after stubbing when the stubs are not enough', async () => {
     const channels = await channelWithToolResults(45, 4); // 900 + 840: stubbing one result leaves 1,5xx
-    const compactor = new ChannelCompactor({
-      channels,
-      runs: new InMemoryRunStore(),
-      queue: new RecordingQueue(),
-      markerTokens: 10,
-    });
+    const compactor = compactorOn(channels);
     const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), settings, UNCALIBRATED);
     expect(result.action).toEqual({ kind: 'emergency' });
     expect(result.context?.spans.map((s) => s.kind)).toEqual(['truncated']);
@@ -190,12 +180,7 @@ describe('ChannelCompactor microcompaction', () => {
 
   it('stubs nothing when microcompaction is off', async () => {
     const channels = await channelWithToolResults(0, 5);
-    const compactor = new ChannelCompactor({
-      channels,
-      runs: new InMemoryRunStore(),
-      queue: new RecordingQueue(),
-      markerTokens: 10,
-    });
+    const compactor = compactorOn(channels);
     const off = {
       ...settings,
       policy: { ...policy, microcompactMinTokens: 100, microcompaction: false },
@@ -300,12 +285,7 @@ describe('ChannelCompactor under a working size', () => {
   const afterTurn = async (messages: number, factor: number) => {
     const channels = await channelWith(messages);
     const queue = new RecordingQueue();
-    const compactor = new ChannelCompactor({
-      channels,
-      runs: new InMemoryRunStore(),
-      queue,
-      markerTokens: 10,
-    });
+    const compactor = compactorOn(channels, queue);
     const result = await compactor.afterTurn(KEY, await channels.loadContext(KEY), working, {
       factor,
       samples: 10,

@@ -64,6 +64,16 @@ interface ChannelRecord {
   landingsSeenUntil: number;
 }
 
+/**
+ * The terms a channel's decisions are made on: its settings as its provider counts
+ * (`settingsFor`: a working size is reached by either count). Every entry point that decides or
+ * judges against the background threshold goes through here; a manual pass (`compactNow`) reads
+ * only the fraction and takes its terms as given.
+ */
+function deciding(channelKey: string, settings: CompactorSettings, calibration: Calibration): ChannelTerms {
+  return { channelKey, settings: settingsFor(settings, calibration), calibration };
+}
+
 export class ChannelCompactor {
   readonly #options: ChannelCompactorOptions;
   readonly #channels: LruMap<string, ChannelRecord>;
@@ -94,7 +104,7 @@ export class ChannelCompactor {
     settings: CompactorSettings,
     calibration: Calibration,
   ): Promise<AfterTurnResult> {
-    const terms: ChannelTerms = { channelKey, settings: settingsFor(settings, calibration), calibration };
+    const terms = deciding(channelKey, settings, calibration);
     const turn = this.#turn(terms, context);
     this.#record(channelKey).monitor.observe(turn);
     return this.#decide(terms, turn);
@@ -122,8 +132,7 @@ export class ChannelCompactor {
     usage: number,
   ): Promise<ContextView | undefined> {
     const inFlight = (await this.#inFlight(channelKey)) ?? [];
-    const terms = { channelKey, settings: settingsFor(settings, calibration), calibration };
-    return (await this.#emergency(terms, usage, inFlight)).context;
+    return (await this.#emergency(deciding(channelKey, settings, calibration), usage, inFlight)).context;
   }
 
   /**
@@ -135,8 +144,7 @@ export class ChannelCompactor {
     context: ContextView,
     focus?: string,
   ): Promise<{ jobId?: string; reason?: string }> {
-    const { channelKey } = terms;
-    const settings = settingsFor(terms.settings, terms.calibration);
+    const { channelKey, settings } = terms;
     const { policy } = settings;
     const usage = compactorUsage(context, terms);
     const result = planCompaction({
@@ -208,7 +216,7 @@ export class ChannelCompactor {
     const freed = judged.reduce((sum, r) => sum + (r.tokensBefore ?? 0) - (r.tokensAfter ?? 0), 0);
     const usage = (tokens: number) => compactorUsage({ tokens }, { settings, calibration });
     record.monitor.shrunk(
-      settingsFor(settings, calibration).policy,
+      deciding(channelKey, settings, calibration).settings.policy,
       usage(first.tokensBefore),
       usage(first.tokensBefore - freed),
       usage(0),
