@@ -2,7 +2,7 @@
 import type { CacheRetention } from '@ebb/core';
 
 /** OpenAI's documented lifetime of a cached prefix: 5 to 10 minutes of inactivity (the short end), or a day with `24h` retention. */
-export const DEFAULT_CACHE_TTL_SECONDS = { in_memory: 300, '24h': 86_400 } as const;
+const DEFAULT_CACHE_TTL_SECONDS = { in_memory: 300, '24h': 86_400 } as const;
 
 /**
  * OpenAI's models that keep a prefix for up to a day when asked (`prompt_cache_retention = "24h"`):

@@ -19,7 +19,7 @@ import {
 import type { ConfigIssue } from './config-error.js';
 import type { EbbConfig } from './ebb-config.js';
 import { type LeafKey, leafValue, type MergedSettings, mergeSettings, splitLeaf } from './merge-settings.js';
-import { backgroundFractionOf, backgroundThresholdOf } from './resolve-channel.js';
+import { backgroundFractionOf, backgroundThresholdOf, worksBelowTheEdge } from './resolve-channel.js';
 import { isTainted } from './schema-issues.js';
 import { formatTomlKey } from './toml-path.js';
 
@@ -213,7 +213,7 @@ function checkPassRoom(
   if (room.fits) return undefined;
 
   const threshold = backgroundThresholdOf(compaction, llm);
-  const working = threshold < compaction.background_threshold;
+  const working = worksBelowTheEdge(compaction, llm);
   // Of the two fractions, only the one in effect can be to blame.
   const fractionKey: LeafKey = working ? 'compaction.working_fraction' : 'compaction.background_fraction';
   const unused: LeafKey = working ? 'compaction.background_fraction' : 'compaction.working_fraction';

@@ -135,7 +135,7 @@ export function backgroundThresholdOf(
 }
 
 /** Whether `working_tokens` sets the background threshold (it is reached before `background_threshold`). */
-function worksBelowTheEdge(
+export function worksBelowTheEdge(
   compaction: { readonly background_threshold: number; readonly working_tokens?: number | undefined },
   llm: { readonly context_window: number; readonly max_output_tokens: number },
 ): boolean {

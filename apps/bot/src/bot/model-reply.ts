@@ -21,7 +21,7 @@ import {
   type Memory,
   type MemoryStore,
   memoryScope,
-  relevantToQuery,
+  relevanceTo,
   renderContext,
   renderMemories,
   type ToolCall,
@@ -305,7 +305,8 @@ export class ModelReplier {
     });
     const memories: Memory[] = [];
     let tokens = 0;
-    for (const memory of found.filter((m) => relevantToQuery(text, m.text))) {
+    const relevant = relevanceTo(text);
+    for (const memory of found.filter((m) => relevant(m.text))) {
       const next = chatMessageTokens(tokenizer, renderMemories([...memories, memory]));
       if (next > budget) break;
       memories.push(memory);

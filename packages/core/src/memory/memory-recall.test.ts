@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { relevantToQuery } from './memory-recall.js';
+import { relevanceTo } from './memory-recall.js';
 
-describe('relevantToQuery', () => {
+const relevantToQuery = (query: string, memory: string) => relevanceTo(query)(memory);
+
+describe('relevanceTo', () => {
   const memory = 'Ana deploys the billing service on Fridays after the rollback drill';
 
   it('needs two distinct words of the message, stop words aside', () => {

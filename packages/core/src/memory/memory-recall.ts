@@ -55,23 +55,26 @@ const MIN_TOPIC_LENGTH = 3;
 const MIN_STEM_LENGTH = 5;
 
 /**
- * Whether `memoryText` shares enough distinct words with `queryText` to be worth a prompt's tokens
- * (`RECALL_MIN_SHARED_TERMS`, or every word of a shorter query; words of one or two characters do
- * not count). Words match whole, or by a common
- * prefix of at least five letters where one is a prefix of the other, close to the store's English
- * stemming without its dictionary.
+ * For one query, whether a memory shares enough distinct words with it to be worth a prompt's
+ * tokens (`RECALL_MIN_SHARED_TERMS`, or every word of a shorter query; words of one or two
+ * characters do not count). Words match whole, or by a common prefix of at least five letters
+ * where one is a prefix of the other, close to the store's English stemming without its dictionary.
+ * The query's words are split once, for all the memories a recall tests.
  */
-export function relevantToQuery(queryText: string, memoryText: string): boolean {
+export function relevanceTo(queryText: string): (memoryText: string) => boolean {
   const query = recallTerms(queryText).filter((t) => t.length >= MIN_TOPIC_LENGTH);
-  if (query.length === 0) return false;
-  const memory = recallTerms(memoryText);
-  const matches = (q: string) =>
-    memory.some(
-      (m) =>
-        m === q || (Math.min(m.length, q.length) >= MIN_STEM_LENGTH && (m.startsWith(q) || q.startsWith(m))),
-    );
   const needed = Math.min(RECALL_MIN_SHARED_TERMS, query.length);
-  let shared = 0;
-  for (const q of query) if (matches(q) && ++shared >= needed) return true;
-  return false;
+  return (memoryText) => {
+    if (query.length === 0) return false;
+    const memory = recallTerms(memoryText);
+    const matches = (q: string) =>
+      memory.some(
+        (m) =>
+          m === q ||
+          (Math.min(m.length, q.length) >= MIN_STEM_LENGTH && (m.startsWith(q) || q.startsWith(m))),
+      );
+    let shared = 0;
+    for (const q of query) if (matches(q) && ++shared >= needed) return true;
+    return false;
+  };
 }
