@@ -3,7 +3,8 @@
  * a retried or near-duplicate extraction refreshes the stored row (importance raised, last seen now,
  * first text kept) instead of adding one. Recall is full-text search over a generated `tsvector`
  * column (GIN index), only within the asked scopes, ranked like the in-memory store: relevance ×
- * (0.5 + importance) × recency.
+ * (0.5 + importance) × recency; with `minSharedTerms`, only memories clearing the recall bar are
+ * ranked, so the limit never cuts one that clears it for others that share a single word.
  */
 import {
   MEMORY_RECALL_RANKING,
@@ -15,6 +16,8 @@ import {
   type MemoryUpsertResult,
   type NewMemory,
   planMemoryUpsert,
+  type RecallBar,
+  recallBar,
   recallTerms,
 } from '@ebb/core';
 import { and, asc, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
@@ -81,8 +84,12 @@ export class PgMemoryStore implements MemoryStore {
     return dbCall('recallMemories', async () => {
       const terms = recallTerms(query.text);
       if (terms.length === 0 || query.scopes.length === 0 || query.limit <= 0) return [];
+      const bar =
+        query.minSharedTerms === undefined ? undefined : recallBar(query.text, query.minSharedTerms);
+      // No topic words: nothing clears the bar (`clearsRecallBar`).
+      if (bar?.topics.length === 0) return [];
       // Any of the words (OR), each through the English dictionary as the indexed text was.
-      const tsquery = sql`to_tsquery('english', ${terms.map((t) => `'${t}'`).join(' | ')})`;
+      const tsquery = sql`to_tsquery('english', ${terms.map(quotedTerm).join(' | ')})`;
       const { importanceBase, recencyHalfLifeDays } = MEMORY_RECALL_RANKING;
       const ageDays = sql`extract(epoch from (now() - ${memories.lastSeenAt}))::float8 / ${DAY_SECONDS}::float8`;
       const score: SQL = sql`ts_rank(${memories.search}, ${tsquery})
@@ -91,7 +98,14 @@ export class PgMemoryStore implements MemoryStore {
       const rows = await this.#db
         .select(memoryColumns)
         .from(memories)
-        .where(and(inArray(memories.scope, [...query.scopes]), sql`${memories.search} @@ ${tsquery}`))
+        .where(
+          and(
+            inArray(memories.scope, [...query.scopes]),
+            sql`${memories.search} @@ ${tsquery}`,
+            // After the OR match the GIN index serves, on the few rows it finds.
+            bar === undefined ? undefined : clearsBar(bar),
+          ),
+        )
         .orderBy(desc(score), asc(memories.id))
         .limit(query.limit);
       return rows.map(toMemory);
@@ -134,6 +148,25 @@ export class PgMemoryStore implements MemoryStore {
       return deleted.length;
     });
   }
+}
+
+/**
+ * A row clears the bar when its `search` matches at least `needed` of the bar's topic words, each
+ * through the English dictionary. Stemming is not quite `sharedTopics`' prefix rule (and a topic
+ * that is a Postgres stop word matches nothing), so a caller that must agree with the in-memory store
+ * still filters the result with `relevanceTo`: this bar only makes the limit count memories that can
+ * pass that filter.
+ */
+function clearsBar(bar: RecallBar): SQL {
+  const shared = bar.topics.map(
+    (t) => sql`(${memories.search} @@ to_tsquery('english', ${quotedTerm(t)}))::int`,
+  );
+  return sql`(${sql.join(shared, sql` + `)}) >= ${bar.needed}::int`;
+}
+
+/** A recall word as one tsquery lexeme: letters and digits only (`recallTerms`), so quoting is safe. */
+function quotedTerm(term: string): string {
+  return `'${term}'`;
 }
 
 function filterOf(filter: MemoryFilter) {

@@ -21,6 +21,7 @@ import {
   type Memory,
   type MemoryStore,
   memoryScope,
+  RECALL_MIN_SHARED_TERMS,
   relevanceTo,
   renderContext,
   renderMemories,
@@ -302,9 +303,13 @@ export class ModelReplier {
       scopes: [memoryScope(key, settings.memory.scope)],
       text,
       limit: RECALL_CANDIDATES,
+      // The bar in the store's query, so the limit counts only memories that clear it.
+      minSharedTerms: RECALL_MIN_SHARED_TERMS,
     });
     const memories: Memory[] = [];
     let tokens = 0;
+    // Still the last word: Postgres applies the bar through English stemming, not relevanceTo's
+    // prefix rule, so this keeps what a prompt gets the same whichever store recalled it.
     const relevant = relevanceTo(text);
     for (const memory of found.filter((m) => relevant(m.text))) {
       const next = chatMessageTokens(tokenizer, renderMemories([...memories, memory]));

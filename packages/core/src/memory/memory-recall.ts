@@ -42,7 +42,7 @@ export function recallTerms(text: string): string[] {
 
 /**
  * Distinct words a memory must share with the message that recalls it (fewer when the message has
- * fewer words): the store matches any one word, which on chat traffic recalled a memory for every
+ * fewer words): matching any one word, as recall once did, on chat traffic recalled a memory for every
  * "ubuntu" or "install", and the block of them, new at the end of every prompt, was most of what a
  * warm reply paid uncached.
  */
@@ -54,27 +54,48 @@ const MIN_TOPIC_LENGTH = 3;
 /** Shortest word that may match another by prefix (`deploy` / `deployed` / `deploys`), as stemming would. */
 const MIN_STEM_LENGTH = 5;
 
+/** The words of a query a memory must share to be recalled (`topics`), and how many of them. */
+export interface RecallBar {
+  readonly topics: readonly string[];
+  readonly needed: number;
+}
+
+/**
+ * The bar for one query: its topic words (stop words and words of one or two characters aside), of
+ * which a memory must share `minSharedTerms`, or all when the query has fewer. The one definition
+ * `relevanceTo` and both stores share: the stores apply it before their limit, so a memory clearing
+ * it is never cut by twenty that share one word and rank higher.
+ */
+export function recallBar(queryText: string, minSharedTerms: number = RECALL_MIN_SHARED_TERMS): RecallBar {
+  const topics = recallTerms(queryText).filter((t) => t.length >= MIN_TOPIC_LENGTH);
+  return { topics, needed: Math.min(minSharedTerms, topics.length) };
+}
+
+/**
+ * How many of the bar's topic words a memory's words (`recallTerms` of its text) share. Words match
+ * whole, or by a common prefix of at least five letters where one is a prefix of the other, close to
+ * the Postgres store's English stemming without its dictionary.
+ */
+export function sharedTopics(bar: RecallBar, memoryWords: readonly string[]): number {
+  const matches = (q: string) =>
+    memoryWords.some(
+      (m) =>
+        m === q || (Math.min(m.length, q.length) >= MIN_STEM_LENGTH && (m.startsWith(q) || q.startsWith(m))),
+    );
+  return bar.topics.filter(matches).length;
+}
+
+/** Whether a memory's words clear the bar. A query without topic words recalls nothing. */
+export function clearsRecallBar(bar: RecallBar, memoryWords: readonly string[]): boolean {
+  return bar.topics.length > 0 && sharedTopics(bar, memoryWords) >= bar.needed;
+}
+
 /**
  * For one query, whether a memory shares enough distinct words with it to be worth a prompt's
- * tokens (`RECALL_MIN_SHARED_TERMS`, or every word of a shorter query; words of one or two
- * characters do not count). Words match whole, or by a common prefix of at least five letters
- * where one is a prefix of the other, close to the store's English stemming without its dictionary.
- * The query's words are split once, for all the memories a recall tests.
+ * tokens (`RECALL_MIN_SHARED_TERMS`, or every word of a shorter query: `recallBar`, matched as
+ * `sharedTopics` does). The query's words are split once, for all the memories a recall tests.
  */
 export function relevanceTo(queryText: string): (memoryText: string) => boolean {
-  const query = recallTerms(queryText).filter((t) => t.length >= MIN_TOPIC_LENGTH);
-  const needed = Math.min(RECALL_MIN_SHARED_TERMS, query.length);
-  return (memoryText) => {
-    if (query.length === 0) return false;
-    const memory = recallTerms(memoryText);
-    const matches = (q: string) =>
-      memory.some(
-        (m) =>
-          m === q ||
-          (Math.min(m.length, q.length) >= MIN_STEM_LENGTH && (m.startsWith(q) || q.startsWith(m))),
-      );
-    let shared = 0;
-    for (const q of query) if (matches(q) && ++shared >= needed) return true;
-    return false;
-  };
+  const bar = recallBar(queryText);
+  return (memoryText) => clearsRecallBar(bar, recallTerms(memoryText));
 }

@@ -403,6 +403,12 @@ export interface MemoryQuery {
   readonly scopes: readonly string[];
   readonly text: string;
   readonly limit: number;
+  /**
+   * Distinct topic words of `text` (`recallBar`) a memory must share to be recalled, or all of them
+   * when `text` has fewer; applied before `limit`, so memories that share one word cannot crowd out
+   * one that shares more. Absent: any one word of `text` is enough.
+   */
+  readonly minSharedTerms?: number;
 }
 
 /** Memories by where they came from (`channelKey`), who they are about, and where they may be recalled. */

@@ -1,10 +1,17 @@
 /**
  * The memory store in memory, for tests: the same semantics as `PgMemoryStore` (one contract suite
  * runs against both), no I/O. Recall ranks like Postgres (`memory-recall.ts`); its word matching is
- * a crude stand-in for Postgres' stemming.
+ * a crude stand-in for Postgres' stemming, and with `minSharedTerms` the bar's own (`sharedTopics`).
  */
 import { type Memory, memoryFingerprint, type NewMemory } from '../memory/memory.js';
-import { MEMORY_RECALL_RANKING, recallTerms } from '../memory/memory-recall.js';
+import {
+  clearsRecallBar,
+  MEMORY_RECALL_RANKING,
+  type RecallBar,
+  recallBar,
+  recallTerms,
+  sharedTopics,
+} from '../memory/memory-recall.js';
 import { planMemoryUpsert } from '../memory/plan-memory-upsert.js';
 import type {
   MemoryFilter,
@@ -79,6 +86,7 @@ export class InMemoryMemoryStore implements MemoryStore {
   async recall(query: MemoryQuery): Promise<Memory[]> {
     const terms = recallTerms(query.text);
     if (terms.length === 0 || query.limit <= 0) return [];
+    const bar = query.minSharedTerms === undefined ? undefined : recallBar(query.text, query.minSharedTerms);
     const scopes = new Set(query.scopes);
     const now = this.#now();
     const { importanceBase, recencyHalfLifeDays } = MEMORY_RECALL_RANKING;
@@ -87,7 +95,7 @@ export class InMemoryMemoryStore implements MemoryStore {
     for (const stored of this.#byId.values()) {
       order++;
       if (!scopes.has(stored.memory.scope)) continue;
-      const matches = terms.filter((t) => stored.words.some((w) => matchesTerm(w, t))).length;
+      const matches = relevance(stored.words, terms, bar);
       if (matches === 0) continue;
       const ageDays = Math.max(0, now - stored.lastSeenAt) / DAY_MS;
       const recency = 0.5 ** (ageDays / recencyHalfLifeDays);
@@ -133,6 +141,15 @@ export class InMemoryMemoryStore implements MemoryStore {
     }
     return removed;
   }
+}
+
+/**
+ * How many words of the query a memory shares, 0 for no match: with a bar, its topic words as the bar
+ * counts them, and 0 below it (so the limit applies to memories that clear it, as in Postgres).
+ */
+function relevance(words: readonly string[], terms: readonly string[], bar: RecallBar | undefined): number {
+  if (bar) return clearsRecallBar(bar, words) ? sharedTopics(bar, words) : 0;
+  return terms.filter((t) => words.some((w) => matchesTerm(w, t))).length;
 }
 
 /**

@@ -121,6 +121,23 @@ export function memoryStoreContract(current: () => ContractContext<MemoryStore>)
       expect(await store.recall({ scopes: [key], text: 'espresso', limit: 1 })).toHaveLength(1);
     });
 
+    it('applies the bar of shared words before the limit', async () => {
+      // Twenty-five memories share one word of the question and outrank, on importance, the one
+      // that shares two: without the bar they fill the limit and it is lost.
+      const oneWord = Array.from({ length: 25 }, (_, i) =>
+        memory(`Replica ${i + 1} keeps a copy of the database`, { importance: 1 }),
+      );
+      const twoWords = 'The database migration runs on Sunday';
+      await store.upsert([...oneWord, memory(twoWords, { importance: 0 })]);
+      const question = { scopes: [key], text: 'When is the database migration?', limit: 20 };
+      expect((await store.recall(question)).map((m) => m.text)).not.toContain(twoWords);
+      const barred = await store.recall({ ...question, minSharedTerms: 2 });
+      expect(barred.map((m) => m.text)).toEqual([twoWords]);
+      // A question of one topic word asks for that word only.
+      expect(await store.recall({ ...question, text: 'migration?', minSharedTerms: 2 })).toHaveLength(1);
+      expect(await store.recall({ ...question, text: 'is it ok?', minSharedTerms: 2 })).toEqual([]);
+    });
+
     it('lists by channel, speaker and scope, and forgets by id', async () => {
       const elsewhere = `${key}:elsewhere`;
       await store.upsert([
