@@ -27,6 +27,8 @@ export class PgUsageStore implements UsageStore {
             promptTokens: sql`${llmUsage.promptTokens} + excluded.prompt_tokens`,
             cachedTokens: sql`${llmUsage.cachedTokens} + excluded.cached_tokens`,
             completionTokens: sql`${llmUsage.completionTokens} + excluded.completion_tokens`,
+            replies: sql`${llmUsage.replies} + excluded.replies`,
+            coldReplies: sql`${llmUsage.coldReplies} + excluded.cold_replies`,
           },
         }),
     );
@@ -44,6 +46,8 @@ export class PgUsageStore implements UsageStore {
           promptTokens: sql<number>`sum(${llmUsage.promptTokens})::bigint`,
           cachedTokens: sql<number>`sum(${llmUsage.cachedTokens})::bigint`,
           completionTokens: sql<number>`sum(${llmUsage.completionTokens})::bigint`,
+          replies: sql<number>`sum(${llmUsage.replies})::int`,
+          coldReplies: sql<number>`sum(${llmUsage.coldReplies})::int`,
         })
         .from(llmUsage)
         .where(
@@ -61,6 +65,8 @@ export class PgUsageStore implements UsageStore {
       promptTokens: Number(r.promptTokens),
       cachedTokens: Number(r.cachedTokens),
       completionTokens: Number(r.completionTokens),
+      replies: Number(r.replies),
+      coldReplies: Number(r.coldReplies),
     }));
   }
 }

@@ -245,6 +245,9 @@ export const llmUsage = pgTable(
     promptTokens: bigint('prompt_tokens', { mode: 'number' }).notNull().default(0),
     cachedTokens: bigint('cached_tokens', { mode: 'number' }).notNull().default(0),
     completionTokens: bigint('completion_tokens', { mode: 'number' }).notNull().default(0),
+    /** Turns answered (reply rows), and those that came after a silence longer than the cache lifetime. */
+    replies: integer('replies').notNull().default(0),
+    coldReplies: integer('cold_replies').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.channelKey, t.hour, t.purpose, t.model] }),

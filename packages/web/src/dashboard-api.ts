@@ -127,6 +127,12 @@ export interface DashboardCost {
   readonly completionTokens: number;
   /** Share of the replies' prompt tokens the provider served from its prompt cache (0..1). */
   readonly replyCacheShare: number | null;
+  /** Turns answered. */
+  readonly replies: number;
+  /** Share of the replies that came after a silence longer than the cache lifetime (0..1). */
+  readonly coldReplyShare: number | null;
+  /** The replies' calls at `[prices]` per 1,000 replies; null with none or a model without a price. */
+  readonly usdPer1kReplies: number | null;
   /** USD at `[prices]`; null when a model used has no price. */
   readonly costUsd: number | null;
   readonly unpriced: readonly string[];

@@ -324,10 +324,11 @@ describe('Bot turns: what they cost', () => {
     label: 'gpt-5.4-mini',
     reply: async () => ({ text: 'ok', promptTokens: 2_000, cachedPromptTokens: 1_920, completionTokens: 10 }),
   };
-  const start = async (usage: UsageStore) => {
+  const start = async (usage: UsageStore, now?: () => number) => {
     const platform = new RecordingPlatform();
     const log = new RecordingLogger();
     const bot = new Bot({
+      ...(now === undefined ? {} : { now }),
       config: () => priced,
       channels: new InMemoryChannelStore(),
       memories: new InMemoryMemoryStore(),
@@ -365,7 +366,30 @@ describe('Bot turns: what they cost', () => {
           promptTokens: 2_000,
           cachedTokens: 1_920,
           completionTokens: 10,
+          replies: 1,
+          coldReplies: 1,
         },
+      ]),
+    );
+  });
+
+  it('counts a reply as cold after a silence longer than the cache lifetime since the last reply', async () => {
+    // gpt-5.4-mini: a day's retention by default, so a day's lifetime.
+    const usage = new InMemoryUsageStore();
+    let now = Date.parse('2026-12-01T09:00:00Z');
+    const { handlers, log } = await start(usage, () => now);
+    const ask = async (text: string, later: number) => {
+      now += later;
+      await handlers.onMessage(inbound({ mentionsBot: true, text }));
+    };
+    await ask('@ebb first', 0); // no reply before it: cold
+    await ask('@ebb an hour on', 3_600_000); // warm
+    await ask('@ebb a day on', 86_460_000); // a day and a minute after the reply an hour in
+    await ask('@ebb right after', 1_000); // warm
+    expect(log.events('turn.answered').map((e) => e.fields.cacheCold)).toEqual([true, false, true, false]);
+    await vi.waitFor(async () =>
+      expect(await usage.totalsSince(new Date(0), [KEY])).toEqual([
+        expect.objectContaining({ replies: 4, coldReplies: 2 }),
       ]),
     );
   });

@@ -113,6 +113,8 @@ export interface BotOptions {
   readonly onToolCall?: (sample: ToolCallSample) => void;
   /** Where each answered turn's tokens go, for a channel's cost in `ebb status` and the dashboard. */
   readonly usage?: UsageStore;
+  /** The clock replies are stamped by and a channel's silence measured on (default `Date.now`; tests move it). */
+  readonly now?: () => number;
   /**
    * The summarizer and budget of a channel's passes, for the summaries a deletion (or an edit under
    * `on_edit = "resummarize"`) writes again; default: `passSettingsResolver` without OPENAI_API_KEY.
@@ -251,6 +253,7 @@ export class Bot {
       ...(options.toolbox === undefined ? {} : { toolbox: options.toolbox }),
       ...(options.onToolCall === undefined ? {} : { onToolCall: options.onToolCall }),
       ...(options.usage === undefined ? {} : { usage: options.usage }),
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
     this.#commands = new BotCommands({ config, runs, memories, states, compaction });
     const spool = options.spool;
@@ -772,7 +775,7 @@ export class Bot {
         role: 'assistant',
         author: this.#botName,
         text: answer.text,
-        ts: new Date().toISOString(),
+        ts: new Date((this.#options.now ?? Date.now)()).toISOString(),
         platformMessageId: sent.platformMessageId,
       },
       answer.recalledMemories,

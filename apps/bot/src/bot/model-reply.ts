@@ -21,6 +21,7 @@ import {
   type Memory,
   type MemoryStore,
   memoryScope,
+  promptIsCold,
   RECALL_MIN_SHARED_TERMS,
   relevanceTo,
   renderContext,
@@ -75,6 +76,8 @@ export interface ModelReplierOptions {
   readonly onToolCall?: (sample: ToolCallSample) => void;
   /** Where each answered turn's tokens are recorded (off the turn's path: a failure is only logged). */
   readonly usage?: UsageStore;
+  /** The clock tool steps are stamped by and a channel's silence measured on (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 /** What a turn's model calls took, all steps together: for the turn's log line and the usage record. */
@@ -85,13 +88,17 @@ interface TurnUsage {
   /** The part of `promptTokens` the provider served from its prompt cache. */
   readonly cachedTokens: number;
   readonly completionTokens: number;
+  /** The turn's first prompt came after a silence longer than the channel's cache lifetime (`promptIsCold`). */
+  readonly cold: boolean;
 }
 
 export class ModelReplier {
   readonly #options: ModelReplierOptions;
+  readonly #now: () => number;
 
   constructor(options: ModelReplierOptions) {
     this.#options = options;
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -116,6 +123,7 @@ export class ModelReplier {
       promptTokens: 0,
       cachedTokens: 0,
       completionTokens: 0,
+      cold: promptIsCold(state.context.view(), this.#now(), 1000 * settings.llm.cacheTtlSeconds),
     };
     for (let step = 1; ; step++) {
       const last =
@@ -146,7 +154,7 @@ export class ModelReplier {
         this.#report(calls[i] as ToolCall, report, tools, log);
       });
       // The calls and all their results go in together, in order; only then may the monitor cut.
-      const ts = new Date().toISOString();
+      const ts = new Date(this.#now()).toISOString();
       const archived: AppendedMessage[] = [
         {
           role: 'assistant',
@@ -228,7 +236,7 @@ export class ModelReplier {
    * The turn's `turn.answered` line (its tokens, the share the provider's prompt cache served, and
    * the cost at `[prices]`), and its usage record.
    */
-  #account({ key, settings, log }: Turn, usage: TurnUsage): void {
+  #account({ key, settings, log }: Turn, { cold, ...usage }: TurnUsage): void {
     if (usage.promptTokens + usage.completionTokens === 0) {
       // The offline responder, or a server that reports no usage: nothing to count or to price.
       log.info(
@@ -254,11 +262,15 @@ export class ModelReplier {
         cachedTokens: usage.cachedTokens,
         completionTokens: usage.completionTokens,
         costUsd: cost,
+        cacheCold: cold,
       },
       `answered: ${usage.promptTokens} prompt tokens (${usage.cachedTokens} cached), ${usage.completionTokens} completion`,
     );
     void this.#options.usage
-      ?.record({ channelKey: key, purpose: 'reply', ...usage }, new Date())
+      ?.record(
+        { channelKey: key, purpose: 'reply', ...usage, replies: 1, coldReplies: cold ? 1 : 0 },
+        new Date(this.#now()),
+      )
       .catch((err: unknown) =>
         log.warn({ event: 'usage.record_failed', err }, 'could not record the turn’s usage'),
       );

@@ -87,6 +87,8 @@ beforeAll(async () => {
       promptTokens: 100_000,
       cachedTokens: 90_000,
       completionTokens: 500,
+      replies: 8,
+      coldReplies: 2,
     },
     new Date(),
   );
@@ -180,7 +182,7 @@ describe('ebb status', () => {
     expect(text).toContain('  messages  30 archived, 20 in the context; generation 1');
     expect(text).toContain('  spans     1 summary (50 tokens), 0 pending truncations');
     expect(text).toContain(
-      '  last day  11 model calls, 104,000 prompt tokens (90.0% of reply prompts cached), 600 completion; $0.0092',
+      '  last day  11 model calls, 104,000 prompt tokens (90.0% of reply prompts cached), 600 completion; $0.0092; 8 replies, 25.0% after the cache went cold, $1.0688 per 1,000',
     );
     expect(text).toContain(`  memories  3 in scope ${SLACK}`);
     expect(text).toContain(`  memories  1 in scope ${WEB}`);
@@ -239,6 +241,10 @@ describe('ebb status', () => {
       cachedTokens: 90_000,
       completionTokens: 600,
       replyCacheShare: 0.9,
+      replies: 8,
+      coldReplyShare: 0.25,
+      // The replies' calls only: 10,000 uncached, 90,000 cached, 500 completion.
+      usdPer1kReplies: expect.closeTo((1_000 * (10_000 * 0.15 + 90_000 * 0.075 + 500 * 0.6)) / 1e6 / 8, 12),
       costUsd: expect.closeTo((14_000 * 0.15 + 90_000 * 0.075 + 600 * 0.6) / 1_000_000, 12),
       unpriced: [],
     });

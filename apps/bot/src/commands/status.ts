@@ -44,6 +44,9 @@
  *       "lastDay": {                       // model calls of the last 24 hours, replies and passes
  *         "calls": number, "promptTokens": number, "cachedTokens": number, "completionTokens": number,
  *         "replyCacheShare": number | null,  // cachedTokens / promptTokens of the replies (0..1)
+ *         "replies": number,               // turns answered
+ *         "coldReplyShare": number | null,   // share of replies after a silence longer than cache_ttl_seconds (0..1)
+ *         "usdPer1kReplies": number | null,  // the replies' calls at [prices] per 1,000 replies
  *         "costUsd": number | null,        // at [prices."<model>"]; null when a model used is unpriced
  *         "unpriced": string[]             // the models with calls and no [prices."<model>"]
  *       } | null,
@@ -253,7 +256,16 @@ function formatLastDay(d: NonNullable<ChannelStatus['lastDay']>): string {
     d.costUsd !== null
       ? `$${d.costUsd.toFixed(4)}`
       : `cost unknown: no [prices] for ${d.unpriced.join(', ')}`;
-  return `${plural(d.calls, 'model call', 'model calls')}, ${num(d.promptTokens)} prompt tokens${cached}, ${num(d.completionTokens)} completion; ${cost}`;
+  return `${plural(d.calls, 'model call', 'model calls')}, ${num(d.promptTokens)} prompt tokens${cached}, ${num(d.completionTokens)} completion; ${cost}${formatReplies(d)}`;
+}
+
+/** `; 10 replies, 20.0% after the cache went cold, $0.2100 per 1,000`: what a reply costs, and why. */
+function formatReplies(d: NonNullable<ChannelStatus['lastDay']>): string {
+  if (d.replies === 0) return '';
+  const cold =
+    d.coldReplyShare === null ? '' : `, ${(d.coldReplyShare * 100).toFixed(1)}% after the cache went cold`;
+  const per1k = d.usdPer1kReplies === null ? '' : `, $${d.usdPer1kReplies.toFixed(4)} per 1,000`;
+  return `; ${plural(d.replies, 'reply', 'replies')}${cold}${per1k}`;
 }
 
 /** `2 pending (oldest 41 s, deletion)`: until 0, summaries over what they took back are being written again. */

@@ -73,6 +73,10 @@ describe('a channel of the dashboard in a browser', () => {
       })
       .waitFor();
     expect(await page.textContent('#cost')).toMatch(/cost unknown: no \[prices\] for gpt-5\.4-mini/);
+    // The first reply found the cache cold (nothing before it), so the share is never 0.
+    expect(await page.textContent('#cost')).toMatch(
+      / · \d+ repl(y|ies), [1-9]\d*\.\d% after the cache went cold$/,
+    );
     // The summary span sits in the history where it is in the context, and expands to its text.
     const span = page.locator('#history li.span.summary').first();
     await span.waitFor();

@@ -4,6 +4,7 @@
  * starts, so the channel lock of the Postgres store has nothing to guard here.
  */
 
+import { messageTime } from '../model/message-time.js';
 import type { ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
 import { isThreadKeyOf } from '../model/platform.js';
 import { type Calibration, UNCALIBRATED } from '../model/tokens.js';
@@ -22,7 +23,7 @@ import { planStubs } from '../plans/plan-microcompaction.js';
 import { overlapsAny, REDACTED_MESSAGE } from '../plans/plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult, TAKEN_BACK_REASON } from '../plans/plan-splice.js';
 import { planSummaryReplacement } from '../plans/plan-summary-replacement.js';
-import { messageTime, type NewTakeBack } from '../plans/take-back.js';
+import type { NewTakeBack } from '../plans/take-back.js';
 import type {
   AppendResult,
   ArchiveEditor,

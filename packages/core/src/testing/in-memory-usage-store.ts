@@ -15,6 +15,8 @@ export class InMemoryUsageStore implements UsageStore {
       promptTokens: (old?.promptTokens ?? 0) + usage.promptTokens,
       cachedTokens: (old?.cachedTokens ?? 0) + usage.cachedTokens,
       completionTokens: (old?.completionTokens ?? 0) + usage.completionTokens,
+      replies: (old?.replies ?? 0) + (usage.replies ?? 0),
+      coldReplies: (old?.coldReplies ?? 0) + (usage.coldReplies ?? 0),
     });
   }
 
@@ -34,6 +36,8 @@ export class InMemoryUsageStore implements UsageStore {
         promptTokens: (old?.promptTokens ?? 0) + row.promptTokens,
         cachedTokens: (old?.cachedTokens ?? 0) + row.cachedTokens,
         completionTokens: (old?.completionTokens ?? 0) + row.completionTokens,
+        replies: (old?.replies ?? 0) + (row.replies ?? 0),
+        coldReplies: (old?.coldReplies ?? 0) + (row.coldReplies ?? 0),
       });
     }
     return [...sums.values()];

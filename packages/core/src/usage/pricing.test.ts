@@ -40,3 +40,47 @@ it('gives a pass and a channel the same cost for the same calls', () => {
   } as const;
   expect(channelCost([row], prices).costUsd).toBe(callsCost(calls, prices).costUsd);
 });
+
+it('prices the replies per 1,000 and counts the share that found the cache cold', () => {
+  const reply = { channelKey: 'web:1', purpose: 'reply', model: 'gpt-5.4-mini' } as const;
+  const rows = [
+    // Two hours of replies: 1,000 prompt tokens each, 8 of 10 replies warm.
+    {
+      ...reply,
+      calls: 6,
+      replies: 4,
+      coldReplies: 1,
+      promptTokens: 4_000,
+      cachedTokens: 3_000,
+      completionTokens: 0,
+    },
+    {
+      ...reply,
+      calls: 6,
+      replies: 6,
+      coldReplies: 1,
+      promptTokens: 6_000,
+      cachedTokens: 5_000,
+      completionTokens: 0,
+    },
+    // A pass's calls cost the channel but are no reply.
+    {
+      ...reply,
+      purpose: 'summary',
+      calls: 1,
+      promptTokens: 50_000,
+      cachedTokens: 0,
+      completionTokens: 1_000,
+    },
+  ] as const;
+  const cost = channelCost(rows, prices);
+  expect(cost.replies).toBe(10);
+  expect(cost.coldReplyShare).toBeCloseTo(0.2);
+  // 2,000 uncached at $0.75 and 8,000 cached at $0.075 per million, over 10 replies.
+  expect(cost.usdPer1kReplies).toBeCloseTo((1000 * (0.0015 + 0.0006)) / 10);
+  expect(channelCost(rows.slice(2), prices)).toMatchObject({
+    replies: 0,
+    coldReplyShare: null,
+    usdPer1kReplies: null,
+  });
+});

@@ -17,6 +17,14 @@ export interface UsageTotals {
   /** The part of `promptTokens` the provider served from its prompt cache. */
   readonly cachedTokens: number;
   readonly completionTokens: number;
+  /** Turns answered (a reply record is one); absent counts 0, as on a pass's record. */
+  readonly replies?: number;
+  /**
+   * Of `replies`, those whose channel had not been prompted for longer than its cache lifetime
+   * (`cache_ttl_seconds`): the provider's cache had let the prompt go, and the reply paid it in full
+   * (`coldPrompt`). Absent counts 0.
+   */
+  readonly coldReplies?: number;
 }
 
 export interface UsageStore {
@@ -34,6 +42,12 @@ export interface ChannelCost {
   readonly completionTokens: number;
   /** `cachedTokens / promptTokens` of the replies (what the cache can do for them), null with none. */
   readonly replyCacheShare: number | null;
+  /** Turns answered. */
+  readonly replies: number;
+  /** `coldReplies / replies`: the share that came after a silence longer than the cache lifetime; null with none. */
+  readonly coldReplyShare: number | null;
+  /** USD of the replies' calls per 1,000 replies, at `[prices]`; null with no replies or a model not priced. */
+  readonly usdPer1kReplies: number | null;
   /** USD at `[prices]`; null when a model used is not priced (a partial sum would mislead). */
   readonly costUsd: number | null;
   /** Models with calls but no `[prices."<model>"]`. */
@@ -51,25 +65,35 @@ export function channelCost(
   let completionTokens = 0;
   let replyPrompt = 0;
   let replyCached = 0;
+  let replies = 0;
+  let coldReplies = 0;
   const usages: ModelUsage[] = [];
+  const replyUsages: ModelUsage[] = [];
   for (const row of rows) {
     calls += row.calls;
     promptTokens += row.promptTokens;
     cachedTokens += row.cachedTokens;
     completionTokens += row.completionTokens;
+    const usage = { input: row.promptTokens, cached: row.cachedTokens, output: row.completionTokens };
+    usages.push({ model: row.model, usage });
     if (row.purpose === 'reply') {
       replyPrompt += row.promptTokens;
       replyCached += row.cachedTokens;
+      replies += row.replies ?? 0;
+      coldReplies += row.coldReplies ?? 0;
+      replyUsages.push({ model: row.model, usage });
     }
-    const usage = { input: row.promptTokens, cached: row.cachedTokens, output: row.completionTokens };
-    usages.push({ model: row.model, usage });
   }
+  const replyCost = pricedCost(replyUsages, prices).costUsd;
   return {
     calls,
     promptTokens,
     cachedTokens,
     completionTokens,
     replyCacheShare: replyPrompt > 0 ? replyCached / replyPrompt : null,
+    replies,
+    coldReplyShare: replies > 0 ? coldReplies / replies : null,
+    usdPer1kReplies: replies > 0 && replyCost !== null ? (1000 * replyCost) / replies : null,
     ...pricedCost(usages, prices),
   };
 }

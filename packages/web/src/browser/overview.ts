@@ -50,7 +50,15 @@ function lastDay(c: DashboardCost | null): string {
     c.costUsd === null
       ? `cost unknown: no [prices] for ${c.unpriced.join(', ')}`
       : `$${c.costUsd.toFixed(4)}`;
-  return `${plural(c.calls, 'model call')}, ${num(c.promptTokens)} prompt tokens${cached}, ${num(c.completionTokens)} completion · ${cost}`;
+  return `${plural(c.calls, 'model call')}, ${num(c.promptTokens)} prompt tokens${cached}, ${num(c.completionTokens)} completion · ${cost}${replies(c)}`;
+}
+
+/** ` · 10 replies, 20.0% after the cache went cold, $0.2100 per 1,000`. */
+function replies(c: DashboardCost): string {
+  if (c.replies === 0) return '';
+  const cold = c.coldReplyShare === null ? '' : `, ${pct(c.coldReplyShare)} after the cache went cold`;
+  const per1k = c.usdPer1kReplies === null ? '' : `, $${c.usdPer1kReplies.toFixed(4)} per 1,000`;
+  return ` · ${num(c.replies)} ${c.replies === 1 ? 'reply' : 'replies'}${cold}${per1k}`;
 }
 
 const PASS_COLUMNS: readonly (readonly [string, string?])[] = [
