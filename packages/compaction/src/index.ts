@@ -1,6 +1,7 @@
 export * from './channel-pass-settings.js';
 export * from './compaction-processor.js';
 export * from './embedded-pipeline.js';
+export * from './periodic.js';
 export * from './postgres-pipeline.js';
 export * from './redact-channel.js';
 export * from './retention-sweep.js';

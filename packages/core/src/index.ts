@@ -23,6 +23,7 @@ export * from './decision/compaction-events.js';
 export * from './decision/compaction-monitor.js';
 export * from './decision/compactor-settings.js';
 export * from './decision/decide-after-turn.js';
+export * from './decision/decide-on-silence.js';
 export * from './decision/pass-room.js';
 export * from './decision/policy.js';
 export * from './decision/threshold-reached.js';

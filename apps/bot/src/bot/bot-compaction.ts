@@ -20,6 +20,7 @@ import {
   type ContextWriter,
   chatMessageTokens,
   LruMap,
+  promptIsCold,
   systemPromptTokens,
   type Tokenizer,
   type ToolSpec,
@@ -42,6 +43,8 @@ export interface BotCompactionOptions {
   readonly onEvent?: CompactionEventSink;
   /** The tools a channel is offered and their tokens, which usage sets aside (none without). */
   readonly offeredTools?: OfferedTools;
+  /** The clock a channel's pace is measured on (default `Date.now`). */
+  readonly now?: () => number;
 }
 
 /** Channels whose last recall is remembered; one forgotten counts no memories until its next turn. */
@@ -71,6 +74,7 @@ export class BotCompaction {
       // The marker's tokens under o200k; other encodings differ by a token or two.
       markerTokens: chatMessageTokens(await loadTokenizer('o200k_base'), TRUNCATION_MARKER),
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
   }
 
@@ -141,6 +145,17 @@ export class BotCompaction {
     if (!result.context) return result.usage;
     state.context = new WorkingContext(result.context);
     return this.compactor.usage(state.context.view(), compactorSettings, state.calibration);
+  }
+
+  /**
+   * The channel's cache went cold at the last count (`CacheSilence`): unless a reply since (any
+   * replica's, as the context shows it) warmed it again, a pass that is due soon is queued now
+   * (`ChannelCompactor.onSilence`).
+   */
+  async onSilence({ key, state, settings, tokenizer }: TurnChannel, now: number): Promise<void> {
+    const context = state.context.view();
+    if (!promptIsCold(context, now, 1000 * settings.llm.cacheTtlSeconds)) return;
+    await this.compactor.onSilence(key, context, this.settingsOf(settings, tokenizer), state.calibration);
   }
 
   /**

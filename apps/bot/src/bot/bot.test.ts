@@ -5,10 +5,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig } from '@ebb/config';
+import { parseConfig, resolveChannel } from '@ebb/config';
 import type {
   ChatMessage,
   ChatModel,
+  CompactionLogEvent,
   InboundMessage,
   PlatformAdapter,
   PlatformHandlers,
@@ -404,6 +405,56 @@ describe('Bot turns: what they cost', () => {
       archived: 'stored',
     });
     await vi.waitFor(() => expect(log.events('usage.record_failed')).toHaveLength(1));
+  });
+});
+
+describe('Bot on a channel whose cache went cold', () => {
+  it('queues the pass a channel near its threshold would need once its cache has let the prompt go', async () => {
+    const config = parseConfig(
+      '[llm]\nmodel = "gpt-5.4-mini"\ncontext_window = 4000\nmax_output_tokens = 400\n',
+      'bot-silence.toml',
+    );
+    const ttlMs = 1000 * resolveChannel(config, KEY).llm.cacheTtlSeconds;
+    let now = Date.parse('2026-12-01T09:00:00Z');
+    const events: CompactionLogEvent[] = [];
+    const usages: number[] = [];
+    const platform = new RecordingPlatform();
+    const bot = new Bot({
+      config: () => config,
+      channels: new InMemoryChannelStore(),
+      memories: new InMemoryMemoryStore(),
+      runs: new InMemoryRunStore(),
+      queue: new InlineCompactionQueue({ processor: async () => undefined }),
+      notifier: new InProcessContextNotifier(),
+      chatModel: () => new RecordingModel(),
+      logger: new RecordingLogger(),
+      onEvent: (e) => events.push(e),
+      onTurn: (t) => usages.push(t.usage),
+      now: () => now,
+      cacheSilenceCheckMs: 5,
+    });
+    await bot.start([platform]);
+    const handlers = platform.handlers as PlatformHandlers;
+    const words = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+    // Up to 0.75 of the background threshold (0.8), under it: no pass is due after any turn.
+    while ((usages.at(-1) ?? 0) < 0.62) {
+      now += 60_000;
+      await handlers.onMessage(inbound({ mentionsBot: true, text: `@ebb ${words}` }));
+    }
+    expect(usages.at(-1)).toBeLessThan(0.8);
+    // Within the lifetime the checks find nothing: a check runs every 5 ms on the real clock.
+    now += ttlMs - 1_000;
+    const warmChecks = usages.length;
+    await handlers.onMessage(inbound({ text: 'still warm' })); // archived, not answered: no prompt
+    expect(usages.length).toBe(warmChecks + 1);
+    expect(events.filter((e) => e.event === 'compaction.triggered')).toEqual([]);
+    now += 2_000; // the lifetime has run out since the last reply
+    await vi.waitFor(() =>
+      expect(events.filter((e) => e.event === 'compaction.triggered')).toMatchObject([
+        { channel: KEY, tier: 'background', reason: 'cache_cold' },
+      ]),
+    );
+    await bot.stop();
   });
 });
 

@@ -69,6 +69,7 @@ import { BotError } from '../errors.js';
 import { OfferedTools } from '../offered-tools.js';
 import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
+import { CacheSilence } from './cache-silence.js';
 import { ChannelActors } from './channel-actors.js';
 import { ChannelStates, ContextReloadError } from './channel-states.js';
 import { type ChangeReport, changeResult, MessageChanges } from './message-changes.js';
@@ -113,8 +114,13 @@ export interface BotOptions {
   readonly onToolCall?: (sample: ToolCallSample) => void;
   /** Where each answered turn's tokens go, for a channel's cost in `ebb status` and the dashboard. */
   readonly usage?: UsageStore;
-  /** The clock replies are stamped by and a channel's silence measured on (default `Date.now`; tests move it). */
+  /**
+   * The clock replies are stamped by, a channel's pace measured on and its silence counted by
+   * (default `Date.now`; tests move it).
+   */
   readonly now?: () => number;
+  /** How often channels are checked for a cache gone cold (default `CACHE_SILENCE_CHECK_MS`; tests shorten it). */
+  readonly cacheSilenceCheckMs?: number;
   /**
    * The summarizer and budget of a channel's passes, for the summaries a deletion (or an edit under
    * `on_edit = "resummarize"`) writes again; default: `passSettingsResolver` without OPENAI_API_KEY.
@@ -199,6 +205,8 @@ type MessageTurn = Turn & Arrival;
 export class Bot {
   readonly #options: BotOptions;
   readonly #actors = new ChannelActors();
+  /** When each channel's cache goes cold: a pass due soon lands then (`BotCompaction.onSilence`). */
+  readonly #silence: CacheSilence;
   readonly #adapters = new Map<Platform, PlatformAdapter>();
   readonly #connections: PlatformConnections;
   readonly #compaction: BotCompaction;
@@ -234,6 +242,7 @@ export class Bot {
       queue: options.queue,
       ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
       offeredTools: new OfferedTools(options.toolbox),
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
     const states = new ChannelStates({
       channels,
@@ -242,6 +251,15 @@ export class Bot {
     });
     this.#compaction = compaction;
     this.#states = states;
+    this.#silence = new CacheSilence({
+      logger: options.logger,
+      ...(options.now === undefined ? {} : { now: options.now }),
+      ...(options.cacheSilenceCheckMs === undefined ? {} : { checkMs: options.cacheSilenceCheckMs }),
+      onCold: (key) =>
+        this.#offTurn(key, 'compaction.silence_failed', (turn) =>
+          compaction.onSilence(turn, (options.now ?? Date.now)()),
+        ),
+    });
     this.#replier = new ModelReplier({
       channels,
       memories,
@@ -335,12 +353,9 @@ export class Bot {
       if (!this.#states.markStale(change.channelKey, change.generation)) return;
       // A pass landed: decide again now, in the channel's actor, rather than on the next message,
       // so a quiet channel still gets the heal or the next pass it needs.
-      void this.#actors.run(
-        change.channelKey,
-        () => this.#recheck(change.channelKey),
-        async () => {},
-      );
+      this.#offTurn(change.channelKey, 'compaction.recheck_failed', (turn) => this.#compaction.monitor(turn));
     });
+    this.#silence.start();
     this.#spool?.start();
     // Take-backs a process left pending (it died, or the store failed) are finished here too.
     this.#takeBacks.start();
@@ -380,6 +395,8 @@ export class Bot {
     const started = performance.now();
     this.#stopping.abort();
     this.#spool?.stop();
+    // A check in hand hands its channels to the actors, which the drain below waits for.
+    await this.#silence.stop();
     for (const adapter of this.#adapters.values()) await adapter.pause?.().catch(() => {});
     const busy = this.#actors.busy;
     const drained = await this.#actors.drain(drainMs);
@@ -691,6 +708,7 @@ export class Bot {
    * posted and archived, then the monitor.
    */
   async #answer(turn: MessageTurn, answer: boolean): Promise<TurnResult> {
+    const { key, message } = turn;
     let reply: string | null = null;
     let modelFailed = false;
     if (answer) {
@@ -699,13 +717,14 @@ export class Bot {
       if (answered === undefined) modelFailed = true;
       else {
         reply = answered.text;
+        const ttlMs = 1000 * turn.settings.llm.cacheTtlSeconds;
+        this.#silence.replied(key, (this.#options.now ?? Date.now)(), ttlMs);
         const kept = await this.#postReply(turn, answered);
         if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
         // Kept for the archive; the store is away, so the monitor waits for the next turn.
         if (kept === 'spooled') return { reply, archived: 'stored' };
       }
     }
-    const { key, message } = turn;
     const usage = await this.#compaction.monitor(turn);
     this.#options.onTurn?.({
       platform: message.platform,
@@ -835,17 +854,29 @@ export class Bot {
   }
 
   /** The monitor alone, outside a turn (after a context change); a failure waits for the next turn. */
-  async #recheck(key: string): Promise<void> {
-    try {
-      const log = this.#options.logger.child({ channel: key });
-      await this.#compaction.monitor(await openTurn(key, this.#options.config(), this.#states, log));
-    } catch (err) {
-      this.#states.forget(key);
-      this.#options.logger.warn(
-        { event: 'compaction.recheck_failed', err, channel: key },
-        'could not re-check compaction after a context change',
-      );
-    }
+  /**
+   * A compaction step off the turn path, in the channel's actor (in order with its turns): after a
+   * context change (`compaction.recheck_failed` if it fails) or a silence that let the cache go cold
+   * (`compaction.silence_failed`). A failure drops the cached context: the next turn reloads it.
+   */
+  #offTurn(
+    key: string,
+    failed: 'compaction.recheck_failed' | 'compaction.silence_failed',
+    step: (turn: Turn) => Promise<unknown>,
+  ): void {
+    const run = async () => {
+      try {
+        const log = this.#options.logger.child({ channel: key });
+        await step(await openTurn(key, this.#options.config(), this.#states, log));
+      } catch (err) {
+        this.#states.forget(key);
+        this.#options.logger.warn(
+          { event: failed, err, channel: key },
+          'a compaction step off the turn failed',
+        );
+      }
+    };
+    void this.#actors.run(key, run, async () => {});
   }
 
   #adapter(platform: Platform): PlatformAdapter {

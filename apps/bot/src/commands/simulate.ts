@@ -189,7 +189,7 @@ function totals(s: SummaryEvent, channel: ResolvedChannelConfig): string {
     'Totals',
     `  messages ${s.messages}, archived ${s.archived}, context now ${s.contextTokens} tokens, peak usage ${s.peakUsage.toFixed(3)} (${s.peakUsageBeforeMonitor.toFixed(3)} before the monitor acted)`,
     `  passes: background ${s.tiers.background}, aggressive ${s.tiers.aggressive}, emergency truncations ${s.tiers.emergency}, heals ${s.heals}`,
-    `  follow-ups ${s.followUps}, escalations ${s.escalations}, delayed by the cooldown ${s.delayed}, stale results ${s.stale}, turns with passes that freed little ${s.ineffective}`,
+    `  follow-ups ${s.followUps}, escalations ${s.escalations}, delayed by the cooldown ${s.delayed}, started on a cold cache ${s.coldPasses}, stale results ${s.stale}, turns with passes that freed little ${s.ineffective}`,
     `  microcompaction: ${s.stubbedResults} tool results stubbed on ${s.microcompactions} turns`,
     `  summarizer tokens: ${s.summarizerInputTokens} in, ${s.summarizerOutputTokens} out`,
   ];

@@ -303,3 +303,34 @@ describe('ChannelCompactor under a working size', () => {
     expect(await afterTurn(13, 1.4)).toBe('none');
   });
 });
+
+describe('ChannelCompactor on a silence', () => {
+  it('queues a pass for a cold channel due soon, says why, and none for one far from due', async () => {
+    const events: CompactionLogEvent[] = [];
+    const due = await channelWith(33); // 660 of 1,000: under the background threshold, above 0.75 of it
+    const queue = new RecordingQueue();
+    const compactor = new ChannelCompactor({
+      channels: due,
+      runs: new InMemoryRunStore(),
+      queue,
+      markerTokens: 10,
+      onEvent: (e) => events.push(e),
+    });
+    // After the turn nothing is due: the threshold is 0.8.
+    const turn = await compactor.afterTurn(KEY, await due.loadContext(KEY), settings, UNCALIBRATED);
+    expect(turn.action).toEqual({ kind: 'none' });
+    expect(queue.jobs).toEqual([]);
+    const cold = await compactor.onSilence(KEY, await due.loadContext(KEY), settings, UNCALIBRATED);
+    expect(cold.jobId).toBe('job-1');
+    expect(queue.jobs).toMatchObject([{ tier: 'background', fromSeq: 1 }]);
+    expect(events.filter((e) => e.event === 'compaction.triggered')).toMatchObject([
+      { tier: 'background', reason: 'cache_cold', usage: 0.66 },
+    ]);
+
+    const far = await channelWith(20); // 400 of 1,000
+    const farQueue = new RecordingQueue();
+    const quiet = compactorOn(far, farQueue);
+    expect(await quiet.onSilence(KEY, await far.loadContext(KEY), settings, UNCALIBRATED)).toEqual({});
+    expect(farQueue.jobs).toEqual([]);
+  });
+});

@@ -28,6 +28,7 @@ import {
   truncateThroughStore,
 } from './compactor-steps.js';
 import type { AfterTurnAction } from './decide-after-turn.js';
+import { decideOnSilence } from './decide-on-silence.js';
 import { type EnqueuePassOptions, enqueuePass } from './enqueue-pass.js';
 
 /** The terms `compactNow` is asked in; exported here, beside the compactor that takes them. */
@@ -172,6 +173,42 @@ export class ChannelCompactor {
     if (enqueued === undefined) return { reason: 'queue_unavailable' };
     // A pass of this channel is waiting or running already: this one (and its focus) is not queued.
     return enqueued.deduplicated ? { reason: 'in_flight' } : { jobId: enqueued.jobId };
+  }
+
+  /**
+   * The channel's cache has gone cold (no prompt for longer than its lifetime): a pass that is due
+   * soon is queued now, off the turn path, while its break of the prompt costs nothing
+   * (`decideOnSilence`). `context` is the caller's current view of the channel. Returns the job id
+   * of a pass it queued.
+   */
+  async onSilence(
+    channelKey: string,
+    context: ContextView,
+    settings: CompactorSettings,
+    calibration: Calibration,
+  ): Promise<{ jobId?: string }> {
+    const terms = deciding(channelKey, settings, calibration);
+    const turn = this.#turn(terms, context);
+    const inFlight = await this.#inFlight(channelKey);
+    if (inFlight === undefined) return {};
+    const action = decideOnSilence({
+      ...turn,
+      policy: terms.settings.policy,
+      inFlight,
+      ineffectivePasses: this.#record(channelKey).monitor.ineffectivePasses,
+    });
+    if (action.kind === 'none') return {};
+    const { plan } = action;
+    const usage = turn.usage;
+    this.#emit({
+      event: 'compaction.triggered',
+      channel: channelKey,
+      tier: plan.tier,
+      usage,
+      reason: 'cache_cold',
+    });
+    const enqueued = await enqueuePass(this.#passes, channelKey, plan, { usage });
+    return enqueued && !enqueued.deduplicated ? { jobId: enqueued.jobId } : {};
   }
 
   /**

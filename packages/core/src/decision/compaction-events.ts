@@ -62,7 +62,10 @@ export interface CompactionLogEvent {
   readonly outputTokens?: number;
   /** What those calls cost in USD at `[prices]`; null when a model called has no price. */
   readonly costUsd?: number | null;
-  /** Why a pass was skipped or went stale, or what failed (an error code, not a stack). */
+  /**
+   * Why a pass was skipped or went stale, or what failed (an error code, not a stack); on
+   * `compaction.triggered`, `cache_cold` for a pass started by a silence (`decideOnSilence`).
+   */
   readonly reason?: string;
   readonly error?: string;
   /** What the reconciler did with a stuck run (`compaction.reconciled`). */

@@ -182,13 +182,7 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   });
   if (input.ineffectivePasses >= policy.maxIneffectivePasses) return heal() ?? skip('ineffective');
 
-  // An aggressive pass frees at least what a background one does (under a working size the
-  // background tier's `working_fraction` can be the larger).
-  const fraction = Math.max(
-    tier === 'aggressive' ? policy.aggressiveFraction : 0,
-    policy.backgroundFraction,
-    backToWorkingSize(input),
-  );
+  const fraction = passFraction(input, tier);
   const plan = (mode: EnqueueMode, previous: PassInFlight | undefined, delayMs: number): AfterTurnAction => {
     const result = planCompaction({
       context,
@@ -219,6 +213,24 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
   return skip('in_flight');
 }
 
+/**
+ * The share of the context a pass of `tier` frees (rule 3): its tier's fraction, and an aggressive
+ * pass at least what a background one does (under a working size the background tier's
+ * `working_fraction` can be the larger), and at least what brings the channel back under its
+ * working size (`backToWorkingSize`).
+ */
+export function passFraction(
+  input: Pick<AfterTurnInput, 'policy' | 'usage' | 'usagePerToken' | 'context'>,
+  tier: Tier,
+): number {
+  const { policy } = input;
+  return Math.max(
+    tier === 'aggressive' ? policy.aggressiveFraction : 0,
+    policy.backgroundFraction,
+    backToWorkingSize(input),
+  );
+}
+
 /** The most of the context one pass is planned to free (the rest is its summary's and the protected messages'). */
 const MAX_PASS_FRACTION = 0.9;
 
@@ -229,7 +241,9 @@ const MAX_PASS_FRACTION = 0.9;
  * than landing at the threshold and coming due again at once. 0 when the usual fraction is enough,
  * or without a working size.
  */
-function backToWorkingSize(input: AfterTurnInput): number {
+function backToWorkingSize(
+  input: Pick<AfterTurnInput, 'policy' | 'usage' | 'usagePerToken' | 'context'>,
+): number {
   const { policy, usage, usagePerToken, context } = input;
   if (policy.workingTokens === undefined || context.tokens <= 0 || usagePerToken <= 0) return 0;
   const reserve = usage - context.tokens * usagePerToken;

@@ -107,6 +107,8 @@ export interface SummaryEvent {
   readonly escalations: number;
   /** Passes that waited out the cooldown before they ran. */
   readonly delayed: number;
+  /** Passes started on a silence longer than the cache lifetime (`decideOnSilence`). */
+  readonly coldPasses: number;
   readonly stale: number;
   /** Turns on which passes landed and freed little (see `CompactionMonitor.shrunk`). */
   readonly ineffective: number;

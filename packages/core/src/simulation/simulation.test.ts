@@ -4,8 +4,14 @@ import { CharTokenizer } from '../../test/char-tokenizer.js';
 import { contextProblems } from '../../test/check-context.js';
 import { testPolicy } from '../../test/policy.js';
 import { earlyStartFloor, MAX_PASSES_IN_FLIGHT } from '../decision/decide-after-turn.js';
+import { SILENCE_PASS_SHARE } from '../decision/decide-on-silence.js';
 import { Simulation } from './simulation.js';
-import type { CompactionEvent, SimulationEvent, TranscriptMessage } from './simulation-events.js';
+import type {
+  CompactionEvent,
+  SimulationEvent,
+  SimulationOptions,
+  TranscriptMessage,
+} from './simulation-events.js';
 
 const policy = testPolicy({
   protectRecent: 4,
@@ -28,17 +34,23 @@ function transcript(): TranscriptMessage[] {
   return out;
 }
 
-function simulate(messages: readonly TranscriptMessage[], jobLatency: number): SimulationEvent[] {
-  const events: SimulationEvent[] = [];
-  const sim = new Simulation({
+/** A 4,000-token window's simulation that records its events into `events`. */
+function simulation(events: SimulationEvent[], options: Partial<SimulationOptions> = {}): Simulation {
+  return new Simulation({
     policy,
     contextWindow: 4_000,
     maxOutputTokens: 400,
     reservedTokens: 100,
     tokenizer: new CharTokenizer(),
-    jobLatency,
+    jobLatency: 1,
     emit: (e) => events.push(e),
+    ...options,
   });
+}
+
+function simulate(messages: readonly TranscriptMessage[], jobLatency: number): SimulationEvent[] {
+  const events: SimulationEvent[] = [];
+  const sim = simulation(events, { jobLatency });
   for (const m of messages) sim.turn(m);
   sim.finish();
   return events;
@@ -77,6 +89,53 @@ describe('Simulation on a clock that jumps back', () => {
     expect(wrapped).toEqual(run(false));
     const after = wrapped.filter((e) => e.type === 'compaction' && e.event === 'completed' && e.seq > 130);
     expect(after.length).toBeGreaterThan(2);
+  });
+});
+
+describe('Simulation across a silence longer than the cache lifetime', () => {
+  /** 41 messages a minute apart, the last after a pause: about 0.7 of a 3,600-token budget, a pause, one more. */
+  const channel = (pauseMs: number): TranscriptMessage[] => {
+    const start = Date.UTC(2026, 11, 1, 9);
+    const ts = (i: number) => new Date(start + 60_000 * i + (i === 40 ? pauseMs : 0)).toISOString();
+    return Array.from({ length: 41 }, (_, i) => ({
+      role: 'user' as const,
+      author: `p${i % 3}`,
+      text: `${i} ${'w'.repeat(205)}`,
+      ts: ts(i),
+    }));
+  };
+  const replay = (pauseMs: number) => {
+    const events: SimulationEvent[] = [];
+    const sim = simulation(events, { jobSeconds: 30, cacheTtlSeconds: 300 });
+    for (const m of channel(pauseMs)) sim.turn(m);
+    const summary = sim.finish();
+    const last = events.filter((e) => e.type === 'message').at(-1);
+    return { summary, events, lastUsage: last?.type === 'message' ? last.usage : Number.NaN };
+  };
+
+  it('compacts a channel due soon while its cache is cold, so the next reply pays a smaller prompt', () => {
+    const warm = replay(60_000); // a minute's pause: nothing changes
+    const cold = replay(3_600_000); // an hour's: the cache let the prompt go after five minutes
+    expect(warm.summary.coldPasses).toBe(0);
+    expect(warm.summary.tiers.background).toBe(0);
+    expect(warm.lastUsage).toBeGreaterThan(SILENCE_PASS_SHARE * policy.backgroundThreshold);
+    expect(cold.summary.coldPasses).toBe(1);
+    expect(cold.events).toContainEqual(
+      expect.objectContaining({
+        type: 'compaction',
+        event: 'triggered',
+        tier: 'background',
+        reason: 'cache_cold',
+      }),
+    );
+    // The pass landed in the silence, before the message that ended it.
+    const completed = cold.events.findIndex((e) => e.type === 'compaction' && e.event === 'completed');
+    const lastMessage = cold.events.findLastIndex((e) => e.type === 'message');
+    expect(completed).toBeGreaterThan(-1);
+    expect(completed).toBeLessThan(lastMessage);
+    expect(cold.lastUsage).toBeLessThan(warm.lastUsage - 0.2);
+    // That reply found the cache cold either way: the pass cost it nothing.
+    expect(cold.summary.promptCache.coldPrompts).toBe(warm.summary.promptCache.coldPrompts + 1);
   });
 });
 

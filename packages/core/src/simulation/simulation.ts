@@ -11,6 +11,7 @@ import { admitPass } from '../decision/admit-pass.js';
 import type { EventTier } from '../decision/compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from '../decision/compaction-monitor.js';
 import type { AfterTurnAction, EnqueueMode } from '../decision/decide-after-turn.js';
+import { decideOnSilence } from '../decision/decide-on-silence.js';
 import { measureMessage } from '../model/measure-message.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from '../model/model.js';
 import { chatMessageTokens, UNCALIBRATED, usageOf } from '../model/tokens.js';
@@ -37,6 +38,8 @@ interface SimJob {
   readonly id: string;
   readonly plan: CompactionPlan;
   readonly mode: EnqueueMode;
+  /** Queued when the channel's cache went cold (`decideOnSilence`), not after a turn. */
+  readonly onSilence?: true;
   readonly after?: string;
   readonly enqueuedAt: number;
   readonly startAt: number;
@@ -68,6 +71,10 @@ export class Simulation {
   #now = 0;
   /** The last timestamp that parsed, as written (`#now` follows its differences). */
   #lastStamp: number | undefined;
+  /** When the last reply prompt was sent: a silence is counted from it. */
+  #lastPromptAt: number | undefined;
+  /** The prompt whose silence was judged already (once per silence). */
+  #silenceJudged: number | undefined;
   #peakUsage = 0;
   #peakBeforeMonitor = 0;
   readonly #totals = {
@@ -76,6 +83,7 @@ export class Simulation {
     followUps: 0,
     escalations: 0,
     delayed: 0,
+    coldPasses: 0,
     stale: 0,
     ineffective: 0,
     summarizerInputTokens: 0,
@@ -100,6 +108,7 @@ export class Simulation {
   turn(message: TranscriptMessage): void {
     this.#turn++;
     this.#advanceClock(message.ts);
+    this.#passOnSilence();
     this.#runJobs();
 
     const { tokenizer, policy } = this.#options;
@@ -119,7 +128,10 @@ export class Simulation {
       this.#act(turn);
     }
     // The bot answers a participant: its prompt is the context now (memories are not simulated).
-    if (archived.role === 'user') this.#cache.prompt(this.#promptHead() + this.#context.tokens, this.#now);
+    if (archived.role === 'user') {
+      this.#cache.prompt(this.#promptHead() + this.#context.tokens, this.#now);
+      this.#lastPromptAt = this.#now;
+    }
     const usage = this.#usage();
     this.#peakUsage = Math.max(this.#peakUsage, usage);
     this.#options.emit({
@@ -161,6 +173,35 @@ export class Simulation {
     };
     this.#options.emit(summary);
     return summary;
+  }
+
+  /**
+   * The bot's `ChannelCompactor.onSilence`: when the cache let the last prompt go before this
+   * message, the pass `decideOnSilence` asks for was queued at that moment, and has landed by now if
+   * the silence outlasted it (at once with `jobLatency`, which counts turns and none came between).
+   */
+  #passOnSilence(): void {
+    const ttlSeconds = this.#options.cacheTtlSeconds;
+    const last = this.#lastPromptAt;
+    if (ttlSeconds === undefined || last === undefined || this.#silenceJudged === last) return;
+    const coldAt = last + 1000 * ttlSeconds;
+    if (this.#now <= coldAt) return;
+    this.#silenceJudged = last;
+    const action = decideOnSilence({
+      ...this.#monitorTurn(),
+      policy: this.#options.policy,
+      inFlight: this.#inFlight(),
+      ineffectivePasses: this.#monitor.ineffectivePasses,
+    });
+    if (action.kind === 'none') return;
+    this.#totals.coldPasses++;
+    this.#event('triggered', action.plan.tier, { reason: 'cache_cold' });
+    const queued = this.#enqueue(
+      { kind: 'enqueue', mode: 'new', plan: action.plan, delayMs: 0, projectedUsage: 0 },
+      coldAt,
+      true,
+    );
+    if (queued && this.#options.jobSeconds === undefined) this.#land((job) => job === queued);
   }
 
   /** The bot's `ChannelCompactor.afterTurn`, carried out in memory. */
@@ -253,13 +294,20 @@ export class Simulation {
     return true;
   }
 
-  /** The queue's side: `admitPass`, as both queue drivers apply it. */
-  #enqueue(action: Extract<AfterTurnAction, { kind: 'enqueue' }>): void {
+  /**
+   * The queue's side: `admitPass`, as both queue drivers apply it. `at`: when it was queued (now,
+   * or when a silence began). Returns the job queued, if any.
+   */
+  #enqueue(
+    action: Extract<AfterTurnAction, { kind: 'enqueue' }>,
+    at = this.#now,
+    onSilence = false,
+  ): SimJob | undefined {
     const { plan } = action;
     const admission = admitPass(this.#inFlight(), plan);
     if (admission.kind === 'deduplicated') {
       this.#event('skipped', plan.tier, { reason: 'in_flight', jobId: admission.jobId });
-      return;
+      return undefined;
     }
     const id = `job-${++this.#jobCount}`;
     let reason: string | undefined;
@@ -277,8 +325,9 @@ export class Simulation {
       plan,
       mode: action.mode,
       ...(action.after === undefined ? {} : { after: action.after }),
-      enqueuedAt: this.#now,
-      startAt: this.#now + action.delayMs,
+      ...(onSilence ? { onSilence: true as const } : {}),
+      enqueuedAt: at,
+      startAt: at + action.delayMs,
     };
     this.#jobs = [...this.#jobs, job].sort((a, b) => a.plan.fromSeq - b.plan.fromSeq);
     this.#event('enqueued', plan.tier, {
@@ -287,8 +336,9 @@ export class Simulation {
       jobId: id,
       ...(reason === undefined ? {} : { reason }),
     });
-    if (action.delayMs === 0) this.#start(job);
+    if (action.delayMs === 0) this.#start(job, at);
     this.#land(() => false);
+    return job;
   }
 
   /** Delayed passes whose time came start; passes whose time is up land. */
@@ -298,7 +348,7 @@ export class Simulation {
   }
 
   /** A worker picks the pass up: the summary is made from a snapshot of its range now. */
-  #start(job: SimJob): void {
+  #start(job: SimJob, at = this.#now): void {
     const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
     this.#event('started', job.plan.tier, range);
     const summary = summarizeFromArchive({
@@ -320,7 +370,7 @@ export class Simulation {
     }
     this.#totals.summarizerInputTokens += summary.inputTokens;
     this.#totals.summarizerOutputTokens += summary.outputTokens;
-    job.started = { turn: this.#turn, at: this.#now, result: summary.result };
+    job.started = { turn: this.#turn, at, result: summary.result };
     if (job.mode === 'heal') this.#totals.heals++;
     else this.#totals.tiers[job.plan.tier]++;
   }
@@ -337,6 +387,11 @@ export class Simulation {
     }
     if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage(), this.#reservedUsage()))
       this.#totals.ineffective++;
+  }
+
+  /** When a started pass is done: `jobSeconds` after it started (at once when latency counts turns). */
+  #doneAt(job: SimJob): number {
+    return (job.started?.at ?? this.#now) + 1000 * (this.#options.jobSeconds ?? 0);
   }
 
   #due(job: SimJob): boolean {
@@ -367,7 +422,10 @@ export class Simulation {
     const outcome = this.#context.applySplice(plan);
     this.#brokeAtSpans(spans, 'splice');
     if (this.#options.retainArchive === 'unsummarized') this.#forgetSummarized();
-    this.#monitor.landed({ tier: job.plan.tier, latencyMs: this.#now - job.enqueuedAt, at: this.#now });
+    // A pass started in a silence spliced when it was done, not at the message that ended the
+    // silence: its hours would read as the channel's pass duration and start every later pass early.
+    const at = job.onSilence ? Math.min(this.#now, this.#doneAt(job)) : this.#now;
+    this.#monitor.landed({ tier: job.plan.tier, latencyMs: at - job.enqueuedAt, at });
     this.#event('completed', job.plan.tier, {
       ...range,
       tokensBefore: outcome.tokensBefore + this.#options.reservedTokens,

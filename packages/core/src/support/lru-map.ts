@@ -94,6 +94,11 @@ export class LruMap<K, V> {
   }
 
   /** The value, computed and remembered when missing. */
+  /** The entries, least recently used first; reading them does not make them recent. */
+  *entries(): IterableIterator<[K, V]> {
+    for (const [key, entry] of this.#entries) yield [key, entry.value];
+  }
+
   getOrSet(key: K, make: () => V): V {
     if (this.#entries.has(key)) return this.get(key) as V;
     const value = make();
