@@ -11,6 +11,14 @@
  * cache served a part of paid in full: the tail that changed since the last prompt. Cost is at
  * gpt-5.4-mini's list prices ($0.75 input, $0.075 cached input, $4.50 output per million tokens).
  *
+ * The replay posts the messages back to back, but a provider's cache forgets a prefix after minutes
+ * of silence (OpenAI: 5 to 10 in memory, a day with `prompt_cache_retention = "24h"`). So the reply
+ * prompts are kept, each with the transcript time of the message it answers, and re-served in order
+ * through the fake's cache rule on that clock, once per lifetime (`LIFETIMES`): the second table.
+ * A reply is cold when longer than the lifetime passed since the channel's previous reply prompt
+ * (the fake's rule, and `promptIsCold`'s: an entry that old is gone, so the cache holds nothing of
+ * the channel); the first reply is not counted, so back to back no reply is cold.
+ *
  *   npm run bench -- prompt-cache                      # 20,000 messages, 32k and 128k windows
  *   EBB_BENCH_MESSAGES=5000 EBB_BENCH_WINDOWS=32000 npm run bench -- prompt-cache
  *   EBB_BENCH_CONFIG='[compaction]\nworking_tokens = 12000' npm run bench -- prompt-cache
@@ -27,13 +35,20 @@ import {
   type InboundMessage,
   MEMORIES_TAG,
   type PlatformHandlers,
+  TranscriptClock,
 } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
 import { loadTokenizer, OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { createMetrics, meteredChatModel } from '@ebb/observability';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
-import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
+import {
+  FakeOpenAiServer,
+  OPENAI_PROMPT_CACHE,
+  PromptCache,
+  promptTokens,
+  type RecordedRequest,
+} from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { Bot } from '../apps/bot/src/bot/bot.js';
@@ -46,6 +61,13 @@ const LAYOUTS = (process.env.EBB_BENCH_LAYOUTS ?? 'ebb').split(',') as readonly 
 /** `EBB_BENCH_CONFIG`: TOML appended to the bench's config (`[compaction]\nworking_tokens = 12000`). */
 const EXTRA_TOML = (process.env.EBB_BENCH_CONFIG ?? '').replaceAll('\\n', '\n');
 const PRICE = { input_per_mtok: 0.75, cached_input_per_mtok: 0.075, output_per_mtok: 4.5 };
+/** Cache lifetimes the reply prompts are re-served at: none, OpenAI's in-memory minutes, an hour, a day. */
+const LIFETIMES = [
+  ['back to back', Number.POSITIVE_INFINITY],
+  ['5 min', 5 * 60_000],
+  ['60 min', 60 * 60_000],
+  ['1 day', 24 * 60 * 60_000],
+] as const;
 const REPLY =
   'Thanks, noted. If the install still fails, paste the exact error and the output of uname -a, and say which release you are on.';
 
@@ -103,6 +125,57 @@ function summaryReply(request: RecordedRequest) {
   };
 }
 
+/** A reply prompt as the chat server received it, at the transcript time of the message it answers. */
+interface TimedPrompt {
+  readonly at: number;
+  readonly body: RecordedRequest['body'];
+}
+
+/**
+ * The body with each message text replaced by the first copy seen of it: consecutive prompts repeat
+ * almost every message, and 20,000 prompts of 128k tokens, each parsed afresh, would hold gigabytes.
+ */
+function sharingTexts(body: RecordedRequest['body'], seen: Map<string, string>): RecordedRequest['body'] {
+  const messages = body.messages.map((m) => {
+    if (typeof m.content !== 'string') return m;
+    const content = seen.get(m.content) ?? m.content;
+    seen.set(content, content);
+    return { ...m, content } as typeof m;
+  });
+  return { ...body, messages };
+}
+
+interface Served {
+  readonly prompt: number;
+  readonly cached: number;
+  readonly cold: number;
+}
+
+/**
+ * The reply prompts re-served in order, each at its time, through the fake's cache rule with a
+ * lifetime of `ttlMs`: what they would have been served had the messages come at the transcript's pace.
+ */
+function serveOnClock(
+  prompts: readonly TimedPrompt[],
+  ttlMs: number,
+  countTokens: (text: string) => number,
+): Served {
+  let now = 0;
+  const cache = new PromptCache({ ...OPENAI_PROMPT_CACHE, ttlMs }, countTokens, () => now);
+  let prompt = 0;
+  let cached = 0;
+  let cold = 0;
+  for (const [i, { at, body }] of prompts.entries()) {
+    // `now` is still the time of the previous reply prompt.
+    if (i > 0 && at - now > ttlMs) cold++;
+    now = at;
+    const tokens = promptTokens(body, countTokens);
+    prompt += tokens;
+    cached += cache.serve(body, tokens);
+  }
+  return { prompt, cached, cold };
+}
+
 interface Outcome {
   readonly prompt: number;
   readonly cached: number;
@@ -116,9 +189,15 @@ interface Outcome {
   readonly passes: number;
   readonly emergencies: number;
   readonly seconds: number;
+  /** The reply prompts re-served at each of `LIFETIMES`, in its order. */
+  readonly lifetimes: readonly Served[];
 }
 
-async function replay(window: number, layout: 'ebb' | 'before', texts: readonly string[]): Promise<Outcome> {
+async function replay(
+  window: number,
+  layout: 'ebb' | 'before',
+  turns: readonly { readonly text: string; readonly at: number }[],
+): Promise<Outcome> {
   const tokenizer = await loadTokenizer('o200k_base');
   const counted = new Map<string, number>();
   const countTokens = (text: string) => {
@@ -133,8 +212,14 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
   // Keeps no request bodies (a 128k replay would hold gigabytes): what is counted is counted here.
   const chat = await FakeOpenAiServer.start({ countTokens, keepRequests: 1 });
   const seen = { replies: 0, withMemories: 0, withKey: 0 };
+  // Every request to the chat server is a reply (the summarizer has its own); a turn is awaited
+  // before the next message is posted, so its prompt answers the message posted last.
+  const prompts: TimedPrompt[] = [];
+  const texts = new Map<string, string>();
+  let answering = 0;
   chat.reply((request) => {
     seen.replies++;
+    prompts.push({ at: answering, body: sharingTexts(request.body, texts) });
     if (request.body.messages.some((m) => String(m.content ?? '').startsWith(`<${MEMORIES_TAG}`)))
       seen.withMemories++;
     if (typeof request.body.prompt_cache_key === 'string') seen.withKey++;
@@ -189,7 +274,8 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
   const started = performance.now();
   try {
     let id = 0;
-    for (const text of texts) {
+    for (const { text, at } of turns) {
+      answering = at;
       const message: InboundMessage = {
         platform: 'web',
         channelKey: key,
@@ -221,6 +307,7 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
       passes: recent.filter((r) => r.status === 'completed').length,
       emergencies: recent.filter((r) => r.tier === 'emergency').length,
       seconds,
+      lifetimes: LIFETIMES.map(([, ttlMs]) => serveOnClock(prompts, ttlMs, countTokens)),
     };
   } finally {
     await bot.stop();
@@ -235,18 +322,21 @@ async function replay(window: number, layout: 'ebb' | 'before', texts: readonly 
 
 export async function promptCacheBench(): Promise<string> {
   if (!existsSync(IRC_TRANSCRIPT)) return `(skipped: ${IRC_TRANSCRIPT} is not there; set EBB_BENCH_DATA)`;
-  const texts = readJsonl(IRC_TRANSCRIPT)
-    .slice(0, MESSAGES)
-    .map((m) => `${m.author}: ${m.text}`);
+  const messages = readJsonl(IRC_TRANSCRIPT).slice(0, MESSAGES);
+  const transcript = new TranscriptClock();
+  const clock = messages.map((m) => transcript.advance(m.ts));
+  const turns = messages.map((m, i) => ({ text: `${m.author}: ${m.text}`, at: clock[i] ?? 0 }));
   const rows: (string | number)[][] = [];
+  const lifetimeRows: (string | number)[][] = [];
   for (const window of WINDOWS) {
     for (const layout of LAYOUTS) {
-      const o = await replay(window, layout, texts);
+      const o = await replay(window, layout, turns);
       const cost = costUsd({ input: o.prompt, cached: o.cached, output: o.output }, PRICE);
       const uncachedCost = costUsd({ input: o.prompt, output: o.output }, PRICE);
+      const layoutCell = layout === 'ebb' ? 'memories last (now)' : 'memories first (before 2026-11-26)';
       const cells = [
         `${window / 1000}k`,
-        layout === 'ebb' ? 'memories last (now)' : 'memories first (before 2026-11-26)',
+        layoutCell,
         o.replies,
         `${((100 * o.cached) / Math.max(1, o.prompt)).toFixed(1)}%`,
         (o.warmUncached / Math.max(1, o.warmReplies)).toFixed(0),
@@ -260,6 +350,22 @@ export async function promptCacheBench(): Promise<string> {
       ];
       console.error(cells.join(' | '));
       rows.push(cells);
+      for (const [i, served] of o.lifetimes.entries()) {
+        const usage = { input: served.prompt, cached: served.cached, output: 0 };
+        const input = costUsd(usage, PRICE);
+        const withOutput = costUsd({ ...usage, output: o.output }, PRICE);
+        const lifetimeCells = [
+          `${window / 1000}k`,
+          layoutCell,
+          LIFETIMES[i]?.[0] ?? '',
+          `${served.cold} (${((100 * served.cold) / Math.max(1, o.replies)).toFixed(2)}%)`,
+          `${((100 * served.cached) / Math.max(1, served.prompt)).toFixed(1)}%`,
+          `$${((1000 * input) / o.replies).toFixed(3)}`,
+          `$${((1000 * withOutput) / o.replies).toFixed(3)}`,
+        ];
+        console.error(lifetimeCells.join(' | '));
+        lifetimeRows.push(lifetimeCells);
+      }
     }
   }
   return [
@@ -281,6 +387,21 @@ export async function promptCacheBench(): Promise<string> {
         'turns/s',
       ],
       rows,
+    ),
+    '',
+    "The same reply prompts re-served in order through the cache rule at the transcript's own pace, for each cache lifetime.",
+    '',
+    table(
+      [
+        'window',
+        'prompt layout',
+        'cache lifetime',
+        'cold replies',
+        'reply prompt tokens served from cache',
+        'input per 1,000 replies',
+        'with output',
+      ],
+      lifetimeRows,
     ),
   ].join('\n');
 }

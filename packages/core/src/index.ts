@@ -62,6 +62,7 @@ export * from './rendering/split-reply.js';
 export * from './rendering/untrusted-text.js';
 export * from './simulation/simulation.js';
 export * from './simulation/simulation-events.js';
+export * from './simulation/transcript-clock.js';
 export * from './support/backoff.js';
 export * from './support/deadline.js';
 export * from './support/error-text.js';

@@ -33,6 +33,7 @@ import {
   type TranscriptMessage,
 } from './simulation-events.js';
 import { summarizeFromArchive } from './summarize-from-archive.js';
+import { TranscriptClock } from './transcript-clock.js';
 
 interface SimJob {
   readonly id: string;
@@ -69,8 +70,7 @@ export class Simulation {
   #jobCount = 0;
   #turn = 0;
   #now = 0;
-  /** The last timestamp that parsed, as written (`#now` follows its differences). */
-  #lastStamp: number | undefined;
+  readonly #clock = new TranscriptClock();
   /** When the last reply prompt was sent: a silence is counted from it. */
   #lastPromptAt: number | undefined;
   /** The prompt whose silence was judged already (once per silence). */
@@ -107,7 +107,7 @@ export class Simulation {
    */
   turn(message: TranscriptMessage): void {
     this.#turn++;
-    this.#advanceClock(message.ts);
+    this.#now = this.#clock.advance(message.ts);
     this.#passOnSilence();
     this.#runJobs();
 
@@ -521,26 +521,6 @@ export class Simulation {
   /** Usage of the reserve alone: what no pass can free. */
   #reservedUsage(): number {
     return this.#usage(0);
-  }
-
-  /**
-   * Simulated time: it moves as the transcript's timestamps do where they parse (else a second a
-   * turn), and a timestamp earlier than the one before counts as no time passing. Real exports jump
-   * back (a 12-hour clock at noon, logs merged out of order): a clock held at the later time until
-   * they caught up would stand still for hours, so every message would look like a burst to the
-   * pace and no cooldown would ever end.
-   */
-  #advanceClock(ts: string | undefined): void {
-    const parsed = ts === undefined ? Number.NaN : Date.parse(ts);
-    if (Number.isNaN(parsed)) {
-      this.#now += 1000;
-      return;
-    }
-    this.#now =
-      this.#lastStamp === undefined
-        ? Math.max(this.#now, parsed)
-        : this.#now + Math.max(0, parsed - this.#lastStamp);
-    this.#lastStamp = parsed;
   }
 }
 

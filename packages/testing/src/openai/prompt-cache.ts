@@ -6,7 +6,8 @@
  *
  * Requests are routed by `prompt_cache_key` when they name one, else by their first ~256 tokens (for
  * a bot, its system prompt): without a key, channels that share a system prompt share one cache
- * machine, whose entries push each other out. An entry expires after `ttlMs` without use.
+ * machine, whose entries push each other out. An entry expires once longer than `ttlMs` has passed
+ * without use (as `ebb simulate` and `promptIsCold` count a cold prompt).
  */
 import { OPENAI_PREFIX_CACHE, servedByCache } from '@ebb/core';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
@@ -54,7 +55,7 @@ export class PromptCache {
     const segments = serialize(request);
     const key = routingKey(request, segments);
     const now = this.#now();
-    const live = (this.#byKey.get(key) ?? []).filter((e) => now - e.usedAt < this.#options.ttlMs);
+    const live = (this.#byKey.get(key) ?? []).filter((e) => now - e.usedAt <= this.#options.ttlMs);
     let best = 0;
     let bestEntry: Entry | undefined;
     for (const entry of live) {
