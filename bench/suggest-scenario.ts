@@ -1,5 +1,5 @@
 /**
- * The README's "Tuning thresholds" walk-through, end to end on the real stack: `ebb dev` (bot and
+ * docs/simulate.md's "Tuning thresholds" walk-through, end to end on the real stack: `ebb dev` (bot and
  * worker, Postgres, Redis) with its summarizer on a fake OpenAI server that takes seconds per pass
  * as a real one does (replies answer at once), the #ubuntu IRC transcript posted through the web API
  * in bursts (at up to RATE a second, then a pause), then `ebb simulate --from-archive --suggest` on the channel,

@@ -1,8 +1,8 @@
 /**
- * Every log line names its step (README, "Logs"): a scan of the tree's sources (apps/, packages/,
+ * Every log line names its step (docs/operations.md, "Logs"): a scan of the tree's sources (apps/, packages/,
  * workers/; not tests, benchmarks or the dashboard's browser code) for every call of a logger level
  * (`log.info(…)`, `this.#log.warn(…)`, `logger.child({…}).error(…)`), whose first argument must be
- * an object with an `event` in the `area.verb` form, and every such name must be in the README.
+ * an object with an `event` in the `area.verb` form, and every such name must be in the operations guide.
  *
  * The sources are parsed, not matched line by line, so a call split over lines, a comment in it, a
  * spread of fields built earlier or a renamed logger cannot hide a line from the scan. TypeScript 7
@@ -329,8 +329,8 @@ describe('the tree', () => {
     );
   });
 
-  it('documents every event in the README', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  it('documents every event in the operations guide', () => {
+    const readme = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
     const names = [...new Set(calls.flatMap((c) => c.events))].sort();
     expect(names.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
   });

@@ -109,7 +109,7 @@ it('a worker sweeping retain_days = 30 leaves no word only the old messages used
   }
 
   // Words only old messages used (and so, before the sweep, in the rows their copies are in).
-  // A tombstone keeps who spoke and when (README, "Forgetting"): the speakers' names are not counted.
+  // A tombstone keeps who spoke and when (docs/forgetting.md): the speakers' names are not counted.
   const youngText = young.map((l) => l.text.toLowerCase()).join('\n');
   const names = transcript.map((l) => l.author.toLowerCase()).join('\n');
   const oldOnly = [...new Set(old.flatMap((l) => wordsOf(l.text)))].filter(

@@ -275,7 +275,7 @@ export const PROCESS_KEYS: { readonly [S in Section]?: readonly string[] } = { b
 
 /**
  * The top-level `[bot]`: the channel keys as every layer has them, plus the process's own.
- * `context_cache_mb` bounds the bot's cache of working contexts (README, "Sizing the context cache").
+ * `context_cache_mb` bounds the bot's cache of working contexts (docs/configuration.md, "Sizing the context cache").
  */
 const topBotSchema = z.strictObject(
   { ...optionalShape(botSchema), context_cache_mb: positiveInt().optional() },
@@ -348,7 +348,7 @@ export const webSchema = z.strictObject(
   },
   TABLE,
 );
-/** How the process stops on SIGTERM or SIGINT (see README, "Stopping"). */
+/** How the process stops on SIGTERM or SIGINT (see docs/operations.md, "Stopping"). */
 export const shutdownSchema = z.strictObject(
   {
     /** Seconds the turns already taken get to finish and answer before the process closes anyway. */

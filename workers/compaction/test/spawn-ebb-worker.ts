@@ -23,7 +23,7 @@ export interface SpawnedWorker {
   /** Its log lines so far, one per line: the time since the first, the level, the event, the message. */
   events(): string;
   /**
-   * Resolves at its first log line with this `event` (the log contract's names, README "Every
+   * Resolves at its first log line with this `event` (the log contract's names, docs/operations.md "Every
    * event", not its wording); rejects if it exits first (with what it wrote to stderr, when that is
    * piped).
    */

@@ -183,7 +183,7 @@ function modelFailure(code: string): string {
     case 'llm_quota_exceeded':
       return 'model call failed: the account is out of credit';
     case 'llm_unsupported_parameter':
-      return 'model call failed: the server refused a request parameter; see [llm] token_limit_param and the README, "Providers"';
+      return 'model call failed: the server refused a request parameter; see [llm] token_limit_param and docs/providers-and-cost.md, "Providers"';
     default:
       return 'model call failed';
   }

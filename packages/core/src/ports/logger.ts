@@ -2,10 +2,10 @@
  * The one logging port: the part of pino's API Ebb uses, so packages log without depending on pino
  * (`@ebb/logger`'s pino logger is one; `SILENT_LOGGER` is the default and the tests' choice).
  *
- * The log contract every line keeps (README, "Logs"):
+ * The log contract every line keeps (docs/operations.md, "Logs"):
  * - Every line names its step in `event`, as `area.verb` in lowercase with dots (`slack.started`,
  *   `compaction.completed`, `discord.commands_registered`): the first argument is always an object
- *   with an `event` (`apps/bot/src/log-events.test.ts` scans every call, and the README lists them).
+ *   with an `event` (`apps/bot/src/log-events.test.ts` scans every call, and the docs/operations.md lists them).
  * - `channel` is the Ebb channel key (`slack:T1:C1`), never `channelKey`; a platform's own ids go
  *   under their own names (`channelId`).
  * - What a line is about is bound once with `child`: `log.child({ channel })` per turn,
