@@ -48,6 +48,7 @@ export async function insertMessage(
   if (!row?.inserted) throw DUPLICATE;
   return {
     seq: Number(row.head_seq),
+    headSeq: Number(row.head_seq),
     inserted: true,
     generation: Number(row.generation),
     contextTokens: Number(row.context_tokens),

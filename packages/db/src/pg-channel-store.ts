@@ -116,13 +116,14 @@ export class PgChannelStore
       .select({
         seq: messages.seq,
         generation: channels.generation,
+        headSeq: channels.headSeq,
         contextTokens: sql<number>`${channels.spanTokens} + ${channels.rawTokens}`.mapWith(Number),
       })
       .from(messages)
       .innerJoin(channels, eq(channels.key, messages.channelKey))
       .where(and(eq(messages.channelKey, channelKey), eq(messages.platformMessageId, platformMessageId)));
     if (!row) throw new Error(`message ${platformMessageId} of ${channelKey} neither inserted nor found`);
-    return { seq: row.seq, inserted: false, generation: row.generation, contextTokens: row.contextTokens };
+    return { ...row, inserted: false };
   }
 
   loadContext(channelKey: string): Promise<ContextView> {

@@ -249,4 +249,28 @@ describe('ChannelStates', () => {
     // A notification the cache has caught up with is no news.
     expect(states.markStale(KEY, 2)).toBe(false);
   });
+
+  it('reloads on a redelivery when another replica archived more after the message', async () => {
+    const channels = new CountingStore();
+    const settings = resolveChannel(parseConfig('', 'states.toml'), KEY);
+    const states = new ChannelStates({ channels, contextChanged: async () => {} });
+    const say = (i: number) => ({
+      role: 'user' as const,
+      author: 'a',
+      text: `m${i}`,
+      ts: '',
+      platformMessageId: `p${i}`,
+    });
+    const state = await states.get(KEY);
+    const turn = { key: KEY, state, tokenizer, settings };
+    await states.append(turn, say(1));
+    // Another replica (the same store, its own cache) archives the next message.
+    const other = new ChannelStates({ channels, contextChanged: async () => {} });
+    await other.append({ ...turn, state: await other.get(KEY) }, say(2));
+    // Message 1 again (a platform's retry): stored already, and this cache lacks message 2.
+    const loads = channels.loads;
+    expect(await states.append(turn, say(1))).toEqual({ seq: 1, inserted: false });
+    expect(channels.loads).toBe(loads + 1);
+    expect(state.context.view().raw.map((m) => m.text)).toEqual(['m1', 'm2']);
+  });
 });

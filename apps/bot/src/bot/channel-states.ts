@@ -179,7 +179,7 @@ export class ChannelStates {
     if (!result.inserted) {
       // A redelivery: answered from a context at least as new as the store's (another replica may
       // have archived it and more, or a take-back changed the channel since this cache was read).
-      if (result.generation !== state.context.generation || result.seq > state.context.headSeq) {
+      if (result.generation !== state.context.generation || result.headSeq > state.context.headSeq) {
         try {
           await this.#reload(key, state);
         } catch (err) {

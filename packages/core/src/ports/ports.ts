@@ -49,6 +49,12 @@ export interface AppendResult {
   /** The channel's generation and context tokens after the append. */
   readonly generation: number;
   readonly contextTokens: number;
+  /**
+   * The channel's newest seq after the append: `seq` for a message just inserted; for a redelivery,
+   * the store's head, past `seq` when more was archived since (by another replica too), so a cache
+   * that is behind can tell.
+   */
+  readonly headSeq: number;
 }
 
 export type SpliceOutcome =

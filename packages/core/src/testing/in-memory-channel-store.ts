@@ -114,6 +114,7 @@ export class InMemoryChannelStore
         inserted: false,
         generation: context.generation,
         contextTokens: context.tokens,
+        headSeq: context.headSeq,
       };
     }
     const seq = context.headSeq + 1;
@@ -131,7 +132,13 @@ export class InMemoryChannelStore
     if (id !== undefined) channel.platformIds.set(id, seq);
     if (message.recalledMemories?.length) channel.recalled.set(seq, [...message.recalledMemories]);
     channel.archivedAt.set(seq, Date.now());
-    return { seq, inserted: true, generation: context.generation, contextTokens: context.tokens };
+    return {
+      seq,
+      inserted: true,
+      generation: context.generation,
+      contextTokens: context.tokens,
+      headSeq: seq,
+    };
   }
 
   async loadContext(channelKey: string): Promise<ContextView> {

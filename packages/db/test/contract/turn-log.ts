@@ -21,9 +21,9 @@ export function turnLogContract(current: () => ContractContext<TurnLogUnderTest>
         const results = [];
         for (let i = 1; i <= 3; i++) results.push(await store.append(key, message(i)));
         expect(results).toEqual([
-          { seq: 1, inserted: true, generation: 0, contextTokens: 10 },
-          { seq: 2, inserted: true, generation: 0, contextTokens: 20 },
-          { seq: 3, inserted: true, generation: 0, contextTokens: 30 },
+          { seq: 1, inserted: true, generation: 0, contextTokens: 10, headSeq: 1 },
+          { seq: 2, inserted: true, generation: 0, contextTokens: 20, headSeq: 2 },
+          { seq: 3, inserted: true, generation: 0, contextTokens: 30, headSeq: 3 },
         ]);
       });
 
@@ -31,7 +31,8 @@ export function turnLogContract(current: () => ContractContext<TurnLogUnderTest>
         await store.append(key, message(1, { platformMessageId: 'a' }));
         await store.append(key, message(2, { platformMessageId: 'b' }));
         const again = await store.append(key, message(3, { platformMessageId: 'a', text: 'retry' }));
-        expect(again).toEqual({ seq: 1, inserted: false, generation: 0, contextTokens: 20 });
+        // The store's head rides along: a cache holding only message 1 knows it is behind.
+        expect(again).toEqual({ seq: 1, inserted: false, generation: 0, contextTokens: 20, headSeq: 2 });
         const view = await expectIntact(store, key);
         expect(view.headSeq).toBe(2);
         expect((await store.readArchive(key, 1, 1))[0]?.text).toBe('message 1');
@@ -161,6 +162,7 @@ export function turnLogContract(current: () => ContractContext<TurnLogUnderTest>
           inserted: true,
           generation: 1,
           contextTokens: 5 + 40,
+          headSeq: 7,
         });
         expect(await store.generation(key)).toBe((await store.loadContext(key)).generation);
         expect(await store.generation(`${key}:none`)).toBe(0);
