@@ -21,7 +21,13 @@ export interface RedisAnswerClaimsOptions {
   readonly ttlMs?: number;
 }
 
-export const DEFAULT_ANSWER_CLAIM_TTL_MS = 15_000;
+/**
+ * A retry after a replica died waits this long at most for the dead holder's claim. Renewed every
+ * third of it, a claim survives an event-loop stall of about two thirds (3.3 s: the longest stalls
+ * measured in the bot were under a second, BENCHMARKS.md "Retention"); 15 s kept a client waiting
+ * 15.3 s after a SIGKILL, with no way to tell why.
+ */
+export const DEFAULT_ANSWER_CLAIM_TTL_MS = 5_000;
 
 /** KEYS: the claim; ARGV: the holder's token. */
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
