@@ -97,7 +97,7 @@ describe('docker-compose.yml', () => {
 
   it("keeps the bot's data directory on a named volume, so a spool outlives the container", () => {
     const { service, volumes } = compose();
-    expect(service('bot')).toMatch(/^ {4}volumes: \[ebb-data:\/app\/\.ebb\]$/m);
+    expect(service('bot')).toMatch(/^ {4}volumes: \[ebb-data:\/app\/\.ebb[,\]]/m);
     expect(volumes).toMatch(/^ {2}ebb-data:$/m);
   });
 
