@@ -2,9 +2,14 @@
 # The image runs the compiled JavaScript (each package's dist/) on Node: no tsx, no TypeScript, no
 # dev dependencies, no sources.
 
+# The base of the build and of the runtime: the official Node image. Where it cannot be pulled,
+# `npm run image` builds this file FROM a base it makes with what that image holds (Debian bookworm,
+# Node 20 in /usr/local, the user `node`, uid 1000): deploy/image/base.sh.
+ARG BASE=node:20-bookworm-slim
+
 # 1. Every dependency, from the lockfile. Only the manifests are copied, so this layer is cached until
 #    a dependency changes. No scripts: the root's `prepare` builds, and the sources are not here yet.
-FROM node:20-bookworm-slim AS deps
+FROM ${BASE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY apps/bot/package.json apps/bot/
@@ -41,7 +46,7 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts \
   && rm -rf node_modules/typescript node_modules/@typescript node_modules/.bin/tsc
 
 # 4. The runtime.
-FROM node:20-bookworm-slim
+FROM ${BASE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=prod-deps /app/node_modules ./node_modules

@@ -64,6 +64,36 @@ function compose() {
   return { anchor: blocks.get('x-ebb') ?? '', volumes: blocks.get('volumes') ?? '', service };
 }
 
+// Every stage starts FROM the one base (ARG BASE) or from an earlier stage: `npm run image`, which has
+// no registry to pull node:* from, builds this file with BASE set to the base deploy/image/base.sh
+// makes, and a FROM that named an image of its own would be pulled there (and fail), or built on
+// another Node than the runtime's.
+describe('the base', () => {
+  const dockerfile = () => readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+
+  it('is one ARG, the official Node image unless the build says otherwise, for every stage', () => {
+    const text = dockerfile();
+    expect(text.slice(0, text.search(/^FROM /m))).toMatch(/^ARG BASE=node:\d+-bookworm-slim$/m);
+    const base = '$' + '{BASE}'; // the Dockerfile's own placeholder, spelt so no linter takes it for a template
+    const stages: string[] = [];
+    for (const [, from, name] of text.matchAll(/^FROM (\S+)(?: AS (\S+))?$/gm)) {
+      const known = from === base || stages.includes(from ?? '');
+      expect({ from, known }).toEqual({ from, known: true });
+      if (name) stages.push(name);
+    }
+    expect(stages).toEqual(['deps', 'build', 'prod-deps']);
+    expect(runtimeStage()).toMatch(/^FROM \$\{BASE\}$/m);
+  });
+
+  it("is made by deploy/image with the default base's Debian and Node major", () => {
+    const base = /^ARG BASE=node:(\d+)-(\w+)-slim$/m.exec(dockerfile());
+    const common = readFileSync(join(ROOT, 'deploy/image/common.sh'), 'utf8');
+    const node = /^EBB_NODE_VERSION=\$\{EBB_NODE_VERSION:-(\d+)\.\d+\.\d+\}$/m.exec(common);
+    const suite = /^EBB_DEBIAN_SUITE=\$\{EBB_DEBIAN_SUITE:-(\w+)\}$/m.exec(common);
+    expect({ node: node?.[1], suite: suite?.[1] }).toEqual({ node: base?.[1], suite: base?.[2] });
+  });
+});
+
 describe('the runtime image', () => {
   it('gives the node user the data directory (the inbound spool, the embedded database)', () => {
     const stage = runtimeStage();
