@@ -67,6 +67,9 @@ describe('recordedSummarizer', () => {
         promptTokens: 300,
         cachedTokens: 0,
         completionTokens: 50,
+        // A pass answers no turn.
+        replies: 0,
+        coldReplies: 0,
       },
       {
         channelKey: 'web:usage',
@@ -76,6 +79,8 @@ describe('recordedSummarizer', () => {
         promptTokens: 1_800,
         cachedTokens: 600,
         completionTokens: 100,
+        replies: 0,
+        coldReplies: 0,
       },
     ]);
   });
