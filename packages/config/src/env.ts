@@ -69,6 +69,9 @@ const envSchema = z.object({
 
 export type EbbEnv = z.infer<typeof envSchema>;
 
+/** The name of every variable Ebb reads: what the deployment files (compose, Kubernetes) are checked against. */
+export const ENV_NAMES = Object.keys(envSchema.shape) as readonly (keyof EbbEnv)[];
+
 /** Reads and checks the environment; a bad value is a `ConfigError` naming the variable. */
 export function loadEnv(env: NodeJS.ProcessEnv = process.env): EbbEnv {
   // An empty variable (`FOO=` in a shell, `FOO: ""` in compose) means unset.
