@@ -35,13 +35,15 @@ class RecordingPlatform implements PlatformAdapter {
   /** Pauses, sends and stops, in order. */
   readonly lifecycle: string[] = [];
   handlers: PlatformHandlers | undefined;
+  /** Starts each posted message's platform id: bots posting into one store need their own. */
+  constructor(readonly ids = 'out') {}
   async start(handlers: PlatformHandlers) {
     this.handlers = handlers;
   }
   async send(key: string, text: string) {
     this.sent.push({ key, text });
     this.lifecycle.push('send');
-    return { platformMessageId: `out-${this.sent.length}` };
+    return { platformMessageId: `${this.ids}-${this.sent.length}` };
   }
   async typing() {}
   async pause() {
@@ -409,19 +411,25 @@ describe('Bot turns: what they cost', () => {
 });
 
 describe('Bot on a channel whose cache went cold', () => {
-  it('queues the pass a channel near its threshold would need once its cache has let the prompt go', async () => {
-    const config = parseConfig(
-      '[llm]\nmodel = "gpt-5.4-mini"\ncontext_window = 4000\nmax_output_tokens = 400\n',
-      'bot-silence.toml',
-    );
-    const ttlMs = 1000 * resolveChannel(config, KEY).llm.cacheTtlSeconds;
-    let now = Date.parse('2026-12-01T09:00:00Z');
+  const config = parseConfig(
+    '[llm]\nmodel = "gpt-5.4-mini"\ncontext_window = 4000\nmax_output_tokens = 400\n',
+    'bot-silence.toml',
+  );
+  const ttlMs = 1000 * resolveChannel(config, KEY).llm.cacheTtlSeconds;
+  const words = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+
+  /**
+   * A bot on `channels` whose clock is `clock()`, checking for cold caches every 5 ms (real time);
+   * `name` starts the platform ids of what it posts (replicas on one store need their own).
+   */
+  async function coldBot(channels: InMemoryChannelStore, clock: () => number, name = 'out') {
     const events: CompactionLogEvent[] = [];
-    const usages: number[] = [];
-    const platform = new RecordingPlatform();
+    const usages = new Map<string, number>();
+    let turns = 0;
+    const platform = new RecordingPlatform(name);
     const bot = new Bot({
       config: () => config,
-      channels: new InMemoryChannelStore(),
+      channels,
       memories: new InMemoryMemoryStore(),
       runs: new InMemoryRunStore(),
       queue: new InlineCompactionQueue({ processor: async () => undefined }),
@@ -429,32 +437,64 @@ describe('Bot on a channel whose cache went cold', () => {
       chatModel: () => new RecordingModel(),
       logger: new RecordingLogger(),
       onEvent: (e) => events.push(e),
-      onTurn: (t) => usages.push(t.usage),
-      now: () => now,
+      onTurn: (t) => {
+        turns++;
+        usages.set(t.channel, t.usage);
+      },
+      now: clock,
       cacheSilenceCheckMs: 5,
     });
     await bot.start([platform]);
     const handlers = platform.handlers as PlatformHandlers;
-    const words = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+    const triggered = () => events.filter((e) => e.event === 'compaction.triggered');
+    return { bot, handlers, usages, triggered, turns: () => turns };
+  }
+
+  it('queues the pass a channel near its threshold would need once its cache has let the prompt go', async () => {
+    let now = Date.parse('2026-12-01T09:00:00Z');
+    const { bot, handlers, usages, triggered, turns } = await coldBot(new InMemoryChannelStore(), () => now);
     // Up to 0.75 of the background threshold (0.8), under it: no pass is due after any turn.
-    while ((usages.at(-1) ?? 0) < 0.62) {
+    while ((usages.get(KEY) ?? 0) < 0.62) {
       now += 60_000;
       await handlers.onMessage(inbound({ mentionsBot: true, text: `@ebb ${words}` }));
     }
-    expect(usages.at(-1)).toBeLessThan(0.8);
+    expect(usages.get(KEY)).toBeLessThan(0.8);
     // Within the lifetime the checks find nothing: a check runs every 5 ms on the real clock.
     now += ttlMs - 1_000;
-    const warmChecks = usages.length;
+    const warmChecks = turns();
     await handlers.onMessage(inbound({ text: 'still warm' })); // archived, not answered: no prompt
-    expect(usages.length).toBe(warmChecks + 1);
-    expect(events.filter((e) => e.event === 'compaction.triggered')).toEqual([]);
+    expect(turns()).toBe(warmChecks + 1);
+    expect(triggered()).toEqual([]);
     now += 2_000; // the lifetime has run out since the last reply
     await vi.waitFor(() =>
-      expect(events.filter((e) => e.event === 'compaction.triggered')).toMatchObject([
-        { channel: KEY, tier: 'background', reason: 'cache_cold' },
-      ]),
+      expect(triggered()).toMatchObject([{ channel: KEY, tier: 'background', reason: 'cache_cold' }]),
     );
     await bot.stop();
+  });
+
+  it('judges on the store, so a reply by another replica since keeps the channel warm', async () => {
+    let now = Date.parse('2026-12-01T09:00:00Z');
+    const channels = new InMemoryChannelStore();
+    const a = await coldBot(channels, () => now, 'a');
+    const b = await coldBot(channels, () => now, 'b');
+    // Replica A fills two channels; CONTROL only ever hears from A, so its cache goes cold.
+    const CONTROL = 'slack:T1:C2';
+    for (const channelKey of [KEY, CONTROL]) {
+      while ((a.usages.get(channelKey) ?? 0) < 0.62) {
+        now += 60_000;
+        await a.handlers.onMessage(inbound({ channelKey, mentionsBot: true, text: `@ebb ${words}` }));
+      }
+    }
+    // Half a lifetime on, replica B answers in KEY: A's cached copy of KEY never sees that reply.
+    now += ttlMs / 2;
+    await b.handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb one more' }));
+    // A lifetime after A's last replies, half a lifetime after B's.
+    now += ttlMs / 2 + 60_000;
+    // A checks both channels at once: CONTROL's pass is the proof KEY was judged too.
+    await vi.waitFor(() => expect(a.triggered()).toMatchObject([{ channel: CONTROL, reason: 'cache_cold' }]));
+    expect(a.triggered().filter((e) => e.channel === KEY)).toEqual([]);
+    expect(b.triggered()).toEqual([]);
+    await Promise.all([a.bot.stop(), b.bot.stop()]);
   });
 });
 

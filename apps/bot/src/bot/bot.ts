@@ -256,7 +256,8 @@ export class Bot {
       ...(options.now === undefined ? {} : { now: options.now }),
       ...(options.cacheSilenceCheckMs === undefined ? {} : { checkMs: options.cacheSilenceCheckMs }),
       onCold: (key) =>
-        this.#offTurn(key, 'compaction.silence_failed', (turn) =>
+        // On the store's context: a reply by another replica since then kept the cache warm.
+        this.#offTurn(key, 'compaction.silence_failed', 'store', (turn) =>
           compaction.onSilence(turn, (options.now ?? Date.now)()),
         ),
     });
@@ -353,7 +354,9 @@ export class Bot {
       if (!this.#states.markStale(change.channelKey, change.generation)) return;
       // A pass landed: decide again now, in the channel's actor, rather than on the next message,
       // so a quiet channel still gets the heal or the next pass it needs.
-      this.#offTurn(change.channelKey, 'compaction.recheck_failed', (turn) => this.#compaction.monitor(turn));
+      this.#offTurn(change.channelKey, 'compaction.recheck_failed', 'cached', (turn) =>
+        this.#compaction.monitor(turn),
+      );
     });
     this.#silence.start();
     this.#spool?.start();
@@ -862,12 +865,15 @@ export class Bot {
   #offTurn(
     key: string,
     failed: 'compaction.recheck_failed' | 'compaction.silence_failed',
+    /** `store`: the context read from the store first (`ChannelStates.current`), not the cached copy. */
+    read: 'cached' | 'store',
     step: (turn: Turn) => Promise<unknown>,
   ): void {
+    const states = read === 'store' ? { get: (k: string) => this.#states.current(k) } : this.#states;
     const run = async () => {
       try {
         const log = this.#options.logger.child({ channel: key });
-        await step(await openTurn(key, this.#options.config(), this.#states, log));
+        await step(await openTurn(key, this.#options.config(), states, log));
       } catch (err) {
         this.#states.forget(key);
         this.#options.logger.warn(

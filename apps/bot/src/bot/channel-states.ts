@@ -137,6 +137,18 @@ export class ChannelStates {
     return cached;
   }
 
+  /**
+   * The channel's state as the store has it now: the cached one reloaded in place, or loaded. For a
+   * step that must not judge on a copy another replica's appends left behind (appends bring no
+   * notification); a turn's own `get` follows them through its append instead.
+   */
+  async current(key: string): Promise<ChannelState> {
+    const cached = this.#states.get(key);
+    if (!cached) return this.get(key);
+    await this.#reload(key, cached);
+    return cached;
+  }
+
   /** Hits, misses and evictions since the start, and what the cache holds now. */
   stats(): ContextCacheStats {
     return {
