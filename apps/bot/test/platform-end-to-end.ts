@@ -2,7 +2,7 @@
  * The end-to-end suite each platform runs, one test file per platform (`platforms-*.int.test.ts`) so
  * vitest runs them in parallel: the real Bolt and discord.js clients against local fakes of the
  * platforms, the bot, Postgres, BullMQ with a worker in the test's process, and the fake OpenAI
- * server. 2,000 messages per platform with a 4,000-token window.
+ * server. `END_TO_END_MESSAGES` (600) messages per platform with a 4,000-token window.
  */
 import { loadEnv, resolveChannel } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -18,9 +18,15 @@ import { FAKE_SLACK, FakeSlack } from '@ebb/testing/slack';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../src/start-ebb.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from './expect-runs.js';
-import { isPassRequest, longPaste, passReply, smallWindowConfig } from './small-window.js';
+import {
+  END_TO_END_MESSAGES,
+  isPassRequest,
+  longPaste,
+  passReply,
+  smallWindowConfig,
+} from './small-window.js';
 
-const MESSAGES = 2_000;
+const MESSAGES = END_TO_END_MESSAGES;
 const fast = { timeout: 10_000, interval: 2 } as const;
 
 /** What the test needs of a platform: post as a person, count the bot's posts, run a command. */

@@ -9,6 +9,13 @@ import { createLogger } from '@ebb/logger';
 import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/testing/openai';
 
 /**
+ * How many messages each end-to-end run posts (the web channel's, and each platform's): 600 go through
+ * every tier several times in the 4,000-token window (six long pastes force emergencies) in a
+ * quarter of the time 2,000 took. `EBB_E2E_MESSAGES=2000` runs the longer soak (docs/development.md).
+ */
+export const END_TO_END_MESSAGES = Number(process.env.EBB_E2E_MESSAGES ?? 600);
+
+/**
  * The end-to-end tests replay channels at full speed from one client, which the web channel's
  * per-client rate limit exists to stop; they turn it off (the limit has tests of its own).
  */

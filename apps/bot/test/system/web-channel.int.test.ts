@@ -1,7 +1,7 @@
 /**
  * End to end through the web channel: the real HTTP API, the bot, Postgres, BullMQ with a worker in
  * this process, and the fake OpenAI server behind the real openai client (chat and summaries), with
- * a 4,000-token window so 2,000 messages go through every tier many times.
+ * a 4,000-token window so its `END_TO_END_MESSAGES` (600) go through every tier several times.
  */
 import { loadEnv, resolveChannel } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
@@ -13,9 +13,15 @@ import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../expect-runs.js';
-import { isPassRequest, longPaste, passReply, smallWindowConfig } from '../small-window.js';
+import {
+  END_TO_END_MESSAGES,
+  isPassRequest,
+  longPaste,
+  passReply,
+  smallWindowConfig,
+} from '../small-window.js';
 
-const MESSAGES = 2_000;
+const MESSAGES = END_TO_END_MESSAGES;
 let fake: FakeOpenAiServer;
 let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
 let ebb: RunningEbb;
