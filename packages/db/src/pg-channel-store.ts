@@ -6,6 +6,7 @@
  * its transaction, and no transaction waits on anything but the database.
  */
 import {
+  type AppendOptions,
   type AppendResult,
   type ArchiveEditor,
   type ArchiveReader,
@@ -14,8 +15,10 @@ import {
   type Calibration,
   type ChannelDirectory,
   type ChannelSummary,
+  type ContextDelta,
   type ContextView,
   type ContextWriter,
+  checkedFence,
   contextTotal,
   type EarlierSummary,
   type EditMessageOutcome,
@@ -53,7 +56,7 @@ import { DUPLICATE, insertMessage } from './pg-append.js';
 import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
 import { listChannelSummaries, readChannelSummary } from './pg-channel-summaries.js';
 import { dbCall } from './pg-errors.js';
-import { loadChannel } from './pg-load-channel.js';
+import { loadChannel, loadContextAfter } from './pg-load-channel.js';
 import { stubToolResults } from './pg-microcompaction.js';
 import {
   archiveTimes,
@@ -84,10 +87,11 @@ export class PgChannelStore
     this.takeBacks = new PgTakeBackLog(options);
   }
 
-  append(channelKey: string, message: NewMessage): Promise<AppendResult> {
+  append(channelKey: string, message: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
     return dbCall('append', async () => {
+      const fence = checkedFence(options.fence);
       try {
-        return await this.#db.transaction((tx) => insertMessage(tx, channelKey, message));
+        return await this.#db.transaction((tx) => insertMessage(tx, channelKey, message, fence));
       } catch (err) {
         if (err !== DUPLICATE || message.platformMessageId === undefined) throw err;
         return this.#stored(channelKey, message.platformMessageId);
@@ -95,17 +99,23 @@ export class PgChannelStore
     });
   }
 
-  async appendAll(channelKey: string, group: readonly NewMessage[]): Promise<AppendResult[]> {
+  async appendAll(
+    channelKey: string,
+    group: readonly NewMessage[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult[]> {
     if (group.some((m) => m.platformMessageId !== undefined)) {
       throw new InvariantError(
         'appendAll takes messages without a platform id (a tool call and its results)',
       );
     }
+    const fence = checkedFence(options.fence);
     return dbCall('appendAll', () =>
-      // One transaction: the first insert locks the channel row, so no other append lands between.
+      // One transaction: the first insert locks the channel row, so no other append lands between
+      // (and a refused fence rolls back all of them).
       this.#db.transaction(async (tx) => {
         const results: AppendResult[] = [];
-        for (const message of group) results.push(await insertMessage(tx, channelKey, message));
+        for (const message of group) results.push(await insertMessage(tx, channelKey, message, fence));
         return results;
       }),
     );
@@ -132,6 +142,10 @@ export class PgChannelStore
 
   loadChannel(channelKey: string): Promise<LoadedChannel> {
     return dbCall('loadChannel', () => loadChannel(this.#db, channelKey));
+  }
+
+  loadAfter(channelKey: string, afterSeq: number): Promise<ContextDelta> {
+    return dbCall('loadAfter', () => loadContextAfter(this.#db, channelKey, afterSeq));
   }
 
   loadPrefix(channelKey: string): Promise<PrefixView> {

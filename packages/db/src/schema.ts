@@ -39,7 +39,11 @@ export const channels = pgTable(
     key: text('key').primaryKey(),
     /** The key's first part: `slack`, `discord`, `web`. */
     platform: text('platform').notNull(),
-    /** Bumped by every splice and truncation. */
+    /**
+     * Bumped by every write that changes the working context other than an append: a splice, a
+     * truncation, stubs, an edit or a tombstone of a raw message, a summary written again. A context
+     * cached at the same generation differs from the store's by appends alone (`TurnLog.loadAfter`).
+     */
     generation: integer('generation').notNull().default(0),
     /** Seq of the newest archived message (0 when empty). */
     headSeq: integer('head_seq').notNull().default(0),
@@ -58,6 +62,11 @@ export const channels = pgTable(
      * take-back with a higher mark came after what it read.
      */
     takeBackMark: integer('take_back_mark').notNull().default(0),
+    /**
+     * The greatest channel-lease fence an append brought (`AppendOptions.fence`): an append under a
+     * lower one is refused, so a holder whose lease passed on cannot write. 0 before any.
+     */
+    fence: bigint('fence', { mode: 'number' }).notNull().default(0),
     calibrationFactor: doublePrecision('calibration_factor').notNull().default(1),
     calibrationSamples: integer('calibration_samples').notNull().default(0),
     createdAt: createdAt(),

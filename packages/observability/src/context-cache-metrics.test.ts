@@ -10,6 +10,8 @@ describe('context cache metrics', () => {
     let stats: ContextCacheStats = {
       hits: 90,
       misses: 10,
+      reloads: 4,
+      deltaLoads: 12,
       evictions: 3,
       channels: 7,
       bytes: 5_000,
@@ -18,10 +20,17 @@ describe('context cache metrics', () => {
     metrics.observeContextCache(() => stats);
     let text = await metrics.metricsText();
     expect(
-      ['hits_total', 'misses_total', 'evictions_total', 'channels', 'bytes', 'budget_bytes'].map((name) =>
-        value(text, `ebb_context_cache_${name}`),
-      ),
-    ).toEqual([90, 10, 3, 7, 5_000, 8_000]);
+      [
+        'hits_total',
+        'misses_total',
+        'reloads_total',
+        'delta_loads_total',
+        'evictions_total',
+        'channels',
+        'bytes',
+        'budget_bytes',
+      ].map((name) => value(text, `ebb_context_cache_${name}`)),
+    ).toEqual([90, 10, 4, 12, 3, 7, 5_000, 8_000]);
 
     stats = { ...stats, hits: 95, channels: 6 };
     text = await metrics.metricsText();

@@ -1,8 +1,10 @@
 /**
  * The bot's working-context cache in `/metrics` (`ebb_context_cache_*`), read on scrape from the
- * bot's own counts: hits and misses of a turn's channel lookup, channels evicted to stay within the
- * budget, and the channels and estimated bytes held against `[bot] context_cache_mb`. The series
- * are registered when a source is first named: a process without a bot (a worker) has none of them.
+ * bot's own counts: hits and misses of a turn's channel lookup, cached channels read again whole
+ * (reloads) or brought level by the messages after their head (delta loads: other replicas'
+ * appends), channels evicted to stay within the budget, and the channels and estimated bytes held
+ * against `[bot] context_cache_mb`. The series are registered when a source is first named: a
+ * process without a bot (a worker) has none of them.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 
@@ -10,6 +12,10 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 export interface ContextCacheStats {
   readonly hits: number;
   readonly misses: number;
+  /** Whole working contexts of cached channels read again: stale, at another generation, or not adding up. */
+  readonly reloads: number;
+  /** Cached channels brought level by the messages appended after their head (`TurnLog.loadAfter`). */
+  readonly deltaLoads: number;
   /** Channels dropped to stay within the budget (their next turn loads them again). */
   readonly evictions: number;
   readonly channels: number;
@@ -27,6 +33,16 @@ const COUNTERS: readonly [string, string, Read][] = [
     'ebb_context_cache_misses_total',
     "Turns that loaded their channel's working context from the database (one round trip).",
     (s) => s.misses,
+  ],
+  [
+    'ebb_context_cache_reloads_total',
+    "Cached channels whose whole working context was read again (a context change, or another replica's write).",
+    (s) => s.reloads,
+  ],
+  [
+    'ebb_context_cache_delta_loads_total',
+    'Cached channels brought up to date by reading only the messages other replicas appended after them.',
+    (s) => s.deltaLoads,
   ],
   [
     'ebb_context_cache_evictions_total',

@@ -92,6 +92,8 @@ async function servedMetricNames(): Promise<Set<string>> {
   metrics.observeContextCache(() => ({
     hits: 9,
     misses: 1,
+    reloads: 0,
+    deltaLoads: 0,
     evictions: 0,
     channels: 1,
     bytes: 4_096,

@@ -62,6 +62,8 @@ describe('the context cache', () => {
     expect(states.stats()).toEqual({
       hits: 1,
       misses: 3,
+      reloads: 0,
+      deltaLoads: 0,
       evictions: 1,
       channels: 2,
       bytes: 2 * one,

@@ -11,6 +11,8 @@ import {
   type Calibration,
   type ChatModel,
   type CompactionLogEvent,
+  type ContextView,
+  FencedAppendError,
   type InboundMessage,
   type PlatformHandlers,
   type SummarizeInput,
@@ -25,7 +27,7 @@ import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
-import { ChannelStates } from './channel-states.js';
+import { type AppendedMessage, ChannelStates } from './channel-states.js';
 
 const KEY = 'slack:T1:C1';
 const tokenizer = await loadTokenizer('o200k_base');
@@ -195,14 +197,147 @@ describe('a pass that lands while a turn is running', () => {
 });
 
 describe('ChannelStates', () => {
-  /** Counts reloads. */
+  /** Counts reloads and tails read. */
   class CountingStore extends InMemoryChannelStore {
     loads = 0;
+    tails = 0;
     override async loadContext(channelKey: string) {
       this.loads++;
       return super.loadContext(channelKey);
     }
+    override async loadAfter(channelKey: string, afterSeq: number) {
+      this.tails++;
+      return super.loadAfter(channelKey, afterSeq);
+    }
   }
+
+  const settings = resolveChannel(parseConfig('', 'states.toml'), KEY);
+  const said = (i: number, fields: Partial<AppendedMessage> = {}): AppendedMessage => ({
+    role: 'user',
+    author: 'a',
+    text: `m${i}`,
+    ts: '',
+    platformMessageId: `p${i}`,
+    ...fields,
+  });
+  /** A replica's cache on the shared store, and the turn it writes the channel through. */
+  async function replica(channels: CountingStore, fence?: number) {
+    const states = new ChannelStates({ channels, contextChanged: async () => {} });
+    const state = await states.get(KEY);
+    const turn = { key: KEY, state, tokenizer, settings, ...(fence === undefined ? {} : { fence }) };
+    return { states, state, turn };
+  }
+  /** What the cached context must agree with a fresh load on. */
+  const comparable = ({ generation, headSeq, spans, raw, tokens }: ContextView) => ({
+    generation,
+    headSeq,
+    spans,
+    raw,
+    tokens,
+  });
+  /** A tool step: the call and its result, in one write. */
+  const step = (id: string): AppendedMessage[] => [
+    {
+      role: 'assistant',
+      author: 'ebb',
+      text: '',
+      ts: '',
+      toolCalls: [{ id, name: 'lookup', arguments: '{}' }],
+    },
+    { role: 'tool', author: 'lookup', text: `result ${id}`, ts: '', toolCallId: id },
+  ];
+
+  it('follows another replica’s appends by their tail, and reloads whole only at a new generation', async () => {
+    const channels = new CountingStore();
+    const a = await replica(channels);
+    const b = await replica(channels);
+    await a.states.append(a.turn, said(1));
+    await b.states.append(b.turn, said(2));
+    await b.states.appendAll(b.turn, step('c1'));
+    // A's next message lands at seq 5, past its head + 1: it reads seqs 2..5, not the whole context
+    // (as B read seq 1 before its first).
+    const tails = channels.tails;
+    expect(await a.states.append(a.turn, said(5))).toEqual({ seq: 5, inserted: true });
+    expect([channels.tails - tails, channels.loads]).toEqual([1, 0]);
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 1, reloads: 0 });
+    expect(comparable(a.state.context.view())).toEqual(comparable(await channels.loadContext(KEY)));
+    // Another replica's step, then A's own: caught up again, its step included.
+    await b.states.append(b.turn, said(6));
+    expect(await a.states.appendAll(a.turn, step('c2'))).toEqual([7, 8]);
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 2, reloads: 0 });
+    expect(comparable(a.state.context.view())).toEqual(comparable(await channels.loadContext(KEY)));
+
+    // A splice by another writer is a new generation: the next append reloads the whole context.
+    await channels.splice(KEY, { jobId: 'pass-1', fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
+    await b.states.append(b.turn, said(9));
+    const loads = channels.loads;
+    await a.states.append(a.turn, said(10));
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 2, reloads: 1 });
+    expect(channels.loads).toBe(loads + 1);
+    expect(comparable(a.state.context.view())).toEqual(comparable(await channels.loadContext(KEY)));
+    expect(a.state.context.generation).toBe(1);
+  });
+
+  it('follows a redelivery by the tail when another replica archived more after the message', async () => {
+    const channels = new CountingStore();
+    const a = await replica(channels);
+    const b = await replica(channels);
+    await a.states.append(a.turn, said(1));
+    await b.states.append(b.turn, said(2));
+    // Message 1 again (a platform's retry): stored already, and this cache lacks message 2.
+    const tails = channels.tails;
+    expect(await a.states.append(a.turn, said(1))).toEqual({ seq: 1, inserted: false });
+    expect([channels.tails - tails, channels.loads]).toEqual([1, 0]);
+    expect(a.state.context.view().raw.map((m) => m.text)).toEqual(['m1', 'm2']);
+    // After a take-back (a new generation) the redelivery reloads.
+    await channels.editMessage(KEY, { seq: 2, text: 'm2, edited', tokens: 4, contextTokens: 4 });
+    expect(await a.states.append(a.turn, said(2))).toEqual({ seq: 2, inserted: false });
+    expect(channels.loads).toBe(1);
+    expect(a.state.context.view().raw.map((m) => m.text)).toEqual(['m1', 'm2, edited']);
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 1, reloads: 1 });
+  });
+
+  it('brings a cached channel level with the store for a silence check, by the tail while it can', async () => {
+    const channels = new CountingStore();
+    const a = await replica(channels);
+    const b = await replica(channels);
+    await a.states.append(a.turn, said(1));
+    await b.states.append(b.turn, said(2));
+    await b.states.append(b.turn, said(3));
+    expect(await a.states.current(KEY)).toBe(a.state);
+    expect(comparable(a.state.context.view())).toEqual(comparable(await channels.loadContext(KEY)));
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 1, reloads: 0 });
+    // A splice nobody notified this replica of: the tail shows the new generation, then a reload.
+    await channels.splice(KEY, { jobId: 'pass-1', fromSeq: 1, toSeq: 2, text: 'S', tokens: 5 });
+    await a.states.current(KEY);
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 2, reloads: 1 });
+    expect(comparable(a.state.context.view())).toEqual(comparable(await channels.loadContext(KEY)));
+    // One it was notified of: reloaded at once, no tail read first.
+    await channels.splice(KEY, { jobId: 'pass-2', fromSeq: 1, toSeq: 3, text: 'S', tokens: 5 });
+    a.states.markStale(KEY, 2);
+    await a.states.current(KEY);
+    expect(a.states.stats()).toMatchObject({ deltaLoads: 2, reloads: 2 });
+    expect(a.state.context.generation).toBe(2);
+  });
+
+  it('appends under the turn’s fence: a stale one stores nothing and leaves the cache as it was', async () => {
+    const channels = new CountingStore();
+    const stale = await replica(channels, 3);
+    const holder = await replica(channels, 4);
+    await stale.states.append(stale.turn, said(1));
+    await holder.states.append(holder.turn, said(2));
+    await expect(stale.states.append(stale.turn, said(3))).rejects.toBeInstanceOf(FencedAppendError);
+    await expect(stale.states.appendAll(stale.turn, step('c1'))).rejects.toMatchObject({
+      code: 'channel_lease_lost',
+      retryable: false,
+    });
+    expect(stale.state.context.headSeq).toBe(1);
+    expect((await channels.loadContext(KEY)).headSeq).toBe(2);
+    // An unleased turn (Redis away) is not checked.
+    const unleased = await replica(channels);
+    await unleased.states.append(unleased.turn, said(3));
+    expect(await holder.states.appendAll(holder.turn, step('c2'))).toEqual([4, 5]);
+  });
 
   it('tells the compactor once per move to a newer generation, whichever read sees it first', async () => {
     const channels = new CountingStore();
@@ -215,7 +350,6 @@ describe('ChannelStates', () => {
         told.push({ key, calibration });
       },
     });
-    const settings = resolveChannel(parseConfig('', 'states.toml'), KEY);
     const state = await states.get(KEY);
     const splice = (toSeq: number) =>
       channels.splice(KEY, { jobId: `pass-${toSeq}`, fromSeq: 1, toSeq, text: 'S', tokens: 5 });
@@ -248,29 +382,5 @@ describe('ChannelStates', () => {
     expect(told).toHaveLength(2);
     // A notification the cache has caught up with is no news.
     expect(states.markStale(KEY, 2)).toBe(false);
-  });
-
-  it('reloads on a redelivery when another replica archived more after the message', async () => {
-    const channels = new CountingStore();
-    const settings = resolveChannel(parseConfig('', 'states.toml'), KEY);
-    const states = new ChannelStates({ channels, contextChanged: async () => {} });
-    const say = (i: number) => ({
-      role: 'user' as const,
-      author: 'a',
-      text: `m${i}`,
-      ts: '',
-      platformMessageId: `p${i}`,
-    });
-    const state = await states.get(KEY);
-    const turn = { key: KEY, state, tokenizer, settings };
-    await states.append(turn, say(1));
-    // Another replica (the same store, its own cache) archives the next message.
-    const other = new ChannelStates({ channels, contextChanged: async () => {} });
-    await other.append({ ...turn, state: await other.get(KEY) }, say(2));
-    // Message 1 again (a platform's retry): stored already, and this cache lacks message 2.
-    const loads = channels.loads;
-    expect(await states.append(turn, say(1))).toEqual({ seq: 1, inserted: false });
-    expect(channels.loads).toBe(loads + 1);
-    expect(state.context.view().raw.map((m) => m.text)).toEqual(['m1', 'm2']);
   });
 });

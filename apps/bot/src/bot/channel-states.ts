@@ -6,6 +6,13 @@
  * However the cached context reached a newer generation (either reload, or a turn that took the
  * stored context after a cut), the compactor is told once, so it learns the passes that landed.
  *
+ * Other replicas' appends bring no notification and no new generation: an append's seq past the
+ * cached head + 1 (or a redelivery's head past it) shows the cache is behind by appends alone, since
+ * every other write that changes the context bumps the generation. The cache then reads only what
+ * came after its head (`TurnLog.loadAfter`) and appends it; a tail that does not continue the cached
+ * context (another generation by then, or counts that do not add up) reloads the whole context.
+ * `stats()` counts both: `deltaLoads` (tails read) and `reloads` (whole contexts read again).
+ *
  * The cache is bounded by memory, not by a count of channels: a quiet channel's context is a few
  * kilobytes, a busy one's up to the whole window. Each channel weighs its estimated bytes
  * (`estimatedBytes`), re-weighed as it grows, and the least recently used go past `[bot]
@@ -13,8 +20,11 @@
  */
 import { DEFAULT_CONTEXT_CACHE_MB } from '@ebb/config';
 import {
+  type AppendOptions,
   type AppendResult,
   type Calibration,
+  type ContextDelta,
+  type ContextMessage,
   contextEntryOf,
   LruMap,
   type NewMessage,
@@ -87,7 +97,7 @@ export class ContextReloadError extends BotError {
 }
 
 export interface ChannelStatesOptions {
-  readonly channels: Pick<TurnLog, 'append' | 'appendAll' | 'loadChannel' | 'loadContext'>;
+  readonly channels: Pick<TurnLog, 'append' | 'appendAll' | 'loadChannel' | 'loadContext' | 'loadAfter'>;
   /**
    * The cached context of a channel moved to a newer generation (a splice, or a cut): passes may
    * have landed. Called once per move, in the channel's actor.
@@ -108,6 +118,8 @@ export class ChannelStates {
   readonly #states: LruMap<string, ChannelState>;
   #hits = 0;
   #misses = 0;
+  #reloads = 0;
+  #deltaLoads = 0;
 
   constructor(options: ChannelStatesOptions) {
     this.#options = options;
@@ -138,22 +150,26 @@ export class ChannelStates {
   }
 
   /**
-   * The channel's state as the store has it now: the cached one reloaded in place, or loaded. For a
-   * step that must not judge on a copy another replica's appends left behind (appends bring no
+   * The channel's state as the store has it now: the cached one brought level in place (by the
+   * appends after its head, or reloaded when stale or at another generation), or loaded. For a step
+   * that must not judge on a copy another replica's appends left behind (appends bring no
    * notification); a turn's own `get` follows them through its append instead.
    */
   async current(key: string): Promise<ChannelState> {
     const cached = this.#states.get(key);
     if (!cached) return this.get(key);
-    await this.#reload(key, cached);
+    if (cached.context.generation < cached.notified) await this.#reload(key, cached);
+    else await this.#catchUp(key, cached);
     return cached;
   }
 
-  /** Hits, misses and evictions since the start, and what the cache holds now. */
+  /** Hits, misses, reloads, tails read and evictions since the start, and what the cache holds now. */
   stats(): ContextCacheStats {
     return {
       hits: this.#hits,
       misses: this.#misses,
+      reloads: this.#reloads,
+      deltaLoads: this.#deltaLoads,
       evictions: this.#states.evictions,
       channels: this.#states.size,
       bytes: this.#states.weight,
@@ -187,13 +203,14 @@ export class ChannelStates {
   async append(turn: TurnChannel, message: AppendedMessage): Promise<{ seq: number; inserted: boolean }> {
     const { key, state } = turn;
     const appended = measured(message, turn);
-    const result = await this.#options.channels.append(key, appended);
+    const result = await this.#options.channels.append(key, appended, fenceOf(turn));
     if (!result.inserted) {
       // A redelivery: answered from a context at least as new as the store's (another replica may
       // have archived it and more, or a take-back changed the channel since this cache was read).
       if (result.generation !== state.context.generation || result.headSeq > state.context.headSeq) {
         try {
-          await this.#reload(key, state);
+          if (result.generation === state.context.generation) await this.#catchUp(key, state);
+          else await this.#reload(key, state);
         } catch (err) {
           this.forget(key);
           throw new ContextReloadError(result.seq, err);
@@ -212,27 +229,31 @@ export class ChannelStates {
 
   /**
    * Appends a step of the tool loop (the call, then its results) in one write, so no message of
-   * another replica lands between a call and its results.
+   * another replica lands between a call and its results; the seqs they were stored under.
    */
-  async appendAll(turn: TurnChannel, group: readonly AppendedMessage[]): Promise<void> {
+  async appendAll(turn: TurnChannel, group: readonly AppendedMessage[]): Promise<number[]> {
     const appended = group.map((message) => measured(message, turn));
-    const results = await this.#options.channels.appendAll(turn.key, appended);
+    const results = await this.#options.channels.appendAll(turn.key, appended, fenceOf(turn));
     await this.#follow(turn.key, turn.state, appended, results);
+    return results.map((result) => result.seq);
   }
 
-  /** The cached context after appends: extended, or reloaded when another process changed the channel. */
+  /**
+   * The cached context after appends: extended by them; caught up when another writer appended
+   * before them; reloaded when another process changed the channel.
+   */
   async #follow(
     key: string,
     state: ChannelState,
     appended: readonly NewMessage[],
     results: readonly AppendResult[],
   ): Promise<void> {
-    const moved = results.some(
-      (result, i) =>
-        result.generation !== state.context.generation || result.seq !== state.context.headSeq + 1 + i,
-    );
-    if (moved) {
+    if (results.some((result) => result.generation !== state.context.generation)) {
       await this.#reload(key, state);
+      return;
+    }
+    if (results.some((result, i) => result.seq !== state.context.headSeq + 1 + i)) {
+      await this.#catchUp(key, state);
       return;
     }
     appended.forEach((message, i) => {
@@ -242,10 +263,28 @@ export class ChannelStates {
   }
 
   /**
+   * Brings the cached context level with the store's by what was appended after its head (in place),
+   * or reloads it when that tail does not continue it.
+   */
+  async #catchUp(key: string, state: ChannelState): Promise<void> {
+    this.#deltaLoads += 1;
+    const delta = await this.#options.channels.loadAfter(key, state.context.headSeq);
+    const entries = continuation(state.context, delta);
+    if (entries === undefined) {
+      await this.#reload(key, state);
+      return;
+    }
+    for (const entry of entries) state.context.append(entry);
+    this.#reweigh(key, state);
+    await this.#report(key, state);
+  }
+
+  /**
    * Loads the stored context into the cache (in place: the turn holding `state` sees it), and tells
    * the compactor when it moved.
    */
   async #reload(key: string, state: ChannelState): Promise<void> {
+    this.#reloads += 1;
     state.context = new WorkingContext(await this.#options.channels.loadContext(key));
     this.#reweigh(key, state);
     await this.#report(key, state);
@@ -266,6 +305,23 @@ export class ChannelStates {
     state.reported = state.context.generation;
     await this.#options.contextChanged(key, state.calibration);
   }
+}
+
+/**
+ * The raw messages that bring `context` level with the store's, as `delta` (read after its head)
+ * shows it, or undefined when they cannot: the store is at another generation, or the tail does not
+ * run from the head + 1 to the store's head, or the tokens do not add up to the store's.
+ */
+function continuation(context: WorkingContext, delta: ContextDelta): readonly ContextMessage[] | undefined {
+  const { generation, headSeq, tokens } = context;
+  if (delta.generation !== generation || delta.raw.length !== delta.headSeq - headSeq) return undefined;
+  if (delta.raw.some((m, i) => m.seq !== headSeq + 1 + i)) return undefined;
+  return delta.raw.reduce((n, m) => n + m.tokens, tokens) === delta.tokens ? delta.raw : undefined;
+}
+
+/** The store's options for the turn's appends: under its lease's fence, when it holds one. */
+function fenceOf(turn: TurnChannel): AppendOptions {
+  return turn.fence === undefined ? {} : { fence: turn.fence };
 }
 
 /** The message as the store takes it: the archive keeps the whole text, the context may hold a clipped copy. */

@@ -30,8 +30,14 @@ export interface Turn {
   readonly log: Logger;
 }
 
-/** What a write into the channel's archive and cached context needs of a turn (it logs nothing). */
-export type TurnChannel = Pick<Turn, 'key' | 'state' | 'tokenizer' | 'settings'>;
+/**
+ * What a write into the channel's archive and cached context needs of a turn (it logs nothing), and
+ * the fence of the channel lease it holds, if any: every append of the turn is made under it
+ * (`AppendOptions.fence`), so the store refuses it once the lease has passed on.
+ */
+export type TurnChannel = Pick<Turn, 'key' | 'state' | 'tokenizer' | 'settings'> & {
+  readonly fence?: number;
+};
 
 /**
  * The channel's turn: its settings from `config`, their tokenizer, then its state from the cache

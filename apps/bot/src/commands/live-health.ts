@@ -40,6 +40,16 @@ export function formatContextCache(stats: ContextCacheStats | null): string[] {
       : `${((100 * stats.hits) / lookups).toFixed(1)}% of ${lookups.toLocaleString('en')} turns hit`;
   return [
     '',
-    `Context cache: ${stats.channels.toLocaleString('en')} channels, ${mib(stats.bytes)} of ${mib(stats.budgetBytes)} ([bot] context_cache_mb); ${hitRate}; ${stats.evictions.toLocaleString('en')} evicted`,
+    `Context cache: ${stats.channels.toLocaleString('en')} channels, ${mib(stats.bytes)} of ${mib(stats.budgetBytes)} ([bot] context_cache_mb); ${hitRate}; ${stats.evictions.toLocaleString('en')} evicted${followed(stats)}`,
   ];
+}
+
+/**
+ * How cached channels caught up with other replicas' writes, where any did: by the messages after
+ * their head (delta loads), or by reading their whole context again (reloads).
+ */
+function followed(stats: ContextCacheStats): string {
+  const { deltaLoads = 0, reloads = 0 } = stats;
+  if (deltaLoads + reloads === 0) return '';
+  return `; caught up ${deltaLoads.toLocaleString('en')} times by delta, ${reloads.toLocaleString('en')} by reload`;
 }

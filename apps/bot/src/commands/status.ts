@@ -63,6 +63,8 @@
  *     }],
  *     "contextCache": {                     // the running bot's working-context cache; null: Ebb not reachable
  *       "hits": number, "misses": number,   // turns since it started whose channel was / was not in memory
+ *       "reloads": number,                  // cached channels read again whole (a new generation)
+ *       "deltaLoads": number,               // cached channels brought level by other replicas' appends alone
  *       "evictions": number,                // channels dropped to stay within the budget
  *       "channels": number, "bytes": number,  // held now (bytes estimated)
  *       "budgetBytes": number               // [bot] context_cache_mb

@@ -1,6 +1,7 @@
 import type { Memory, NewMemory } from '../memory/memory.js';
 import type {
   ArchivedMessage,
+  ContextMessage,
   ContextView,
   PrefixView,
   SeqRange,
@@ -198,6 +199,30 @@ export interface LoadedChannel {
   readonly calibration: Calibration;
 }
 
+/**
+ * What a channel's context holds after a seq (`TurnLog.loadAfter`): the channel's counters now, and
+ * the raw messages past that seq as `loadContext` gives them (the tail of its `raw`).
+ */
+export interface ContextDelta {
+  readonly generation: number;
+  readonly headSeq: number;
+  /** Tokens of the whole context, spans and raw (`ContextView.tokens`), not of `raw` alone. */
+  readonly tokens: number;
+  /** The raw messages with a seq past the one asked after, oldest first: clipped copies and stubs as they are. */
+  readonly raw: readonly ContextMessage[];
+}
+
+/** How an append is made: under a channel lease's fence, or not. */
+export interface AppendOptions {
+  /**
+   * The fence of the channel lease the writer holds (`ChannelLease.fence`). The store keeps the
+   * greatest fence an append brought; an append whose fence is lower stores nothing and throws
+   * `FencedAppendError`, so a holder whose lease passed on cannot write. Absent: not checked, and the
+   * stored fence stays.
+   */
+  readonly fence?: number;
+}
+
 /*
  * A channel's store, split by what each caller needs: the turn log, reading the archive, compaction's
  * writes, taking things back, and the directory. One store (Postgres, or the in-memory reference)
@@ -207,14 +232,22 @@ export interface LoadedChannel {
 /** The turn path's side of a channel: messages appended as they arrive and the working context
  * (with its calibration) read back, which the bot's context cache holds. */
 export interface TurnLog {
-  /** Appends a message at head + 1; idempotent on `platformMessageId`. */
-  append(channelKey: string, message: NewMessage): Promise<AppendResult>;
+  /**
+   * Appends a message at head + 1; idempotent on `platformMessageId`. With a fence
+   * (`AppendOptions.fence`) lower than the channel's, nothing is stored and `FencedAppendError` is
+   * thrown, a redelivery's too. A redelivery changes nothing, not even the stored fence.
+   */
+  append(channelKey: string, message: NewMessage, options?: AppendOptions): Promise<AppendResult>;
   /**
    * Appends messages at consecutive seqs in one write, with nothing from another writer between them:
    * a tool call and its results, which must stay adjacent. They have no platform id (never posted,
-   * never redelivered).
+   * never redelivered). A fence is checked as `append` checks it: all are stored, or none.
    */
-  appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]>;
+  appendAll(
+    channelKey: string,
+    messages: readonly NewMessage[],
+    options?: AppendOptions,
+  ): Promise<AppendResult[]>;
   /**
    * The working context and the calibration together, in one round trip: what the bot's context
    * cache loads on a miss. Its cost follows the context, never the archived history.
@@ -222,6 +255,14 @@ export interface TurnLog {
   loadChannel(channelKey: string): Promise<LoadedChannel>;
   /** The working context: active spans, then the raw messages after them (clipped copies where clipped). */
   loadContext(channelKey: string): Promise<ContextView>;
+  /**
+   * The channel's generation, head and context tokens, and its raw messages after `afterSeq`, in one
+   * read whose cost follows what came after: how a cached context catches up with another writer's
+   * appends. Every write but an append that changes what `loadContext` gives bumps the generation,
+   * so a cache at the same generation differs from the store by appends alone, and this tail brings
+   * it level; at another generation it must load the context whole.
+   */
+  loadAfter(channelKey: string, afterSeq: number): Promise<ContextDelta>;
   /** The channel's generation only: a cheap check that a cached context is still current. */
   generation(channelKey: string): Promise<number>;
   calibration(channelKey: string): Promise<Calibration>;

@@ -31,6 +31,7 @@ export const CORE_ERROR_CODES = [
   'pass_deferred',
   'timeout',
   'taken_back',
+  'channel_lease_lost',
 ] as const;
 export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];
 

@@ -24,7 +24,9 @@ import { overlapsAny, REDACTED_MESSAGE } from '../plans/plan-redaction.js';
 import { planSplice, rawTokensThrough, type SummaryResult, TAKEN_BACK_REASON } from '../plans/plan-splice.js';
 import { planSummaryReplacement } from '../plans/plan-summary-replacement.js';
 import type { NewTakeBack } from '../plans/take-back.js';
+import { checkedFence, FencedAppendError } from '../ports/append-fence.js';
 import type {
+  AppendOptions,
   AppendResult,
   ArchiveEditor,
   ArchiveReader,
@@ -32,6 +34,7 @@ import type {
   AuthoredSeqs,
   ChannelDirectory,
   ChannelSummary,
+  ContextDelta,
   ContextWriter,
   EarlierSummary,
   EditMessageOutcome,
@@ -67,6 +70,8 @@ interface ChannelState {
   readonly microcompaction: { stubbed: number; tokensSaved: number };
   /** Summary spans a splice or a forget replaced, as Postgres keeps them (retired, not deleted). */
   readonly retired: RetiredSpan[];
+  /** The greatest fence an append brought (`AppendOptions.fence`); 0 before any. */
+  fence: number;
 }
 
 interface RetiredSpan {
@@ -89,21 +94,35 @@ export class InMemoryChannelStore
     this.takeBacks = options.takeBacks ?? new InMemoryTakeBackLog();
   }
 
-  async append(channelKey: string, message: NewMessage): Promise<AppendResult> {
-    return this.#append(channelKey, message);
+  async append(channelKey: string, message: NewMessage, options: AppendOptions = {}): Promise<AppendResult> {
+    const fence = checkedFence(options.fence);
+    this.#admit(channelKey, fence);
+    return this.#append(channelKey, message, fence);
   }
 
-  async appendAll(channelKey: string, messages: readonly NewMessage[]): Promise<AppendResult[]> {
+  async appendAll(
+    channelKey: string,
+    messages: readonly NewMessage[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult[]> {
     if (messages.some((m) => m.platformMessageId !== undefined)) {
       throw new InvariantError(
         'appendAll takes messages without a platform id (a tool call and its results)',
       );
     }
+    const fence = checkedFence(options.fence);
+    this.#admit(channelKey, fence);
     // Synchronously, in one go: no other call can run between them.
-    return messages.map((message) => this.#append(channelKey, message));
+    return messages.map((message) => this.#append(channelKey, message, fence));
   }
 
-  #append(channelKey: string, message: NewMessage): AppendResult {
+  /** Refuses a fence lower than the channel's, before anything is stored (a redelivery too). */
+  #admit(channelKey: string, fence: number | undefined): void {
+    const stored = this.#channels.get(channelKey)?.fence ?? 0;
+    if (fence !== undefined && fence < stored) throw new FencedAppendError(channelKey, fence, stored);
+  }
+
+  #append(channelKey: string, message: NewMessage, fence: number | undefined): AppendResult {
     const channel = this.#channel(channelKey);
     const { context } = channel;
     const id = message.platformMessageId;
@@ -132,6 +151,7 @@ export class InMemoryChannelStore
     if (id !== undefined) channel.platformIds.set(id, seq);
     if (message.recalledMemories?.length) channel.recalled.set(seq, [...message.recalledMemories]);
     channel.archivedAt.set(seq, Date.now());
+    if (fence !== undefined) channel.fence = fence;
     return {
       seq,
       inserted: true,
@@ -143,6 +163,11 @@ export class InMemoryChannelStore
 
   async loadContext(channelKey: string): Promise<ContextView> {
     return this.#viewOf(channelKey);
+  }
+
+  async loadAfter(channelKey: string, afterSeq: number): Promise<ContextDelta> {
+    const { generation, headSeq, tokens, raw } = this.#channels.get(channelKey)?.context.view() ?? EMPTY_VIEW;
+    return { generation, headSeq, tokens, raw: raw.filter((m) => m.seq > afterSeq) };
   }
 
   /** A copy of the channel's context: the caller's view does not move with later writes. */
@@ -448,6 +473,7 @@ export class InMemoryChannelStore
         recalled: new Map(),
         archivedAt: new Map(),
         calibration: UNCALIBRATED,
+        fence: 0,
       };
       this.#channels.set(channelKey, channel);
     }

@@ -1,12 +1,49 @@
-/** The store contract of the `TurnLog`: appends, and the working context, generation and calibration. */
-import { type ArchiveReader, type ContextWriter, type TurnLog, UNCALIBRATED } from '@ebb/core';
+/**
+ * The store contract of the `TurnLog`: appends (fenced or not), and the working context, the tail
+ * of it after a seq, generation and calibration.
+ */
+import {
+  type ArchiveReader,
+  type ContextView,
+  type ContextWriter,
+  contextEntryOf,
+  FencedAppendError,
+  type NewMessage,
+  type TurnLog,
+  UNCALIBRATED,
+  WorkingContext,
+} from '@ebb/core';
+import { fc } from '@fast-check/vitest';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { appendMany, type ContractContext, expectIntact, message } from './support.js';
+import { appendMany, type ContractContext, expectIntact, message, stubOf, toolTurns } from './support.js';
 
 /** The turn log, and what its cases read the archive with or move the generation by. */
 export type TurnLogUnderTest = TurnLog &
   Pick<ArchiveReader, 'readArchive' | 'loadPrefix'> &
-  Pick<ContextWriter, 'splice'>;
+  Pick<ContextWriter, 'splice' | 'stubToolResults'>;
+
+/** What a cached context must agree with the store on (an in-memory view also lists its tool results). */
+function comparable(view: ContextView) {
+  const { generation, headSeq, spans, raw, tokens } = view;
+  return { generation, headSeq, spans, raw, tokens };
+}
+
+/** Steps of two writers on one channel: the first keeps a cache current by tails, the other does not. */
+const steps = fc.array(
+  fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({ kind: fc.constant('cached' as const), count: fc.integer({ min: 1, max: 3 }) }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({ kind: fc.constant('other' as const), count: fc.integer({ min: 1, max: 3 }) }),
+    },
+    { weight: 1, arbitrary: fc.constant({ kind: 'splice' as const }) },
+    { weight: 2, arbitrary: fc.constant({ kind: 'catchUp' as const }) },
+  ),
+  { minLength: 1, maxLength: 12 },
+);
 
 export function turnLogContract(current: () => ContractContext<TurnLogUnderTest>): void {
   describe('TurnLog', () => {
@@ -125,6 +162,215 @@ export function turnLogContract(current: () => ContractContext<TurnLogUnderTest>
         ]);
         await expect(store.appendAll(key, [message(1, { platformMessageId: 'posted' })])).rejects.toThrow(
           /without a platform id/,
+        );
+      });
+    });
+    describe('append with a fence', () => {
+      const refusal = (fence: number) =>
+        expect.objectContaining({ code: 'channel_lease_lost', retryable: false, fence });
+
+      it('refuses a fence lower than the channel’s, storing nothing, and takes an equal or higher one', async () => {
+        await store.append(key, message(1), { fence: 2 });
+        const before = await store.loadContext(key);
+        const refused = await store.append(key, message(2), { fence: 1 }).catch((e: unknown) => e);
+        expect(refused).toBeInstanceOf(FencedAppendError);
+        expect(refused).toEqual(refusal(1));
+        expect(await store.loadContext(key)).toEqual(before);
+        expect(await store.readArchive(key, 1, 5)).toHaveLength(1);
+        // The same fence again (the holder's next message), then the next holder's.
+        await store.append(key, message(2), { fence: 2 });
+        await store.append(key, message(3), { fence: 5 });
+        await expect(store.append(key, message(4), { fence: 4 })).rejects.toEqual(refusal(4));
+        expect((await expectIntact(store, key)).headSeq).toBe(3);
+      });
+
+      it('takes an append without a fence unchecked, and it leaves the stored fence', async () => {
+        await store.append(key, message(1), { fence: 3 });
+        await store.append(key, message(2));
+        await expect(store.append(key, message(3), { fence: 2 })).rejects.toEqual(refusal(2));
+        await store.append(key, message(3), { fence: 3 });
+        expect((await expectIntact(store, key)).headSeq).toBe(3);
+      });
+
+      it('gives a new channel the fence it was created with', async () => {
+        await store.append(key, message(1), { fence: 2 ** 53 - 2 });
+        await expect(store.append(key, message(2), { fence: 7 })).rejects.toEqual(refusal(7));
+        await store.append(key, message(2), { fence: 2 ** 53 - 1 });
+        expect((await store.loadContext(key)).headSeq).toBe(2);
+      });
+
+      it('refuses a redelivery under a stale fence; one under a good fence changes nothing, the fence included', async () => {
+        await store.append(key, message(1, { platformMessageId: 'p1' }), { fence: 5 });
+        await expect(
+          store.append(key, message(1, { platformMessageId: 'p1' }), { fence: 4 }),
+        ).rejects.toEqual(refusal(4));
+        expect(await store.append(key, message(1, { platformMessageId: 'p1' }), { fence: 9 })).toMatchObject({
+          seq: 1,
+          inserted: false,
+        });
+        // The redelivery did not raise the fence: 6 is still above the channel's.
+        expect(await store.append(key, message(2), { fence: 6 })).toMatchObject({ seq: 2, inserted: true });
+        expect((await expectIntact(store, key)).headSeq).toBe(2);
+      });
+
+      it('refuses a group under a stale fence whole, and stores one under a good fence', async () => {
+        const step = (fence: number) =>
+          store.appendAll(
+            key,
+            [
+              message(0, {
+                role: 'assistant',
+                author: 'ebb',
+                text: '',
+                toolCalls: [{ id: `c${fence}`, name: 'lookup', arguments: '{}' }],
+              }),
+              message(0, { role: 'tool', author: 'lookup', toolCallId: `c${fence}` }),
+            ],
+            { fence },
+          );
+        await store.append(key, message(1), { fence: 3 });
+        await expect(step(2)).rejects.toEqual(refusal(2));
+        expect((await store.loadContext(key)).headSeq).toBe(1);
+        expect((await step(4)).map((r) => r.seq)).toEqual([2, 3]);
+        await expect(store.append(key, message(4), { fence: 3 })).rejects.toEqual(refusal(3));
+        expect((await expectIntact(store, key)).headSeq).toBe(3);
+      });
+
+      it('refuses a fence that is not a safe integer from 0, storing nothing', async () => {
+        for (const fence of [-1, 1.5, Number.NaN, 2 ** 53]) {
+          await expect(store.append(key, message(1), { fence })).rejects.toMatchObject({
+            code: 'invariant_violated',
+          });
+          await expect(store.appendAll(key, [message(1)], { fence })).rejects.toMatchObject({
+            code: 'invariant_violated',
+          });
+        }
+        expect((await store.loadContext(key)).headSeq).toBe(0);
+      });
+    });
+    describe('loadAfter', () => {
+      it('is the tail of loadContext after any seq, clipped copies and stubs as they are', async () => {
+        await store.append(
+          key,
+          message(0, {
+            text: 'x'.repeat(400),
+            tokens: 100,
+            contextText: 'x…x',
+            contextTokens: 5,
+            omittedTokens: 95,
+          }),
+        );
+        await toolTurns(store, key);
+        const unstubbed = await store.loadContext(key);
+        await store.stubToolResults(key, {
+          expectedGeneration: unstubbed.generation,
+          stubs: [stubOf(unstubbed.raw, 3)],
+        });
+        const view = await store.loadContext(key);
+        expect(view.raw.some((m) => m.stubbed) && view.raw.some((m) => m.omittedTokens)).toBe(true);
+        for (let after = 0; after <= view.headSeq + 1; after++) {
+          expect(await store.loadAfter(key, after)).toEqual({
+            generation: view.generation,
+            headSeq: view.headSeq,
+            tokens: view.tokens,
+            raw: view.raw.filter((m) => m.seq > after),
+          });
+        }
+      });
+
+      it('never reaches into the compacted prefix, and is empty for a channel never seen', async () => {
+        await appendMany(store, key, 6);
+        await store.splice(key, { jobId: `${key}:j1`, fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
+        const view = await store.loadContext(key);
+        expect(await store.loadAfter(key, 0)).toEqual({
+          generation: view.generation,
+          headSeq: 6,
+          tokens: view.tokens,
+          raw: view.raw,
+        });
+        expect(view.raw.map((m) => m.seq)).toEqual([5, 6]);
+        expect(await store.loadAfter(`${key}:none`, 0)).toEqual({
+          generation: 0,
+          headSeq: 0,
+          tokens: 0,
+          raw: [],
+        });
+      });
+
+      it('brings a cache behind by appends level; a splice or stubs show as another generation', async () => {
+        await toolTurns(store, key);
+        const cache = new WorkingContext(await store.loadContext(key));
+        // Another writer appends: same generation, and the tail continues the cache.
+        await store.append(key, message(8));
+        await store.append(key, message(9));
+        const delta = await store.loadAfter(key, cache.headSeq);
+        expect(delta.generation).toBe(cache.generation);
+        for (const m of delta.raw) cache.append(m);
+        expect(comparable(cache.view())).toEqual(comparable(await store.loadContext(key)));
+        // Stubs change what the context holds before the head: the generation says so.
+        await store.stubToolResults(key, {
+          expectedGeneration: cache.generation,
+          stubs: [stubOf(cache.view().raw, 2)],
+        });
+        const stubbed = await store.loadAfter(key, cache.headSeq);
+        expect(stubbed).toMatchObject({ headSeq: cache.headSeq, raw: [] });
+        expect(stubbed.generation).not.toBe(cache.generation);
+        // So does a splice.
+        const at = stubbed.generation;
+        await store.splice(key, { jobId: `${key}:j1`, fromSeq: 1, toSeq: 4, text: 'S', tokens: 5 });
+        expect((await store.loadAfter(key, cache.headSeq)).generation).not.toBe(at);
+      });
+
+      it('keeps a cache current by tails, whatever another writer appends or splices between', async () => {
+        let run = 0;
+        await fc.assert(
+          fc.asyncProperty(steps, async (plan) => {
+            const channel = `${key}:${run++}`;
+            let n = 0;
+            const next = (): NewMessage => message(++n, { tokens: n, contextTokens: n });
+            let cache = new WorkingContext(await store.loadContext(channel));
+            /** The cache brought level: by the tail at the same generation, else loaded whole. */
+            const catchUp = async () => {
+              const delta = await store.loadAfter(channel, cache.headSeq);
+              if (delta.generation !== cache.generation) {
+                cache = new WorkingContext(await store.loadContext(channel));
+                return;
+              }
+              for (const m of delta.raw) cache.append(m);
+            };
+            /** The cache's own appends: extended by them when nothing came between, else caught up. */
+            const appendCached = async (batch: NewMessage[]) => {
+              const results = await store.appendAll(channel, batch);
+              const follows = results.every(
+                (r, i) => r.generation === cache.generation && r.seq === cache.headSeq + 1 + i,
+              );
+              if (!follows) return catchUp();
+              batch.forEach((m, i) => {
+                cache.append(contextEntryOf(m, results[i]?.seq ?? 0));
+              });
+            };
+            const spliceMost = async () => {
+              const { headSeq } = await store.loadContext(channel);
+              if (headSeq < 2) return;
+              await store.splice(channel, {
+                jobId: `${channel}:${n}`,
+                fromSeq: 1,
+                toSeq: headSeq - 1,
+                text: 'S',
+                tokens: 1,
+              });
+            };
+            for (const step of plan) {
+              if (step.kind === 'cached') await appendCached(Array.from({ length: step.count }, next));
+              else if (step.kind === 'other')
+                for (let i = 0; i < step.count; i++) await store.append(channel, next());
+              else if (step.kind === 'splice') await spliceMost();
+              else await catchUp();
+            }
+            await catchUp();
+            expect(comparable(cache.view())).toEqual(comparable(await store.loadContext(channel)));
+          }),
+          { numRuns: 25 },
         );
       });
     });

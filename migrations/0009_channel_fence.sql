@@ -1,0 +1,1 @@
+ALTER TABLE "channels" ADD COLUMN "fence" bigint DEFAULT 0 NOT NULL;
