@@ -13,7 +13,12 @@
  * | `<p>:spool:<ch>`                     | stream        | `RedisInboundSpool`   | chat messages (field `m`, JSON) kept while Postgres is away, until replayed into the archive |
  * | `<p>:spool-channels`                 | set           | `RedisInboundSpool`   | channel keys with a spool stream |
  * | `<p>:spool-dead`                     | stream        | `RedisInboundSpool`   | spooled messages the archive refused for good (fields `channel`, `id`, `reason`, `m`, `at`), kept for an operator |
- * | `<p>:answer-claim:<ch>:<id>`         | string, PX 15s | `RedisAnswerClaims`  | random token of the turn answering message `<id>` (URI-encoded platform id), renewed while it runs; so two deliveries never both answer |
+ * | `<p>:answer-claim:<ch>:<id>`         | string, PX 5s | `RedisAnswerClaims`   | random token of the turn answering message `<id>` (URI-encoded platform id), renewed while it runs; so two deliveries never both answer |
+ * | `<p>:channel-lease:<ch>`             | string, PX 3s | `RedisChannelLeases`  | `<token>:<fence>` of the turn running in the channel (one at a time across replicas), renewed while it runs |
+ * | `<p>:channel-fence:<ch>`             | string, PX 1d | `RedisChannelLeases`  | the last fence given out: the next is `max(it + 1, Redis TIME in µs)`, so it grows even past a Redis restarted empty |
+ * | `<p>:channel-lease-queue:<ch>`       | zset, PX 3s   | `RedisChannelLeases`  | waiting tokens by ticket (the tail's + 1): first come, first served; the key expires with its last waiter |
+ * | `<p>:channel-lease-deadlines:<ch>`   | zset, PX 3s   | `RedisChannelLeases`  | the same tokens by the Redis time (ms) they are dropped at unless their waiter refreshes them: a dead waiter blocks no one |
+ * | `<p>:channel-lease-released`         | pub/sub       | `RedisChannelLeases`  | a channel key, when its lease is released or its head waiter left with waiters behind it |
  *
  * Redis carries ids, ranges and generations, and message text only in the spool, only while
  * Postgres is away.
@@ -50,6 +55,16 @@ export interface RedisKeys {
   readonly spoolDeadLetters: string;
   /** The claim of the turn answering one message. */
   answerClaim(channelKey: string, platformMessageId: string): string;
+  /** The lease of the turn running in a channel. */
+  channelLease(channelKey: string): string;
+  /** The last fence given out for a channel's lease. */
+  channelFence(channelKey: string): string;
+  /** A channel's lease waiters in order (ticket scores). */
+  channelLeaseQueue(channelKey: string): string;
+  /** A channel's lease waiters by the time (ms) they are dropped at unless refreshed. */
+  channelLeaseDeadlines(channelKey: string): string;
+  /** Pub/sub channel of released leases (message: the channel key). */
+  readonly channelLeaseReleased: string;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -78,6 +93,12 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     spoolDeadLetters: `${prefix}:spool-dead`,
     answerClaim: (channelKey, platformMessageId) =>
       `${prefix}:answer-claim:${encodeChannelKey(channelKey)}:${encodeURIComponent(platformMessageId)}`,
+    channelLease: (channelKey) => `${prefix}:channel-lease:${encodeChannelKey(channelKey)}`,
+    channelFence: (channelKey) => `${prefix}:channel-fence:${encodeChannelKey(channelKey)}`,
+    channelLeaseQueue: (channelKey) => `${prefix}:channel-lease-queue:${encodeChannelKey(channelKey)}`,
+    channelLeaseDeadlines: (channelKey) =>
+      `${prefix}:channel-lease-deadlines:${encodeChannelKey(channelKey)}`,
+    channelLeaseReleased: `${prefix}:channel-lease-released`,
   };
 }
 

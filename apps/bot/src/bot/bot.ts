@@ -1,9 +1,12 @@
 /**
- * The bot: one turn per inbound message, in the channel's actor.
+ * The bot: one turn per inbound message, in the channel's actor and, across replicas, under the
+ * channel's lease (`turn-leases.ts`), so a channel's turns run one at a time however many replicas
+ * serve it.
  *
- *   append (idempotent on the platform id) → answer? (respond_to, DMs, never bots) → recall memories
- *   → render the prompt → model (with a typing indicator) ⇄ tool calls (archived, monitored, up to
- *   `[tools] max_steps` model calls) → post the final text → append the reply → monitor
+ *   lease → append (idempotent on the platform id) → answer? (respond_to, DMs, never bots) → recall
+ *   memories → render the prompt, pinned to the message (`pinContext`) → model (with a typing
+ *   indicator) ⇄ tool calls (archived, monitored, up to `[tools] max_steps` model calls) → post the
+ *   final text → append the reply → monitor → release
  *
  * A message answered by a turn is claimed first (`AnswerClaims`, across replicas), so two deliveries
  * of it never both answer. A redelivery (the same platform id) gets the reply archived after the
@@ -38,6 +41,7 @@ import type {
   ArchiveEditor,
   ArchiveReader,
   ChannelDirectory,
+  ChannelLeases,
   ChatModel,
   CheckpointEraser,
   CompactionEventSink,
@@ -77,6 +81,7 @@ import { type ModelAnswer, ModelReplier } from './model-reply.js';
 import { PlatformConnections, type PlatformStartPolicy } from './platform-connections.js';
 import { SpoolReplay } from './spool-replay.js';
 import { openTurn, type Turn } from './turn.js';
+import { TurnLeases } from './turn-leases.js';
 
 export interface BotOptions {
   readonly config: () => EbbConfig;
@@ -108,6 +113,11 @@ export interface BotOptions {
    * guard against two deliveries of one message both answering (enough for one process).
    */
   readonly claims?: AnswerClaims;
+  /**
+   * One turn at a time per channel across replicas (`turn-leases.ts`): without it, this process's
+   * channel actors order a channel's turns, which is enough for one process.
+   */
+  readonly leases?: ChannelLeases;
   /** The tools channels may be allowed (built-in and MCP); without it the model is offered none. */
   readonly toolbox?: Toolbox;
   /** After every tool call: for metrics. */
@@ -197,6 +207,8 @@ interface Arrival {
   /** Bound to the channel. */
   readonly log: Logger;
   readonly started: number;
+  /** The channel's lease's fence (`turn-leases.ts`), checked by every append of the turn; none unleased. */
+  readonly fence?: number;
 }
 
 /** A message's turn once its channel's settings and state are read. */
@@ -227,12 +239,14 @@ export class Bot {
   readonly #deadline = new AbortController();
   /** Claiming answers failed, and has not worked since (logged once per run of failures). */
   #claimsFailing = false;
+  readonly #leases: TurnLeases;
   #unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(options: BotOptions) {
     this.#options = options;
     this.#botName = options.botName ?? 'ebb';
     this.#connections = new PlatformConnections(options.logger);
+    this.#leases = new TurnLeases(options.leases, this.#deadline.signal);
     const { config, channels, memories, runs } = options;
     const adapter = (platform: Platform) => this.#adapter(platform);
     const compaction = new BotCompaction({
@@ -521,19 +535,27 @@ export class Bot {
    * anywhere is never a crash.
    */
   async #turn(message: InboundMessage): Promise<TurnResult> {
+    const log = this.#options.logger.child({ channel: message.channelKey });
+    const lease = await this.#leases.take(message.channelKey, log);
+    if (lease === 'stopping') return await this.#refused(message);
     const arrival: Arrival = {
       message,
       incoming: spooledOf(message),
-      log: this.#options.logger.child({ channel: message.channelKey }),
+      log,
       started: performance.now(),
+      ...(lease ? { fence: lease.fence } : {}),
     };
-    const behind = await this.#behindSpool(arrival);
-    if (behind) return behind;
-    const progress = { stored: false };
     try {
-      return await this.#storeAndAnswer(arrival, progress);
-    } catch (err) {
-      return await this.#failed(arrival, progress.stored, err);
+      const behind = await this.#behindSpool(arrival);
+      if (behind) return behind;
+      const progress = { stored: false };
+      try {
+        return await this.#storeAndAnswer(arrival, progress);
+      } catch (err) {
+        return await this.#failed(arrival, progress.stored, err);
+      }
+    } finally {
+      await lease?.release();
     }
   }
 
@@ -574,7 +596,7 @@ export class Bot {
     // Another delivery of this message answered it meanwhile (a replica that took it too).
     if (right.kind === 'answered') return { reply: right.reply, archived: 'stored' };
     try {
-      return await this.#answer(turn, answer);
+      return await this.#answer(turn, appended.seq, answer);
     } finally {
       await right.claim?.release();
     }
@@ -654,7 +676,7 @@ export class Bot {
         { event: 'turn.redelivery_answered', seq },
         'answering a redelivered message its first turn left unanswered',
       );
-      const result = await this.#answer(turn, true);
+      const result = await this.#answer(turn, seq, true);
       return {
         ...result,
         archived: 'duplicate',
@@ -707,16 +729,16 @@ export class Bot {
   }
 
   /**
-   * The answer step of a stored message: the model's reply (a message not to answer gets none),
-   * posted and archived, then the monitor.
+   * The answer step of the message stored under `seq`: the model's reply (a message not to answer
+   * gets none), posted and archived, then the monitor.
    */
-  async #answer(turn: MessageTurn, answer: boolean): Promise<TurnResult> {
+  async #answer(turn: MessageTurn, seq: number, answer: boolean): Promise<TurnResult> {
     const { key, message } = turn;
     let reply: string | null = null;
     let modelFailed = false;
     if (answer) {
       await this.#cutPastEmergency(turn);
-      const answered = await this.#modelText(turn);
+      const answered = await this.#modelText(turn, seq);
       if (answered === undefined) modelFailed = true;
       else {
         reply = answered.text;
@@ -759,12 +781,12 @@ export class Bot {
    * end of a stop's grace period cut it off, an apology; undefined for a sender told of failures
    * (the web API), who gets that in the answer's code, not as a reply.
    */
-  async #modelText(turn: MessageTurn): Promise<ModelAnswer | undefined> {
+  async #modelText(turn: MessageTurn, seq: number): Promise<ModelAnswer | undefined> {
     const { key, message, log } = turn;
     try {
       const adapter = this.#adapter(message.platform);
       const typing = () => void adapter.typing(key);
-      return await this.#replier.reply(turn, message.text, typing);
+      return await this.#replier.reply(turn, message.text, seq, typing);
     } catch (err) {
       // The archive failed mid-loop (a tool step could not be stored): that is the turn failing,
       // handled like any store failure, not the model's.

@@ -21,6 +21,8 @@ import {
   type Memory,
   type MemoryStore,
   memoryScope,
+  type PromptPin,
+  pinContext,
   promptIsCold,
   RECALL_MIN_SHARED_TERMS,
   relevanceTo,
@@ -102,11 +104,13 @@ export class ModelReplier {
   }
 
   /**
-   * The model's reply to `text`, after any tool calls it made; the turn's state gets the calibration
-   * learned, any truncation made and the tool steps archived. `typing` shows the channel's typing
-   * indicator, before each model call and each step's tool calls.
+   * The model's reply to `text`, the message archived under `seq`, after any tool calls it made; the
+   * turn's state gets the calibration learned, any truncation made and the tool steps archived. Each
+   * prompt is pinned to the message (`pinContext`): what was archived after it, other than this
+   * turn's tool steps, is not shown. `typing` shows the channel's typing indicator, before each model
+   * call and each step's tool calls.
    */
-  async reply(turn: Turn, text: string, typing: () => void): Promise<ModelAnswer> {
+  async reply(turn: Turn, text: string, seq: number, typing: () => void): Promise<ModelAnswer> {
     const { key, state, tokenizer, settings, log } = turn;
     const { compaction } = this.#options;
     const recalled = await this.#recall(turn, text, compaction.recallBudget(state, settings, tokenizer));
@@ -116,6 +120,7 @@ export class ModelReplier {
     const tools = this.#options.toolbox?.forChannel(key, settings.tools.allow);
     const offered = tools?.specs ?? [];
     const { stopping } = this.#options;
+    const pin = { seq, steps: new Set<number>() };
     const usage = {
       // The model's own label: the offline responder is not the configured model.
       model: this.#options.chatModel(key).label,
@@ -131,7 +136,7 @@ export class ModelReplier {
         offered.length === 0 ||
         step >= settings.tools.maxSteps ||
         stopping?.aborted === true;
-      const reply = await this.#ask(turn, recalled, typing, last ? [] : offered);
+      const reply = await this.#ask(turn, { recalled, pin }, typing, last ? [] : offered);
       usage.calls += 1;
       usage.promptTokens += reply.promptTokens ?? 0;
       usage.cachedTokens += reply.cachedPromptTokens ?? 0;
@@ -174,24 +179,28 @@ export class ModelReplier {
           }),
         ),
       ];
-      await this.#options.states.appendAll(turn, archived);
+      for (const stepSeq of await this.#options.states.appendAll(turn, archived)) pin.steps.add(stepSeq);
       await this.#options.compaction.monitor(turn);
     }
   }
 
-  /** One model call, with the calibration it teaches and a provider overflow answered by truncating. */
+  /**
+   * One model call, with the calibration it teaches and a provider overflow answered by truncating:
+   * the prompt is the context pinned to the turn's message, with the memories recalled for it.
+   */
   async #ask(
     { key, state, tokenizer, settings }: Turn,
-    recalled: { memories: Memory[]; tokens: number },
+    { recalled, pin }: { readonly recalled: { memories: Memory[]; tokens: number }; readonly pin: PromptPin },
     typing: () => void,
     tools: readonly ToolSpec[],
   ): Promise<ChatReply> {
     const { compaction } = this.#options;
     for (let attempt = 0; ; attempt++) {
+      const context = pinContext(state.context.view(), pin);
       const messages = renderContext({
         systemPrompt: settings.bot.systemPrompt,
         memories: recalled.memories,
-        context: state.context.view(),
+        context,
       });
       typing();
       try {
@@ -203,7 +212,7 @@ export class ModelReplier {
           // counts already made: the context's running total, the system prompt, the memories, and
           // the tool definitions (sent as JSON; the provider's own framing of them is learned here).
           const estimated =
-            state.context.tokens +
+            context.tokens +
             compaction.promptTokens(tokenizer, settings.bot.systemPrompt) +
             recalled.tokens +
             compaction.toolTokens(tokenizer, tools);

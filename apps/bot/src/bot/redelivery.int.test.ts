@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { parseConfig } from '@ebb/config';
 import {
   type AnswerClaims,
+  type ChatMessage,
   type ChatModel,
   type InboundMessage,
   type TurnResult,
@@ -40,6 +41,8 @@ const closers = closersAfterEach();
 class GatedModel implements ChatModel {
   readonly label = 'gated';
   calls = 0;
+  /** Each call's prompt, as sent. */
+  readonly prompts: ChatMessage[][] = [];
   gate: Promise<void> | undefined;
   #entered: (() => void) | undefined;
 
@@ -50,8 +53,9 @@ class GatedModel implements ChatModel {
     });
   }
 
-  async reply() {
+  async reply(messages: readonly ChatMessage[]) {
     this.calls++;
+    this.prompts.push([...messages]);
     this.#entered?.();
     await this.gate;
     return { text: `answer ${this.calls}` };
@@ -151,9 +155,14 @@ it('reports a message stored when only the context reload after it failed, and a
   const say = (m: InboundMessage) => bot.handlers().onMessage(m) as Promise<TurnResult>;
   expect(await say(said('m1'))).toMatchObject({ reply: 'answer 1', archived: 'stored' });
 
-  // Another process writes to the channel, so the bot's next append must reload the context; and
-  // the reload cannot read the channel's spans (the append itself never touches them).
+  // Another process writes to the channel and changes its context (a generation past the cache's,
+  // as a splice leaves it), so the bot's next append must reload the context, not only read the
+  // messages after its head; and the reload cannot read the channel's spans (the append itself
+  // never touches them).
   await channels.append(KEY, { ...(await systemNote()), platformMessageId: 'other-1' });
+  await fresh.db.execute(
+    sql.raw(`update ${fresh.schema}.channels set generation = generation + 1 where key = '${KEY}'`),
+  );
   await fresh.db.execute(sql.raw(`alter table ${fresh.schema}.context_spans rename to context_spans_away`));
   const first = await say(said('m2'));
   await fresh.db.execute(sql.raw(`alter table ${fresh.schema}.context_spans_away rename to context_spans`));
@@ -240,6 +249,26 @@ it('answers a message whose turn died holding its claim, once the claim expires'
   });
   expect(web.sent).toEqual(['answer 1']);
   expect(await archived(channels)).toEqual(['user: question m1', 'assistant: answer 1']);
+}, 30_000);
+
+it('answers a late redelivery from a prompt pinned to its message, not to what came after it', async () => {
+  const fresh = await database();
+  const model = new GatedModel();
+  const { bot, channels } = await startBot(fresh, model);
+  // A replica stored m1 and died; another replica archived a message after it.
+  await storedUnanswered(channels, said('m1'));
+  await channels.append(KEY, { ...(await systemNote()), platformMessageId: 'other-1' });
+
+  expect(await bot.handlers().onMessage(said('m1'))).toMatchObject({ reply: 'answer 1' });
+  const prompt = model.prompts[0] ?? [];
+  expect(prompt.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('question m1') });
+  expect(JSON.stringify(prompt)).not.toContain('a note from another process');
+  // The archive keeps both, and the reply after them.
+  expect(await archived(channels)).toEqual([
+    'user: question m1',
+    'user: a note from another process',
+    'assistant: answer 1',
+  ]);
 }, 30_000);
 
 /** A message another process appends (not through this bot). */

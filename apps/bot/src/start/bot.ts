@@ -67,6 +67,7 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
     sweepsRetention: queue.embedded,
     spool: queue.spool,
     ...(queue.claims === undefined ? {} : { claims: queue.claims }),
+    ...(queue.leases === undefined ? {} : { leases: queue.leases }),
   });
   await bot.start(adapters, {
     degradable: (err) => describeStartFailure(err).kind !== 'refused',

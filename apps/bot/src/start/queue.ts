@@ -2,7 +2,8 @@
  * The queue part: BullMQ over Redis when Redis answers and a worker can reach this database (with
  * the worker itself in this process for `ebb dev`), else the in-process pipeline (announced); and
  * what goes with it: the context notifier, the spool where Slack and Discord messages wait while
- * Postgres is away, and the answer claims of replicas. Its connections close at stop.
+ * Postgres is away, and the answer claims and channel leases of replicas. Its connections close at
+ * stop.
  */
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -10,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { CLOSE_BEYOND_PASSES_MS, createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
 import type {
   AnswerClaims,
+  ChannelLeases,
   CompactionEventSink,
   CompactionQueue,
   ContextNotifier,
@@ -25,6 +27,7 @@ import {
   describeRedisUrl,
   isRedisReachable,
   RedisAnswerClaims,
+  RedisChannelLeases,
   RedisContextNotifier,
   RedisInboundSpool,
   waitForReady,
@@ -40,6 +43,8 @@ export interface RunningQueue {
   readonly spool: InboundSpool;
   /** Who answers a message when replicas share Redis (one process needs none). */
   readonly claims?: AnswerClaims;
+  /** One turn at a time per channel when replicas share Redis (one process needs none). */
+  readonly leases?: ChannelLeases;
   /** BullMQ's queue, for the dashboard's board. */
   readonly board?: BoardQueue;
   /** The in-process queue is in use (no Redis, or an embedded database with no worker here). */
@@ -128,6 +133,14 @@ async function redisQueue(
   steps.add(() => notifier.close());
   const spool = new FallbackInboundSpool(new RedisInboundSpool({ connection: producer, prefix }), localSpool);
   const claims = new RedisAnswerClaims({ connection: producer, prefix });
+  const leaseSubscriber = createRedis(redisUrl, {
+    role: 'subscriber',
+    logger,
+    connectionName: 'ebb-leases-sub',
+  });
+  steps.add(() => closeRedis(leaseSubscriber));
+  const leases = new RedisChannelLeases({ connection: producer, subscriber: leaseSubscriber, prefix });
+  steps.add(() => leases.close());
   if (options.withWorker) {
     const worker = await runCompactionWorker({
       config: options.config,
@@ -142,5 +155,5 @@ async function redisQueue(
     // Lets the jobs in hand finish, or hands them back after 10 s.
     steps.add(() => worker.close(10_000), 10_000 + CLOSE_BEYOND_PASSES_MS);
   }
-  return { queue: bullmq, notifier, spool, claims, board: bullmq.bullmq, embedded: false };
+  return { queue: bullmq, notifier, spool, claims, leases, board: bullmq.bullmq, embedded: false };
 }

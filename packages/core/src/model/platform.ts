@@ -277,3 +277,37 @@ export interface AnswerClaim {
   /** Gives the claim up (the reply is archived or spooled, or the turn failed). Never throws. */
   release(): Promise<void>;
 }
+
+/**
+ * One turn at a time per channel across replicas: several `ebb start` behind a load balancer serve
+ * the same channel, and each one's channel actor orders only its own turns. A turn acquires the
+ * channel's lease before it appends the user's message and holds it (kept alive) until its reply is
+ * appended. Waiters are served first come, first served, across replicas; a holder or a waiter that
+ * died (SIGKILL) stops blocking the channel within the lease's TTL. Implemented on Redis
+ * (`RedisChannelLeases`); without it, the channel actor is the only order, enough for one process.
+ */
+export interface ChannelLeases {
+  /**
+   * Waits its turn and resolves to the channel's lease. Throws when it cannot ask (Redis away, also
+   * while waiting): the caller falls back to its own order. Rejects with `signal.reason` once
+   * `signal` aborts (a stopping bot), leaving the queue.
+   */
+  acquire(channelKey: string, signal?: AbortSignal): Promise<ChannelLease>;
+}
+
+export interface ChannelLease {
+  /**
+   * Greater than the fence of every earlier lease of the channel (a safe integer, microseconds-like).
+   * The archive's append checks it, so a holder that stalled past its TTL, and whose lease passed
+   * on, cannot write: the fence is the guard, `lost` only the early word.
+   */
+  readonly fence: number;
+  /**
+   * Aborts, with a `ChannelLeaseLostError`, once the lease may belong to someone else: a renewal
+   * found it gone or taken, or none was confirmed for a TTL (Redis away). A turn checks it before
+   * writing and hands it to its model call. Never aborts after `release`.
+   */
+  readonly lost: AbortSignal;
+  /** Gives the lease to the next waiter (the reply is appended, or the turn failed). Never throws. */
+  release(): Promise<void>;
+}
