@@ -20,8 +20,8 @@ import { type RunningEbb, startEbb } from '../src/start-ebb.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from './expect-runs.js';
 import {
   END_TO_END_MESSAGES,
+  endToEndText,
   isPassRequest,
-  longPaste,
   passReply,
   smallWindowConfig,
 } from './small-window.js';
@@ -194,10 +194,7 @@ export function describePlatformEndToEnd(name: string, makeDriver: DriverFactory
 
     it(`answers ${MESSAGES} messages once each through every compaction tier`, async () => {
       for (let i = 0; i < MESSAGES; i++) {
-        const text =
-          i % 97 === 96
-            ? longPaste(i)
-            : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
+        const text = endToEndText(i);
         await driver.say(0, text);
         await vi.waitFor(() => expect(driver.botPosts(0)).toBe(i + 1), fast);
       }

@@ -53,6 +53,19 @@ export function longPaste(i: number): string {
 }
 
 /**
+ * The end-to-end runs' message `i`: status chatter, and every 97 messages two long pastes in a row.
+ * One paste crosses the emergency threshold only from a usage above 0.35, which passes running
+ * ahead can keep the channel under (600 messages hold six chances); the second lands while the
+ * first is still among the protected recent messages, at 120% whatever the usage, so every run
+ * reaches emergency truncation.
+ */
+export function endToEndText(i: number): string {
+  return i % 97 >= 95
+    ? longPaste(i)
+    : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
+}
+
+/**
  * The fake model for `smallWindowConfig`: a 4,000-token window (or `contextWindow`) counted with the
  * real tokenizer, replies `ack 1`, `ack 2`, … and a one-line summary with no memories for every pass.
  */

@@ -8,8 +8,8 @@
  *   indicator) ⇄ tool calls (archived, monitored, up to `[tools] max_steps` model calls) → post the
  *   final text → append the reply → monitor → release
  *
- * A message answered by a turn is claimed first (`AnswerClaims`, across replicas), so two deliveries
- * of it never both answer. A redelivery (the same platform id) gets the reply archived after the
+ * A message answered by an unleased turn is claimed first (`AnswerClaims`, across replicas), so two
+ * deliveries of it never both answer; under the lease the claim would add nothing. A redelivery (the same platform id) gets the reply archived after the
  * message; when there is none (the first turn died, or failed after storing it), it runs the answer
  * step itself, under the claim, waiting while another delivery's turn holds it.
  *
@@ -694,12 +694,15 @@ export class Bot {
    * claim is taken, as it is after any wait: the holder before may have answered.
    */
   async #claimAnswer(
-    { key, message, log }: MessageTurn,
+    { key, message, log, fence }: MessageTurn,
     seq: number,
     recheck: boolean,
   ): Promise<{ kind: 'claimed'; claim?: AnswerClaim } | { kind: 'answered'; reply: string | null }> {
     const claims = this.#options.claims;
-    if (!claims) return { kind: 'claimed' };
+    // Under the channel's lease no other turn of the channel runs: another delivery waits for the
+    // lease, then finds the reply. So a retry after a replica died waits for its lease (3 s), not
+    // also for its claim (5 s).
+    if (!claims || fence !== undefined) return { kind: 'claimed' };
     for (let waited = false; ; waited = true) {
       let claim: AnswerClaim | undefined;
       try {

@@ -15,8 +15,8 @@ import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../expect-runs.js';
 import {
   END_TO_END_MESSAGES,
+  endToEndText,
   isPassRequest,
-  longPaste,
   passReply,
   smallWindowConfig,
 } from '../small-window.js';
@@ -96,11 +96,8 @@ describe('the web channel end to end', () => {
   it(`answers ${MESSAGES} messages once each while the context ebbs through every tier`, async () => {
     expect(ebb.embedded).toEqual({ database: false, queue: false, offline: false });
     for (let i = 0; i < MESSAGES; i++) {
-      // Mostly chatter; now and then a long paste that jumps the usage past a threshold at once.
-      const text =
-        i % 97 === 96
-          ? longPaste(i)
-          : `message ${i}: status of item ${i % 50} is ${i % 3 ? 'green' : 'amber'}, see OPS-${1000 + i}`;
+      // Mostly chatter; now and then two long pastes that jump the usage past the emergency threshold.
+      const text = endToEndText(i);
       replies.push(await post('a', i % 2 ? 'ana' : 'bo', text, `a-${i}`));
     }
     expect(replies.every((r) => r?.startsWith('ack '))).toBe(true);
