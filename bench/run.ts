@@ -9,6 +9,7 @@ import { pacingBench } from './pacing.bench.js';
 import { perTurnCheck } from './per-turn-check.bench.js';
 import { pipelineBench } from './pipeline.bench.js';
 import { promptCacheBench } from './prompt-cache.bench.js';
+import { replicasBench } from './replicas.bench.js';
 import { retentionBench } from './retention.bench.js';
 import { searchHistoryBench } from './search-history.bench.js';
 import { simulateBench } from './simulate.bench.js';
@@ -34,6 +35,7 @@ const benches: [string, () => Promise<string>][] = [
   ['startup', startupBench],
   ['prompt-cache', promptCacheBench],
   ['retention', () => retentionBench(process.argv.slice(3))],
+  ['replicas', () => replicasBench(process.argv.slice(3))],
 ];
 
 console.log(

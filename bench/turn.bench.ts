@@ -23,6 +23,7 @@ import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady 
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { freshSchemaDb } from '@ebb/testing/postgres';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { seededRandom } from '@ebb/testing/seeded-random';
 import { Bot } from '../apps/bot/src/bot/bot.js';
 import { chatMessages, median, NullPlatform, nowMs, percentile, table } from './support.js';
 
@@ -49,18 +50,6 @@ function benchOptions(argv: readonly string[]): TurnBenchOptions {
       : { channels: values.channels.split(',').map((c) => count(c, 'channels')) }),
     turns: values.turns === undefined ? 5_000 : count(values.turns, 'turns'),
     ...(values['cache-mb'] === undefined ? {} : { cacheMb: count(values['cache-mb'], 'cache-mb') }),
-  };
-}
-
-/** A seeded uniform draw (mulberry32): the same channel sequence in every run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 

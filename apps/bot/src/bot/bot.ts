@@ -26,6 +26,7 @@
  * the monitor in `bot-compaction.ts`, the model call in `model-reply.ts`, the slash commands in
  * `bot-commands.ts`, the inbound spool in `spool-replay.ts`, the adapters in `platform-connections.ts`.
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type ChannelPassSettings,
@@ -246,6 +247,9 @@ export class Bot {
     this.#options = options;
     this.#botName = options.botName ?? 'ebb';
     this.#connections = new PlatformConnections(options.logger);
+    // Every turn in flight listens to both (its model call, its tools, its wait for the lease): past
+    // ten at once Node would warn of a leak that is not one.
+    setMaxListeners(0, this.#stopping.signal, this.#deadline.signal);
     this.#leases = new TurnLeases(options.leases, this.#deadline.signal);
     const { config, channels, memories, runs } = options;
     const adapter = (platform: Platform) => this.#adapter(platform);
