@@ -75,7 +75,7 @@ describe.concurrent('ebb worker with Redis away', () => {
     proxy.cut();
     await worker.logged('redis.connection_failed');
     await stopsOnSigterm(worker);
-  }, 60_000);
+  }, 90_000);
 
   // Before: its stop waited 30 s for BullMQ's graceful close, then for ever on a QUIT nobody answered.
   it('exits 0 on SIGTERM when Redis stopped answering while it ran (a partition)', async ({
@@ -86,11 +86,11 @@ describe.concurrent('ebb worker with Redis away', () => {
     await worker.logged('worker.ready');
     proxy.stall();
     await stopsOnSigterm(worker);
-  }, 60_000);
+  }, 90_000);
 
   it('exits 0 on SIGTERM when Redis was never there', async ({ onTestFailed }) => {
     const worker = startWorker(NO_REDIS, onTestFailed);
     await worker.logged('redis.connection_failed');
     await stopsOnSigterm(worker);
-  }, 60_000);
+  }, 90_000);
 });
