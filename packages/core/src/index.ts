@@ -54,6 +54,7 @@ export * from './plans/plan-snapshot.js';
 export * from './plans/plan-splice.js';
 export * from './plans/plan-summary-replacement.js';
 export * from './plans/take-back.js';
+export * from './ports/append-feed.js';
 export * from './ports/append-fence.js';
 export * from './ports/logger.js';
 export * from './ports/ports.js';

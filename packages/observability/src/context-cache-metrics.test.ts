@@ -12,6 +12,7 @@ describe('context cache metrics', () => {
       misses: 10,
       reloads: 4,
       deltaLoads: 12,
+      appendsHeard: 40,
       evictions: 3,
       channels: 7,
       bytes: 5_000,
@@ -25,12 +26,13 @@ describe('context cache metrics', () => {
         'misses_total',
         'reloads_total',
         'delta_loads_total',
+        'appends_heard_total',
         'evictions_total',
         'channels',
         'bytes',
         'budget_bytes',
       ].map((name) => value(text, `ebb_context_cache_${name}`)),
-    ).toEqual([90, 10, 4, 12, 3, 7, 5_000, 8_000]);
+    ).toEqual([90, 10, 4, 12, 40, 3, 7, 5_000, 8_000]);
 
     stats = { ...stats, hits: 95, channels: 6 };
     text = await metrics.metricsText();

@@ -16,6 +16,8 @@ export interface ContextCacheStats {
   readonly reloads: number;
   /** Cached channels brought level by the messages appended after their head (`TurnLog.loadAfter`). */
   readonly deltaLoads: number;
+  /** Cached channels brought level by another replica's appends as they were made (`AppendFeed`): no read. */
+  readonly appendsHeard: number;
   /** Channels dropped to stay within the budget (their next turn loads them again). */
   readonly evictions: number;
   readonly channels: number;
@@ -43,6 +45,11 @@ const COUNTERS: readonly [string, string, Read][] = [
     'ebb_context_cache_delta_loads_total',
     'Cached channels brought up to date by reading only the messages other replicas appended after them.',
     (s) => s.deltaLoads,
+  ],
+  [
+    'ebb_context_cache_appends_heard_total',
+    "Cached channels brought up to date by another replica's appends as it made them (no database read).",
+    (s) => s.appendsHeard,
   ],
   [
     'ebb_context_cache_evictions_total',

@@ -94,6 +94,7 @@ async function servedMetricNames(): Promise<Set<string>> {
     misses: 1,
     reloads: 0,
     deltaLoads: 0,
+    appendsHeard: 0,
     evictions: 0,
     channels: 1,
     bytes: 4_096,

@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './inline-compaction-queue.js';
 export * from './job-driver.js';
 export * from './redis-answer-claims.js';
+export * from './redis-append-feed.js';
 export * from './redis-channel-leases.js';
 export * from './redis-connection.js';
 export * from './redis-context-notifier.js';

@@ -13,6 +13,7 @@ import { type ContextNotifier, type Logger, SILENT_LOGGER } from '@ebb/core';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { toError } from './job-driver.js';
+import { PubSubListeners } from './pubsub-listeners.js';
 import { assertRedisReady, closeRedis, createRedis } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -39,8 +40,7 @@ export class RedisContextNotifier implements ContextNotifier {
   readonly #subscriber: Redis;
   readonly #channel: string;
   readonly #log: Logger;
-  readonly #listeners = new Set<ContextChangeListener>();
-  #subscription: Promise<unknown> | undefined;
+  readonly #listeners: PubSubListeners<[ContextChange]>;
   #owned = false;
 
   constructor(options: RedisContextNotifierOptions) {
@@ -48,6 +48,7 @@ export class RedisContextNotifier implements ContextNotifier {
     this.#subscriber = options.subscriber;
     this.#channel = redisKeys(options.prefix).contextChanged;
     this.#log = options.logger ?? SILENT_LOGGER;
+    this.#listeners = new PubSubListeners(this.#subscriber, this.#channel, this.#log);
     this.#subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.#channel) this.#deliver(message);
     });
@@ -76,27 +77,14 @@ export class RedisContextNotifier implements ContextNotifier {
   }
 
   /** Resolves once Redis confirmed the subscription; the returned function unsubscribes. */
-  async subscribe(listener: ContextChangeListener): Promise<() => Promise<void>> {
-    this.#listeners.add(listener);
-    this.#subscription ??= this.#subscriber.subscribe(this.#channel);
-    await this.#subscription;
-    return async () => {
-      if (!this.#listeners.delete(listener) || this.#listeners.size > 0) return;
-      this.#subscription = undefined;
-      await this.#subscriber.unsubscribe(this.#channel);
-    };
+  subscribe(listener: ContextChangeListener): Promise<() => Promise<void>> {
+    return this.#listeners.add(listener);
   }
 
   /** Drops every listener; closes the connections when `connect` opened them. */
   async close(): Promise<void> {
-    this.#listeners.clear();
-    if (!this.#owned) {
-      if (this.#subscription !== undefined) await this.#subscriber.unsubscribe(this.#channel).catch(() => {});
-      this.#subscription = undefined;
-      return;
-    }
-    this.#subscription = undefined;
-    await Promise.all([closeRedis(this.#publisher), closeRedis(this.#subscriber)]);
+    await this.#listeners.close();
+    if (this.#owned) await Promise.all([closeRedis(this.#publisher), closeRedis(this.#subscriber)]);
   }
 
   #deliver(message: string): void {
@@ -110,16 +98,7 @@ export class RedisContextNotifier implements ContextNotifier {
       );
       return;
     }
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(change);
-      } catch (err) {
-        this.#log.error(
-          { event: 'context.listener_failed', err: toError(err), channel: change.channelKey },
-          'context change listener threw',
-        );
-      }
-    }
+    this.#listeners.deliver(change.channelKey, change);
   }
 }
 

@@ -10,6 +10,7 @@
  * | `<p>:compaction:de:<ch>.<n>`         | string        | BullMQ deduplication  | the same for slot n (2..`MAX_PASSES_IN_FLIGHT`): a follow-up pass over the next range |
  * | `<p>:lock:compaction-enqueue:<ch>`   | string, PX 5s | `BullmqCompactionQueue` | random token; held only around the dedupe check-and-replace of one enqueue |
  * | `<p>:context-changed`                | pub/sub       | `RedisContextNotifier` | `{"channelKey":…,"generation":…}` after a splice or truncation |
+ * | `<p>:context-appended`               | pub/sub       | `RedisAppendFeed`     | `{"from":…,"channelKey":…,"appended":…}`: a replica's appends as the working context holds them, so the others' copies follow without a read |
  * | `<p>:spool:<ch>`                     | stream        | `RedisInboundSpool`   | chat messages (field `m`, JSON) kept while Postgres is away, until replayed into the archive |
  * | `<p>:spool-channels`                 | set           | `RedisInboundSpool`   | channel keys with a spool stream |
  * | `<p>:spool-dead`                     | stream        | `RedisInboundSpool`   | spooled messages the archive refused for good (fields `channel`, `id`, `reason`, `m`, `at`), kept for an operator |
@@ -21,7 +22,7 @@
  * | `<p>:channel-lease-released`         | pub/sub       | `RedisChannelLeases`  | a channel key, when its lease is released or its head waiter left with waiters behind it |
  *
  * Redis carries ids, ranges and generations, and message text only in the spool, only while
- * Postgres is away.
+ * Postgres is away, and in flight on `<p>:context-appended` (pub/sub stores nothing).
  */
 
 import { COMPACTION_QUEUE_NAME, encodeChannelKey } from './compaction-jobs.js';
@@ -35,6 +36,8 @@ export interface RedisKeys {
   readonly bullmqPrefix: string;
   /** Pub/sub channel of context changes. */
   readonly contextChanged: string;
+  /** Pub/sub channel of appends, for the other replicas' cached copies. */
+  readonly contextAppended: string;
   /** A pattern matching every key above (for cleanup with SCAN). */
   readonly everything: string;
   /** BullMQ `deduplication.id` of one of a channel's compaction slots (slot 0 first). */
@@ -80,6 +83,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     prefix,
     bullmqPrefix: prefix,
     contextChanged: `${prefix}:context-changed`,
+    contextAppended: `${prefix}:context-appended`,
     everything: `${prefix}:*`,
     compactionDedupeId: (channelKey, slot = 0) => dedupeId(channelKey, slot),
     compactionDedupeKey: (channelKey, slot = 0) =>

@@ -39,6 +39,7 @@ import { type EbbConfig, resolveChannel, retentionConfigured } from '@ebb/config
 import type {
   AnswerClaim,
   AnswerClaims,
+  AppendFeed,
   ArchiveEditor,
   ArchiveReader,
   ChannelDirectory,
@@ -119,6 +120,11 @@ export interface BotOptions {
    * channel actors order a channel's turns, which is enough for one process.
    */
   readonly leases?: ChannelLeases;
+  /**
+   * Replicas' appends, so each one's cached copy of a channel follows the others' turns without
+   * reading them back (`channel-states.ts`); without it a copy that is behind reads the tail.
+   */
+  readonly appends?: AppendFeed;
   /** The tools channels may be allowed (built-in and MCP); without it the model is offered none. */
   readonly toolbox?: Toolbox;
   /** After every tool call: for metrics. */
@@ -242,6 +248,7 @@ export class Bot {
   #claimsFailing = false;
   readonly #leases: TurnLeases;
   #unsubscribe: (() => Promise<void>) | undefined;
+  #unhear: (() => Promise<void>) | undefined;
 
   constructor(options: BotOptions) {
     this.#options = options;
@@ -266,6 +273,7 @@ export class Bot {
       channels,
       contextChanged: (key, calibration) => compaction.contextChanged(key, calibration),
       budgetBytes: () => config().process.contextCacheMb * 2 ** 20,
+      ...(options.appends === undefined ? {} : { feed: options.appends }),
     });
     this.#compaction = compaction;
     this.#states = states;
@@ -376,6 +384,9 @@ export class Bot {
         this.#compaction.monitor(turn),
       );
     });
+    this.#unhear = await this.#options.appends?.subscribe((key, appended) =>
+      this.#states.heard(key, appended),
+    );
     this.#silence.start();
     this.#spool?.start();
     // Take-backs a process left pending (it died, or the store failed) are finished here too.
@@ -450,6 +461,7 @@ export class Bot {
     await this.#connections.stop();
     for (const adapter of this.#adapters.values()) await adapter.stop().catch(() => {});
     await this.#unsubscribe?.();
+    await this.#unhear?.();
   }
 
   handlers(): PlatformHandlers {

@@ -64,6 +64,7 @@ describe('the context cache', () => {
       misses: 3,
       reloads: 0,
       deltaLoads: 0,
+      appendsHeard: 0,
       evictions: 1,
       channels: 2,
       bytes: 2 * one,

@@ -11,7 +11,6 @@ import {
   type Calibration,
   type ChatModel,
   type CompactionLogEvent,
-  type ContextView,
   FencedAppendError,
   type InboundMessage,
   type PlatformHandlers,
@@ -25,6 +24,7 @@ import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { CountingStore, comparable, toolStep } from '../../test/counting-channel-store.js';
 import { RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
 import { type AppendedMessage, ChannelStates } from './channel-states.js';
@@ -197,20 +197,6 @@ describe('a pass that lands while a turn is running', () => {
 });
 
 describe('ChannelStates', () => {
-  /** Counts reloads and tails read. */
-  class CountingStore extends InMemoryChannelStore {
-    loads = 0;
-    tails = 0;
-    override async loadContext(channelKey: string) {
-      this.loads++;
-      return super.loadContext(channelKey);
-    }
-    override async loadAfter(channelKey: string, afterSeq: number) {
-      this.tails++;
-      return super.loadAfter(channelKey, afterSeq);
-    }
-  }
-
   const settings = resolveChannel(parseConfig('', 'states.toml'), KEY);
   const said = (i: number, fields: Partial<AppendedMessage> = {}): AppendedMessage => ({
     role: 'user',
@@ -227,25 +213,7 @@ describe('ChannelStates', () => {
     const turn = { key: KEY, state, tokenizer, settings, ...(fence === undefined ? {} : { fence }) };
     return { states, state, turn };
   }
-  /** What the cached context must agree with a fresh load on. */
-  const comparable = ({ generation, headSeq, spans, raw, tokens }: ContextView) => ({
-    generation,
-    headSeq,
-    spans,
-    raw,
-    tokens,
-  });
-  /** A tool step: the call and its result, in one write. */
-  const step = (id: string): AppendedMessage[] => [
-    {
-      role: 'assistant',
-      author: 'ebb',
-      text: '',
-      ts: '',
-      toolCalls: [{ id, name: 'lookup', arguments: '{}' }],
-    },
-    { role: 'tool', author: 'lookup', text: `result ${id}`, ts: '', toolCallId: id },
-  ];
+  const step = toolStep;
 
   it('follows another replica’s appends by their tail, and reloads whole only at a new generation', async () => {
     const channels = new CountingStore();

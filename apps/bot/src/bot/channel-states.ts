@@ -13,6 +13,12 @@
  * context (another generation by then, or counts that do not add up) reloads the whole context.
  * `stats()` counts both: `deltaLoads` (tails read) and `reloads` (whole contexts read again).
  *
+ * With a feed (`AppendFeed`, Redis pub/sub between replicas) the tail mostly need not be read: each
+ * replica sends the messages it appended as its cache took them, and the others append them to
+ * their cached copy when they continue it (`heard`; counted as `appendsHeard`), so the next turn
+ * on any replica finds its copy current. A notice that does not continue a copy is ignored: the
+ * seq check above still catches the copy up at its next append.
+ *
  * The cache is bounded by memory, not by a count of channels: a quiet channel's context is a few
  * kilobytes, a busy one's up to the whole window. Each channel weighs its estimated bytes
  * (`estimatedBytes`), re-weighed as it grows, and the least recently used go past `[bot]
@@ -20,6 +26,7 @@
  */
 import { DEFAULT_CONTEXT_CACHE_MB } from '@ebb/config';
 import {
+  type AppendFeed,
   type AppendOptions,
   type AppendResult,
   type Calibration,
@@ -105,6 +112,8 @@ export interface ChannelStatesOptions {
   readonly contextChanged: (key: string, calibration: Calibration) => Promise<void>;
   /** The cache's budget in bytes, read at every load (a reloaded config applies); default `[bot] context_cache_mb`'s. */
   readonly budgetBytes?: () => number;
+  /** Where this replica's appends are sent for the others' copies (none with one process). */
+  readonly feed?: Pick<AppendFeed, 'publish'>;
 }
 
 const DEFAULT_BUDGET_BYTES = DEFAULT_CONTEXT_CACHE_MB * 2 ** 20;
@@ -120,6 +129,7 @@ export class ChannelStates {
   #misses = 0;
   #reloads = 0;
   #deltaLoads = 0;
+  #appendsHeard = 0;
 
   constructor(options: ChannelStatesOptions) {
     this.#options = options;
@@ -170,6 +180,7 @@ export class ChannelStates {
       misses: this.#misses,
       reloads: this.#reloads,
       deltaLoads: this.#deltaLoads,
+      appendsHeard: this.#appendsHeard,
       evictions: this.#states.evictions,
       channels: this.#states.size,
       bytes: this.#states.weight,
@@ -187,6 +198,20 @@ export class ChannelStates {
     if (!state) return false;
     state.notified = Math.max(state.notified, generation);
     return state.context.generation < generation || state.reported < generation;
+  }
+
+  /**
+   * Another replica's appends (`AppendFeed`): a cached copy they continue (the same generation, the
+   * first seq its head + 1, the tokens adding up) takes them; any other notice changes nothing.
+   */
+  heard(key: string, appended: ContextDelta): void {
+    const state = this.#states.get(key);
+    if (!state || state.context.generation < state.notified) return;
+    const entries = continuation(state.context, appended);
+    if (!entries?.length) return;
+    for (const entry of entries) state.context.append(entry);
+    this.#appendsHeard += 1;
+    this.#reweigh(key, state);
   }
 
   /** Drops the channel's cache (after a failure), so its next turn reloads. */
@@ -256,10 +281,17 @@ export class ChannelStates {
       await this.#catchUp(key, state);
       return;
     }
-    appended.forEach((message, i) => {
-      state.context.append(contextEntryOf(message, results[i]?.seq ?? 0));
-    });
+    const entries = appended.map((message, i) => contextEntryOf(message, results[i]?.seq ?? 0));
+    for (const entry of entries) state.context.append(entry);
     this.#reweigh(key, state);
+    const last = results.at(-1);
+    if (last !== undefined)
+      this.#options.feed?.publish(key, {
+        generation: last.generation,
+        headSeq: last.seq,
+        tokens: last.contextTokens,
+        raw: entries,
+      });
   }
 
   /**
@@ -308,15 +340,20 @@ export class ChannelStates {
 }
 
 /**
- * The raw messages that bring `context` level with the store's, as `delta` (read after its head)
- * shows it, or undefined when they cannot: the store is at another generation, or the tail does not
- * run from the head + 1 to the store's head, or the tokens do not add up to the store's.
+ * The raw messages that bring `context` level with the store's, as `delta` (a tail read after its
+ * head, or appends heard) shows it, or undefined when they cannot: the store is at another
+ * generation, or the messages past the head do not run from the head + 1 to the delta's head, or
+ * the tokens do not add up. None when the context holds them already: appends heard while the tail
+ * was being read took it that far.
  */
 function continuation(context: WorkingContext, delta: ContextDelta): readonly ContextMessage[] | undefined {
   const { generation, headSeq, tokens } = context;
-  if (delta.generation !== generation || delta.raw.length !== delta.headSeq - headSeq) return undefined;
-  if (delta.raw.some((m, i) => m.seq !== headSeq + 1 + i)) return undefined;
-  return delta.raw.reduce((n, m) => n + m.tokens, tokens) === delta.tokens ? delta.raw : undefined;
+  if (delta.generation !== generation) return undefined;
+  if (delta.headSeq <= headSeq) return [];
+  const tail = delta.raw.filter((m) => m.seq > headSeq);
+  if (tail.length !== delta.headSeq - headSeq || tail.some((m, i) => m.seq !== headSeq + 1 + i))
+    return undefined;
+  return tail.reduce((n, m) => n + m.tokens, tokens) === delta.tokens ? tail : undefined;
 }
 
 /** The store's options for the turn's appends: under its lease's fence, when it holds one. */

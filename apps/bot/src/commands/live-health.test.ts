@@ -6,6 +6,7 @@ const stats = {
   misses: 30,
   reloads: 0,
   deltaLoads: 0,
+  appendsHeard: 0,
   evictions: 0,
   channels: 200,
   bytes: 3 * 2 ** 20,
@@ -21,8 +22,13 @@ describe("ebb status's context cache line", () => {
   });
 
   it("says how cached channels caught up with other replicas' writes, where any did", () => {
-    expect(formatContextCache({ ...stats, deltaLoads: 1_800, reloads: 12 })[1]).toMatch(
-      /; 0 evicted; caught up 1,800 times by delta, 12 by reload$/,
+    expect(formatContextCache({ ...stats, appendsHeard: 5_400, deltaLoads: 1_800, reloads: 12 })[1]).toMatch(
+      /; 0 evicted; caught up 5,400 times by appends heard, 1,800 by delta, 12 by reload$/,
+    );
+    // A bot of an earlier version, whose /healthz has no appends heard.
+    const { appendsHeard: _absent, ...earlier } = stats;
+    expect(formatContextCache({ ...earlier, deltaLoads: 3 } as typeof stats)[1]).toMatch(
+      /caught up 0 times by appends heard, 3 by delta, 0 by reload$/,
     );
   });
 

@@ -45,11 +45,13 @@ export function formatContextCache(stats: ContextCacheStats | null): string[] {
 }
 
 /**
- * How cached channels caught up with other replicas' writes, where any did: by the messages after
- * their head (delta loads), or by reading their whole context again (reloads).
+ * How cached channels caught up with other replicas' writes, where any did: by their appends as they
+ * were heard (no read), by the messages after their head (delta loads), or by reading their whole
+ * context again (reloads). A bot of an earlier version reports no appends heard.
  */
 function followed(stats: ContextCacheStats): string {
-  const { deltaLoads = 0, reloads = 0 } = stats;
-  if (deltaLoads + reloads === 0) return '';
-  return `; caught up ${deltaLoads.toLocaleString('en')} times by delta, ${reloads.toLocaleString('en')} by reload`;
+  const { appendsHeard = 0, deltaLoads = 0, reloads = 0 } = stats;
+  if (appendsHeard + deltaLoads + reloads === 0) return '';
+  const n = (count: number) => count.toLocaleString('en');
+  return `; caught up ${n(appendsHeard)} times by appends heard, ${n(deltaLoads)} by delta, ${n(reloads)} by reload`;
 }

@@ -68,6 +68,7 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
     spool: queue.spool,
     ...(queue.claims === undefined ? {} : { claims: queue.claims }),
     ...(queue.leases === undefined ? {} : { leases: queue.leases }),
+    ...(queue.appends === undefined ? {} : { appends: queue.appends }),
   });
   await bot.start(adapters, {
     degradable: (err) => describeStartFailure(err).kind !== 'refused',

@@ -2,7 +2,7 @@
  * The queue part: BullMQ over Redis when Redis answers and a worker can reach this database (with
  * the worker itself in this process for `ebb dev`), else the in-process pipeline (announced); and
  * what goes with it: the context notifier, the spool where Slack and Discord messages wait while
- * Postgres is away, and the answer claims and channel leases of replicas. Its connections close at
+ * Postgres is away, and the answer claims, channel leases and append feed of replicas. Its connections close at
  * stop.
  */
 import { createHash } from 'node:crypto';
@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { CLOSE_BEYOND_PASSES_MS, createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
 import type {
   AnswerClaims,
+  AppendFeed,
   ChannelLeases,
   CompactionEventSink,
   CompactionQueue,
@@ -27,6 +28,7 @@ import {
   describeRedisUrl,
   isRedisReachable,
   RedisAnswerClaims,
+  RedisAppendFeed,
   RedisChannelLeases,
   RedisContextNotifier,
   RedisInboundSpool,
@@ -45,6 +47,8 @@ export interface RunningQueue {
   readonly claims?: AnswerClaims;
   /** One turn at a time per channel when replicas share Redis (one process needs none). */
   readonly leases?: ChannelLeases;
+  /** Replicas' appends, so their cached copies of a channel follow each other (one process needs none). */
+  readonly appends?: AppendFeed;
   /** BullMQ's queue, for the dashboard's board. */
   readonly board?: BoardQueue;
   /** The in-process queue is in use (no Redis, or an embedded database with no worker here). */
@@ -141,6 +145,9 @@ async function redisQueue(
   steps.add(() => closeRedis(leaseSubscriber));
   const leases = new RedisChannelLeases({ connection: producer, subscriber: leaseSubscriber, prefix });
   steps.add(() => leases.close());
+  // On the leases' connections: a replica woken for a channel's lease has heard the turn before it.
+  const appends = new RedisAppendFeed({ publisher: producer, subscriber: leaseSubscriber, prefix, logger });
+  steps.add(() => appends.close());
   if (options.withWorker) {
     const worker = await runCompactionWorker({
       config: options.config,
@@ -155,5 +162,5 @@ async function redisQueue(
     // Lets the jobs in hand finish, or hands them back after 10 s.
     steps.add(() => worker.close(10_000), 10_000 + CLOSE_BEYOND_PASSES_MS);
   }
-  return { queue: bullmq, notifier, spool, claims, leases, board: bullmq.bullmq, embedded: false };
+  return { queue: bullmq, notifier, spool, claims, leases, appends, board: bullmq.bullmq, embedded: false };
 }

@@ -263,6 +263,17 @@ it(
       else if (archive.slice(userAt + 1, replyAt).some((a) => a.role === 'user') || replyAt < userAt)
         replyAfterNext++;
     }
+    // How the survivors' copies of the channel followed the others' turns: by the appends they
+    // heard (no read), by reading the tail, or by reading the whole context again.
+    const followed = { heard: 0, tails: 0, reloads: 0 };
+    for (const ebb of survivors) {
+      const text = await (await fetch(`${ebb.url}/metrics`)).text();
+      const count = (name: string) =>
+        Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+      followed.heard += count('ebb_context_cache_appends_heard_total');
+      followed.tails += count('ebb_context_cache_delta_loads_total');
+      followed.reloads += count('ebb_context_cache_reloads_total');
+    }
     const lost = sent.filter((m) => !archivedTimes.has(m.id)).length;
     const duplicated = [...archivedTimes.values()].reduce((n, times) => n + times - 1, 0);
     const answeredOnce = sent.filter((m) => answeredTimes.get(m.id) === 1).length;
@@ -273,7 +284,7 @@ it(
         `duplicated ${duplicated}, answered once ${answeredOnce}, unanswered ${unanswered}, answers naming another message ${namingAnother}, ` +
         `stale prompts ${stale}, prompts holding a later message ${later}, replies archived after the next message ${replyAfterNext}; ` +
         `SIGKILL retry: duplicate ${retried.duplicate === true}, prompt complete ${killedPromptComplete}, its prompt at the model ${retryPromptMs} ms and its answer ${retryMs} ms after the retry ` +
-        `(chat requests ${chats.size})`,
+        `(chat requests ${chats.size}); the survivors' caches caught up ${followed.heard} times by appends heard, ${followed.tails} by tail, ${followed.reloads} by reload`,
     );
 
     expect(acknowledged).toBe(sent.length);
@@ -287,6 +298,7 @@ it(
       replyAfterNext: 0,
     });
     expect(answeredOnce).toBe(sent.length);
+    expect(followed.heard).toBeGreaterThan(0);
     expect(retried).toMatchObject({
       status: 200,
       duplicate: true,

@@ -58,7 +58,16 @@ export function toNewMessage(
 
 /** The context's copy of an appended `NewMessage`, under the seq the store gave it. */
 export function contextEntryOf(message: NewMessage, seq: number): ContextMessage {
-  const { platformMessageId: _id, tokens: _archived, contextTokens, contextText, text, ...rest } = message;
+  // The archive's own fields stay there: the entry is what a load of the context gives.
+  const {
+    platformMessageId: _id,
+    recalledMemories: _recalled,
+    tokens: _archived,
+    contextTokens,
+    contextText,
+    text,
+    ...rest
+  } = message;
   return { ...rest, seq, text: contextText ?? text, tokens: contextTokens };
 }
 
