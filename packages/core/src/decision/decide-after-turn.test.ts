@@ -84,6 +84,34 @@ describe('decideAfterTurn', () => {
     });
   });
 
+  it('starts no pass early while the stubs microcompaction will make would keep the projection under', () => {
+    // Five tool results among the 100 messages (seqs 20, 40, …, 100); the newest three stay whole.
+    const withResults = (tokens: number): ContextView => {
+      const base = context();
+      const raw = base.raw.map((m) =>
+        m.seq % 20 === 0 ? { ...m, role: 'tool' as const, toolCallId: `c${m.seq}`, tokens } : m,
+      );
+      return { ...base, raw, tokens: raw.reduce((n, m) => n + m.tokens, 0) };
+    };
+    const stubbable = testPolicy({ protectRecent: 5, summaryMaxTokens: 50, microcompactMinTokens: 50 });
+    // 0.55 + 0.027/s × 10 s = 0.82: due early, at the pace.
+    const fast = { growthPerSecond: 0.027, passSeconds: 10 };
+    const decide = (tokens: number, overrides: Partial<AfterTurnInput> = {}) =>
+      decideAfterTurn(
+        input({ context: withResults(tokens), usage: 0.55, pace: fast, policy: stubbable, ...overrides }),
+      );
+    // Two stubbable results of 250 tokens free at least 2 × (250 − 100): 0.82 − 0.3 is under 0.8.
+    expect(decide(250)).toEqual({ kind: 'none' });
+    // Of 110 tokens they free at least 20: not enough, so the pass starts early as before.
+    expect(decide(110)).toMatchObject({ kind: 'enqueue', mode: 'new' });
+    // Microcompaction off: nothing to wait for.
+    expect(decide(250, { policy: { ...stubbable, microcompaction: false } })).toMatchObject({
+      kind: 'enqueue',
+    });
+    // From microcompact_threshold they are made (rule 0), and the decision runs again after them.
+    expect(decide(250, { usage: 0.6 })).toMatchObject({ kind: 'microcompact', seqs: [20, 40] });
+  });
+
   it('delays a background pass by the cooldown counted from the last landing, never an aggressive one', () => {
     const landed = { lastLandedAt: 100_000 - 4_000 };
     expect(decideAfterTurn(input({ usage: 0.8, ...landed }))).toMatchObject({

@@ -18,7 +18,10 @@
  *    (`background − 2 × (emergency − background)`, 0.50 with the defaults). Under a
  *    burst a pass thus starts early enough to land by the background threshold, leaving the whole room
  *    up to the emergency threshold for the pace to be misjudged; at human pace the growth term is a
- *    rounding error and passes start at the background threshold as configured.
+ *    rounding error and passes start at the background threshold as configured. An early start
+ *    yields to rule 0, not yet reached: no pass starts early while the stubs microcompaction will
+ *    make at its threshold would keep the projection under the background threshold
+ *    (`stubsComeFirst`), so a burst of tool results is stubbed for free, not summarized by an LLM.
  * 3. **How big?** A pass frees `aggressive_fraction` of the context (labelled `aggressive`) when
  *    usage or the projection is at or above `aggressive_threshold`; else `background_fraction`
  *    (`working_fraction` when a working size sets the threshold), and an aggressive pass never less.
@@ -55,7 +58,11 @@ import {
   planHeal,
   tokensInRange,
 } from '../plans/plan-compaction.js';
-import { type MicrocompactPolicy, planMicrocompaction } from '../plans/plan-microcompaction.js';
+import {
+  type MicrocompactPolicy,
+  planMicrocompaction,
+  STUB_TOKENS_BOUND,
+} from '../plans/plan-microcompaction.js';
 import type { PassInFlight } from '../ports/queue-ports.js';
 import type { CompactionPolicy } from './policy.js';
 
@@ -168,7 +175,8 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
         : undefined;
     return plan && { kind: 'enqueue', mode: 'heal', plan, delayMs: 0, projectedUsage: projected };
   };
-  if (!passDue(usage, projected, policy)) return heal() ?? { kind: 'none' };
+  if (!passDue(usage, projected, policy) || stubsComeFirst(input, projected))
+    return heal() ?? { kind: 'none' };
 
   const tier: Tier =
     usage >= policy.aggressiveThreshold || projected >= policy.aggressiveThreshold
@@ -211,6 +219,26 @@ export function decideAfterTurn(input: AfterTurnInput): AfterTurnAction {
     if (afterInFlight >= policy.aggressiveThreshold) return plan('follow_up', last, 0);
   }
   return skip('in_flight');
+}
+
+/**
+ * Rule 2's yield to rule 0: a pass due only by the pace (usage under the background threshold) waits
+ * while the tool results microcompaction will stub once usage reaches its threshold (each freeing
+ * its tokens less a stub's, at most `STUB_TOKENS_BOUND`) would keep the projection under the
+ * background threshold. Should the stubs not be enough when they come, the decision after them
+ * starts the pass.
+ */
+function stubsComeFirst(input: AfterTurnInput, projected: number): boolean {
+  const { usage, policy, context, usagePerToken } = input;
+  const stubsFrom = Math.min(policy.microcompactThreshold, policy.backgroundThreshold);
+  const seqs = planMicrocompaction(context, Math.max(usage, stubsFrom), policy);
+  if (seqs.length === 0) return false;
+  const first = context.raw[0]?.seq ?? 0;
+  const freed = seqs.reduce(
+    (n, seq) => n + Math.max(0, (context.raw[seq - first]?.tokens ?? 0) - STUB_TOKENS_BOUND),
+    0,
+  );
+  return projected - freed * usagePerToken < policy.backgroundThreshold;
 }
 
 /**

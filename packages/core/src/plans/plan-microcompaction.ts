@@ -38,6 +38,13 @@ export type MicrocompactPolicy = Pick<
 const FIRST_LINE_CHARS = 80;
 
 /**
+ * The most tokens a stub takes, for deciding before any is written (`decideAfterTurn`): its fixed
+ * wording (about 35 tokens), the first line (at most 80 characters, about 20), a tool name (MCP's
+ * go to 64 characters) and the message's overhead, rounded up.
+ */
+export const STUB_TOKENS_BOUND = 100;
+
+/**
  * The seqs of the raw tool results to stub now, oldest first; empty when none qualifies or
  * microcompaction is off. Stubs count among the newest kept results, so stubbing is stable: the
  * same context plans nothing twice.

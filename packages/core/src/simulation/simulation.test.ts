@@ -307,3 +307,52 @@ function expectDue(e: CompactionEvent, p: typeof policy): void {
   if (e.tier === 'aggressive')
     expect(Math.max(e.usage, projected) + slack).toBeGreaterThanOrEqual(p.aggressiveThreshold);
 }
+
+describe('Simulation of a tool-heavy burst', () => {
+  it('stubs old tool results before the pace starts a pass early, and starts none while stubs keep it under', () => {
+    // 17 tool results of about 2,800 tokens, a tool turn every 2 s of the transcript's clock, into a 32k
+    // window: the pace reaches the early-start floor at about usage 0.5, while stubbing the results
+    // older than the newest three (from 0.6, free and losing nothing) keeps the channel far below
+    // the background threshold. Passes take a minute.
+    const messages: TranscriptMessage[] = [];
+    const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 9, 0, s)).toISOString();
+    for (let i = 0; i < 17; i++) {
+      const id = `c${i}`;
+      messages.push(
+        { role: 'user', author: 'dev', text: `run the suite, try ${i}`, ts: at(i * 2) },
+        {
+          role: 'assistant',
+          author: 'ebb',
+          text: '',
+          toolCalls: [{ id, name: 'ci.log', arguments: '{}' }],
+          ts: at(i * 2),
+        },
+        {
+          role: 'tool',
+          author: 'ci.log',
+          text: `log ${i}\n${'z'.repeat(11_200)}`,
+          toolCallId: id,
+          ts: at(i * 2 + 1),
+        },
+        { role: 'assistant', author: 'ebb', text: `try ${i} failed at step ${i}`, ts: at(i * 2 + 1) },
+      );
+    }
+    const events: SimulationEvent[] = [];
+    const sim = simulation(events, {
+      policy: testPolicy({ protectRecent: 4, summaryMaxTokens: 400 }),
+      contextWindow: 32_000,
+      maxOutputTokens: 1_000,
+      jobLatency: 0,
+      jobSeconds: 60,
+    });
+    for (const m of messages) sim.turn(m);
+    sim.finish();
+    const compactions = events.filter((e): e is CompactionEvent => e.type === 'compaction');
+    const stubbedAt = compactions.findIndex((e) => e.event === 'microcompacted');
+    const passes = compactions.filter((e) => e.event === 'triggered');
+    expect(stubbedAt).toBeGreaterThanOrEqual(0);
+    expect(passes.filter((e) => compactions.indexOf(e) < stubbedAt)).toEqual([]);
+    expect(passes).toEqual([]);
+    expect(compactions.filter((e) => e.tier === 'emergency')).toEqual([]);
+  });
+});
