@@ -9,8 +9,9 @@ import {
 import { loadTokenizer } from '@ebb/llm';
 import { Toolbox } from '@ebb/tools';
 import { expect, it, vi } from 'vitest';
-import { builtInToolTokens, loadChannelStatus } from './channel-status.js';
+import { loadChannelStatus } from './channel-status.js';
 import { OfferedTools } from './offered-tools.js';
+import { builtInToolTokens } from './prompt-measure.js';
 
 const config = parseConfig('', 'status.toml');
 

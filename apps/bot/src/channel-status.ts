@@ -15,7 +15,6 @@ import {
   channelCost,
   costUsd,
   type HISTORY_TOOL_NAMES,
-  HISTORY_TOOL_SPECS,
   type MemoryStore,
   memoryScope,
   type PendingTakeBacks,
@@ -30,12 +29,12 @@ import {
   type Tokenizer,
   type TurnLog,
   thresholdReached,
-  toolSpecsTokens,
   type UsageStore,
   usageOf,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import { isToolAllowed } from '@ebb/tools';
+import { builtInToolTokens } from './prompt-measure.js';
 
 /** Passes listed per channel. */
 export const RECENT_PASSES = 5;
@@ -231,22 +230,6 @@ export function compactorSettingsOf(
 export function mayReadHistory(settings: Pick<ResolvedChannelConfig, 'tools'>): boolean {
   const readHistory: (typeof HISTORY_TOOL_NAMES)[number] = 'read_history';
   return isToolAllowed(settings.tools.allow, readHistory);
-}
-
-/**
- * Tokens of the built-in tools the channel's `[tools] allow` lets it use, as every prompt of the bot
- * carries them: what a process without the bot's toolbox can count. MCP tools need their servers
- * running, so `ebb status` and `ebb simulate` leave them out (the dashboard, in the bot's process,
- * counts them).
- */
-export function builtInToolTokens(
-  settings: Pick<ResolvedChannelConfig, 'tools'>,
-  tokenizer: Tokenizer,
-): number {
-  return toolSpecsTokens(
-    tokenizer,
-    HISTORY_TOOL_SPECS.filter((spec) => isToolAllowed(settings.tools.allow, spec.name)),
-  );
 }
 
 /**

@@ -48,7 +48,6 @@ import {
   type HistoryPage,
 } from '@ebb/web';
 import {
-  builtInToolTokens,
   describeTakeBacks,
   loadChannelStatus,
   loadCompactorSettings,
@@ -58,6 +57,7 @@ import type { DashboardFeed } from './dashboard-feed.js';
 import { describeHistory, historyRange } from './dashboard-history.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
 import type { OfferedTools } from './offered-tools.js';
+import { builtInToolTokens } from './prompt-measure.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;

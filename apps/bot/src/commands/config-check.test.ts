@@ -177,7 +177,8 @@ describe('ebb config check', () => {
     expect(err[0]).toMatch(
       /^config\.toml: web\.compaction\.background_threshold: leaves a background pass nothing to free in the merged settings for channel web:w1: at background_threshold \(0\.6, from \[web\]\), .* less the reserve \(memory\.recall_max_tokens \(1000, from \[memory\]\) \+ the system prompt and tools \(\d+\)\) leave \d+ of conversation; .* so it needs \d+\. Raise llm\.context_window or compaction\.background_threshold, or lower llm\.max_output_tokens, memory\.recall_max_tokens, compaction\.summary_max_tokens or compaction\.protect_recent \(or shorten bot\.system_prompt, or allow fewer tools\); found 0\.6$/,
     );
-    // The new user's channel: a 4,000-token window at 0.70 leaves a pass room, and is accepted.
+    // The new user's channel: a 4,000-token window at 0.70 leaves a pass room, and is accepted
+    // (counted in bytes it would not be: the check then counts with the model's tokenizer).
     await writeFile(
       path.join(cwd, 'config.toml'),
       '[llm]\ncontext_window = 4000\nmax_output_tokens = 500\n[memory]\nrecall_max_tokens = 1000\n[web.compaction]\nbackground_threshold = 0.7\n',

@@ -2,6 +2,7 @@ import path from 'node:path';
 import {
   allowPatternsOf,
   ConfigError,
+  type ConfigIssue,
   checkChannel,
   DEFAULTS_CHANNEL_KEY,
   DERIVED_DEFAULTS,
@@ -10,27 +11,12 @@ import {
   formatTomlValue,
   loadConfig,
   mcpServerSpecs,
-  type PromptMeasure,
-  type ResolvedChannelConfig,
   type ResolvedMcpServer,
   resolveChannel,
 } from '@ebb/config';
-import {
-  HISTORY_TOOL_NAMES,
-  SILENT_LOGGER,
-  summarySpanBound,
-  systemPromptTokens,
-  type Tokenizer,
-} from '@ebb/core';
-import { loadTokenizer } from '@ebb/llm';
-import {
-  MAX_TOOLS_PER_CHANNEL,
-  McpServers,
-  patternMatchesTool,
-  patternServer,
-  planToolOffer,
-} from '@ebb/tools';
-import { builtInToolTokens } from '../channel-status.js';
+import { ByteTokenizer, HISTORY_TOOL_NAMES, SILENT_LOGGER } from '@ebb/core';
+import type * as ToolsModule from '@ebb/tools';
+import { channelPromptMeasure } from '../prompt-measure.js';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {
@@ -93,7 +79,7 @@ export async function configCheck(
 
   const channelKey = args.channel ?? DEFAULTS_CHANNEL_KEY;
   const file = config.file === null ? 'built-in defaults' : displayPath(cwd, config.file);
-  const problems = checkChannel(config, channelKey, file, await promptMeasure(config, channelKey));
+  const problems = await checkedChannel(config, channelKey, file);
   if (problems.length > 0) {
     for (const issue of problems) io.err(formatConfigIssue(issue));
     io.err(`config check failed: ${channelKey} resolves to settings that break ${problems.length} rule(s)`);
@@ -123,28 +109,22 @@ export async function configCheck(
 }
 
 /**
- * The channel's system prompt and built-in tools, and a summary's block, counted with its model's
- * tokenizer: whether a pass has room to free anything depends on them (MCP tools are left out, as
- * `ebb status` and `ebb simulate` leave them out).
+ * The rules `checkChannel` holds the channel to, whether a pass has room included, counted first in
+ * bytes (`ByteTokenizer`): bytes bound any byte-level tokenizer's count from above, and more tokens
+ * only take room, so a channel that passes in bytes passes in its model's tokens, and the encoding
+ * (tens of milliseconds to load) is loaded only to count one that does not.
  */
-async function promptMeasure(
+async function checkedChannel(
   config: Awaited<ReturnType<typeof loadConfig>>,
   channelKey: string,
-): Promise<PromptMeasure> {
+  file: string,
+): Promise<ConfigIssue[]> {
   const settings = resolveChannel(config, channelKey);
-  return channelPromptMeasure(settings, await loadTokenizer(settings.llm.encoding));
-}
-
-/** `promptMeasure` with the channel's tokenizer at hand (`ebb simulate --suggest` checks candidates with it). */
-export function channelPromptMeasure(
-  settings: Pick<ResolvedChannelConfig, 'bot' | 'tools'>,
-  tokenizer: Tokenizer,
-): PromptMeasure {
-  return {
-    promptHeadTokens:
-      systemPromptTokens(tokenizer, settings.bot.systemPrompt) + builtInToolTokens(settings, tokenizer),
-    summaryFrameTokens: summarySpanBound(tokenizer, 0),
-  };
+  const bounded = checkChannel(config, channelKey, file, channelPromptMeasure(settings, new ByteTokenizer()));
+  if (bounded.length === 0) return bounded;
+  const { loadTokenizer } = await import('@ebb/llm');
+  const tokenizer = await loadTokenizer(settings.llm.encoding);
+  return checkChannel(config, channelKey, file, channelPromptMeasure(settings, tokenizer));
 }
 
 /** What the HTTP server listens on and who it answers, with a warning when `ebb start` would refuse or warn. */
@@ -192,6 +172,9 @@ async function checkMcpServers(
 ): Promise<void> {
   const specs = mcpServerSpecs(config, env);
   if (specs.length === 0) return;
+  // Loaded only here: the MCP client is most of the package.
+  const toolsPackage = await import('@ebb/tools');
+  const { McpServers, patternMatchesTool, patternServer } = toolsPackage;
   const servers = new McpServers({
     servers: specs,
     logger: SILENT_LOGGER,
@@ -229,7 +212,7 @@ async function checkMcpServers(
         );
       }
     }
-    warnTooManyTools(config, tools, io);
+    warnTooManyTools(config, tools, io, toolsPackage);
   } finally {
     await servers.close();
   }
@@ -243,6 +226,10 @@ function warnTooManyTools(
   config: Awaited<ReturnType<typeof loadConfig>>,
   mcpTools: readonly string[],
   io: CommandIo,
+  {
+    planToolOffer,
+    MAX_TOOLS_PER_CHANNEL,
+  }: Pick<typeof ToolsModule, 'planToolOffer' | 'MAX_TOOLS_PER_CHANNEL'>,
 ): void {
   const lists = new Map<string, string[]>();
   for (const { path: at, pattern } of allowPatternsOf(config)) {

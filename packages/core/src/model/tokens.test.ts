@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { calibrate, UNCALIBRATED, usageOf } from './tokens.js';
+import { ByteTokenizer, calibrate, UNCALIBRATED, usageOf } from './tokens.js';
 
 describe('usageOf', () => {
   it('is the prompt over the window less the reply reserve, scaled by calibration', () => {
@@ -27,5 +28,21 @@ describe('calibrate', () => {
     expect(calibrate(UNCALIBRATED, 0, 500)).toBe(UNCALIBRATED);
     expect(calibrate(UNCALIBRATED, 500, 0)).toBe(UNCALIBRATED);
     expect(calibrate(UNCALIBRATED, 100, 100_000).factor).toBe(2);
+  });
+});
+
+describe('ByteTokenizer', () => {
+  it("counts a text's UTF-8 bytes, and encodes and decodes them", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (text) => {
+        const bytes = new TextEncoder().encode(text);
+        const tokenizer = new ByteTokenizer();
+        expect(tokenizer.count(text)).toBe(bytes.length);
+        expect(tokenizer.decode(tokenizer.encode(text))).toBe(new TextDecoder().decode(bytes));
+      }),
+      { numRuns: 500 },
+    );
+    // A pair is one code point of four bytes; a lone surrogate is written as U+FFFD, three.
+    expect(new ByteTokenizer().count('a🌊é\ud800x')).toBe(1 + 4 + 2 + 3 + 1);
   });
 });

@@ -16,6 +16,43 @@ export interface Tokenizer {
 }
 
 /**
+ * A tokenizer of UTF-8 bytes, one token each: it counts at least as many tokens as any byte-level
+ * BPE (o200k_base, cl100k_base: every one of their tokens is one byte or more), without loading an
+ * encoding. For a check that holds when the text takes more tokens, so holds for the real count
+ * when it holds for this one (`ebb config check`'s pass room).
+ */
+export class ByteTokenizer implements Tokenizer {
+  readonly encoding = 'utf-8 bytes';
+
+  count(text: string): number {
+    let bytes = 0;
+    for (let i = 0; i < text.length; i++) {
+      const unit = text.charCodeAt(i);
+      if (unit < 0x80) bytes += 1;
+      else if (unit < 0x800) bytes += 2;
+      else if (unit >= 0xd800 && unit < 0xdc00 && isLowSurrogate(text.charCodeAt(i + 1))) {
+        // A surrogate pair is one code point of four bytes (a lone surrogate is encoded as three).
+        bytes += 4;
+        i++;
+      } else bytes += 3;
+    }
+    return bytes;
+  }
+
+  encode(text: string): number[] {
+    return [...new TextEncoder().encode(text)];
+  }
+
+  decode(tokens: readonly number[]): string {
+    return new TextDecoder().decode(Uint8Array.from(tokens));
+  }
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit < 0xe000;
+}
+
+/**
  * What one chat message costs beyond its content in OpenAI's chat format: the role and separator
  * tokens (3) and the name field (1).
  */
