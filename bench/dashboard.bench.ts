@@ -9,8 +9,8 @@
 import { parseConfig } from '@ebb/config';
 import { toNewMessage } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { mountDashboard } from '@ebb/web';
 import { Hono } from 'hono';
 import { StoreDashboardSource } from '../apps/bot/src/dashboard-channels.js';

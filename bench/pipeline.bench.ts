@@ -12,12 +12,12 @@ import { spawnEbbWorker } from '@ebb/compaction-worker/test-support';
 import { parseConfig } from '@ebb/config';
 import { measureMessage, type NewMemory, type Tokenizer } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { median, nowMs, percentile, table } from './support.js';
 
 const REPLY = { json: { summary: 'Ana and Bo agreed to ship on Friday.', memories: [] } };

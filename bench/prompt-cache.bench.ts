@@ -38,10 +38,12 @@ import {
   TranscriptClock,
 } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer, OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { createMetrics, meteredChatModel } from '@ebb/observability';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import {
   FakeOpenAiServer,
   OPENAI_PROMPT_CACHE,
@@ -49,8 +51,6 @@ import {
   promptTokens,
   type RecordedRequest,
 } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { Bot } from '../apps/bot/src/bot/bot.js';
 import { IRC_TRANSCRIPT, NullPlatform, readJsonl, table } from './support.js';
 

@@ -27,10 +27,10 @@
 import { parseArgs } from 'node:util';
 import { loadEnv, parseConfig } from '@ebb/config';
 import { createDb, type Database, rowsOf } from '@ebb/db';
+import { freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { seededRandom } from '@ebb/testing/seeded-random';
 import { sql } from 'drizzle-orm';
 import { type RunningEbb, startEbb } from '../apps/bot/src/start-ebb.js';

@@ -10,8 +10,8 @@
  * runs in a schema of its own (`freshSchemaDb`), dropped at the end.
  */
 import { type ArchiveSearch, historyTools, type Tool } from '@ebb/core';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { chatMessages, median, nowMs, percentile, table } from './support.js';
 
 const KEY = 'web:search-bench';

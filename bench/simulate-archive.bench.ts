@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewMessage, TranscriptMessage } from '@ebb/core';
 import { createDb, migrate, PgArchiveReader, PgChannelStore } from '@ebb/db';
-import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { sql } from 'drizzle-orm';
 import { chatMessages, EBB_BIN, median, ROOT, table } from './support.js';
 

@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb } from '@ebb/db';
+import { testDatabaseUrl } from '@ebb/db/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { testDatabaseUrl } from '@ebb/testing/postgres';
 import { sql } from 'drizzle-orm';
 import { EBB_BIN, IRC_TRANSCRIPT, ROOT, readJsonl } from './support.js';
 

@@ -8,8 +8,8 @@
  */
 import { loadEnv, parseConfig } from '@ebb/config';
 import { createDb } from '@ebb/db';
+import { testDatabaseUrl } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
-import { testDatabaseUrl } from '@ebb/testing/postgres';
 import { stopGracefully, untilSignalled } from '../src/commands/run.js';
 import { startEbb } from '../src/start-ebb.js';
 import { FULL_SPEED_WEB } from './small-window.js';

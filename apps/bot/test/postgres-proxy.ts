@@ -2,7 +2,7 @@
  * A fresh schema reached through a TCP proxy the test can cut: Postgres "going away" under a running
  * Ebb without touching the shared server. `close` restores the proxy first so the pool can end.
  */
-import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 
 export async function postgresBehindProxy(): Promise<{

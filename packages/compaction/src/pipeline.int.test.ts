@@ -1,10 +1,10 @@
 /** The pipeline flows on Postgres 15 and BullMQ (a worker in this process), with a fresh schema and Redis prefix. */
 
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { describePipelineFlows } from '../test/pipeline-flows.js';
 import { runCompactionWorker } from './run-worker.js';
 

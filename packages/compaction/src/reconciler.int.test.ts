@@ -16,12 +16,12 @@ import {
   UNCALIBRATED,
 } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { BullmqCompactionQueue, createRedis, startCompactionWorker, waitForReady } from '@ebb/queue';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { compactorSettingsFor, FAST_RETRY, pipelineConfig } from '../test/pipeline-flows.js';
 import { reconcileRuns } from './reconciler.js';

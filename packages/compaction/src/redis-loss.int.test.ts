@@ -6,12 +6,12 @@
  */
 import { measureMessage } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { BullmqCompactionQueue, closeRedis, createRedis, waitForReady } from '@ebb/queue';
+import { DisposableRedis, randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { DisposableRedis, randomPrefix } from '@ebb/testing/redis';
 import { afterEach, expect, it, vi } from 'vitest';
 import { FAST_RETRY, pipelineConfig } from '../test/pipeline-flows.js';
 import { runCompactionWorker } from './run-worker.js';

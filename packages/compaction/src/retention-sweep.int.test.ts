@@ -9,11 +9,11 @@
 import { parseConfig } from '@ebb/config';
 import { toNewMessage } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore, rowsOf } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { createRedis, InProcessContextNotifier, waitForReady } from '@ebb/queue';
-import { freshSchemaDb } from '@ebb/testing/postgres';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { createCompactionProcessor } from './compaction-processor.js';

@@ -11,12 +11,12 @@
 import { parseConfig } from '@ebb/config';
 import { toNewMessage } from '@ebb/core';
 import { PgChannelStore, rowsOf } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createRedis, InProcessContextNotifier, waitForReady } from '@ebb/queue';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { readTranscriptSample } from '@ebb/testing/transcript-sample';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';

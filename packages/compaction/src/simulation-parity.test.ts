@@ -39,9 +39,9 @@ import {
   InMemoryTakeBackLog,
 } from '@ebb/core/testing';
 import { PgArchiveReader, PgChannelStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { describe, expect, it } from 'vitest';
 import { createCompactionProcessor } from './compaction-processor.js';
 

@@ -1,5 +1,5 @@
 /** `PgArchiveReader` on Postgres: pages through a channel's archive in seq order, and reads its passes' durations. */
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgArchiveReader, passDurationsOf } from './pg-archive-reader.js';
 import { PgChannelStore } from './pg-channel-store.js';

@@ -1,5 +1,5 @@
 import { ARCHIVE_SEARCH } from '@ebb/core';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeArchiveSearchContract } from '../test/contract/archive-search.js';

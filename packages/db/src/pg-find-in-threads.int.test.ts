@@ -4,7 +4,7 @@
  * database here sorts in code-point order, so the test gives its schema's key columns an ICU en-US
  * collation, as such a database would have them.
  */
-import { freshSchemaDb } from '@ebb/testing/postgres';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgChannelStore } from './pg-channel-store.js';

@@ -4,7 +4,7 @@
  * `begin` outside its try/finally; see releasingTransaction in create-db.ts).
  */
 
-import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { sql } from 'drizzle-orm';
 import { afterAll, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /** The usage store's contract, against the in-memory reference and Postgres. */
 import type { UsageStore, UsageTotals } from '@ebb/core';
 import { InMemoryUsageStore } from '@ebb/core/testing';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgUsageStore } from './pg-usage-store.js';
 

@@ -1,5 +1,5 @@
 import { EbbError, REDACTED_SUMMARY } from '@ebb/core';
-import { emptySchema, type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
+import { emptySchema, type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeStoreContract } from '../test/contract/index.js';

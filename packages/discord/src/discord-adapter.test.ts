@@ -4,8 +4,8 @@
 import { FakeDiscord, snowflakeTimestamp, type WireChannel } from '@ebb/testing/discord';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { setup } from '../test/discord-adapter-harness.js';
 import { discordChannelKey } from './channel-key.js';
-import { setup } from './discord-adapter.harness.js';
 import { DiscordAdapter } from './discord-adapter.js';
 
 /** Gateway round trips (a resume waits 500 ms first) can be slow on a loaded machine. */

@@ -6,8 +6,8 @@
 import type { MessageChange } from '@ebb/core';
 import type { FakeDiscord, WireChannel, WireMessage, WireUser } from '@ebb/testing/discord';
 import { describe, expect, it, vi } from 'vitest';
+import { setup } from '../test/discord-adapter-harness.js';
 import { discordChannelKey } from './channel-key.js';
-import { setup } from './discord-adapter.harness.js';
 
 /** Gateway round trips (a resume waits 500 ms first) can be slow on a loaded machine. */
 const eventually = { timeout: 10_000 } as const;

@@ -6,8 +6,8 @@
  */
 import type { RecordedDiscordRequest } from '@ebb/testing/discord';
 import { describe, expect, it } from 'vitest';
+import { setup } from '../test/discord-adapter-harness.js';
 import { discordChannelKey } from './channel-key.js';
-import { setup } from './discord-adapter.harness.js';
 
 /** The harness's adapter, with the general channel's key and its create-message requests. */
 async function setupPosts() {

@@ -6,8 +6,8 @@
  */
 import type { WireChannel } from '@ebb/testing/discord';
 import { describe, expect, it, vi } from 'vitest';
+import { setup } from '../test/discord-adapter-harness.js';
 import { discordChannelKey } from './channel-key.js';
-import { setup } from './discord-adapter.harness.js';
 
 /** Loaded machines run intervals late; the waits are for events, so a long bound costs nothing. */
 const patient = { timeout: 5_000, interval: 5 } as const;

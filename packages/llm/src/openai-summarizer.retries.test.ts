@@ -16,7 +16,7 @@ import {
   server,
   summarizer,
   tokenizer,
-} from './openai-summarizer.harness.js';
+} from '../test/openai-summarizer-harness.js';
 
 beforeAll(loadSharedTokenizer);
 beforeEach(forgetDelays);

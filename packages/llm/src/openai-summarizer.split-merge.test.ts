@@ -19,7 +19,7 @@ import {
   summarizer,
   tokenizer,
   userText,
-} from './openai-summarizer.harness.js';
+} from '../test/openai-summarizer-harness.js';
 
 beforeAll(loadSharedTokenizer);
 beforeEach(forgetDelays);

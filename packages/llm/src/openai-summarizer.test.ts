@@ -18,7 +18,7 @@ import {
   systemText,
   tokenizer,
   userText,
-} from './openai-summarizer.harness.js';
+} from '../test/openai-summarizer-harness.js';
 
 beforeAll(loadSharedTokenizer);
 beforeEach(forgetDelays);

@@ -1,5 +1,5 @@
 import { BullmqCompactionQueue, createRedis, waitForReady } from '@ebb/queue';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';

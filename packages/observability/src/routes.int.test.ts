@@ -1,6 +1,6 @@
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { createRedis, waitForReady } from '@ebb/queue';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
-import { redisUrl } from '@ebb/testing/redis';
+import { redisUrl } from '@ebb/queue/test-support';
 import { Hono } from 'hono';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

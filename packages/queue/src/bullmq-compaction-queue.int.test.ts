@@ -1,11 +1,11 @@
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { compactionQueueContract } from '../test/compaction-queue.contract.js';
 import { BullmqCompactionQueue } from './bullmq-compaction-queue.js';
 import { startCompactionWorker } from './bullmq-compaction-worker.js';
 import { COMPACTION_QUEUE_NAME, compactionJobId, tierPriority } from './compaction-jobs.js';
-import { compactionQueueContract } from './compaction-queue.contract.js';
 import { createRedis, RedisUnavailableError, waitForReady } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 

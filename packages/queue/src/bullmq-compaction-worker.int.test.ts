@@ -1,6 +1,6 @@
 import { EbbError, SummarizerGaveUpError } from '@ebb/core';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';

@@ -1,6 +1,6 @@
 import { setTimeout as sleepFor } from 'node:timers/promises';
 import { describe, expect, it, vi } from 'vitest';
-import { compactionQueueContract } from './compaction-queue.contract.js';
+import { compactionQueueContract } from '../test/compaction-queue.contract.js';
 import { InlineCompactionQueue } from './inline-compaction-queue.js';
 import type { CompactionJobContext } from './job-driver.js';
 

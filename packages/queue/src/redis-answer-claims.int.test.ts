@@ -2,7 +2,7 @@
  * `RedisAnswerClaims` on the real Redis: one holder at a time, kept alive past its TTL while held,
  * never freed by a holder whose claim went to someone else, and refused loudly with Redis away.
  */
-import { randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { RedisAnswerClaims } from './redis-answer-claims.js';
 import { createRedis, RedisUnavailableError, waitForReady } from './redis-connection.js';

@@ -1,7 +1,7 @@
 /** Replicas' appends over real Redis pub/sub: heard by the others, not by the sender, and never trusted blindly. */
 import type { ContextDelta, ContextMessage } from '@ebb/core';
+import { randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { randomPrefix, redisUrl } from '@ebb/testing/redis';
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MAX_APPEND_NOTICE_BYTES, RedisAppendFeed } from './redis-append-feed.js';

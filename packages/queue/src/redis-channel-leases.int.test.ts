@@ -9,7 +9,7 @@
 import { once } from 'node:events';
 import type { ChannelLease } from '@ebb/core';
 import { ChannelLeaseLostError } from '@ebb/core';
-import { cleanupPrefix, DisposableRedis, dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, DisposableRedis, dropPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { afterAll, afterEach, expect, it, vi } from 'vitest';
 import { RedisChannelLeases } from './redis-channel-leases.js';
 import { createRedis, RedisUnavailableError, waitForReady } from './redis-connection.js';

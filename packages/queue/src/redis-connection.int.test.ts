@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
+import { redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 import type { ContextNotifier } from '@ebb/core';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRedis, waitForReady } from './redis-connection.js';
 import {

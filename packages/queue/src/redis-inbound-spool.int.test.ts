@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { type SpooledMessage, spooledChange } from '@ebb/core';
-import { DisposableRedis, randomPrefix } from '@ebb/testing/redis';
+import { DisposableRedis, randomPrefix } from '@ebb/queue/test-support';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRedis, waitForReady } from './redis-connection.js';

@@ -1,4 +1,4 @@
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, waitForReady } from './redis-connection.js';

@@ -14,7 +14,7 @@ import {
   startHarness,
   stopHarnesses,
   TEAM,
-} from './slack-adapter.harness.js';
+} from '../test/slack-adapter-harness.js';
 import { SlackAdapter } from './slack-adapter.js';
 
 afterEach(stopHarnesses);

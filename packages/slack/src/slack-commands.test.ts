@@ -4,7 +4,7 @@
  */
 import { FAKE_SLACK } from '@ebb/testing/slack';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GENERAL, type Harness, startHarness, stopHarnesses, TEAM } from './slack-adapter.harness.js';
+import { GENERAL, type Harness, startHarness, stopHarnesses, TEAM } from '../test/slack-adapter-harness.js';
 
 afterEach(stopHarnesses);
 

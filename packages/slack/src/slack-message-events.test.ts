@@ -12,7 +12,7 @@ import {
   startHarness,
   stopHarnesses,
   TEAM,
-} from './slack-adapter.harness.js';
+} from '../test/slack-adapter-harness.js';
 import { slackTsToIso } from './slack-message-events.js';
 
 afterEach(stopHarnesses);

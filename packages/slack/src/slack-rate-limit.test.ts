@@ -5,8 +5,8 @@
  * times FakeSlack recorded the calls, with generous margins.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { GENERAL as GENERAL_ID, startHarness, stopHarnesses, TEAM } from '../test/slack-adapter-harness.js';
 import { slackChannelKey } from './channel-key.js';
-import { GENERAL as GENERAL_ID, startHarness, stopHarnesses, TEAM } from './slack-adapter.harness.js';
 
 const GENERAL = slackChannelKey({ teamId: TEAM, channelId: GENERAL_ID });
 

@@ -4,7 +4,7 @@
  * each stops.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SIGNING_SECRET, startHarness, stopHarnesses } from './slack-adapter.harness.js';
+import { SIGNING_SECRET, startHarness, stopHarnesses } from '../test/slack-adapter-harness.js';
 
 afterEach(stopHarnesses);
 

@@ -5,7 +5,7 @@
  * elsewhere or when Slack refuses the status.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ALICE_DM, GENERAL, startHarness, stopHarnesses, TEAM } from './slack-adapter.harness.js';
+import { ALICE_DM, GENERAL, startHarness, stopHarnesses, TEAM } from '../test/slack-adapter-harness.js';
 
 afterEach(stopHarnesses);
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { redisUrl } from '@ebb/testing/redis';
+import { redisUrl } from '@ebb/queue/test-support';
 
 const EBB = fileURLToPath(new URL('../../../apps/bot/bin/ebb.mjs', import.meta.url));
 

@@ -11,7 +11,7 @@ import {
   spooledChange,
 } from '@ebb/core';
 import { createRedis, RedisInboundSpool, waitForReady } from '@ebb/queue';
-import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

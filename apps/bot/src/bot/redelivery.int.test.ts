@@ -16,6 +16,7 @@ import {
 } from '@ebb/core';
 import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgChannelStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import {
   createRedis,
@@ -25,9 +26,8 @@ import {
   redisKeys,
   waitForReady,
 } from '@ebb/queue';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { dropPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { expect, it } from 'vitest';
 import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';

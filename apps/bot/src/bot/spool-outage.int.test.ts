@@ -20,8 +20,8 @@ import {
   RedisInboundSpool,
   waitForReady,
 } from '@ebb/queue';
+import { DisposableRedis, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import type { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';

@@ -16,6 +16,7 @@ import {
 } from '@ebb/core';
 import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgChannelStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import {
   createRedis,
   InlineCompactionQueue,
@@ -24,9 +25,8 @@ import {
   redisKeys,
   waitForReady,
 } from '@ebb/queue';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { dropPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { expect, it, vi } from 'vitest';
 import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';

@@ -5,7 +5,7 @@
 import { tmpdir } from 'node:os';
 import type { NewMemory } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore } from '@ebb/db';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { memoriesForget, memoriesList } from './memories.js';

@@ -8,7 +8,7 @@ import { appendFileSync, copyFileSync, mkdtempSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BURSTY_CONFIG,

@@ -18,8 +18,8 @@ import {
   PgTakeBackLog,
   PgUsageStore,
 } from '@ebb/db';
+import { emptySchema, type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
-import { emptySchema, type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
 import { Toolbox } from '@ebb/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';

@@ -15,9 +15,9 @@
  */
 import { loadEnv, parseConfig } from '@ebb/config';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { FULL_SPEED_WEB, isPassRequest, jsonLinesLogger, startAckingModel } from '../small-window.js';

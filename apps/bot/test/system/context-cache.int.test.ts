@@ -5,10 +5,10 @@
  * context (loaded again), and `/healthz`, `/metrics` and `ebb status` report the same counts.
  */
 import { loadEnv, parseConfig } from '@ebb/config';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
+import { randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatContextCache, readLiveHealth } from '../../src/commands/live-health.js';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

@@ -8,12 +8,12 @@
 import { loadEnv } from '@ebb/config';
 import { toNewMessage } from '@ebb/core';
 import { PgChannelStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { EventStreamReader } from '@ebb/testing/event-stream';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import type { DashboardChannelDetail, DashboardChannelList } from '@ebb/web';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

@@ -5,10 +5,10 @@
  * there too.
  */
 import { loadEnv } from '@ebb/config';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
 import { FakeDiscord } from '@ebb/testing/discord';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterAll, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

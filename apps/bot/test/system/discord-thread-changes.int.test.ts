@@ -7,11 +7,11 @@
  * then in no archived message of the thread and in no prompt; the edit leaves only the new text.
  */
 import { loadEnv } from '@ebb/config';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeDiscord, type WireMessage } from '@ebb/testing/discord';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterEach, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { FACT, rowsHolding } from '../forget-fixture.js';

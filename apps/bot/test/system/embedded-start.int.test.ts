@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { makeDefaultPgliteTemplate } from '@ebb/db';
-import { dropPrefix } from '@ebb/testing/redis';
+import { dropPrefix } from '@ebb/queue/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const EBB = fileURLToPath(new URL('../../bin/ebb.mjs', import.meta.url));

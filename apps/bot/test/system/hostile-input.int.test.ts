@@ -8,10 +8,10 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { PgChannelStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { HOSTILE_INPUTS, hasLoneSurrogate } from '@ebb/testing/hostile-inputs';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS_WEB, spawnEbb } from '../spawn-ebb.js';
 

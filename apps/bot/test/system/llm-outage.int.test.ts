@@ -8,11 +8,11 @@
 import { loadEnv, resolveChannel } from '@ebb/config';
 import { type CompactionRun, measureMessage, systemPromptTokens, UNCALIBRATED, usageOf } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import type { FakeFault, FakeOpenAiServer } from '@ebb/testing/openai';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { smallWindowConfig, startAckingModel } from '../small-window.js';

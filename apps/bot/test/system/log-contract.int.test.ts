@@ -17,10 +17,10 @@ import {
   TRUNCATION_MARKER,
   UNCALIBRATED,
 } from '@ebb/core';
+import { freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterAll, expect, it, vi } from 'vitest';
 import { watchConfig } from '../../src/commands/reload.js';

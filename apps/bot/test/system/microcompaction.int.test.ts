@@ -21,11 +21,11 @@
  * stub for the same messages. No turn comes near 0.96, so no emergency truncation either.
  */
 import { loadEnv, parseConfig } from '@ebb/config';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { buildLog, fakeMcpStdioCommand } from '@ebb/testing/mcp';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

@@ -16,10 +16,10 @@
 import { loadEnv, parseConfig, resolveChannel } from '@ebb/config';
 import { type CompactionEvent, Simulation, type SimulationEvent, type SummaryEvent } from '@ebb/core';
 import { PgChannelStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadCompactorSettings } from '../../src/channel-status.js';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

@@ -8,12 +8,12 @@
  */
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore, rowsOf } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeDiscord, type WireMessage } from '@ebb/testing/discord';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload } from '@ebb/testing/slack';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';

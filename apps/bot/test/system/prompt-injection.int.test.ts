@@ -9,13 +9,13 @@
 import { loadEnv, resolveChannel } from '@ebb/config';
 import { CONTINUATION_NOTE, MAX_FOCUS_CHARS, REFERENCE_RULE, TRUNCATION_MARKER } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { HOSTILE_INPUTS, hasLoneSurrogate } from '@ebb/testing/hostile-inputs';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { parseFencedBlocks, parseReferenceBlock } from '@ebb/testing/prompt-blocks';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { isPassRequest, passReply, smallWindowConfig } from '../small-window.js';

@@ -8,10 +8,10 @@
  */
 import { loadEnv, parseConfig } from '@ebb/config';
 import { PgRunStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
+import { randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer, type ServerDialect } from '@ebb/testing/openai';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
-import { randomPrefix } from '@ebb/testing/redis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 

@@ -10,10 +10,10 @@
  */
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

@@ -28,10 +28,10 @@
  * longer soak (default 60: about 25 s).
  */
 import { PgChannelStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { createRedis, waitForReady } from '@ebb/queue';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { seededRandom } from '@ebb/testing/seeded-random';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isPassRequest, passReply } from '../small-window.js';

@@ -6,9 +6,9 @@
  */
 import { loadEnv } from '@ebb/config';
 import { createDb, PgChannelStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
-import { freshSchemaDb, testDatabaseUrl } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { afterAll, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { smallWindowConfig, startAckingModel } from '../small-window.js';

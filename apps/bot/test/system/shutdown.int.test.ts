@@ -7,9 +7,9 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { PgChannelStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { spawnEbb } from '../spawn-ebb.js';
 

@@ -8,11 +8,11 @@
  */
 import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload } from '@ebb/testing/slack';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startEbb } from '../../src/start-ebb.js';

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type SpawnedWorker, spawnEbbWorker } from '@ebb/compaction-worker/test-support';
 import { closeRedis, createRedis, waitForReady } from '@ebb/queue';
-import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { sql } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, expect, it, vi } from 'vitest';
 import { filesHolding, redisKeysHolding } from '../copies-outside-postgres.js';

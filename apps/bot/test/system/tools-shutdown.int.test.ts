@@ -11,10 +11,10 @@
  * request is cancelled, so a call the fake has taken is in flight until Ebb stops.
  */
 import { loadEnv, parseConfig } from '@ebb/config';
+import { freshSchemaDb } from '@ebb/db/test-support';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeMcpHttpServer, McpHttpFront } from '@ebb/testing/mcp';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';

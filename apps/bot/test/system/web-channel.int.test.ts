@@ -5,11 +5,11 @@
  */
 import { loadEnv, resolveChannel } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
+import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../expect-runs.js';

@@ -7,10 +7,10 @@
 import { request } from 'node:http';
 import { loadEnv, parseConfig } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { createLogger } from '@ebb/logger';
+import { randomPrefix } from '@ebb/queue/test-support';
 import { EventStreamReader } from '@ebb/testing/event-stream';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { randomPrefix } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
 

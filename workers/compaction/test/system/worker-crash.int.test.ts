@@ -13,12 +13,12 @@ import {
   UNCALIBRATED,
 } from '@ebb/core';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
 import { BullmqCompactionQueue, createRedis, redisKeys, waitForReady } from '@ebb/queue';
+import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { freshSchemaDb } from '@ebb/testing/postgres';
-import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { type SpawnedWorker, spawnEbbWorker } from '../spawn-ebb-worker.js';
 

@@ -7,8 +7,8 @@
 import { type AddressInfo, createServer, type Server } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { emptySchema } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { emptySchema } from '@ebb/db/test-support';
+import { dropPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ebbWorkerProcess, type SpawnedWorker } from '../spawn-ebb-worker.js';
 

@@ -9,8 +9,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { emptySchema } from '@ebb/testing/postgres';
-import { dropPrefix, randomPrefix, redisUrl } from '@ebb/testing/redis';
+import { emptySchema } from '@ebb/db/test-support';
+import { dropPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ebbWorkerProcess, type SpawnedWorker } from '../spawn-ebb-worker.js';

@@ -17,7 +17,7 @@ import type {
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { FAKE_SLACK, FakeSlack, type SlackEventPayload, type SlashCommandPayload } from '@ebb/testing/slack';
 import { expect, vi } from 'vitest';
-import { SlackAdapter, type SlackAdapterOptions } from './slack-adapter.js';
+import { SlackAdapter, type SlackAdapterOptions } from '../src/slack-adapter.js';
 
 export const BOT_TOKEN = 'xoxb-1-test-bot-token-secret';
 export const APP_TOKEN = 'xapp-1-test-app-token-secret';

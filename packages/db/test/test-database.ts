@@ -8,8 +8,8 @@
  *   afterAll(() => pg.close());
  */
 import { randomBytes } from 'node:crypto';
-import { createDb, type Database, type EbbDatabase, migrate } from '@ebb/db';
 import pg from 'pg';
+import { createDb, type Database, type EbbDatabase, migrate } from '../src/index.js';
 
 /** `TEST_DATABASE_URL`, or the local server every machine of the project runs. */
 export function testDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {

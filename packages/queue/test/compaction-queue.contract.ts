@@ -8,13 +8,13 @@ import type { EventEmitter } from 'node:events';
 import type { CompactionJob, CompactionQueue } from '@ebb/core';
 import { EbbError, PassDeferredError, SummarizerGaveUpError } from '@ebb/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidCompactionPayloadError } from './compaction-jobs.js';
+import { InvalidCompactionPayloadError } from '../src/compaction-jobs.js';
 import type {
   CompactionEvents,
   CompactionFailedEvent,
   CompactionJobContext,
   CompactionProcessor,
-} from './job-driver.js';
+} from '../src/job-driver.js';
 
 export interface QueueHarness {
   readonly queue: CompactionQueue;

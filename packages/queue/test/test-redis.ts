@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { createRedis, redisKeys, waitForReady } from '@ebb/queue';
 import type { Redis } from 'ioredis';
+import { createRedis, redisKeys, waitForReady } from '../src/index.js';
 
 export function redisUrl(): string {
   return process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

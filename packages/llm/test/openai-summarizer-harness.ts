@@ -10,11 +10,11 @@
 import type { StoredMessage, SummarizeInput, Tokenizer } from '@ebb/core';
 import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import OpenAI from 'openai';
-import { ExtractiveSummarizer } from './extractive-summarizer.js';
-import { OpenAiSummarizer } from './openai-summarizer.js';
-import type { OpenAiSummarizerOptions } from './openai-summarizer-options.js';
-import type { RetryOptions } from './retry.js';
-import { loadTokenizer } from './tokenizer.js';
+import { ExtractiveSummarizer } from '../src/extractive-summarizer.js';
+import { OpenAiSummarizer } from '../src/openai-summarizer.js';
+import type { OpenAiSummarizerOptions } from '../src/openai-summarizer-options.js';
+import type { RetryOptions } from '../src/retry.js';
+import { loadTokenizer } from '../src/tokenizer.js';
 
 export let tokenizer: Tokenizer;
 export let server: FakeOpenAiServer;

@@ -7,7 +7,7 @@ import type { CommandInvocation, InboundMessage, MessageChange } from '@ebb/core
 import { FakeDiscord } from '@ebb/testing/discord';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { onTestFinished } from 'vitest';
-import { DiscordAdapter, type DiscordAdapterOptions } from './discord-adapter.js';
+import { DiscordAdapter, type DiscordAdapterOptions } from '../src/discord-adapter.js';
 
 export interface SetupOptions {
   readonly adapter?: (fake: FakeDiscord) => Partial<DiscordAdapterOptions>;
