@@ -143,6 +143,8 @@ export interface ChannelStatusOptions {
   /** The system prompt's tokens per (encoding, prompt): most channels share both. */
   readonly systemTokens?: Map<string, Promise<number>>;
   readonly settingRows?: SettingStatus[] | null;
+  /** The clock "the last day" ends at (ms since the epoch; default `Date.now`). */
+  readonly now?: () => number;
 }
 
 /** A channel's status read from the stores. */
@@ -175,7 +177,7 @@ export async function loadChannelStatus(
     stores.channels.loadPrefix(key),
     stores.channels.calibration(key),
     stores.runs.recent(key, RECENT_PASSES),
-    stores.usage?.totalsSince(new Date(Date.now() - LAST_DAY_MS), [key]),
+    stores.usage?.totalsSince(new Date((options.now ?? Date.now)() - LAST_DAY_MS), [key]),
     stores.takeBacks?.pendingTakeBackCounts(key),
   ]);
   return describeChannel({

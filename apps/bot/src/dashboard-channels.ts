@@ -26,6 +26,7 @@ import {
   type MemoryStore,
   memoryScope,
   type PendingTakeBacks,
+  RUNS_LOOKBACK,
   type RunStore,
   type TakeBackLog,
   type TurnLog,
@@ -79,8 +80,6 @@ export interface DashboardStores {
   readonly offeredTools?: OfferedTools;
 }
 
-/** Passes read for a channel's usage chart. */
-const CHART_RUNS = 50;
 /** How long one `listChannels` answer (and its take-back counts) serves the list requests of every open page. */
 const LIST_TTL_MS = 500;
 
@@ -131,7 +130,7 @@ export class StoreDashboardSource implements DashboardSource {
     const config = this.#stores.config();
     const settings = resolveChannel(config, key);
     const [status, compactor] = await Promise.all([
-      loadChannelStatus(this.#stores, config, summary),
+      loadChannelStatus(this.#stores, config, summary, { now: this.#now }),
       this.#compactor(settings),
     ]);
     const memories = await this.#stores.memories.list(
@@ -185,7 +184,7 @@ export class StoreDashboardSource implements DashboardSource {
     if (summary === undefined) return undefined;
     const [compactor, runs] = await Promise.all([
       this.#compactor(resolveChannel(this.#stores.config(), key)),
-      this.#stores.runs.recent(key, CHART_RUNS),
+      this.#stores.runs.recent(key, RUNS_LOOKBACK),
     ]);
     const calibration = summary.calibration ?? UNCALIBRATED;
     const usageAt = (contextTokens: number) =>

@@ -16,6 +16,7 @@ import {
   type ArchiveReader,
   type ChannelDirectory,
   LruMap,
+  RUNS_LOOKBACK,
   type RunStore,
   type TranscriptMessage,
 } from '@ebb/core';
@@ -32,8 +33,6 @@ export interface SuggestionStores {
 
 /** Messages per `readArchive` page: a page is replayed by every candidate before the next await. */
 const PAGE = 200;
-/** Recorded passes the duration is read from. */
-const RUNS = 50;
 /** Channels whose suggestion is kept. */
 const CACHED_CHANNELS = 64;
 
@@ -78,7 +77,10 @@ export class ChannelSuggestions {
     const config = this.#stores.config();
     const text = await configText(config);
     const fromSeq = Math.max(1, headSeq - DASHBOARD_LIMITS.suggestionMessages + 1);
-    const passSeconds = passSecondsOf(passDurationsOf(await this.#stores.runs.recent(key, RUNS)), undefined);
+    const passSeconds = passSecondsOf(
+      passDurationsOf(await this.#stores.runs.recent(key, RUNS_LOOKBACK)),
+      undefined,
+    );
     const channels = this.#stores.channels;
     async function* source(): AsyncGenerator<TranscriptMessage> {
       for (let from = fromSeq; from <= headSeq; from += PAGE) {

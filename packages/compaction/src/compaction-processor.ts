@@ -51,6 +51,7 @@ import {
   memoryScope,
   PassDeferredError,
   planSnapshot,
+  RUNS_LOOKBACK,
   type RunStore,
   type SeqRange,
   type SpliceOutcome,
@@ -634,7 +635,7 @@ async function circuitOpen(
   breaker: CircuitBreakerOptions,
   now: number,
 ): Promise<boolean> {
-  const attempted = (await runs.recent(job.channelKey, BREAKER_LOOKBACK))
+  const attempted = (await runs.recent(job.channelKey, RUNS_LOOKBACK))
     .filter((r) => r.jobId !== job.jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
     .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
     .slice(0, breaker.failures);
@@ -650,5 +651,3 @@ function failedPass(run: CompactionRun): boolean {
     (run.status === 'completed' && run.fallback === true && run.error !== undefined)
   );
 }
-/** How many recent runs the breaker looks through for the attempted ones. */
-const BREAKER_LOOKBACK = 50;

@@ -25,6 +25,7 @@ import {
   overlapsAny,
   REDACTED_MESSAGE,
   REDACTED_SUMMARY,
+  RUNS_LOOKBACK,
   type RunStore,
   type SeqRange,
   type StoredMessage,
@@ -179,7 +180,7 @@ export async function redactChannel(
       archived = (await channels.redactArchive(channelKey, tombstones, takeBack)).redacted;
   }
 
-  const inFlight = (await runs.recent(channelKey, IN_FLIGHT_LOOKBACK)).filter(
+  const inFlight = (await runs.recent(channelKey, RUNS_LOOKBACK)).filter(
     (r) => (r.status === 'queued' || r.status === 'running') && overlapsAny(r, ranges),
   ).length;
   return {
@@ -229,9 +230,6 @@ async function whatIsLeft(
 function archivedIn(ranges: readonly SeqRange[], headSeq: number): number {
   return ranges.reduce((n, r) => n + Math.max(0, Math.min(r.toSeq, headSeq) - r.fromSeq + 1), 0);
 }
-
-/** How many recent runs are looked through for passes still in flight. */
-const IN_FLIGHT_LOOKBACK = 50;
 
 /** The first redacted seq inside `span` (the span overlaps `ranges`). */
 function firstIn(span: SeqRange, ranges: readonly SeqRange[]): number {

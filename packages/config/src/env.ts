@@ -6,10 +6,13 @@
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 
+/** Where Ebb looks for Redis when `REDIS_URL` is unset. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
 const envSchema = z.object({
   /** Postgres connection string. Unset: embedded PGlite under EBB_DATA_DIR. */
   DATABASE_URL: z.string().min(1).optional(),
-  /** Redis connection string. Unset: redis://127.0.0.1:6379 when reachable, else the in-process queue. */
+  /** Redis connection string. Unset: `DEFAULT_REDIS_URL` when reachable, else the in-process queue. */
   REDIS_URL: z.string().min(1).optional(),
   /** Prefix of every Redis key and the BullMQ queue, so several Ebb deployments can share one Redis. */
   EBB_REDIS_PREFIX: z

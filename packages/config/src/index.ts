@@ -60,7 +60,7 @@ export {
 export { checkChannel, type PromptMeasure } from './cross-field-rules.js';
 export type { DeepReadonly } from './deep-freeze.js';
 export type { ChannelBlock, EbbConfig } from './ebb-config.js';
-export { type EbbEnv, ENV_NAMES, loadEnv } from './env.js';
+export { DEFAULT_REDIS_URL, type EbbEnv, ENV_NAMES, loadEnv } from './env.js';
 export { DEFAULT_CONFIG_FILE, type LoadConfigOptions, loadConfig } from './load-config.js';
 export { envReferences, mcpServerSpecs, type ResolvedMcpServer } from './mcp-server-specs.js';
 export {

@@ -8,7 +8,7 @@
  * watches config.toml and waits for SIGTERM or SIGINT, as it does for `ebb start`.
  */
 import { CLOSE_BEYOND_PASSES_MS, runCompactionWorker } from '@ebb/compaction';
-import type { EbbConfig, EbbEnv } from '@ebb/config';
+import { DEFAULT_REDIS_URL, type EbbConfig, type EbbEnv } from '@ebb/config';
 import { ShutdownSteps } from '@ebb/core';
 import { createDb, migrate } from '@ebb/db';
 import type { Logger } from '@ebb/logger';
@@ -59,7 +59,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
     opened.add(() => database.close());
     await migrate(database);
     const metrics = createMetrics({ prices: () => options.config().prices });
-    const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const redisUrl = env.REDIS_URL ?? DEFAULT_REDIS_URL;
     const healthRedis = createRedis(redisUrl, { role: 'producer', logger });
     opened.add(() => closeRedis(healthRedis));
     const served = await serveObservabilityOnDefaultPort({

@@ -8,7 +8,7 @@
  * An embedded single-process deployment (no `DATABASE_URL`, or no Redis) runs its passes inside the
  * bot; there, `/compact` in the channel does this.
  */
-import { type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
+import { DEFAULT_REDIS_URL, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
 import {
   ChannelCompactor,
   type CompactionLogEvent,
@@ -27,7 +27,7 @@ import {
 } from '@ebb/queue';
 import { loadCompactorSettings } from '../channel-status.js';
 import type { CommandIo } from './io.js';
-import { readConfig, type StoreCommandDeps, withStores } from './store-session.js';
+import { readConfig, readEnv, type StoreCommandDeps, withStores } from './store-session.js';
 
 export interface CompactArgs {
   /** The channel key (`slack:T1:C1`, `discord:G:C`, `web:abc`). */
@@ -37,8 +37,6 @@ export interface CompactArgs {
   /** `--config PATH`; otherwise `EBB_CONFIG`, otherwise `./config.toml`. */
   readonly config?: string | undefined;
 }
-
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 const EMBEDDED_HINT = 'An embedded deployment compacts inside the bot: run /compact in the channel.';
 
@@ -57,7 +55,9 @@ export async function compact(
   const config = await readConfig(command, args.config, io, deps);
   if (typeof config === 'number') return config;
   // Never the embedded database: its passes run in the bot's own process, which no Redis job reaches.
-  if ((deps.env ?? process.env).DATABASE_URL === undefined && deps.database === undefined) {
+  const env = readEnv(command, io, deps);
+  if (typeof env === 'number') return env;
+  if (env.DATABASE_URL === undefined && deps.database === undefined) {
     io.err(`${command}: DATABASE_URL is not set, so Ebb runs on its embedded database. ${EMBEDDED_HINT}`);
     return 1;
   }

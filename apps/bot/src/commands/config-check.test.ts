@@ -90,6 +90,15 @@ describe('ebb config check', () => {
     expect([...out, ...err].join('\n')).not.toContain(ADMIN_TOKEN.slice(0, 8));
   });
 
+  it('refuses an environment ebb start would refuse, naming the variable and never its value', async () => {
+    const short = 'tooShort-12345';
+    const { code, out, err } = await run({}, { EBB_ADMIN_TOKEN: short });
+    expect(code).toBe(1);
+    expect(err.join('\n')).toMatch(/EBB_ADMIN_TOKEN: must be at least 16 characters/);
+    expect(err.at(-1)).toBe('config check failed: the environment ebb start would read is refused');
+    expect([...out, ...err].join('\n')).not.toContain(short);
+  });
+
   it('warns, as ebb start would refuse, of a host beyond loopback without the token (exit 0)', async () => {
     await writeFile(path.join(cwd, 'config.toml'), '[web]\nhost = "0.0.0.0"\n');
     // An empty variable is unset, as for the start.

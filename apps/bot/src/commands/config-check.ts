@@ -6,10 +6,12 @@ import {
   checkChannel,
   DEFAULTS_CHANNEL_KEY,
   DERIVED_DEFAULTS,
+  type EbbEnv,
   explainChannel,
   formatConfigIssue,
   formatTomlValue,
   loadConfig,
+  loadEnv,
   mcpServerSpecs,
   type ResolvedMcpServer,
   resolveChannel,
@@ -92,7 +94,15 @@ export async function configCheck(
     `channel: ${channelKey}${channelKey === DEFAULTS_CHANNEL_KEY ? ' (top-level sections only, no platform or channel pattern)' : ''}`,
   );
   io.out(`layers:  ${explanation.layers.join(' < ')}`);
-  const env = options.env ?? process.env;
+  let env: EbbEnv;
+  try {
+    env = loadEnv(options.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    for (const line of error.message.split('\n')) io.err(line);
+    io.err('config check failed: the environment ebb start would read is refused');
+    return 1;
+  }
   await printWeb(config, env, io);
   io.out('');
   const rows = [
@@ -104,7 +114,7 @@ export async function configCheck(
     ]),
   ];
   for (const line of alignColumns(rows)) io.out(line);
-  await checkMcpServers(config, io, env);
+  await checkMcpServers(config, io, options.env);
   return 0;
 }
 
@@ -130,12 +140,11 @@ async function checkedChannel(
 /** What the HTTP server listens on and who it answers, with a warning when `ebb start` would refuse or warn. */
 async function printWeb(
   config: Awaited<ReturnType<typeof loadConfig>>,
-  env: NodeJS.ProcessEnv,
+  env: EbbEnv,
   io: CommandIo,
 ): Promise<void> {
   const { host, port, public_api: publicApi } = config.web;
-  // Empty means unset, as `loadEnv` reads it.
-  const adminToken = env.EBB_ADMIN_TOKEN === '' ? undefined : env.EBB_ADMIN_TOKEN;
+  const adminToken = env.EBB_ADMIN_TOKEN;
   io.out(`web:     ${webUrl(host, port)} (dashboard, API, /metrics, /healthz)`);
   io.out(
     adminToken === undefined
@@ -168,7 +177,8 @@ function webUrl(host: string, port: number): string {
 async function checkMcpServers(
   config: Awaited<ReturnType<typeof loadConfig>>,
   io: CommandIo,
-  env: NodeJS.ProcessEnv,
+  /** What `${VAR}` in a server's settings is filled from (default: the process's, as config reads it). */
+  env: NodeJS.ProcessEnv | undefined,
 ): Promise<void> {
   const specs = mcpServerSpecs(config, env);
   if (specs.length === 0) return;

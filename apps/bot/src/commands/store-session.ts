@@ -72,6 +72,15 @@ export async function readConfig(
   }
 }
 
+/** Reads the environment (`deps.env`, else the process's, as `loadEnv` does); a bad one is reported and becomes exit code 1. */
+export function readEnv(command: string, io: CommandIo, deps: StoreCommandDeps): EbbEnv | number {
+  try {
+    return loadEnv(deps.env);
+  } catch (err) {
+    return reportConfigError(command, err, io);
+  }
+}
+
 /** Runs `body` with the stores open and returns its exit code. */
 export async function withStores(
   options: StoreSessionOptions,
@@ -80,12 +89,8 @@ export async function withStores(
   body: (session: StoreSession) => Promise<number>,
 ): Promise<number> {
   const { command } = options;
-  let env: EbbEnv;
-  try {
-    env = loadEnv(deps.env ?? process.env);
-  } catch (err) {
-    return reportConfigError(command, err, io);
-  }
+  const env = readEnv(command, io, deps);
+  if (typeof env === 'number') return env;
 
   let database = deps.database;
   if (database === undefined) {

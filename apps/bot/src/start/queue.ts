@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 
 import { CLOSE_BEYOND_PASSES_MS, createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
+import { DEFAULT_REDIS_URL } from '@ebb/config';
 import type {
   AnswerClaims,
   AppendFeed,
@@ -83,7 +84,7 @@ export async function startQueue(
   steps: ShutdownSteps,
 ): Promise<RunningQueue> {
   const { env } = options;
-  const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const redisUrl = env.REDIS_URL ?? DEFAULT_REDIS_URL;
   const embeddedDatabase = parts.database.kind === 'pglite';
   const useRedis = (!embeddedDatabase || options.withWorker) && (await isRedisReachable(redisUrl, 1_000));
   // Where Slack and Discord messages wait while Postgres is away: Redis, and a local file when

@@ -549,6 +549,7 @@ export interface RunStore {
     options?: { readonly onlyFrom?: readonly RunStatus[] },
   ): Promise<void>;
   get(jobId: string): Promise<CompactionRun | undefined>;
+  /** The channel's latest runs, newest first, at most `limit` (`RUNS_LOOKBACK` for a look over its passes). */
   recent(channelKey: string, limit: number): Promise<CompactionRun[]>;
   /**
    * Runs still `queued` or `running` that were created before `createdBefore` (epoch ms), oldest
@@ -577,6 +578,13 @@ export interface CheckpointEraser {
 }
 
 /** Spans are returned in seq order; a helper for stores and tests. */
+/**
+ * How many of a channel's latest runs a look back over its passes reads: for the passes still in
+ * flight, the circuit breaker's tries, the dashboard's chart and the suggestion's pass durations.
+ * Far more than a channel runs at once (two passes) or in a breaker's window.
+ */
+export const RUNS_LOOKBACK = 50;
+
 export function sortSpans<T extends Pick<Span, 'fromSeq'>>(spans: readonly T[]): T[] {
   return [...spans].sort((a, b) => a.fromSeq - b.fromSeq);
 }
