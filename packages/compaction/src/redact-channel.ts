@@ -19,9 +19,9 @@
  * turn.
  */
 import {
-  type ArchiveEditor,
   type ArchiveReader,
   type CheckpointEraser,
+  type Forgetting,
   overlapsAny,
   REDACTED_MESSAGE,
   REDACTED_SUMMARY,
@@ -49,7 +49,7 @@ export interface ChannelRedaction {
   readonly asArchived?: boolean;
   /**
    * Write each span from the longest whole retired summary before the first redacted seq it holds
-   * (`ArchiveEditor.summaryBefore`) and the archive after it, as the pass that made it did, rather
+   * (`Forgetting.summaryBefore`) and the archive after it, as the pass that made it did, rather
    * than from its whole range: a deletion of a recent message costs one pass, not the channel's
    * history. Without such a summary (or without this), from the whole range.
    */
@@ -57,7 +57,7 @@ export interface ChannelRedaction {
 }
 
 export interface RedactChannelOptions {
-  readonly channels: ArchiveReader & ArchiveEditor;
+  readonly channels: ArchiveReader & Forgetting;
   /** Passes in flight over the ranges (`recent`), and the checkpoints over them to clear. */
   readonly runs: Pick<RunStore, 'recent'> & Pick<CheckpointEraser, 'clearCheckpoints'>;
   readonly settingsFor: (channelKey: string) => Promise<ChannelPassSettings>;

@@ -22,9 +22,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  type ArchiveEditor,
   type ArchiveReader,
   type ChannelDirectory,
+  type Forgetting,
   type Logger,
   LruMap,
   type StoredMessage,
@@ -37,7 +37,7 @@ import { Periodic } from './periodic.js';
 import type { TakeBackRunner } from './take-back-runner.js';
 
 export interface RetentionSweepOptions {
-  readonly channels: ArchiveReader & ArchiveEditor & Pick<ChannelDirectory, 'listChannels'>;
+  readonly channels: ArchiveReader & Forgetting & Pick<ChannelDirectory, 'listChannels'>;
   readonly takeBacks: Pick<TakeBackLog, 'recordTakeBack'>;
   readonly runner: Pick<TakeBackRunner, 'settle' | 'complete'>;
   /** Whether any channel may have `retain_days` (no sweep reads the store otherwise). */

@@ -22,10 +22,10 @@
  * claimed again by the next sweep; a claim held by a process that died lapses after `leaseMs`.
  */
 import {
-  type ArchiveEditor,
   type ArchiveReader,
   type CheckpointEraser,
   type ContextNotifier,
+  type Forgetting,
   type Logger,
   type MemoryStore,
   PENDING_SUMMARY,
@@ -46,7 +46,7 @@ import { redactChannel } from './redact-channel.js';
 import { dropDerivedMemories } from './take-back-copies.js';
 
 export interface TakeBackRunnerOptions {
-  readonly channels: ArchiveReader & ArchiveEditor & Pick<TurnLog, 'generation'>;
+  readonly channels: ArchiveReader & Forgetting & Pick<TurnLog, 'generation'>;
   readonly memories: Pick<MemoryStore, 'list' | 'forget'>;
   readonly runs: Pick<RunStore, 'recent'> & CheckpointEraser;
   readonly takeBacks: TakeBackLog;

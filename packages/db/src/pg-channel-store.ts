@@ -1,5 +1,5 @@
 /**
- * The channel ports (`TurnLog`, `ArchiveReader`, `ContextWriter`, `ArchiveEditor`,
+ * The channel ports (`TurnLog`, `ArchiveReader`, `ContextWriter`, `Forgetting`, `PlatformChanges`,
  * `ChannelDirectory`) on Postgres (or PGlite). The channel row is the lock: an append, a splice and a
  * truncation each take it (`FOR UPDATE`, or the row an upsert locks) inside one short transaction,
  * plan on what they find there with the core's pure planners, and write the result. No lock outlives
@@ -8,7 +8,6 @@
 import {
   type AppendOptions,
   type AppendResult,
-  type ArchiveEditor,
   type ArchiveReader,
   type ArchiveTime,
   type AuthoredSeqs,
@@ -22,12 +21,14 @@ import {
   contextTotal,
   type EarlierSummary,
   type EditMessageOutcome,
+  type Forgetting,
   type HeldMessage,
   InvariantError,
   type LoadedChannel,
   type MessageEdit,
   type NewMessage,
   type NewTakeBack,
+  type PlatformChanges,
   type PlatformSeq,
   type PrefixView,
   planEmergencyTruncation,
@@ -76,7 +77,7 @@ import { platformColumn, withoutNulls } from './rows.js';
 import { channels, contextSpans, messages } from './schema.js';
 
 export class PgChannelStore
-  implements TurnLog, ArchiveReader, ContextWriter, ArchiveEditor, ChannelDirectory
+  implements TurnLog, ArchiveReader, ContextWriter, Forgetting, PlatformChanges, ChannelDirectory
 {
   readonly #db: EbbDatabase;
   /** The take-backs `redactArchive` and `editMessage` record, in the same database. */

@@ -71,7 +71,7 @@ export async function seqsWhere(db: EbbDatabase, where: SQL): Promise<AuthoredSe
   return [...byChannel].map(([channelKey, seqs]) => ({ channelKey, seqs }));
 }
 
-/** `ArchiveEditor.replaceSummary`: planned by `planSummaryReplacement` under the channel lock. */
+/** `Forgetting.replaceSummary`: planned by `planSummaryReplacement` under the channel lock. */
 export function replaceSummary(
   db: EbbDatabase,
   channelKey: string,
@@ -96,7 +96,7 @@ export function replaceSummary(
 }
 
 /**
- * `ArchiveEditor.redactArchive`: planned by `planArchiveRedaction` under the channel lock, the
+ * `Forgetting.redactArchive`: planned by `planArchiveRedaction` under the channel lock, the
  * take-back recorded in the same transaction.
  */
 export function redactArchive(
@@ -158,7 +158,7 @@ export function redactArchive(
   });
 }
 
-/** `ArchiveEditor.redactRetiredSpans`: retired summaries over `ranges` keep their range, not their text. */
+/** `Forgetting.redactRetiredSpans`: retired summaries over `ranges` keep their range, not their text. */
 export async function redactRetiredSpans(
   db: EbbDatabase,
   channelKey: string,
@@ -181,7 +181,7 @@ export async function redactRetiredSpans(
   return changed.length;
 }
 
-/** `ArchiveEditor.findByPlatformIds`: by the unique (channel, platform id) index. */
+/** `PlatformChanges.findByPlatformIds`: by the unique (channel, platform id) index. */
 export async function findByPlatformIds(
   db: EbbDatabase,
   channelKey: string,
@@ -234,7 +234,7 @@ export function findInThreadsQuery(channelKey: string, platformMessageIds: reado
     order by c.key collate "C", m.platform_message_id collate "C"`;
 }
 
-/** `ArchiveEditor.editMessage`: planned by `planMessageEdit` under the channel lock. */
+/** `PlatformChanges.editMessage`: planned by `planMessageEdit` under the channel lock. */
 export function editMessage(
   db: EbbDatabase,
   channelKey: string,
@@ -277,7 +277,7 @@ export function editMessage(
   });
 }
 
-/** `ArchiveEditor.summaryBefore`: the retired summary from `fromSeq` ending latest before `beforeSeq`, text whole. */
+/** `Forgetting.summaryBefore`: the retired summary from `fromSeq` ending latest before `beforeSeq`, text whole. */
 export async function summaryBefore(
   db: EbbDatabase,
   channelKey: string,

@@ -40,7 +40,6 @@ import type {
   AnswerClaim,
   AnswerClaims,
   AppendFeed,
-  ArchiveEditor,
   ArchiveReader,
   ChannelDirectory,
   ChannelLeases,
@@ -50,6 +49,7 @@ import type {
   CompactionQueue,
   ContextNotifier,
   ContextWriter,
+  Forgetting,
   InboundMessage,
   InboundSpool,
   Logger,
@@ -58,6 +58,7 @@ import type {
   MessageChangeResult,
   Platform,
   PlatformAdapter,
+  PlatformChanges,
   PlatformHandlers,
   RunStore,
   SpooledMessage,
@@ -91,7 +92,8 @@ export interface BotOptions {
   readonly channels: TurnLog &
     ArchiveReader &
     ContextWriter &
-    ArchiveEditor &
+    Forgetting &
+    PlatformChanges &
     Pick<ChannelDirectory, 'listChannels'> & { readonly takeBacks: TakeBackLog };
   readonly memories: MemoryStore;
   readonly runs: RunStore & CheckpointEraser;

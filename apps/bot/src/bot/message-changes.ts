@@ -36,9 +36,9 @@
 import type { TakeBackRunner } from '@ebb/compaction';
 import { type EbbConfig, resolveChannel } from '@ebb/config';
 import {
-  type ArchiveEditor,
   type ArchiveReader,
   changeIds,
+  type Forgetting,
   HISTORY_TOOL_NAMES,
   historyResultsQuoting,
   type Logger,
@@ -46,6 +46,7 @@ import {
   type MessageChange,
   type MessageChangeResult,
   type NewTakeBack,
+  type PlatformChanges,
   planDeletion,
   REDACTED_MESSAGE,
   rangesAfter,
@@ -94,7 +95,7 @@ export interface ChangeReport {
 
 export interface MessageChangesOptions {
   readonly config: () => EbbConfig;
-  readonly channels: ArchiveReader & ArchiveEditor;
+  readonly channels: ArchiveReader & Forgetting & PlatformChanges;
   readonly takeBacks: Pick<TakeBackLog, 'pendingTakeBacks'>;
   /** Settles a take-back now and completes it in the background. */
   readonly runner: Pick<TakeBackRunner, 'settle' | 'complete'>;

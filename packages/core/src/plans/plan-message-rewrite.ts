@@ -1,6 +1,6 @@
 /**
  * Rewriting archived messages in place, as pure plans both channel stores carry out: an edit on a
- * platform (`ArchiveEditor.editMessage`), forgetting's tombstones (`redactArchive`) and, through
+ * platform (`PlatformChanges.editMessage`), forgetting's tombstones (`redactArchive`) and, through
  * `rewriteRawCopies`, microcompaction's stubs (`planStubs`).
  *
  * The archive takes the new text. A message raw in the context (after the compacted prefix) gets a

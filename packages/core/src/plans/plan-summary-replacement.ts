@@ -1,5 +1,5 @@
 /**
- * Forgetting's summary written again (`ArchiveEditor.replaceSummary`), as a pure plan both channel
+ * Forgetting's summary written again (`Forgetting.replaceSummary`), as a pure plan both channel
  * stores carry out: the new span takes the place of the active summary over exactly its range, if
  * that span is still the one job `replaces` wrote. Otherwise a pass replaced it meanwhile (or a
  * truncation, or nothing was there): `missing`, nothing changes, and forgetting plans again.
@@ -8,7 +8,7 @@
 import type { Span, SummarySpan } from '../model/model.js';
 import { type ChannelCounters, contextTotal } from './channel-counters.js';
 
-/** The summary written again, that `ArchiveEditor.replaceSummary` puts in place. */
+/** The summary written again, that `Forgetting.replaceSummary` puts in place. */
 export interface SummaryReplacement {
   readonly fromSeq: number;
   readonly toSeq: number;

@@ -325,9 +325,11 @@ export interface ContextWriter {
   stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome>;
 }
 
-/** Taking things back: forgetting (`ebb forget`) and the platforms' deletions and edits find the
- * messages, overwrite them, and put summaries written again in place. */
-export interface ArchiveEditor {
+/**
+ * Taking things back (`ebb forget`, a platform's deletion, retention): find the messages, overwrite
+ * them with tombstones, blank retired summaries and put summaries written again in place.
+ */
+export interface Forgetting {
   /**
    * Forgetting: the seqs `author` wrote, per channel (channels by key, seqs in order); with
    * `channelKey`, in that channel only (by its author index: cheap enough for a deletion).
@@ -339,18 +341,6 @@ export interface ArchiveEditor {
    * fact are found too. A scan of the archive: for an operator's command, not for a turn.
    */
   findContaining(text: string): Promise<AuthoredSeqs[]>;
-  /**
-   * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
-   * (ids the archive never held are left out), in seq order.
-   */
-  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]>;
-  /**
-   * An edit on the platform: the archived message keeps only the new text (its tool calls and role
-   * unchanged). A raw copy in the context is replaced in place under the channel lock: the raw token
-   * total moves by the difference and the generation is bumped, so bots reload. A message inside the
-   * compacted prefix changes in the archive only.
-   */
-  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome>;
   /**
    * Forgetting with `--archive`: overwrites archived messages with their tombstones (same seq; text,
    * tokens and tool calls as given, no clipped copy). Raw messages in the context change with them
@@ -390,11 +380,27 @@ export interface ArchiveEditor {
   summaryBefore(channelKey: string, fromSeq: number, beforeSeq: number): Promise<EarlierSummary | undefined>;
 }
 
+/** What a platform's change of a stored message needs: the messages by their platform ids, and an edit. */
+export interface PlatformChanges {
+  /**
+   * Deletions and edits on the platforms: the seqs of the messages stored under these platform ids
+   * (ids the archive never held are left out), in seq order.
+   */
+  findByPlatformIds(channelKey: string, platformMessageIds: readonly string[]): Promise<PlatformSeq[]>;
+  /**
+   * An edit on the platform: the archived message keeps only the new text (its tool calls and role
+   * unchanged). A raw copy in the context is replaced in place under the channel lock: the raw token
+   * total moves by the difference and the generation is bumped, so bots reload. A message inside the
+   * compacted prefix changes in the archive only.
+   */
+  editMessage(channelKey: string, edit: MessageEdit): Promise<EditMessageOutcome>;
+}
+
 /**
  * The take-backs a channel recorded (see `plans/take-back.ts`): what a pass checks before it sends,
  * checkpoints, stores or splices what it read, and the durable queue of take-backs whose copies are
  * still being rewritten, which any process finishes. Recording happens with the tombstones
- * (`ArchiveEditor.redactArchive`, `editMessage`), or alone (`record`: `ebb forget` without
+ * (`Forgetting.redactArchive`, `PlatformChanges.editMessage`), or alone (`record`: `ebb forget` without
  * `--archive`), always under the channel lock.
  */
 export interface TakeBackLog {

@@ -28,7 +28,6 @@ import { checkedFence, FencedAppendError } from '../ports/append-fence.js';
 import type {
   AppendOptions,
   AppendResult,
-  ArchiveEditor,
   ArchiveReader,
   ArchiveTime,
   AuthoredSeqs,
@@ -38,10 +37,12 @@ import type {
   ContextWriter,
   EarlierSummary,
   EditMessageOutcome,
+  Forgetting,
   HeldMessage,
   LoadedChannel,
   MessageEdit,
   NewMessage,
+  PlatformChanges,
   PlatformSeq,
   RedactArchiveOutcome,
   ReplaceSummaryOutcome,
@@ -84,7 +85,7 @@ interface RetiredSpan {
 const EMPTY_VIEW: ContextView = Object.freeze({ generation: 0, headSeq: 0, spans: [], raw: [], tokens: 0 });
 
 export class InMemoryChannelStore
-  implements TurnLog, ArchiveReader, ContextWriter, ArchiveEditor, ChannelDirectory
+  implements TurnLog, ArchiveReader, ContextWriter, Forgetting, PlatformChanges, ChannelDirectory
 {
   readonly #channels = new Map<string, ChannelState>();
   /** The take-backs `redactArchive` and `editMessage` record, as Postgres records them in their transaction. */

@@ -8,11 +8,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe } from 'vitest';
-import { archiveEditorContract } from './archive-editor.js';
 import { archiveReaderContract } from './archive-reader.js';
 import { channelDirectoryContract } from './channel-directory.js';
 import { checkpointEraserContract } from './checkpoint-eraser.js';
 import { contextWriterContract } from './context-writer.js';
+import { forgettingContract } from './forgetting.js';
 import { memoryStoreContract } from './memory-store.js';
 import { runStoreContract } from './run-store.js';
 import type { ContractStores } from './support.js';
@@ -35,7 +35,7 @@ export function describeStoreContract(name: string, makeStores: () => Promise<Co
     turnLogContract(() => ({ store: stores.channels, key }));
     archiveReaderContract(() => ({ store: stores.channels, key }));
     contextWriterContract(() => ({ store: stores.channels, key }));
-    archiveEditorContract(() => ({ store: stores.channels, key }));
+    forgettingContract(() => ({ store: stores.channels, key }));
     channelDirectoryContract(() => ({ store: stores.channels, key }));
     memoryStoreContract(() => ({ store: stores.memories, key }));
     runStoreContract(() => ({ store: stores.runs, key }));

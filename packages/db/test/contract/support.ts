@@ -1,14 +1,15 @@
 /** What every suite of the store contract shares: the stores under test, and message helpers. */
 import type {
-  ArchiveEditor,
   ArchiveReader,
   ChannelDirectory,
   CheckpointEraser,
   ContextMessage,
   ContextView,
   ContextWriter,
+  Forgetting,
   MemoryStore,
   NewMessage,
+  PlatformChanges,
   RunStore,
   TakeBackLog,
   TurnLog,
@@ -16,7 +17,12 @@ import type {
 import { expect } from 'vitest';
 
 /** A channel store under test: one implementation of every channel port. */
-export type ChannelStores = TurnLog & ArchiveReader & ContextWriter & ArchiveEditor & ChannelDirectory;
+export type ChannelStores = TurnLog &
+  ArchiveReader &
+  ContextWriter &
+  Forgetting &
+  PlatformChanges &
+  ChannelDirectory;
 
 export interface ContractStores {
   readonly channels: ChannelStores;

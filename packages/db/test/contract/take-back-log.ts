@@ -3,13 +3,23 @@
  * and moves the channel's mark; a splice from a snapshot older than a take-back over its range is
  * refused; pending take-backs are claimed by one process at a time, for a lease, and finished once.
  */
-import type { ArchiveEditor, ContextWriter, NewTakeBack, TakeBackLog, TurnLog } from '@ebb/core';
+import type {
+  ContextWriter,
+  Forgetting,
+  NewTakeBack,
+  PlatformChanges,
+  TakeBackLog,
+  TurnLog,
+} from '@ebb/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { appendMany, type ContractContext, tombstoneOf } from './support.js';
 
 /** The log, and the channel store that records into it and splices against it. */
 export interface TakeBackLogUnderTest {
-  readonly channels: ArchiveEditor & Pick<TurnLog, 'append'> & Pick<ContextWriter, 'splice'>;
+  readonly channels: Pick<Forgetting, 'redactArchive'> &
+    Pick<PlatformChanges, 'editMessage'> &
+    Pick<TurnLog, 'append'> &
+    Pick<ContextWriter, 'splice'>;
   readonly log: TakeBackLog;
 }
 

@@ -1,8 +1,8 @@
 /**
- * The store contract of the `ArchiveEditor`: taking things back. Forgetting (`ebb forget`) and the
+ * The store contract of `Forgetting` and `PlatformChanges`: taking things back. Forgetting (`ebb forget`) and the
  * platforms' deletions and edits find messages, overwrite them, and put summaries written again in place.
  */
-import type { ArchiveEditor, ContextWriter, NewTakeBack, TurnLog } from '@ebb/core';
+import type { ContextWriter, Forgetting, NewTakeBack, PlatformChanges, TurnLog } from '@ebb/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   appendMany,
@@ -16,7 +16,8 @@ import {
 } from './support.js';
 
 /** The archive editor, and what its cases fill and compact a channel with and read it back through. */
-export type ArchiveEditorUnderTest = ArchiveEditor &
+export type ForgettingUnderTest = Forgetting &
+  PlatformChanges &
   IntactReads &
   Pick<TurnLog, 'append' | 'generation'> &
   Pick<ContextWriter, 'splice' | 'stubToolResults'>;
@@ -24,9 +25,9 @@ export type ArchiveEditorUnderTest = ArchiveEditor &
 /** What the redactions of these cases record (the take-back's own cases are in take-back-log.ts). */
 const DELETED: NewTakeBack = { kind: 'deleted', ranges: [{ fromSeq: 1, toSeq: 1 }], platformMessageIds: [] };
 
-export function archiveEditorContract(current: () => ContractContext<ArchiveEditorUnderTest>): void {
-  describe('ArchiveEditor', () => {
-    let store: ArchiveEditorUnderTest;
+export function forgettingContract(current: () => ContractContext<ForgettingUnderTest>): void {
+  describe('Forgetting and PlatformChanges', () => {
+    let store: ForgettingUnderTest;
     let key: string;
     beforeEach(() => {
       ({ store, key } = current());
