@@ -26,8 +26,9 @@ import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
 import { Toolbox } from '@ebb/tools';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Bot, STOPPING_APOLOGY } from './bot.js';
+import { Bot } from './bot.js';
 import { FileInboundSpool } from './file-inbound-spool.js';
+import { STOPPING_APOLOGY } from './message-turns.js';
 
 class RecordingPlatform implements PlatformAdapter {
   readonly platform = 'slack' as const;

@@ -341,3 +341,26 @@ export class ModelReplier {
     return { memories, tokens };
   }
 }
+
+/** `model`, whose calls also end when `stop` aborts (a stop's grace period ran out). */
+export function endedBy(stop: AbortSignal, model: ChatModel): ChatModel {
+  return {
+    label: model.label,
+    async reply(messages, options = {}) {
+      // A signal of its own per call: the OpenAI client never takes its listener off the signal it
+      // is given, so the bot's long-lived one would gather one per call.
+      const call = new AbortController();
+      const abort = () => call.abort();
+      const sources = options.signal === undefined ? [stop] : [stop, options.signal];
+      for (const source of sources) {
+        if (source.aborted) call.abort();
+        else source.addEventListener('abort', abort, { once: true });
+      }
+      try {
+        return await model.reply(messages, { ...options, signal: call.signal });
+      } finally {
+        for (const source of sources) source.removeEventListener('abort', abort);
+      }
+    },
+  };
+}

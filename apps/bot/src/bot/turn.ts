@@ -8,7 +8,14 @@
  * two modules importing each other.
  */
 import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb/config';
-import type { Calibration, Logger, Tokenizer, WorkingContext } from '@ebb/core';
+import type {
+  Calibration,
+  InboundMessage,
+  Logger,
+  SpooledMessage,
+  Tokenizer,
+  WorkingContext,
+} from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 
 export interface ChannelState {
@@ -54,3 +61,18 @@ export async function openTurn(
   const state = await states.get(key);
   return { key, state, tokenizer, settings, log };
 }
+
+/** A message's turn before its channel is opened: what each of its steps knows. */
+export interface Arrival {
+  readonly message: InboundMessage;
+  /** The message as the archive (or, while it is away, the spool) takes it. */
+  readonly incoming: SpooledMessage;
+  /** Bound to the channel. */
+  readonly log: Logger;
+  readonly started: number;
+  /** The channel's lease's fence (`turn-leases.ts`), checked by every append of the turn; none unleased. */
+  readonly fence?: number;
+}
+
+/** A message's turn once its channel's settings and state are read. */
+export type MessageTurn = Turn & Arrival;
