@@ -33,16 +33,18 @@
 import {
   type ArchiveReader,
   type CheckpointEraser,
+  type CircuitBreakerOptions,
   type CompactionEventSink,
   type CompactionJob,
   type CompactionRun,
   type ContextNotifier,
   type ContextWriter,
   callsCost,
+  circuitOpen,
   countOf,
+  DEFAULT_CIRCUIT_BREAKER,
   EbbError,
   type ExtractedMemory,
-  FINISHED_RUN_STATUSES,
   type LlmCall,
   type MemoryScopeSetting,
   type MemoryStore,
@@ -69,6 +71,7 @@ import {
   TERMINAL_RUN_STATUSES,
   type Tokenizer,
   validateMemories,
+  waitsForPredecessor,
 } from '@ebb/core';
 import { dropDerivedMemories } from './take-back-copies.js';
 
@@ -92,25 +95,10 @@ export interface ChannelPassSettings {
   readonly prices?: Readonly<Record<string, ModelPrice>>;
 }
 
-export interface CircuitBreakerOptions {
-  /**
-   * This many failed runs in a row open the breaker; a pass the extractive fallback completed
-   * because the LLM failed counts as failed here (a provider that is down is down for every pass).
-   */
-  readonly failures: number;
-  /** For this long after the last failure. */
-  readonly pauseMs: number;
-}
-
 /** How soon a deferred follow-up looks again whether the pass ahead of it landed. */
 export const FOLLOW_UP_RECHECK_MS = 500;
-/** A follow-up waits at most this long (from its enqueue) for the pass ahead of it; then it is stale. */
-export const FOLLOW_UP_MAX_WAIT_MS = 10 * 60_000;
 
-export const DEFAULT_CIRCUIT_BREAKER = {
-  failures: 3,
-  pauseMs: 10 * 60_000,
-} as const satisfies CircuitBreakerOptions;
+export const FOLLOW_UP_MAX_WAIT_MS = 10 * 60_000;
 
 /** Restarts of one try of a pass because take-backs landed while it ran; then it is deferred. */
 export const MAX_TAKE_BACK_RESTARTS = 3;
@@ -155,7 +143,8 @@ export function createCompactionProcessor(options: CompactionProcessorOptions) {
       if (run && TERMINAL_RUN_STATUSES.has(run.status)) {
         return { kind: 'already_finished', status: run.status };
       }
-      if (await circuitOpen(p.runs, job, p.breaker, p.now())) return await skipOpenCircuit(p, pass);
+      const recent = await p.runs.recent(job.channelKey, RUNS_LOOKBACK);
+      if (circuitOpen(recent, job.jobId, p.breaker, p.now())) return await skipOpenCircuit(p, pass);
       // Resuming from a checkpoint (a retry, or a deferred follow-up): the summary exists, and the
       // splice checks again everything the snapshot would.
       if (run?.output === undefined) p.emit({ event: 'compaction.started', ...pass.event });
@@ -450,7 +439,8 @@ async function recordOutcome(p: Processor, pass: Pass, spliced: Spliced): Promis
   const { outcome, output } = spliced;
   const calls = runFigures(p, pass, spliced);
   if (outcome.kind === 'gap') {
-    if (await waitsForPredecessor(p.runs, job, spliced.enqueuedAt, p.now())) {
+    const ahead = job.after === undefined ? undefined : await p.runs.get(job.after);
+    if (waitsForPredecessor(job, ahead, spliced.enqueuedAt, p.now())) {
       throw new PassDeferredError(`${job.jobId} waits for ${job.after} to splice`, FOLLOW_UP_RECHECK_MS);
     }
   }
@@ -589,18 +579,6 @@ function jobRange(job: ProcessorJob) {
   };
 }
 
-/** Whether a follow-up should wait: the pass ahead of it is still queued or running, and not for too long. */
-async function waitsForPredecessor(
-  runs: Pick<RunStore, 'get'>,
-  job: ProcessorJob,
-  enqueuedAt: number,
-  now: number,
-): Promise<boolean> {
-  if (job.after === undefined || now - enqueuedAt > FOLLOW_UP_MAX_WAIT_MS) return false;
-  const ahead = await runs.get(job.after);
-  return ahead !== undefined && !FINISHED_RUN_STATUSES.has(ahead.status);
-}
-
 const EMPTY_SNAPSHOT = { kind: 'ok', earlierSummaries: [], messages: [] } as const satisfies Snapshot;
 
 type Snapshot =
@@ -622,32 +600,4 @@ async function snapshotRange(channels: ArchiveReader, job: ProcessorJob): Promis
     }
   }
   return { kind: 'ok', earlierSummaries, messages };
-}
-
-/**
- * Open when the channel's last `failures` attempted passes (completed, stale or failed; skipped runs
- * are not attempts) all failed, or were completed by the fallback because the LLM failed, and the
- * newest of them is younger than the pause.
- */
-async function circuitOpen(
-  runs: Pick<RunStore, 'recent'>,
-  job: ProcessorJob,
-  breaker: CircuitBreakerOptions,
-  now: number,
-): Promise<boolean> {
-  const attempted = (await runs.recent(job.channelKey, RUNS_LOOKBACK))
-    .filter((r) => r.jobId !== job.jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
-    .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
-    .slice(0, breaker.failures);
-  if (attempted.length < breaker.failures || !attempted.every(failedPass)) return false;
-  return now - (attempted[0]?.finishedAt ?? 0) < breaker.pauseMs;
-}
-
-const ATTEMPTED: ReadonlySet<string> = new Set(['completed', 'stale', 'failed']);
-
-function failedPass(run: CompactionRun): boolean {
-  return (
-    run.status === 'failed' ||
-    (run.status === 'completed' && run.fallback === true && run.error !== undefined)
-  );
 }

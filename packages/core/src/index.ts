@@ -48,6 +48,7 @@ export * from './plans/plan-emergency-truncation.js';
 export * from './plans/plan-message-change.js';
 export * from './plans/plan-message-rewrite.js';
 export * from './plans/plan-microcompaction.js';
+export * from './plans/plan-pass-start.js';
 export * from './plans/plan-reconcile.js';
 export * from './plans/plan-redaction.js';
 export * from './plans/plan-snapshot.js';

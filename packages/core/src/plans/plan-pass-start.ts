@@ -1,0 +1,74 @@
+/**
+ * Whether a compaction pass goes ahead when a worker takes its job, decided on the channel's recorded
+ * runs: pure rules over runs the worker has read (`packages/compaction/src/compaction-processor.ts`
+ * reads them and carries the answer out), beside `planReconcile`.
+ *
+ * - **The circuit breaker**: after `failures` attempted passes in a row failed (a pass the extractive
+ *   fallback completed because the LLM failed counts as failed: a provider that is down is down for
+ *   every pass), the channel's passes are skipped until `pauseMs` after the newest of them.
+ * - **A follow-up waits for the pass ahead of it** (its `after`) while that one is queued or running,
+ *   for at most `FOLLOW_UP_MAX_WAIT_MS` from its enqueue; then it goes on (and its splice finds out
+ *   whether the range still stands).
+ */
+import { FINISHED_RUN_STATUSES } from '../model/run-status.js';
+import type { CompactionRun, RunStatus } from '../ports/ports.js';
+
+export interface CircuitBreakerOptions {
+  /**
+   * This many failed runs in a row open the breaker; a pass the extractive fallback completed
+   * because the LLM failed counts as failed here (a provider that is down is down for every pass).
+   */
+  readonly failures: number;
+  /** For this long after the last failure. */
+  readonly pauseMs: number;
+}
+
+export const DEFAULT_CIRCUIT_BREAKER = {
+  failures: 3,
+  pauseMs: 10 * 60_000,
+} as const satisfies CircuitBreakerOptions;
+
+/** A follow-up waits at most this long (from its enqueue) for the pass ahead of it; then it is stale. */
+export const FOLLOW_UP_MAX_WAIT_MS = 10 * 60_000;
+
+/** Runs that were attempted: skipped runs never were. */
+const ATTEMPTED: ReadonlySet<RunStatus> = new Set(['completed', 'stale', 'failed']);
+
+/**
+ * Open when the channel's last `failures` attempted runs other than `jobId`'s (by when they
+ * finished) all failed, and the newest of them finished less than the pause before `now`.
+ */
+export function circuitOpen(
+  recent: readonly CompactionRun[],
+  jobId: string,
+  breaker: CircuitBreakerOptions,
+  now: number,
+): boolean {
+  const attempted = recent
+    .filter((r) => r.jobId !== jobId && ATTEMPTED.has(r.status) && r.finishedAt !== undefined)
+    .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))
+    .slice(0, breaker.failures);
+  if (attempted.length < breaker.failures || !attempted.every(failedPass)) return false;
+  return now - (attempted[0]?.finishedAt ?? 0) < breaker.pauseMs;
+}
+
+function failedPass(run: CompactionRun): boolean {
+  return (
+    run.status === 'failed' ||
+    (run.status === 'completed' && run.fallback === true && run.error !== undefined)
+  );
+}
+
+/**
+ * Whether a follow-up (a job with `after`) should wait: the run ahead of it (`ahead`, undefined when
+ * none is recorded) is not finished, and the follow-up has not waited too long since `enqueuedAt`.
+ */
+export function waitsForPredecessor(
+  job: { readonly after?: string | undefined },
+  ahead: CompactionRun | undefined,
+  enqueuedAt: number,
+  now: number,
+): boolean {
+  if (job.after === undefined || now - enqueuedAt > FOLLOW_UP_MAX_WAIT_MS) return false;
+  return ahead !== undefined && !FINISHED_RUN_STATUSES.has(ahead.status);
+}
