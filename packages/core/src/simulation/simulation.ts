@@ -1,29 +1,20 @@
-/**
- * `ebb simulate`'s engine: a channel replayed turn by turn through the real core with an in-memory
- * archive and the extractive summarizer. After every turn it asks the same `CompactionMonitor` and
- * `decideAfterTurn` the bot asks, and carries out the answer the way the bot and the worker do:
- * passes are admitted by the same `admitPass` rule as the queues, start at once (or after their
- * cooldown delay; workers are assumed free), take `jobLatency` turns or `jobSeconds` seconds of the
- * transcript's clock, and splice with `planSplice` (a follow-up that finishes first waits for the pass
- * ahead of it). Pure and synchronous: the CLI reads the transcript and prints the events.
- */
-import { admitPass } from '../decision/admit-pass.js';
 import type { EventTier } from '../decision/compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from '../decision/compaction-monitor.js';
-import type { AfterTurnAction, EnqueueMode } from '../decision/decide-after-turn.js';
+import type { AfterTurnAction } from '../decision/decide-after-turn.js';
 import { decideOnSilence } from '../decision/decide-on-silence.js';
 import { measureMessage } from '../model/measure-message.js';
 import type { ArchivedMessage, ContextView, Span, Tier } from '../model/model.js';
 import { chatMessageTokens, UNCALIBRATED, usageOf } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
-import { type CompactionPlan, summarySpanBound } from '../plans/plan-compaction.js';
+import { summarySpanBound } from '../plans/plan-compaction.js';
 import { planEmergencyTruncation } from '../plans/plan-emergency-truncation.js';
 import { stubToolResults } from '../plans/plan-microcompaction.js';
-import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
+import { planSplice, rawTokensThrough } from '../plans/plan-splice.js';
 import type { PassInFlight } from '../ports/queue-ports.js';
 import { TRUNCATION_MARKER } from '../rendering/render-context.js';
 import { type CacheBreakCause, PrefixCacheMeter } from '../usage/prefix-cache.js';
 import { roundUsage } from '../usage/round-usage.js';
+import { type SimJob, SimulatedQueue } from './simulated-queue.js';
 import {
   type CompactionEventFields,
   compactionEvent,
@@ -34,18 +25,6 @@ import {
 } from './simulation-events.js';
 import { summarizeFromArchive } from './summarize-from-archive.js';
 import { TranscriptClock } from './transcript-clock.js';
-
-interface SimJob {
-  readonly id: string;
-  readonly plan: CompactionPlan;
-  readonly mode: EnqueueMode;
-  /** Queued when the channel's cache went cold (`decideOnSilence`), not after a turn. */
-  readonly onSilence?: true;
-  readonly after?: string;
-  readonly enqueuedAt: number;
-  readonly startAt: number;
-  started?: { readonly turn: number; readonly at: number; readonly result: SummaryResult };
-}
 
 export class Simulation {
   readonly #options: SimulationOptions;
@@ -63,11 +42,10 @@ export class Simulation {
   readonly #awaitedResults = new Set<string>();
   /** Stubs microcompaction put in place of tool results, by seq: what a later pass summarizes. */
   readonly #stubs = new Map<number, { readonly text: string; readonly tokens: number }>();
-  /** Passes waiting or running, oldest range first. */
-  #jobs: SimJob[] = [];
+  /** Passes waiting or running (`simulated-queue.ts`). */
+  readonly #queue: SimulatedQueue;
   /** The prompts an answer to every participant's message would send, as a prefix cache sees them. */
   readonly #cache: PrefixCacheMeter;
-  #jobCount = 0;
   #turn = 0;
   #now = 0;
   readonly #clock = new TranscriptClock();
@@ -97,6 +75,7 @@ export class Simulation {
       options.cacheTtlSeconds === undefined ? {} : { ttlMs: 1000 * options.cacheTtlSeconds },
     );
     this.#options = options;
+    this.#queue = new SimulatedQueue(options);
     this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
     this.#summaryTokens = summarySpanBound(options.tokenizer, options.policy.summaryMaxTokens);
   }
@@ -156,8 +135,8 @@ export class Simulation {
 
   /** Lets the passes still in flight finish, then reports the totals. */
   finish(): SummaryEvent {
-    for (let guard = 0; this.#jobs.length > 0 && guard < 2 * this.#jobs.length + 2; guard++) {
-      for (const job of this.#jobs) if (!job.started) this.#start(job);
+    for (let guard = 0; this.#queue.size > 0 && guard < 2 * this.#queue.size + 2; guard++) {
+      for (const job of this.#queue.jobs()) if (!job.started) this.#start(job);
       this.#land(() => true);
     }
     const summary: SummaryEvent = {
@@ -304,32 +283,22 @@ export class Simulation {
     onSilence = false,
   ): SimJob | undefined {
     const { plan } = action;
-    const admission = admitPass(this.#inFlight(), plan);
+    const admission = this.#queue.add(action, at, onSilence);
     if (admission.kind === 'deduplicated') {
       this.#event('skipped', plan.tier, { reason: 'in_flight', jobId: admission.jobId });
       return undefined;
     }
-    const id = `job-${++this.#jobCount}`;
+    const { job } = admission;
+    const id = job.id;
     let reason: string | undefined;
-    if (admission.kind === 'replace') {
-      this.#jobs = this.#jobs.filter((j) => j.id !== admission.jobId);
+    if (admission.replaced !== undefined) {
       this.#totals.escalations++;
-      reason = `escalated ${admission.jobId}`;
+      reason = `escalated ${admission.replaced}`;
     } else if (action.after !== undefined) {
       this.#totals.followUps++;
       reason = `follows ${action.after}`;
     }
     if (action.delayMs > 0) this.#totals.delayed++;
-    const job: SimJob = {
-      id,
-      plan,
-      mode: action.mode,
-      ...(action.after === undefined ? {} : { after: action.after }),
-      ...(onSilence ? { onSilence: true as const } : {}),
-      enqueuedAt: at,
-      startAt: at + action.delayMs,
-    };
-    this.#jobs = [...this.#jobs, job].sort((a, b) => a.plan.fromSeq - b.plan.fromSeq);
     this.#event('enqueued', plan.tier, {
       fromSeq: plan.fromSeq,
       toSeq: plan.toSeq,
@@ -343,7 +312,7 @@ export class Simulation {
 
   /** Delayed passes whose time came start; passes whose time is up land. */
   #runJobs(): void {
-    for (const job of this.#jobs) if (!job.started && this.#now >= job.startAt) this.#start(job);
+    for (const job of this.#queue.jobs()) if (!job.started && this.#now >= job.startAt) this.#start(job);
     this.#land(() => false);
   }
 
@@ -363,7 +332,7 @@ export class Simulation {
       maxTokens: this.#options.policy.summaryMaxTokens,
     });
     if ('stale' in summary) {
-      this.#jobs = this.#jobs.filter((j) => j !== job);
+      this.#queue.remove(job);
       this.#totals.stale++;
       this.#event('stale', job.plan.tier, { ...range, reason: summary.stale });
       return;
@@ -382,25 +351,12 @@ export class Simulation {
   #land(force: (job: SimJob) => boolean): void {
     const before = this.#usage();
     let landed = false;
-    for (const job of [...this.#jobs]) {
-      if (job.started && (this.#due(job) || force(job))) landed = this.#finish(job) || landed;
+    for (const job of this.#queue.jobs()) {
+      if (job.started && (this.#queue.due(job, this.#now, this.#turn) || force(job)))
+        landed = this.#finish(job) || landed;
     }
     if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage(), this.#reservedUsage()))
       this.#totals.ineffective++;
-  }
-
-  /** When a started pass is done: `jobSeconds` after it started (at once when latency counts turns). */
-  #doneAt(job: SimJob): number {
-    return (job.started?.at ?? this.#now) + 1000 * (this.#options.jobSeconds ?? 0);
-  }
-
-  #due(job: SimJob): boolean {
-    const { jobSeconds, jobLatency } = this.#options;
-    const started = job.started;
-    if (!started) return false;
-    return jobSeconds === undefined
-      ? this.#turn >= started.turn + jobLatency
-      : this.#now >= started.at + jobSeconds * 1000;
   }
 
   /** Returns whether a background or aggressive pass landed. */
@@ -411,8 +367,8 @@ export class Simulation {
     const view = this.#context.view();
     const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
     // A follow-up done before the pass ahead of it waits for it (the worker defers the job).
-    if (plan.kind === 'gap' && this.#jobs.some((j) => j.id === job.after)) return false;
-    this.#jobs = this.#jobs.filter((j) => j !== job);
+    if (plan.kind === 'gap' && job.after !== undefined && this.#queue.has(job.after)) return false;
+    this.#queue.remove(job);
     if (plan.kind !== 'splice') {
       this.#totals.stale++;
       this.#event('stale', job.plan.tier, { ...range, reason: plan.reason });
@@ -424,7 +380,7 @@ export class Simulation {
     if (this.#options.retainArchive === 'unsummarized') this.#forgetSummarized();
     // A pass started in a silence spliced when it was done, not at the message that ended the
     // silence: its hours would read as the channel's pass duration and start every later pass early.
-    const at = job.onSilence ? Math.min(this.#now, this.#doneAt(job)) : this.#now;
+    const at = job.onSilence ? Math.min(this.#now, this.#queue.doneAt(job, this.#now)) : this.#now;
     this.#monitor.landed({ tier: job.plan.tier, latencyMs: at - job.enqueuedAt, at });
     this.#event('completed', job.plan.tier, {
       ...range,
@@ -454,13 +410,7 @@ export class Simulation {
   }
 
   #inFlight(): PassInFlight[] {
-    return this.#jobs.map((j) => ({
-      jobId: j.id,
-      tier: j.plan.tier,
-      fromSeq: j.plan.fromSeq,
-      toSeq: j.plan.toSeq,
-      running: j.started !== undefined,
-    }));
+    return this.#queue.inFlight();
   }
 
   #monitorTurn(): MonitorTurn {
