@@ -19,6 +19,8 @@ import {
   type ContextWriter,
   checkedFence,
   contextTotal,
+  countersAfterSplice,
+  countersAfterTruncation,
   type EarlierSummary,
   type EditMessageOutcome,
   type Forgetting,
@@ -33,7 +35,6 @@ import {
   type PrefixView,
   planEmergencyTruncation,
   planSplice,
-  prefixEnd,
   type RedactArchiveOutcome,
   type ReplaceSummaryOutcome,
   type SeqRange,
@@ -263,7 +264,8 @@ export class PgChannelStore
         );
         if (plan.kind !== 'splice') return plan;
 
-        const generation = channel.generation + 1;
+        const after = countersAfterSplice(channel, plan, dropped?.tokens ?? 0);
+        const { generation, spanTokens, rawTokens } = after;
         // The plan passes untouched spans through as the same objects: every other span is replaced.
         const kept = new Set<Span>(plan.spans);
         const retired = rows.filter((_, i) => !kept.has(spans[i] as Span)).map((r) => r.id);
@@ -272,11 +274,9 @@ export class PgChannelStore
         await retireSpans(tx, retired, generation);
         if (added.length > 0) await tx.insert(contextSpans).values(added.map((s) => spanRow(channelKey, s)));
 
-        const spanTokens = plan.spans.reduce((n, s) => n + s.tokens, 0);
-        const rawTokens = channel.rawTokens - (dropped?.tokens ?? 0);
         await tx
           .update(channels)
-          .set({ generation, prefixEnd: prefixEnd(plan.spans), spanTokens, rawTokens, updatedAt: sql`now()` })
+          .set({ generation, prefixEnd: after.prefixEnd, spanTokens, rawTokens, updatedAt: sql`now()` })
           .where(eq(channels.key, channelKey));
         return {
           kind: 'splice',
@@ -321,13 +321,10 @@ export class PgChannelStore
         });
         if (plan.kind === 'nothing') return plan;
 
-        const generation = channel.generation + 1;
         const last = rows.at(-1);
-        let spanTokens = channel.spanTokens + plan.markerTokens;
-        if (plan.extendsLast && last) {
-          await retireSpans(tx, [last.id], generation);
-          spanTokens -= last.tokens;
-        }
+        const after = countersAfterTruncation(channel, plan, last?.tokens ?? 0);
+        const { generation, spanTokens, rawTokens } = after;
+        if (plan.extendsLast && last) await retireSpans(tx, [last.id], generation);
         await tx.insert(contextSpans).values(
           spanRow(channelKey, {
             kind: 'truncated',
@@ -337,10 +334,9 @@ export class PgChannelStore
             createdGeneration: generation,
           }),
         );
-        const rawTokens = channel.rawTokens - plan.droppedTokens;
         await tx
           .update(channels)
-          .set({ generation, prefixEnd: plan.toSeq, spanTokens, rawTokens, updatedAt: sql`now()` })
+          .set({ generation, prefixEnd: after.prefixEnd, spanTokens, rawTokens, updatedAt: sql`now()` })
           .where(eq(channels.key, channelKey));
         return {
           kind: 'truncate',

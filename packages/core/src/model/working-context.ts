@@ -8,6 +8,7 @@
 import type { TruncationPlan } from '../plans/plan-emergency-truncation.js';
 import type { SplicePlan } from '../plans/plan-splice.js';
 import { InvariantError } from '../support/errors.js';
+import { type ChannelCounters, countersAfterSplice, countersAfterTruncation } from './channel-counters.js';
 import type { ContextMessage, ContextView, Span, SummarySpan } from './model.js';
 import { prefixEnd } from './model.js';
 
@@ -75,21 +76,18 @@ export class WorkingContext {
   applySplice(plan: Extract<SplicePlan, { kind: 'splice' }>): ApplyOutcome {
     this.#checkGeneration(plan.generation);
     const tokensBefore = this.tokens;
-    const removed = this.#dropRawThrough(plan.dropRawThrough);
+    const dropped = this.#dropRawThrough(plan.dropRawThrough);
     this.#spans = [...plan.spans];
-    this.#spanTokens = sumTokens(this.#spans);
-    this.#generation++;
-    return { tokensBefore, tokensAfter: this.tokens, messagesRemoved: removed };
+    this.#take(countersAfterSplice(this.#counters(), plan, dropped.tokens));
+    return { tokensBefore, tokensAfter: this.tokens, messagesRemoved: dropped.messages };
   }
 
   applyTruncation(plan: TruncationPlan): ApplyOutcome {
     this.#checkGeneration(plan.generation);
     const tokensBefore = this.tokens;
-    const removed = this.#dropRawThrough(plan.toSeq);
-    if (plan.extendsLast) {
-      const last = this.#spans.pop();
-      if (last) this.#spanTokens -= last.tokens;
-    }
+    const counters = this.#counters();
+    const dropped = this.#dropRawThrough(plan.toSeq);
+    const replaced = plan.extendsLast ? this.#spans.pop() : undefined;
     this.#spans.push({
       kind: 'truncated',
       fromSeq: plan.fromSeq,
@@ -97,9 +95,10 @@ export class WorkingContext {
       tokens: plan.markerTokens,
       createdGeneration: this.#generation + 1,
     });
-    this.#spanTokens += plan.markerTokens;
-    this.#generation++;
-    return { tokensBefore, tokensAfter: this.tokens, messagesRemoved: removed };
+    // What this context dropped (the plan counted the same messages, at its generation).
+    const done = { ...plan, droppedTokens: dropped.tokens };
+    this.#take(countersAfterTruncation(counters, done, replaced?.tokens ?? 0));
+    return { tokensBefore, tokensAfter: this.tokens, messagesRemoved: dropped.messages };
   }
 
   /**
@@ -140,10 +139,30 @@ export class WorkingContext {
     return replaced;
   }
 
-  #dropRawThrough(seq: number): number {
+  /** The counters the write planners take (`channel-counters.ts`). */
+  #counters(): ChannelCounters {
+    return {
+      generation: this.#generation,
+      headSeq: this.#headSeq,
+      prefixEnd: prefixEnd(this.#spans),
+      spanTokens: this.#spanTokens,
+      rawTokens: this.#rawTokens,
+    };
+  }
+
+  /** Takes the counters a planner returned (head and prefix follow from the spans and raw messages). */
+  #take(after: ChannelCounters): void {
+    this.#generation = after.generation;
+    this.#spanTokens = after.spanTokens;
+    this.#rawTokens = after.rawTokens;
+  }
+
+  /** Drops the raw messages through `seq` (the token total is the caller's to move): how many, and their tokens. */
+  #dropRawThrough(seq: number): { messages: number; tokens: number } {
     let n = 0;
+    let tokens = 0;
     while (n < this.#raw.length && (this.#raw[n]?.seq ?? Number.POSITIVE_INFINITY) <= seq) {
-      this.#rawTokens -= this.#raw[n]?.tokens ?? 0;
+      tokens += this.#raw[n]?.tokens ?? 0;
       n++;
     }
     if (n > 0) this.#raw.splice(0, n);
@@ -151,7 +170,7 @@ export class WorkingContext {
     while (tools < this.#toolSeqs.length && (this.#toolSeqs[tools] ?? Number.POSITIVE_INFINITY) <= seq)
       tools++;
     if (tools > 0) this.#toolSeqs.splice(0, tools);
-    return n;
+    return { messages: n, tokens };
   }
 
   #checkGeneration(generation: number): void {

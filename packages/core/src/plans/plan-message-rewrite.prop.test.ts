@@ -9,9 +9,9 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
+import { countersOf } from '../model/channel-counters.js';
 import type { ContextMessage, Role, Span, StoredMessage } from '../model/model.js';
 import { WorkingContext } from '../model/working-context.js';
-import { countersOf } from './channel-counters.js';
 import {
   contextCopyOf,
   type FoundMessage,

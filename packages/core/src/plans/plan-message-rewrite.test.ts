@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { msg, run, summary } from '../../test/builders.js';
+import { countersOf } from '../model/channel-counters.js';
 import type { StoredMessage } from '../model/model.js';
 import { WorkingContext } from '../model/working-context.js';
-import { countersOf } from './channel-counters.js';
 import {
   contextCopyOf,
   measuredCopy,

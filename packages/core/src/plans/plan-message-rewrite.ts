@@ -9,8 +9,9 @@
  * summary or a truncation marker stands for it there), and leaves the generation alone. A seq the
  * archive does not hold changes nothing.
  */
+
+import { type ChannelCounters, contextTotal } from '../model/channel-counters.js';
 import type { ContextMessage, StoredMessage } from '../model/model.js';
-import { type ChannelCounters, contextTotal } from './channel-counters.js';
 
 /**
  * A raw message's context copy as a write leaves it (in Postgres the `context_content`,

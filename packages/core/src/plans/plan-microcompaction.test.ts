@@ -3,9 +3,9 @@ import { msg, summary, toolCall, toolResult } from '../../test/builders.js';
 import { CharTokenizer } from '../../test/char-tokenizer.js';
 import { testPolicy } from '../../test/policy.js';
 import { decideAfterTurn } from '../decision/decide-after-turn.js';
+import { countersOf } from '../model/channel-counters.js';
 import type { ContextMessage } from '../model/model.js';
 import { WorkingContext } from '../model/working-context.js';
-import { countersOf } from './channel-counters.js';
 import {
   planMicrocompaction,
   planStubs,

@@ -13,10 +13,10 @@
  */
 
 import type { CompactionPolicy } from '../decision/policy.js';
+import type { ChannelCounters } from '../model/channel-counters.js';
 import type { ContextMessage, ContextView, Role, StoredMessage } from '../model/model.js';
 import { messageTokens, type Tokenizer } from '../model/tokens.js';
 import { plainText } from '../rendering/untrusted-text.js';
-import type { ChannelCounters } from './channel-counters.js';
 import {
   type FoundMessage,
   type RawCopy,

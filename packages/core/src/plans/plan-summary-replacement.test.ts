@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { run, summary, truncated } from '../../test/builders.js';
+import { countersOf } from '../model/channel-counters.js';
 import { WorkingContext } from '../model/working-context.js';
-import { countersOf } from './channel-counters.js';
 import { planSummaryReplacement } from './plan-summary-replacement.js';
 
 describe('planSummaryReplacement', () => {

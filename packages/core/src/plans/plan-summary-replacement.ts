@@ -5,8 +5,9 @@
  * truncation, or nothing was there): `missing`, nothing changes, and forgetting plans again.
  * `planSplice` cannot do this: to it an equal range is a retried job, a no-op.
  */
+
+import { type ChannelCounters, contextTotal } from '../model/channel-counters.js';
 import type { Span, SummarySpan } from '../model/model.js';
-import { type ChannelCounters, contextTotal } from './channel-counters.js';
 
 /** The summary written again, that `Forgetting.replaceSummary` puts in place. */
 export interface SummaryReplacement {

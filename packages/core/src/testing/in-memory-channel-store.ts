@@ -4,12 +4,12 @@
  * starts, so the channel lock of the Postgres store has nothing to guard here.
  */
 
+import { type ChannelCounters, countersOf } from '../model/channel-counters.js';
 import { messageTime } from '../model/message-time.js';
 import type { ContextView, PrefixView, SeqRange, StoredMessage } from '../model/model.js';
 import { isThreadKeyOf } from '../model/platform.js';
 import { type Calibration, UNCALIBRATED } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
-import { type ChannelCounters, countersOf } from '../plans/channel-counters.js';
 import { planEmergencyTruncation } from '../plans/plan-emergency-truncation.js';
 import { PENDING_SUMMARY } from '../plans/plan-message-change.js';
 import {
