@@ -122,6 +122,29 @@ describe('ChannelStates with a feed between replicas', () => {
     expect(c.stats()).toMatchObject({ channels: 0, misses: 0 });
   });
 
+  it("does not keep a channel cached for another replica's traffic: what it serves itself stays", async () => {
+    const channels = new CountingStore();
+    const b = await replica(channels);
+    const served = 'slack:T1:C2';
+    const other = 'slack:T1:C3';
+    await channels.append(served, { role: 'user', author: 'a', text: 'hi', tokens: 5, contextTokens: 5 });
+    await channels.append(other, { role: 'user', author: 'a', text: 'hi', tokens: 5, contextTokens: 5 });
+    // A cache that holds two of these channels (4,500 estimated bytes): KEY (only heard of), then the one it serves.
+    const states = new ChannelStates({ channels, contextChanged: async () => {}, budgetBytes: () => 4_500 });
+    await states.get(KEY);
+    await states.get(served);
+    for (let i = 0; i < 3; i++) {
+      await b.states.append(b.turn, said());
+      for (const { key, appended } of b.feed.sent.splice(0)) states.heard(key, appended);
+    }
+    expect(states.stats()).toMatchObject({ appendsHeard: 3, channels: 2 });
+    // A third channel comes in: the one only heard of goes, not the one served.
+    await states.get(other);
+    const { misses } = states.stats();
+    await states.get(served);
+    expect(states.stats().misses).toBe(misses);
+  });
+
   it('takes a tail read while appends were heard without reading the whole context again', async () => {
     const channels = new CountingStore();
     const a = await replica(channels);

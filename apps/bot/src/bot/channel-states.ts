@@ -205,13 +205,15 @@ export class ChannelStates {
    * first seq its head + 1, the tokens adding up) takes them; any other notice changes nothing.
    */
   heard(key: string, appended: ContextDelta): void {
-    const state = this.#states.get(key);
+    // Not a use of the channel here: another replica's traffic must not keep a channel this one does
+    // not serve in its cache, ahead of those it does.
+    const state = this.#states.peek(key);
     if (!state || state.context.generation < state.notified) return;
     const entries = continuation(state.context, appended);
     if (!entries?.length) return;
     for (const entry of entries) state.context.append(entry);
     this.#appendsHeard += 1;
-    this.#reweigh(key, state);
+    this.#states.reweigh(key, estimatedBytes(state.context));
   }
 
   /** Drops the channel's cache (after a failure), so its next turn reloads. */

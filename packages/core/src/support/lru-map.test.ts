@@ -49,6 +49,22 @@ describe('LruMap weighed', () => {
     expect([lru.has('a'), lru.weight]).toEqual([false, 5]);
   });
 
+  it('peeks and reweighs an entry in its place, so neither makes it recent', () => {
+    const lru = new LruMap<string, string>({ capacity: 100, maxWeight: 10 });
+    lru.set('a', 'A', 2).set('b', 'B', 2);
+    expect(lru.peek('a')).toBe('A');
+    expect(lru.reweigh('a', 3)).toBe(true);
+    expect(lru.reweigh('missing', 1)).toBe(false);
+    expect(lru.weight).toBe(5);
+    // 'a' is still the least recently used: it goes first.
+    lru.set('c', 'C', 6);
+    expect([lru.has('a'), lru.has('b'), lru.has('c'), lru.weight]).toEqual([false, true, true, 8]);
+    // A reweigh past the bound evicts the oldest, which may be the entry itself.
+    expect(lru.reweigh('b', 9)).toBe(true);
+    expect([lru.has('b'), lru.has('c'), lru.weight]).toEqual([false, true, 6]);
+    expect(() => lru.reweigh('c', -1)).toThrow(RangeError);
+  });
+
   it('does not keep an entry heavier than the whole bound', () => {
     const lru = new LruMap<string, string>({ capacity: 100, maxWeight: 10 });
     lru.set('a', 'A', 3).set('huge', 'H', 11);

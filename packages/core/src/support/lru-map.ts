@@ -61,6 +61,31 @@ export class LruMap<K, V> {
     return this.#entries.has(key);
   }
 
+  /**
+   * The value, leaving the entry where it is in the order: for a look that is not a use (another
+   * replica's traffic reaching a cached channel), so it keeps nothing from being evicted.
+   */
+  peek(key: K): V | undefined {
+    return this.#entries.get(key)?.value;
+  }
+
+  /**
+   * A kept entry's new weight, in its place in the order (`peek`'s counterpart); the least recently
+   * used go while the map is past its weight bound, this one too when it is the oldest. False when
+   * the key is not kept.
+   */
+  reweigh(key: K, weight: number): boolean {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    if (!(weight >= 0) || !Number.isFinite(weight)) {
+      throw new RangeError(`weight must be a finite number >= 0, got ${weight}`);
+    }
+    this.#weight += weight - entry.weight;
+    entry.weight = weight;
+    this.#evict();
+    return true;
+  }
+
   /** The value, marking the entry as recently used. */
   get(key: K): V | undefined {
     const entry = this.#entries.get(key);
