@@ -115,7 +115,8 @@ export class RedisAppendFeed implements AppendFeed {
   }
 
   #deliver(message: string): void {
-    const notice = parseNotice(message);
+    const notice = parseNotice(message, this.#self);
+    if (notice === 'own') return;
     if (typeof notice === 'string') {
       // Once per process: a replica of another version sending another shape would say it per
       // append. No parser's message is logged: JSON.parse's quotes the input, message text.
@@ -128,7 +129,6 @@ export class RedisAppendFeed implements AppendFeed {
       }
       return;
     }
-    if (notice.from === this.#self) return;
     this.#listeners.deliver(notice.channelKey, notice.channelKey, notice.appended as ContextDelta);
   }
 }
@@ -145,14 +145,18 @@ function onTheWire(m: ContextMessage): OnTheWire {
   return { seq, role, author, text, ts, toolCalls, toolCallId, tokens, omittedTokens, stubbed };
 }
 
-/** The notice, or what is wrong with it: not JSON, or where its shape differs (paths only). */
-function parseNotice(message: string): z.infer<typeof AppendNotice> | string {
+/**
+ * The notice; `own` for one this feed (`self`) sent, not validated (every append comes back once);
+ * else what is wrong with it: not JSON, or where its shape differs (paths only).
+ */
+function parseNotice(message: string, self: string): z.infer<typeof AppendNotice> | 'own' | string {
   let json: unknown;
   try {
     json = JSON.parse(message);
   } catch {
     return 'not JSON';
   }
+  if ((json as { from?: unknown } | null)?.from === self) return 'own';
   const parsed = AppendNotice.safeParse(json);
   if (parsed.success) return parsed.data;
   return `unexpected shape at ${parsed.error.issues.map((issue) => issue.path.join('.') || '(root)').join(', ')}`;

@@ -182,13 +182,6 @@ export class Bot {
       logger: options.logger,
       ...(options.onMessageChange === undefined ? {} : { onChange: options.onMessageChange }),
     });
-    this.#dispatch = new ChangeDispatch({
-      actors: this.#actors,
-      changes,
-      states,
-      logger: options.logger,
-      replay: () => this.#spool,
-    });
     this.#spool =
       options.spool &&
       new SpoolReplay({
@@ -204,6 +197,15 @@ export class Bot {
           await this.#dispatch.apply(change);
         },
       });
+    // The replay applies spooled changes through the dispatch, which waits behind the replay: the
+    // replay's callback reads the dispatch when a change replays, after both exist.
+    this.#dispatch = new ChangeDispatch({
+      actors: this.#actors,
+      changes,
+      states,
+      logger: options.logger,
+      replay: this.#spool,
+    });
     this.#turns = new MessageTurns({
       config,
       logger: options.logger,

@@ -16,8 +16,8 @@ export interface ChangeDispatchOptions {
   readonly changes: MessageChanges;
   readonly states: ChannelStates;
   readonly logger: Logger;
-  /** The spool's replay, once it exists (it applies the spooled changes through `apply`). */
-  readonly replay: () => SpoolReplay | undefined;
+  /** The spool's replay (it applies the spooled changes through `apply`); none without a spool. */
+  readonly replay: SpoolReplay | undefined;
 }
 
 export class ChangeDispatch {
@@ -34,7 +34,7 @@ export class ChangeDispatch {
    */
   async change(change: MessageChange): Promise<MessageChangeResult> {
     const key = change.channelKey;
-    const replay = this.#options.replay();
+    const { replay } = this.#options;
     if (replay && !(await replay.catchUp(key))) return this.keep(change, undefined);
     try {
       return mergedResult(await this.apply(change));
@@ -67,7 +67,7 @@ export class ChangeDispatch {
   }
   /** Spools a change the archive could not take; throws when there is no spool or it refuses too. */
   async keep(change: MessageChange, err: unknown): Promise<MessageChangeResult> {
-    const kept = (await this.#options.replay()?.keepChange(change)) === true;
+    const kept = (await this.#options.replay?.keepChange(change)) === true;
     const fields = { event: 'message.change_spooled', err, channel: change.channelKey, kind: change.kind };
     if (kept) {
       this.#options.logger.warn(fields, 'the archive could not take a deletion or an edit now; spooled it');
