@@ -148,6 +148,17 @@ describe('WebAdapter', () => {
     ]) {
       expect(await status('/api/channels/ops/messages', body)).toEqual([400, 'nul_character']);
     }
+    // A body with several faults gets one answer: the id first, then what no store keeps as sent
+    // (NUL, a lone surrogate), then the fields' shapes.
+    for (const [body, code] of [
+      [{ author: 7, text: 'a\u0000b' }, 'nul_character'],
+      [{ author: '', text: 'a\ud800' }, 'lone_surrogate'],
+      [{ author: 'a\u0000', text: 'x', id: '' }, 'bad_id'],
+      [{ text: '' }, 'bad_author'],
+      [{ author: 'ana', text: '   ', id: 'ok' }, 'bad_text'],
+    ] as const) {
+      expect(await status('/api/channels/ops/messages', body), JSON.stringify(body)).toEqual([400, code]);
+    }
     expect(received).toEqual([]);
     // 256 characters is still an id.
     expect(
@@ -223,6 +234,9 @@ describe('WebAdapter', () => {
     });
     expect(await res.json()).toEqual({ reply: 'compact of web:ops' });
     expect(commands[0]).toMatchObject({ name: 'compact', args: 'the deploy', userId: 'ana' });
+    // Without a user the command is the web's; args that are not text are no args.
+    await post('/api/channels/ops/commands', { name: 'context', args: 42 });
+    expect(commands[1]).toMatchObject({ name: 'context', args: '', userId: 'web' });
   });
 
   it('turns DELETE and PUT of a message into changes of web:<id>, applied or spooled before it answers 2xx', async () => {

@@ -16,7 +16,9 @@
  * and each client is rate limited (`429 rate_limited` with `Retry-After`): every request to the channel
  * API, and every credential refused on any route but `/healthz`.
  *
- * Bodies are JSON, sent as `Content-Type: application/json` (`415 not_json` otherwise): an HTML form,
+ * Bodies and params are checked at the edge by the zod schemas of `channel-requests.ts` (a handler
+ * gets a typed body or the refusal that answers it). Bodies are JSON, sent as
+ * `Content-Type: application/json` (`415 not_json` otherwise): an HTML form,
  * which any page can post without asking, cannot send that type, and a script of another site that
  * sets it must first pass a CORS preflight, which Ebb never grants.
  * A message shows on the event stream once it is archived, once (`archived-echoes.ts`).
@@ -41,7 +43,6 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import {
-  type CommandName,
   type MessageChangeResult,
   type PlatformAdapter,
   type PlatformHandlers,
@@ -52,6 +53,15 @@ import { type ServerType, serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { ArchivedEchoes } from './archived-echoes.js';
+import {
+  bodyOf,
+  CHANNEL_ID,
+  CHANNEL_ID_RULE,
+  CommandCall,
+  MessageEdit,
+  messageIdOf,
+  PostedMessage,
+} from './channel-requests.js';
 import { type WebErrorCode, webError } from './errors.js';
 import { DEFAULT_GUARDS, type GuardOptions, mountGuards } from './guards.js';
 
@@ -74,25 +84,10 @@ export interface WebChannelEvent {
   readonly [field: string]: unknown;
 }
 
-const CHANNEL_ID = /^[A-Za-z0-9_.-]{1,100}$/;
-const MAX_TEXT = 40_000;
-const MAX_AUTHOR = 100;
-/** Control characters, line breaks and bidi overrides: a name with them could forge a transcript line. */
-const UNSAFE_IN_NAME = /[\p{Cc}\p{Zl}\p{Zp}\u202A-\u202E\u2066-\u2069]/u;
-/**
- * An unpaired UTF-16 surrogate (a JSON `"\ud800"` parses to one; `u` mode pairs the rest). It is
- * not Unicode text: UTF-8 keeps it as U+FFFD, so the archived text would differ from what was sent,
- * and the idempotent retry of the same body would be answered `409 id_conflict`.
- */
-const LONE_SURROGATE = /\p{Cs}/u;
-/** Path segments URL parsing removes (WHATWG, and so `@hono/node-server`, `%2e` forms included). */
-const DOT_SEGMENTS: readonly string[] = ['.', '..'];
-const MAX_ID = 256;
 /** Seconds a caller waits before sending a message the store could not keep again. */
 const RETRY_AFTER_SECONDS = 5;
 /** How long `stop` lets answered requests flush before it ends their connections. */
 const FLUSH_MS = 2_000;
-const COMMANDS: readonly CommandName[] = ['context', 'compact'];
 
 export class WebAdapter implements PlatformAdapter {
   readonly platform = 'web' as const;
@@ -264,48 +259,9 @@ export class WebAdapter implements PlatformAdapter {
     });
     app.post('/api/channels/:id/messages', async (c) => {
       const id = c.req.param('id');
-      const body = await jsonObject(c);
+      const body = await bodyOf(c, PostedMessage);
       if (body instanceof Response) return body;
-      const author = typeof body.author === 'string' ? body.author.trim() : '';
-      const text = typeof body.text === 'string' ? body.text : '';
-      const messageId = body.id;
-      if (
-        messageId !== undefined &&
-        (typeof messageId !== 'string' || messageId === '' || messageId.length > MAX_ID)
-      )
-        return webError(c, 400, 'bad_id', `"id" must be a non-empty string of at most ${MAX_ID} characters`);
-      if (messageId !== undefined && DOT_SEGMENTS.includes(messageId))
-        return webError(
-          c,
-          400,
-          'bad_id',
-          `"id" must not be "${messageId}": URL parsing drops a "." or ".." path segment, so no DELETE or PUT could reach the message`,
-        );
-      // Postgres cannot store NUL in text: refused here rather than lost later.
-      if ([author, text, messageId ?? ''].some((s) => s.includes('\u0000')))
-        return webError(
-          c,
-          400,
-          'nul_character',
-          '"author", "text" and "id" must not contain NUL (\\u0000) characters',
-        );
-      const unpaired = (
-        [
-          ['author', author],
-          ['text', text],
-          ['id', messageId ?? ''],
-        ] as const
-      ).find(([, s]) => LONE_SURROGATE.test(s));
-      if (unpaired) return loneSurrogate(c, unpaired[0]);
-      if (!isShortText(author, MAX_AUTHOR))
-        return webError(
-          c,
-          400,
-          'bad_author',
-          `"author" must be a non-empty string of at most ${MAX_AUTHOR} characters, on one line, without control or bidi characters`,
-        );
-      const badBody = badText(c, text);
-      if (badBody) return badBody;
+      const { author, text, id: messageId } = body;
       const handlers = this.#handlers;
       if (!handlers) return webError(c, 503, 'starting', 'Ebb is starting');
       const channelKey = `web:${id}`;
@@ -365,45 +321,30 @@ export class WebAdapter implements PlatformAdapter {
     });
 
     app.delete('/api/channels/:id/messages/:messageId', async (c) => {
-      const id = c.req.param('messageId');
-      return badMessageId(c, id) ?? (await this.#takeBack(c, id, { kind: 'deleted' }));
+      const id = messageIdOf(c);
+      return id instanceof Response ? id : await this.#takeBack(c, id, { kind: 'deleted' });
     });
 
     app.put('/api/channels/:id/messages/:messageId', async (c) => {
-      const id = c.req.param('messageId');
-      const bad = badMessageId(c, id);
-      if (bad) return bad;
-      const body = await jsonObject(c);
+      const id = messageIdOf(c);
+      if (id instanceof Response) return id;
+      const body = await bodyOf(c, MessageEdit);
       if (body instanceof Response) return body;
-      const text = typeof body.text === 'string' ? body.text : '';
-      if (text.includes('\u0000'))
-        return webError(c, 400, 'nul_character', '"text" must not contain NUL (\\u0000) characters');
-      if (LONE_SURROGATE.test(text)) return loneSurrogate(c, 'text');
-      return badText(c, text) ?? (await this.#takeBack(c, id, { kind: 'edited', text }));
+      return await this.#takeBack(c, id, { kind: 'edited', text: body.text });
     });
 
     app.post('/api/channels/:id/commands', async (c) => {
       const id = c.req.param('id');
-      const body = await jsonObject(c);
+      const body = await bodyOf(c, CommandCall);
       if (body instanceof Response) return body;
-      const name = COMMANDS.find((command) => command === body.name);
-      if (name === undefined)
-        return webError(c, 400, 'bad_command', `"name" must be one of ${COMMANDS.join(', ')}`);
-      if (body.user !== undefined && !isShortText(body.user, MAX_AUTHOR))
-        return webError(
-          c,
-          400,
-          'bad_user',
-          `"user" must be a non-empty string of at most ${MAX_AUTHOR} characters`,
-        );
       const handlers = this.#handlers;
       if (!handlers) return webError(c, 503, 'starting', 'Ebb is starting');
       const reply = await handlers.onCommand({
         platform: 'web',
-        name,
+        name: body.name,
         channelKey: `web:${id}`,
-        userId: typeof body.user === 'string' ? body.user : 'web',
-        args: typeof body.args === 'string' ? body.args : '',
+        userId: body.user,
+        args: body.args,
       });
       return c.json({ reply });
     });
@@ -427,78 +368,8 @@ export class WebAdapter implements PlatformAdapter {
   }
 }
 
-const CHANNEL_ID_RULE = 'channel id: letters, digits, _ . - (at most 100)';
-
-/**
- * `400 bad_id` for a message id no POST could have used; undefined when it is fine. (A `.` or `..`
- * never gets here: URL parsing has removed it, and the route does not match.)
- */
-function badMessageId(c: Context, id: string | undefined): Response | undefined {
-  if (id === undefined || id === '' || id.length > MAX_ID || id.includes('\u0000'))
-    return webError(
-      c,
-      400,
-      'bad_id',
-      `the message id must be a non-empty string of at most ${MAX_ID} characters, without NUL`,
-    );
-  // Hono leaves a percent-encoded surrogate (`%ED%A0%80`, not UTF-8) undecoded, so none arrives
-  // today; checked so that a router that decodes it cannot hand one to the bot.
-  if (LONE_SURROGATE.test(id))
-    return webError(
-      c,
-      400,
-      'bad_id',
-      'the message id must not contain an unpaired UTF-16 surrogate (not Unicode text)',
-    );
-  return undefined;
-}
-
-/** `400 lone_surrogate`: the field holds an unpaired UTF-16 surrogate, which no store keeps as sent. */
-function loneSurrogate(c: Context, field: 'author' | 'text' | 'id'): Response {
-  return webError(
-    c,
-    400,
-    'lone_surrogate',
-    `"${field}" contains an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape with no partner): it is not Unicode text, and would be kept as U+FFFD rather than as sent`,
-  );
-}
-
-/** `400 bad_text` for a message text that is blank or too long (a POST's or a PUT's); undefined when it is fine. */
-function badText(c: Context, text: string): Response | undefined {
-  if (text.trim() === '' || text.length > MAX_TEXT)
-    return webError(
-      c,
-      400,
-      'bad_text',
-      `"text" must be a non-empty string of at most ${MAX_TEXT} characters`,
-    );
-  return undefined;
-}
-
 /** `503 shutting_down`: this process is stopping; the client sends it again in a moment (to the next one). */
 function shuttingDown(c: Context): Response {
   c.header('Retry-After', String(RETRY_AFTER_SECONDS));
   return webError(c, 503, 'shutting_down', 'Ebb is stopping; send this again in a moment');
-}
-
-function isShortText(value: unknown, max: number): value is string {
-  return (
-    typeof value === 'string' && value.trim() !== '' && value.length <= max && !UNSAFE_IN_NAME.test(value)
-  );
-}
-
-/** The body as a JSON object, or the error answer: `415 not_json`, `400 bad_json`. */
-async function jsonObject(c: Context): Promise<Record<string, unknown> | Response> {
-  const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/json')
-    return webError(
-      c,
-      415,
-      'not_json',
-      `the body must be JSON sent with Content-Type: application/json (this one came ${type ? `as ${type}` : 'without one'})`,
-    );
-  const body: unknown = await c.req.json().catch(() => undefined);
-  return typeof body === 'object' && body !== null && !Array.isArray(body)
-    ? (body as Record<string, unknown>)
-    : webError(c, 400, 'bad_json', 'the body must be a JSON object');
 }
