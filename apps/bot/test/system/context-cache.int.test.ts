@@ -4,14 +4,10 @@
  * cache stays within `[bot] context_cache_mb`, an evicted channel's next turn still sees its whole
  * context (loaded again), and `/healthz`, `/metrics` and `ebb status` report the same counts.
  */
-import { loadEnv, parseConfig } from '@ebb/config';
-import { freshSchemaDb } from '@ebb/db/test-support';
-import { createLogger } from '@ebb/logger';
-import { randomPrefix } from '@ebb/queue/test-support';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '@ebb/config';
+import { describe, expect } from 'vitest';
 import { formatContextCache, readLiveHealth } from '../../src/commands/live-health.js';
-import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { ebbWorld } from '../ebb-world.js';
 import { FULL_SPEED_WEB } from '../small-window.js';
 
 const CHANNELS = 12;
@@ -22,55 +18,32 @@ const CHANNELS = 12;
 const LONG = (channel: number, round: number) =>
   `channel ${channel} round ${round} marker-${channel}-${round}: ${'deploy log line with a build number 1234; '.repeat(500)}`;
 
-let fake: FakeOpenAiServer;
-let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
-let ebb: RunningEbb;
-
-async function post(channel: number, text: string): Promise<void> {
-  const res = await fetch(`${ebb.web.url}/api/channels/cache-${channel}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ author: 'ana', text }),
-  });
-  expect(res.status).toBe(200);
-}
-
-beforeAll(async () => {
-  fake = await FakeOpenAiServer.start();
-  fake.reply(() => ({ content: 'noted' }));
-  fresh = await freshSchemaDb();
-  const config = parseConfig(
-    [
-      '[llm]',
-      `base_url = "${fake.url}"`,
-      '[bot]',
-      'context_cache_mb = 1',
-      '[web.bot]',
-      'respond_to = "all"',
-      ...FULL_SPEED_WEB,
-    ].join('\n'),
-    'cache.toml',
-  );
-  ebb = await startEbb({
-    config: () => config,
-    env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: randomPrefix(), LOG_LEVEL: 'silent' }),
-    logger: createLogger({ level: 'silent' }),
-    withWorker: true,
-    webPort: 0,
-    database: fresh.database,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await ebb?.close();
-  await fresh?.close();
-  await fake?.close();
+const it = ebbWorld({
+  config: (url) =>
+    parseConfig(
+      [
+        '[llm]',
+        `base_url = "${url}"`,
+        '[bot]',
+        'context_cache_mb = 1',
+        '[web.bot]',
+        'respond_to = "all"',
+        ...FULL_SPEED_WEB,
+      ].join('\n'),
+      'cache.toml',
+    ),
+  script: (fake) => fake.reply(() => ({ content: 'noted' })),
 });
 
 describe('a context cache smaller than its channels', () => {
-  it('stays within its budget, reloads what it evicted, and reports the same counts everywhere', async () => {
+  it('stays within its budget, reloads what it evicted, and reports the same counts everywhere', async ({
+    fake,
+    ebb,
+    web,
+  }) => {
     for (let round = 1; round <= 3; round++) {
-      for (let channel = 1; channel <= CHANNELS; channel++) await post(channel, LONG(channel, round));
+      for (let channel = 1; channel <= CHANNELS; channel++)
+        await web.post(`cache-${channel}`, LONG(channel, round));
     }
 
     const live = await readLiveHealth(

@@ -4,23 +4,15 @@
  * (which answers with tool calls) and the MCP SDK client against the fake MCP server, started by
  * Ebb over stdio from `[mcp.servers]` like any operator's server.
  */
-import { loadEnv, parseConfig } from '@ebb/config';
+import { parseConfig } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
-import { freshSchemaDb } from '@ebb/db/test-support';
-import { createLogger } from '@ebb/logger';
-import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { FAKE_BUILD_FAILURE, fakeMcpStdioCommand } from '@ebb/testing/mcp';
-import { FakeOpenAiServer, type FakeReplySource, type RecordedRequest } from '@ebb/testing/openai';
+import type { FakeReplySource, RecordedRequest } from '@ebb/testing/openai';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { describe, expect, vi } from 'vitest';
+import { ebbWorld } from '../ebb-world.js';
 import { mcpServersReady } from '../mcp-ready.js';
 import { FULL_SPEED_WEB } from '../small-window.js';
-
-let fake: FakeOpenAiServer;
-let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
-let ebb: RunningEbb;
-const prefix = randomPrefix();
 
 function server(name: string, options: Parameters<typeof fakeMcpStdioCommand>[0]): string[] {
   const { command, args } = fakeMcpStdioCommand(options);
@@ -45,20 +37,10 @@ const CONFIG = [
   ...server('ci', { tools: ['echo', 'crash'] }),
 ];
 
-async function post(channel: string, text: string): Promise<string | null> {
-  const res = await fetch(`${ebb.web.url}/api/channels/${channel}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ author: 'ana', text }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { reply: string | null }).reply;
-}
-
-async function health(): Promise<{
+async function health(url: string): Promise<{
   mcp: Record<string, { status: string; restarts: number; tools: number }>;
 }> {
-  return (await (await fetch(`${ebb.web.url}/healthz`)).json()) as never;
+  return (await (await fetch(`${url}/healthz`)).json()) as never;
 }
 
 /** The text of the request's last message, when it is a tool result. */
@@ -79,36 +61,21 @@ function toolNames(request: RecordedRequest | undefined): string[] {
   return (request?.body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name);
 }
 
-beforeAll(async () => {
-  fake = await FakeOpenAiServer.start();
-  fresh = await freshSchemaDb();
-  const config = parseConfig(CONFIG.join('\n').replace('BASE_URL', fake.url), 'tools.toml');
-  ebb = await startEbb({
-    config: () => config,
-    env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' }),
-    logger: createLogger({ level: 'silent' }),
-    withWorker: true,
-    webPort: 0,
-    database: fresh.database,
-    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
-    processMetrics: false,
-    mcpBackoff: { initialDelayMs: 200, maxDelayMs: 1_000 },
-  });
-  await mcpServersReady(ebb.web.url, ['dir', 'ci']);
-}, 60_000);
-
-afterAll(async () => {
-  await ebb?.close();
-  await dropPrefix(prefix);
-  await fresh?.close();
-  await fake?.close();
+const it = ebbWorld({
+  config: (url) => parseConfig(CONFIG.join('\n').replace('BASE_URL', url), 'tools.toml'),
+  start: { mcpBackoff: { initialDelayMs: 200, maxDelayMs: 1_000 } },
+  ready: (ebb) => mcpServersReady(ebb.web.url, ['dir', 'ci']),
 });
 
 describe('tools end to end on the web channel', () => {
-  it('offers the allowed tools, archives the call and its result as a pair, and posts only the answer', async () => {
+  it('offers the allowed tools, archives the call and its result as a pair, and posts only the answer', async ({
+    fake,
+    fresh,
+    web,
+  }) => {
     fake.reset();
     fake.enqueue(...callThenAnswer('dir__lookup', { key: 'ana' }));
-    expect(await post('a', 'who runs the deploys?')).toBe('Found: Ana runs the deploys');
+    expect(await web.post('a', 'who runs the deploys?')).toBe('Found: Ana runs the deploys');
 
     const [first, second] = fake.completionRequests;
     // Built-ins first, then the servers in config order, each one's tools by name.
@@ -160,7 +127,7 @@ describe('tools end to end on the web channel', () => {
 
     // The next turn's prompt carries the pair from the working context, in order.
     fake.enqueue({ content: 'ok' });
-    await post('a', 'thanks');
+    await web.post('a', 'thanks');
     expect(
       fake.completionRequests
         .at(-1)
@@ -169,18 +136,22 @@ describe('tools end to end on the web channel', () => {
     ).toEqual(['assistant', 'tool', 'assistant', 'user']);
   });
 
-  it('gives the model a failing tool’s error as its result, and the turn still answers', async () => {
+  it('gives the model a failing tool’s error as its result, and the turn still answers', async ({
+    fake,
+    ebb,
+    web,
+  }) => {
     fake.reset();
     fake.enqueue(...callThenAnswer('dir__fail'));
-    expect(await post('b', 'deploy please')).toBe(`Found: ${FAKE_BUILD_FAILURE}`);
+    expect(await web.post('b', 'deploy please')).toBe(`Found: ${FAKE_BUILD_FAILURE}`);
     const metrics = await (await fetch(`${ebb.web.url}/metrics`)).text();
     expect(metrics).toMatch(/ebb_tool_calls_total\{tool="dir.fail",outcome="error"\} 1/);
   });
 
-  it('cancels a tool that hangs at the channel’s timeout and the turn answers', async () => {
+  it('cancels a tool that hangs at the channel’s timeout and the turn answers', async ({ fake, web }) => {
     fake.reset();
     fake.enqueue(...callThenAnswer('dir__hang'));
-    const reply = await post('slow', 'check the slow thing');
+    const reply = await web.post('slow', 'check the slow thing');
     expect(reply).toBe(
       'Found: The tool dir.hang did not answer within 0.5 s and was cancelled. Go on without its result, or try once more later.',
     );
@@ -188,7 +159,11 @@ describe('tools end to end on the web channel', () => {
     expect(toolNames(fake.completionRequests[0])).toEqual(['dir__fail', 'dir__hang', 'dir__lookup']);
   });
 
-  it('stops offering tools at the step limit and posts the words of the last call', async () => {
+  it('stops offering tools at the step limit and posts the words of the last call', async ({
+    fake,
+    fresh,
+    web,
+  }) => {
     fake.reset();
     // A model that would call tools forever while it is offered any.
     fake.reply((request) =>
@@ -196,7 +171,7 @@ describe('tools end to end on the web channel', () => {
         ? { toolCalls: [{ name: 'dir__lookup', arguments: { key: 'ana' } }] }
         : { content: 'Enough looking: Ana runs the deploys.' },
     );
-    expect(await post('loop', 'who runs the deploys? check twice')).toBe(
+    expect(await web.post('loop', 'who runs the deploys? check twice')).toBe(
       'Enough looking: Ana runs the deploys.',
     );
     const requests = fake.completionRequests;
@@ -213,17 +188,22 @@ describe('tools end to end on the web channel', () => {
     fake.reply({ content: 'unused' });
   });
 
-  it('restarts a server that crashed, shows it in /healthz, and its tools work again', async () => {
+  it('restarts a server that crashed, shows it in /healthz, and its tools work again', async ({
+    fake,
+    ebb,
+    web,
+  }) => {
     fake.reset();
     fake.enqueue(...callThenAnswer('ci__crash'));
-    const reply = await post('c', 'crash the ci server');
+    const reply = await web.post('c', 'crash the ci server');
     expect(reply).toMatch(/^Found: The connection to the MCP server ci broke during the call/);
     // /healthz is public: the state, tools and restarts, never why it was lost (that is in the log).
     await vi.waitFor(
-      async () => expect((await health()).mcp.ci).toEqual({ status: 'ready', restarts: 1, tools: 2 }),
+      async () =>
+        expect((await health(ebb.web.url)).mcp.ci).toEqual({ status: 'ready', restarts: 1, tools: 2 }),
       { timeout: 15_000, interval: 50 },
     );
     fake.enqueue(...callThenAnswer('ci__echo', { text: 'back again' }));
-    expect(await post('c', 'are you back?')).toBe('Found: back again');
+    expect(await web.post('c', 'are you back?')).toBe('Found: back again');
   });
 });
