@@ -27,7 +27,7 @@ import type {
 } from '@ebb/core';
 import type { ToolCallSample } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
-import type { ChangeReport } from './message-changes.js';
+import type { ChangeReport } from './change-report.js';
 
 export interface BotOptions {
   readonly config: () => EbbConfig;

@@ -6,9 +6,10 @@
  */
 import type { Logger, MessageChange, MessageChangeResult } from '@ebb/core';
 import { BotError } from '../errors.js';
+import { changeResult } from './change-report.js';
 import type { ChannelActors } from './channel-actors.js';
 import type { ChannelStates } from './channel-states.js';
-import { changeResult, type MessageChanges } from './message-changes.js';
+import type { MessageChanges } from './message-changes.js';
 import type { SpoolReplay } from './spool-replay.js';
 
 export interface ChangeDispatchOptions {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { type SpooledMessage, spooledChange } from '@ebb/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spooledMessage } from '../../test/spooled-message.js';
 import { FileInboundSpool } from './file-inbound-spool.js';
 
 let dir: string;
@@ -21,14 +22,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const newPath = () => join(dir, `spool-${++files}.jsonl`);
 
-const message = (channelKey: string, i: number): SpooledMessage => ({
-  channelKey,
-  role: 'user',
-  author: 'ana',
-  text: `update ${i}`,
-  ts: new Date(Date.UTC(2026, 10, 24, 10, 0, 0, i)).toISOString(),
-  platformMessageId: `m${i}`,
-});
+const message = spooledMessage;
 
 const idsOf = async (spool: FileInboundSpool, channelKey: string) =>
   (await spool.peek(channelKey, 10_000)).map((e) => e.message.platformMessageId);

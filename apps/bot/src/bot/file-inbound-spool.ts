@@ -19,37 +19,36 @@
  * the entries still pending, each with its id, and the dead letters to the other records. A crash
  * leaves the old file or the new one whole, and at worst a `.tmp` that the next scrub overwrites.
  *
- * `FallbackInboundSpool`, Redis with the file: the rule that keeps order and loses nothing.
+ * `FallbackInboundSpool` puts Redis, the copy every replica can see, in front of the file, by one
+ * rule: the disk first, one order per channel across both stores, and a store that cannot be read is
+ * "unknown", never "empty" (the rule in full, and what it cannot order, is at its top).
  *
- * 1. **The disk first.** Redis here may run without persistence, so an acknowledged message is
- *    written to the file (synced) and to Redis, the copy every replica can see; it is acknowledged
- *    when either took it. With the disk refusing (full, read-only), Redis alone holds it.
- * 2. **A channel replays oldest first across both stores.** A read merges the file's entries and
- *    Redis's by the messages' time, each store's own order kept; a message both hold is one entry
- *    (its two copies removed together).
- * 3. **A store that cannot be read is "unknown", never "empty".** The file is this process's whole
- *    record, so with Redis unreachable a channel replays from the file alone, unless Redis alone holds
- *    one of its messages (the disk refused it): then its read fails and the channel waits for Redis,
- *    spooling what arrives meanwhile behind it. A copy left in Redis is replayed when Redis is back,
- *    as a duplicate the archive skips (idempotent on the platform id). A file that cannot be read
- *    cannot be written either, so it holds nothing of this process's: Redis's entries go ahead (a
- *    broken disk must not hold every channel back); with both unreadable, the read fails.
+ * The parts:
  *
- * What this cannot order: while Redis is unreachable, a channel whose messages were spooled by two
- * replicas replays each replica's file on its own, so the two may interleave out of order (none is
- * lost); and a message Redis alone held in a previous process (the disk refused it) may replay after
- * newer ones if Redis is unreachable when it does.
+ *   the spool file        this file (`FileInboundSpool`: its queue of changes, appends, removals, scrubs)
+ *   its records           `spool-records.ts`  (encoding, reading back, scanning for a scrub; pure)
+ *   durable writes        `durable-files.ts`  (replace whole, sync the directory, append a dead letter)
+ *   Redis with the file   `fallback-inbound-spool.ts` (`FallbackInboundSpool`)
+ *   two stores as one     `merge-spool-entries.ts` (one order, ids tagged by store; pure)
  */
 import type { FileHandle } from 'node:fs/promises';
-import { appendFile, mkdir, open, readFile, rename, rm, truncate } from 'node:fs/promises';
+import { mkdir, open, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { InboundSpool, SpoolEntry, SpooledItem } from '@ebb/core';
 import { holdsTextOf } from '@ebb/queue';
-
-type Line = { readonly id: string; readonly message: SpooledItem } | { readonly removed: readonly string[] };
-
-/** Pending entries per channel; each channel's map is in arrival order (a `Map` keeps insertion order). */
-type Pending = Map<string, Map<string, SpooledItem>>;
+import { appendLine, readIfAny, replaceFile, syncDirectory } from './durable-files.js';
+import {
+  type DeadLetter,
+  encodeLine,
+  entriesOf,
+  type Line,
+  type Pending,
+  pendingText,
+  readPending,
+  scanDeadLetters,
+  scanSpoolFile,
+  wholeLines,
+} from './spool-records.js';
 
 export class FileInboundSpool implements InboundSpool {
   readonly #path: string;
@@ -98,7 +97,12 @@ export class FileInboundSpool implements InboundSpool {
 
   deadLetter(channelKey: string, entry: SpoolEntry, reason: string): Promise<string> {
     return this.#serial(async (pending) => {
-      const record = { deadLettered: new Date().toISOString(), reason, id: entry.id, message: entry.message };
+      const record: DeadLetter = {
+        deadLettered: new Date().toISOString(),
+        reason,
+        id: entry.id,
+        message: entry.message,
+      };
       await appendLine(this.deadLetterPath, JSON.stringify(record));
       await this.#removeIn(pending, channelKey, [entry.id]);
       return this.deadLetterPath;
@@ -126,9 +130,7 @@ export class FileInboundSpool implements InboundSpool {
         if ('id' in line && holdsTextOf(line.message, channelKey, ids)) dropped.add(line.id);
       }
       if (dropped.size > 0 || onDisk.fragments) {
-        const text = [...pending.values()]
-          .flatMap((entries) => [...entries].map(([id, message]) => `${JSON.stringify({ id, message })}\n`))
-          .join('');
+        const text = pendingText(pending);
         await replaceFile(this.#path, text);
         this.#size = Buffer.byteLength(text);
         this.#torn = false;
@@ -180,7 +182,7 @@ export class FileInboundSpool implements InboundSpool {
   }
 
   async #append(line: Line, options: { readonly sync: boolean }): Promise<void> {
-    const data = `${this.#torn ? '\n' : ''}${JSON.stringify(line)}\n`;
+    const data = `${this.#torn ? '\n' : ''}${encodeLine(line)}`;
     await mkdir(dirname(this.#path), { recursive: true });
     let handle: FileHandle | undefined;
     try {
@@ -212,353 +214,20 @@ export class FileInboundSpool implements InboundSpool {
   }
 
   async #read(): Promise<Pending> {
-    let bytes = Buffer.alloc(0);
-    try {
-      bytes = await readFile(this.#path);
-    } catch (err) {
-      // No file (or no directory to hold one): nothing pending.
-      const { code } = err as NodeJS.ErrnoException;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-    }
+    // No file (or no directory to hold one): nothing pending.
+    const bytes = await readIfAny(this.#path);
     // A last line without its newline is a write that never finished (so never acknowledged).
-    const end = bytes.lastIndexOf(0x0a) + 1;
+    const { lines, end, unfinished } = wholeLines(bytes);
     this.#size = bytes.length;
-    if (end < bytes.length) {
+    if (unfinished) {
       this.#torn = await truncate(this.#path, end).then(
         () => false,
         () => true,
       );
       if (!this.#torn) this.#size = end;
     }
-    const whole = bytes.subarray(0, end).toString('utf8');
-    const pending: Pending = new Map();
-    const channelOf = new Map<string, string>();
-    for (const raw of whole.split('\n')) {
-      const line = parseLine(raw);
-      if (!line) continue;
-      if ('removed' in line) {
-        for (const id of line.removed) {
-          const channelKey = channelOf.get(id);
-          const entries = channelKey === undefined ? undefined : pending.get(channelKey);
-          entries?.delete(id);
-          if (channelKey !== undefined && entries?.size === 0) pending.delete(channelKey);
-        }
-        continue;
-      }
-      channelOf.set(line.id, line.message.channelKey);
-      entriesOf(pending, line.message.channelKey).set(line.id, line.message);
-      this.#lastId = Math.max(this.#lastId, idNumber(line.id));
-    }
+    const { pending, lastId } = readPending(lines);
+    this.#lastId = Math.max(this.#lastId, lastId);
     return pending;
   }
-}
-
-function entriesOf(pending: Pending, channelKey: string): Map<string, SpooledItem> {
-  let entries = pending.get(channelKey);
-  if (!entries) {
-    entries = new Map();
-    pending.set(channelKey, entries);
-  }
-  return entries;
-}
-
-/** `f12` → 12 (ids written before ids were counters were `f` and a clock reading: still numbers). */
-function idNumber(id: string): number {
-  const match = /^f(\d+)$/.exec(id);
-  return match ? Number(match[1]) : 0;
-}
-
-/**
- * One line of the file, or undefined for a line that holds no record. A line that does not parse
- * may be a torn fragment with a whole record appended to it (as versions before the torn-line fix
- * wrote): the record is read from where it starts (`{"id":` or `{"removed":` cannot occur inside a
- * JSON string, whose quotes are escaped).
- */
-function parseLine(raw: string): Line | undefined {
-  return readRecord(raw)?.line;
-}
-
-/** The record in a line and where it starts (0: the line is that record, nothing before it). */
-function readRecord(raw: string): { readonly line: Line; readonly start: number } | undefined {
-  for (let start = 0; start >= 0 && start < raw.length; start = nextRecord(raw, start + 1)) {
-    try {
-      const line: unknown = JSON.parse(raw.slice(start));
-      if (isLine(line)) return { line, start };
-    } catch {
-      // Not a record from here: try the next place one starts.
-    }
-  }
-  return undefined;
-}
-
-function nextRecord(raw: string, from: number): number {
-  const starts = [raw.indexOf('{"id":', from), raw.indexOf('{"removed":', from)].filter((i) => i >= 0);
-  return starts.length === 0 ? -1 : Math.min(...starts);
-}
-
-function isLine(value: unknown): value is Line {
-  if (typeof value !== 'object' || value === null) return false;
-  const line = value as Record<string, unknown>;
-  if (Array.isArray(line.removed)) return line.removed.every((id) => typeof id === 'string');
-  const message = line.message as Partial<SpooledItem> | undefined;
-  return typeof line.id === 'string' && typeof message?.channelKey === 'string';
-}
-
-/** A dead letter as `deadLetter` writes it. */
-interface DeadLetter {
-  readonly deadLettered: string;
-  readonly reason: string;
-  readonly id: string;
-  readonly message: SpooledItem;
-}
-
-/** A file's whole lines, and whether it ends in an unfinished one (dropped here). */
-function wholeLines(bytes: Buffer): { readonly lines: string[]; readonly unfinished: boolean } {
-  const end = bytes.lastIndexOf(0x0a) + 1;
-  const lines = bytes.subarray(0, end).toString('utf8').split('\n');
-  return { lines: lines.filter((line) => line !== ''), unfinished: end < bytes.length };
-}
-
-/**
- * The records of the spool file, and whether it holds bytes no record accounts for (a fragment: a
- * line that is no record or has one glued to it, an unfinished last line), whose text may be anyone's.
- */
-function scanSpoolFile(bytes: Buffer): { readonly records: Line[]; readonly fragments: boolean } {
-  const { lines, unfinished } = wholeLines(bytes);
-  const read = lines.map(readRecord);
-  return {
-    records: read.flatMap((r) => (r ? [r.line] : [])),
-    fragments: unfinished || read.some((r) => r?.start !== 0),
-  };
-}
-
-/**
- * The dead letters' lines, each with its record when it is one (a line of other JSON is kept as it
- * is), and whether the file holds a fragment (a line that is not JSON, an unfinished last line: a
- * write that failed, so no dead letter), which goes when the file is written anew.
- */
-function scanDeadLetters(bytes: Buffer): {
-  readonly lines: { readonly raw: string; readonly record: DeadLetter | undefined }[];
-  readonly fragments: boolean;
-} {
-  const { lines, unfinished } = wholeLines(bytes);
-  let fragments = unfinished;
-  const kept: { raw: string; record: DeadLetter | undefined }[] = [];
-  for (const raw of lines) {
-    try {
-      const value: unknown = JSON.parse(raw);
-      const message = (value as { message?: Partial<SpooledItem> } | null)?.message;
-      kept.push({ raw, record: typeof message?.channelKey === 'string' ? (value as DeadLetter) : undefined });
-    } catch {
-      fragments = true;
-    }
-  }
-  return { lines: kept, fragments };
-}
-
-/** A file's bytes; none when there is no file. */
-async function readIfAny(path: string): Promise<Buffer> {
-  try {
-    return await readFile(path);
-  } catch (err) {
-    const { code } = err as NodeJS.ErrnoException;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return Buffer.alloc(0);
-    throw err;
-  }
-}
-
-/**
- * Replaces a file with `text`, whole or not at all: written to `<path>.tmp` beside it, synced, and
- * renamed over it. The caller syncs the directory next (`syncDirectory`), so that the rename, the
- * old text's going, survives a crash too.
- */
-async function replaceFile(path: string, text: string): Promise<void> {
-  const temp = `${path}.tmp`;
-  await mkdir(dirname(path), { recursive: true });
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(temp, 'w');
-    await handle.writeFile(text);
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temp, path);
-  } catch (err) {
-    await handle?.close().catch(() => {});
-    await rm(temp, { force: true }).catch(() => {});
-    throw err;
-  }
-}
-
-async function syncDirectory(path: string): Promise<void> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(path, 'r');
-    await handle.sync();
-  } catch (err) {
-    // Some systems cannot open or sync a directory (Windows): the rename is as durable as they allow.
-    const { code } = err as NodeJS.ErrnoException;
-    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL') throw err;
-  } finally {
-    await handle?.close();
-  }
-}
-
-/**
- * Appends one line to a file nothing else tracks (the dead letters), synced: on a line of its own
- * even if the file ends in a fragment.
- */
-async function appendLine(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const last = await lastByte(path);
-  await appendFile(path, `${last === undefined || last === '\n' ? '' : '\n'}${text}\n`, { flush: true });
-}
-
-async function lastByte(path: string): Promise<string | undefined> {
-  let handle: FileHandle | undefined;
-  try {
-    handle = await open(path, 'r');
-    const { size } = await handle.stat();
-    if (size === 0) return undefined;
-    const { buffer } = await handle.read(Buffer.alloc(1), 0, 1, size - 1);
-    return buffer.toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    await handle?.close();
-  }
-}
-
-/** Tags a store's id so `remove` knows where it lives: `l:` the file, `r:` Redis; a message both hold is `l:… r:…`. */
-const LOCAL = 'l:';
-const SHARED = 'r:';
-
-/** Redis (shared by every replica) with the file (this process's durable record): the rule is at the top. */
-export class FallbackInboundSpool implements InboundSpool {
-  readonly #shared: InboundSpool;
-  readonly #local: InboundSpool;
-  /**
-   * Channels with a message Redis alone holds (the disk refused it): their replay order needs Redis's
-   * answer. Dropped when a read of both stores finds the channel empty.
-   */
-  readonly #sharedOnly = new Set<string>();
-
-  constructor(shared: InboundSpool, local: InboundSpool) {
-    this.#shared = shared;
-    this.#local = local;
-  }
-
-  async push(message: SpooledItem): Promise<void> {
-    const [local, shared] = await Promise.allSettled([this.#local.push(message), this.#shared.push(message)]);
-    if (local.status === 'fulfilled') return;
-    if (shared.status === 'rejected') throw local.reason;
-    this.#sharedOnly.add(message.channelKey);
-  }
-
-  async peek(channelKey: string, limit: number): Promise<SpoolEntry[]> {
-    const [local, shared] = await Promise.allSettled([
-      this.#local.peek(channelKey, limit),
-      this.#shared.peek(channelKey, limit),
-    ]);
-    if (local.status === 'rejected' && shared.status === 'rejected') throw local.reason;
-    // Redis unreadable is unknown, not empty: the file's entries go ahead only if it holds them all.
-    if (shared.status === 'rejected' && this.#sharedOnly.has(channelKey)) throw shared.reason;
-    // The file unreadable: nothing this process spooled is only there (a push to it fails too), so
-    // Redis's entries go ahead rather than every channel waiting on a broken disk.
-    const merged = mergeInOrder(
-      local.status === 'fulfilled' ? local.value : [],
-      shared.status === 'fulfilled' ? shared.value : [],
-    ).slice(0, Math.max(0, limit));
-    if (merged.length === 0 && shared.status === 'fulfilled') this.#sharedOnly.delete(channelKey);
-    return merged;
-  }
-
-  async remove(channelKey: string, ids: readonly string[]): Promise<void> {
-    const { local, shared } = splitIds(ids);
-    await Promise.all([
-      this.#local.remove(channelKey, local),
-      // A copy left in Redis (Redis away) is archived already: it replays as a duplicate, skipped.
-      this.#shared.remove(channelKey, shared).catch(() => {}),
-    ]);
-  }
-
-  /** Either store's channels when the other cannot say: a channel missing is found on a later round. */
-  async channels(): Promise<readonly string[]> {
-    const [local, shared] = await Promise.allSettled([this.#local.channels(), this.#shared.channels()]);
-    if (local.status === 'rejected' && shared.status === 'rejected') throw local.reason;
-    const of = (r: PromiseSettledResult<readonly string[]>) => (r.status === 'fulfilled' ? r.value : []);
-    return [...new Set([...of(local), ...of(shared)])];
-  }
-
-  /** Into the file's dead letters, or Redis's when the disk refuses; then out of both stores. */
-  async deadLetter(channelKey: string, entry: SpoolEntry, reason: string): Promise<string> {
-    const { local, shared } = splitIds([entry.id]);
-    try {
-      const where = await this.#local.deadLetter(
-        channelKey,
-        { id: local[0] ?? '', message: entry.message },
-        reason,
-      );
-      await this.#shared.remove(channelKey, shared).catch(() => {});
-      return where;
-    } catch (err) {
-      const [id] = shared;
-      if (id === undefined) throw err;
-      const where = await this.#shared.deadLetter(channelKey, { id, message: entry.message }, reason);
-      await this.#local.remove(channelKey, local).catch(() => {});
-      return where;
-    }
-  }
-
-  /**
-   * Both stores, or it fails: a store that could not be scrubbed (Redis away, a broken disk) may
-   * still hold the text, so the take-back is not done until a later try reaches it.
-   */
-  async scrub(channelKey: string, platformMessageIds: readonly string[]): Promise<number> {
-    const [local, shared] = await Promise.allSettled([
-      this.#local.scrub(channelKey, platformMessageIds),
-      this.#shared.scrub(channelKey, platformMessageIds),
-    ]);
-    if (local.status === 'rejected') throw local.reason;
-    if (shared.status === 'rejected') throw shared.reason;
-    return local.value + shared.value;
-  }
-}
-
-/**
- * The file's entries and Redis's, oldest first by the message's time; each store's own order is
- * kept (a merge, not a sort), and a Redis entry the file also holds travels with the file's entry.
- */
-function mergeInOrder(local: readonly SpoolEntry[], shared: readonly SpoolEntry[]): SpoolEntry[] {
-  const copies = new Map(shared.map((e) => [e.message.platformMessageId, e.id]));
-  const mine = local.map((e) => {
-    const copy = copies.get(e.message.platformMessageId);
-    copies.delete(e.message.platformMessageId);
-    return { id: `${LOCAL}${e.id}${copy === undefined ? '' : ` ${SHARED}${copy}`}`, message: e.message };
-  });
-  const localIds = new Set(local.map((e) => e.message.platformMessageId));
-  const theirs = shared
-    .filter((e) => !localIds.has(e.message.platformMessageId))
-    .map((e) => ({ id: `${SHARED}${e.id}`, message: e.message }));
-  const merged: SpoolEntry[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < mine.length || j < theirs.length) {
-    const a = mine[i];
-    const b = theirs[j];
-    if (a !== undefined && (b === undefined || a.message.ts <= b.message.ts)) {
-      merged.push(a);
-      i++;
-    } else if (b !== undefined) {
-      merged.push(b);
-      j++;
-    }
-  }
-  return merged;
-}
-
-function splitIds(ids: readonly string[]): { local: string[]; shared: string[] } {
-  const parts = ids.flatMap((id) => id.split(' '));
-  const of = (tag: string) => parts.filter((p) => p.startsWith(tag)).map((p) => p.slice(tag.length));
-  return { local: of(LOCAL), shared: of(SHARED) };
 }

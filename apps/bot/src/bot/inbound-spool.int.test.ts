@@ -15,7 +15,8 @@ import { cleanupPrefix, DisposableRedis, randomPrefix, redisUrl } from '@ebb/que
 import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { FallbackInboundSpool, FileInboundSpool } from './file-inbound-spool.js';
+import { FallbackInboundSpool } from './fallback-inbound-spool.js';
+import { FileInboundSpool } from './file-inbound-spool.js';
 
 const redis = createRedis(redisUrl(), { role: 'producer' });
 const prefixes: string[] = [];

@@ -32,6 +32,13 @@
  * A change that names no thread (`threadUnknown`: Slack sent neither `thread_ts` nor
  * `previous_message`) names its channel; `locate` finds the threads holding the messages the channel
  * does not, and the bot applies each part in its conversation's actor (`locateChange`).
+ *
+ * The parts:
+ *
+ *   the changes applied    this file (`MessageChanges`: locate, delete, edit, record the take-backs)
+ *   where the copies are   `take-back-copies.ts` (the archive reads that find the text copied)
+ *   what a change did      `change-report.ts` (`ChangeReport`, and the platform's answer; pure)
+ *   what each one reaches  the pure plans of `@ebb/core` (`planDeletion`, `locateChange`, …)
  */
 import type { TakeBackRunner } from '@ebb/compaction';
 import { type EbbConfig, resolveChannel } from '@ebb/config';
@@ -39,19 +46,13 @@ import {
   type ArchiveReader,
   changeIds,
   type Forgetting,
-  HISTORY_TOOL_NAMES,
-  historyResultsQuoting,
   type Logger,
   locateChange,
   type MessageChange,
-  type MessageChangeResult,
   type NewTakeBack,
   type PlatformChanges,
   planDeletion,
   REDACTED_MESSAGE,
-  rangesAfter,
-  repliesQuoting,
-  type SeqRange,
   type StoredMessage,
   seqRanges,
   seqsOf,
@@ -60,38 +61,17 @@ import {
   type Tokenizer,
   tombstone,
   toNewMessage,
-  turnRestAfter,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
+import { type ChangeReport, NOTHING } from './change-report.js';
 import type { ChannelStates } from './channel-states.js';
-
-/** Messages read past a deleted one to find the turn that answered it: room for a turn's tool steps. */
-const REPLY_LOOKAHEAD = 200;
-/**
- * Messages read past a taken-back one for the bot's messages that quote it: a reply that repeats it
- * further on (a question about it days later) is left to `ebb forget --match`.
- */
-const QUOTE_LOOKAHEAD = 500;
-
-/** What one change did, for the log line, the metrics and the platform's answer. */
-export interface ChangeReport {
-  readonly kind: MessageChange['kind'];
-  /** `applied`; `ignored` by the channel's `[privacy]` policy; `unknown`: the archive never held it; `unchanged`: applied before. */
-  readonly outcome: 'applied' | 'ignored' | 'unknown' | 'unchanged';
-  /** Archived messages overwritten (the deleted ones, the bot's replies and copies; the edited one). */
-  readonly messages: number;
-  readonly replies: number;
-  /** The history tools' results (and the rest of their turns) among them that had quoted a taken-back message. */
-  readonly copies: number;
-  /** Of those, copies raw in the context that changed with them. */
-  readonly raw: number;
-  readonly memories: number;
-  readonly checkpoints: number;
-  /** Active summaries set aside, still to be written again by the take-back's runner. */
-  readonly summaries: number;
-  /** The take-backs recorded (the change's, and one for replies derived from what it dropped). */
-  readonly takeBacks: readonly string[];
-}
+import {
+  historyCopies,
+  quotingReplies,
+  type RecallingReplies,
+  readTurnsAfter,
+  recallingReplies,
+} from './take-back-copies.js';
 
 export interface MessageChangesOptions {
   readonly config: () => EbbConfig;
@@ -100,23 +80,12 @@ export interface MessageChangesOptions {
   /** Settles a take-back now and completes it in the background. */
   readonly runner: Pick<TakeBackRunner, 'settle' | 'complete'>;
   /** Finds the bot's replies whose prompt recalled one of these memories (derived copies). */
-  readonly recalling?: (channelKey: string, memoryIds: readonly string[]) => Promise<number[]>;
+  readonly recalling?: RecallingReplies;
   readonly states: ChannelStates;
   readonly logger: Logger;
   /** After every change: for metrics. */
   readonly onChange?: (report: ChangeReport & { readonly platform: string }) => void;
 }
-
-const NOTHING = {
-  messages: 0,
-  replies: 0,
-  copies: 0,
-  raw: 0,
-  memories: 0,
-  checkpoints: 0,
-  summaries: 0,
-  takeBacks: [],
-} as const;
 
 export class MessageChanges {
   readonly #options: MessageChangesOptions;
@@ -177,7 +146,7 @@ export class MessageChanges {
     const plan = planDeletion({ prefix, deleted: found.map((f) => f.seq), archive });
     // The history tools' results that quoted them later are copies: they go with them, and so does
     // the rest of each result's turn (the answer that may repeat what it quoted).
-    const copies = await this.#historyCopies(key, plan.redact);
+    const copies = await historyCopies(channels, key, plan.redact);
     const bySeq = new Map([...archive, ...copies].map((m) => [m.seq, m]));
     const redacted = new Set([...seqsOf(plan.redact), ...copies.map((m) => m.seq)]);
     const removed = [...redacted]
@@ -186,7 +155,7 @@ export class MessageChanges {
       .sort((a, b) => a.seq - b.seq);
     // Deleted before: the tombstones and the take-back are in place, and the runner finishes it.
     if (removed.length === 0) return this.#unchanged('deleted', key);
-    removed.push(...(await this.#quoting(key, removed)));
+    removed.push(...(await quotingReplies(channels, key, removed)));
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const ids = found.map((f) => f.platformMessageId);
     const taken = await this.#takeBack(key, removed, { kind: 'deleted', ids, tokenizer });
@@ -214,7 +183,7 @@ export class MessageChanges {
       readonly tokenizer: Tokenizer;
     },
   ): Promise<Omit<ChangeReport, 'kind' | 'outcome' | 'replies' | 'copies'>> {
-    const { channels, states, runner } = this.#options;
+    const { channels, states, runner, recalling } = this.#options;
     const totals = { messages: 0, raw: 0, memories: 0, checkpoints: 0, summaries: 0 };
     const recorded: TakeBack[] = [];
     let batch = removed;
@@ -235,39 +204,11 @@ export class MessageChanges {
       totals.memories += settled.memories;
       totals.checkpoints += settled.checkpoints;
       totals.summaries += settled.summaries;
-      batch = await this.#recalling(key, settled.droppedMemoryIds);
+      batch = await recallingReplies(channels, recalling, key, settled.droppedMemoryIds);
       platformIds = [];
     }
     for (const takeBack of recorded) runner.complete(takeBack);
     return { ...totals, takeBacks: recorded.map((t) => t.id) };
-  }
-
-  /**
-   * The bot's later messages (within `QUOTE_LOOKAHEAD` of each taken-back one, not taken back yet)
-   * that quote one of `removed` (`repliesQuoting`): read before the tombstones, which lose the text.
-   */
-  async #quoting(key: string, removed: readonly StoredMessage[]): Promise<StoredMessage[]> {
-    const gone = new Set(removed.map((m) => m.seq));
-    const later = (
-      await readTurnsAfter(
-        this.#options.channels,
-        key,
-        removed.map((m) => m.seq),
-        QUOTE_LOOKAHEAD,
-      )
-    ).filter((m) => !gone.has(m.seq) && m.text !== REDACTED_MESSAGE);
-    const quoting = new Set(repliesQuoting(later, removed));
-    return later.filter((m) => quoting.has(m.seq));
-  }
-
-  /** The bot's replies (not yet tombstoned) whose prompt recalled one of `memoryIds`. */
-  async #recalling(key: string, memoryIds: readonly string[]): Promise<StoredMessage[]> {
-    const { recalling, channels } = this.#options;
-    if (!recalling || memoryIds.length === 0) return [];
-    const seqs = await recalling(key, memoryIds);
-    const replies: StoredMessage[] = [];
-    for (const r of seqRanges(seqs)) replies.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
-    return replies.filter((m) => m.text !== REDACTED_MESSAGE);
   }
 
   /** A change applied before: its take-backs are the runner's; `summaries` counts those still pending. */
@@ -276,30 +217,8 @@ export class MessageChanges {
     return { kind, outcome: 'unchanged', ...NOTHING, takeBacks: pending.map((t) => t.id) };
   }
 
-  /**
-   * The results of the history tools (`search_history`, `read_history`) after the first of `ranges`
-   * that quote a seq in them (copies of the messages, archived under the tool's name), and the rest
-   * of the turn each one is in: the model's answer read them.
-   */
-  async #historyCopies(key: string, ranges: readonly SeqRange[]): Promise<StoredMessage[]> {
-    const { channels } = this.#options;
-    const after = ranges[0]?.fromSeq ?? 0;
-    const seqs: number[] = [];
-    for (const tool of HISTORY_TOOL_NAMES)
-      for (const found of await channels.findAuthored(tool, key))
-        seqs.push(...found.seqs.filter((s) => s > after));
-    if (seqs.length === 0) return [];
-    const results: StoredMessage[] = [];
-    for (const r of seqRanges(seqs)) results.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
-    const quoting = historyResultsQuoting(results, ranges);
-    if (quoting.length === 0) return [];
-    const turns = await readTurnsAfter(channels, key, quoting);
-    const copies = new Set([...quoting, ...turnRestAfter(turns, quoting)]);
-    return turns.filter((m) => copies.has(m.seq));
-  }
-
   async #edit(change: Extract<MessageChange, { kind: 'edited' }>): Promise<ChangeReport> {
-    const { channels, states, config } = this.#options;
+    const { channels, states, config, recalling } = this.#options;
     const key = change.channelKey;
     const settings = resolveChannel(config(), key);
     if (settings.privacy.onEdit === 'ignore') return { kind: 'edited', outcome: 'ignored', ...NOTHING };
@@ -313,7 +232,7 @@ export class MessageChanges {
     const tokenizer = await loadTokenizer(settings.llm.encoding);
     const resummarize = settings.privacy.onEdit === 'resummarize';
     // Read before the edit: the results that quoted the old text (and their turns).
-    const copies = resummarize ? await this.#historyCopies(key, range) : [];
+    const copies = resummarize ? await historyCopies(channels, key, range) : [];
     const measured = toNewMessage(
       {
         role: old.role,
@@ -351,10 +270,12 @@ export class MessageChanges {
     this.#options.runner.complete(outcome.takeBack);
     // The history tools' copies of the old text, their turns, and the replies that recalled what
     // the edit dropped: tombstoned as a deletion's copies are.
-    const quoted = resummarize ? await this.#quoting(key, [old]) : [];
-    const derived = [...copies, ...quoted, ...(await this.#recalling(key, settled.droppedMemoryIds))].filter(
-      (m, i, all) => all.findIndex((x) => x.seq === m.seq) === i,
-    );
+    const quoted = resummarize ? await quotingReplies(channels, key, [old]) : [];
+    const derived = [
+      ...copies,
+      ...quoted,
+      ...(await recallingReplies(channels, recalling, key, settled.droppedMemoryIds)),
+    ].filter((m, i, all) => all.findIndex((x) => x.seq === m.seq) === i);
     const more =
       derived.length === 0
         ? undefined
@@ -370,40 +291,4 @@ export class MessageChanges {
       takeBacks: [outcome.takeBack.id, ...(more?.takeBacks ?? [])],
     };
   }
-}
-
-/** What the platform is answered (the web API's DELETE/PUT shows it): counts, never text. */
-export function changeResult(report: ChangeReport): MessageChangeResult {
-  return {
-    outcome: report.outcome,
-    ...(report.takeBacks[0] === undefined ? {} : { takeBack: report.takeBacks[0] }),
-    ...(report.outcome === 'applied'
-      ? {
-          reached: {
-            messages: report.messages,
-            memories: report.memories,
-            checkpoints: report.checkpoints,
-            summaries: report.summaries,
-          },
-          pending: report.summaries,
-        }
-      : {}),
-  };
-}
-
-/**
- * The archive over `seqs` and the turns right after them (`repliesTo` reads a message's reply from
- * it), merged, in seq order: a deletion's, and `ebb forget --speaker`'s.
- */
-export async function readTurnsAfter(
-  channels: Pick<ArchiveReader, 'readArchive'>,
-  key: string,
-  seqs: readonly number[],
-  lookahead = REPLY_LOOKAHEAD,
-): Promise<StoredMessage[]> {
-  // Each message once, however many of `seqs` lie within `lookahead` of each other.
-  const turns: StoredMessage[] = [];
-  for (const r of rangesAfter(seqs, lookahead))
-    turns.push(...(await channels.readArchive(key, r.fromSeq, r.toSeq)));
-  return turns;
 }

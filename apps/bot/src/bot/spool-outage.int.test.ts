@@ -28,7 +28,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { postgresBehindProxy } from '../../test/postgres-proxy.js';
 import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
-import { FallbackInboundSpool, FileInboundSpool } from './file-inbound-spool.js';
+import { FallbackInboundSpool } from './fallback-inbound-spool.js';
+import { FileInboundSpool } from './file-inbound-spool.js';
 import { CATCH_UP_NOTICE, MAX_REPLAY_TRIES } from './spool-replay.js';
 
 const WAIT = { timeout: 20_000, interval: 20 };

@@ -17,7 +17,7 @@ import {
   seqsOf,
   turnRestAfter,
 } from '@ebb/core';
-import { readTurnsAfter } from '../bot/message-changes.js';
+import { readTurnsAfter } from '../bot/take-back-copies.js';
 import type { StoreSession } from './store-session.js';
 
 export interface SourcedMemory {

@@ -36,7 +36,8 @@ import {
   waitForReady,
 } from '@ebb/queue';
 import type { BoardQueue } from '@ebb/web';
-import { FallbackInboundSpool, FileInboundSpool } from '../bot/file-inbound-spool.js';
+import { FallbackInboundSpool } from '../bot/fallback-inbound-spool.js';
+import { FileInboundSpool } from '../bot/file-inbound-spool.js';
 import type { Observability } from './observability.js';
 import { llmRetry, type StartOptions } from './options.js';
 
