@@ -17,7 +17,7 @@
  * through the fake's cache rule on that clock, once per lifetime (`LIFETIMES`): the second table.
  * A reply is cold when longer than the lifetime passed since the channel's previous reply prompt
  * (the fake's rule, and `promptIsCold`'s: an entry that old is gone, so the cache holds nothing of
- * the channel); the first reply is not counted, so back to back no reply is cold.
+ * the channel); the first reply is not counted, so back to back no reply is cold (`served-on-clock.ts`).
  *
  *   npm run bench -- prompt-cache                      # 20,000 messages, 32k and 128k windows
  *   EBB_BENCH_MESSAGES=5000 EBB_BENCH_WINDOWS=32000 npm run bench -- prompt-cache
@@ -44,14 +44,9 @@ import { createLogger } from '@ebb/logger';
 import { createMetrics, meteredChatModel } from '@ebb/observability';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
-import {
-  FakeOpenAiServer,
-  OPENAI_PROMPT_CACHE,
-  PromptCache,
-  promptTokens,
-  type RecordedRequest,
-} from '@ebb/testing/openai';
+import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
 import { Bot } from '../apps/bot/src/bot/bot.js';
+import { type Served, serveOnClock, sharingTexts, type TimedPrompt } from './served-on-clock.js';
 import { IRC_TRANSCRIPT, NullPlatform, readJsonl, table } from './support.js';
 
 const MESSAGES = Number(process.env.EBB_BENCH_MESSAGES ?? 20_000);
@@ -123,57 +118,6 @@ function summaryReply(request: RecordedRequest) {
           }),
     },
   };
-}
-
-/** A reply prompt as the chat server received it, at the transcript time of the message it answers. */
-interface TimedPrompt {
-  readonly at: number;
-  readonly body: RecordedRequest['body'];
-}
-
-/**
- * The body with each message text replaced by the first copy seen of it: consecutive prompts repeat
- * almost every message, and 20,000 prompts of 128k tokens, each parsed afresh, would hold gigabytes.
- */
-function sharingTexts(body: RecordedRequest['body'], seen: Map<string, string>): RecordedRequest['body'] {
-  const messages = body.messages.map((m) => {
-    if (typeof m.content !== 'string') return m;
-    const content = seen.get(m.content) ?? m.content;
-    seen.set(content, content);
-    return { ...m, content } as typeof m;
-  });
-  return { ...body, messages };
-}
-
-interface Served {
-  readonly prompt: number;
-  readonly cached: number;
-  readonly cold: number;
-}
-
-/**
- * The reply prompts re-served in order, each at its time, through the fake's cache rule with a
- * lifetime of `ttlMs`: what they would have been served had the messages come at the transcript's pace.
- */
-function serveOnClock(
-  prompts: readonly TimedPrompt[],
-  ttlMs: number,
-  countTokens: (text: string) => number,
-): Served {
-  let now = 0;
-  const cache = new PromptCache({ ...OPENAI_PROMPT_CACHE, ttlMs }, countTokens, () => now);
-  let prompt = 0;
-  let cached = 0;
-  let cold = 0;
-  for (const [i, { at, body }] of prompts.entries()) {
-    // `now` is still the time of the previous reply prompt.
-    if (i > 0 && at - now > ttlMs) cold++;
-    now = at;
-    const tokens = promptTokens(body, countTokens);
-    prompt += tokens;
-    cached += cache.serve(body, tokens);
-  }
-  return { prompt, cached, cold };
 }
 
 interface Outcome {
