@@ -13,8 +13,8 @@ import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { mountDashboard } from '@ebb/web';
 import { Hono } from 'hono';
-import { StoreDashboardSource } from '../apps/bot/src/dashboard-channels.js';
-import { DashboardFeed } from '../apps/bot/src/dashboard-feed.js';
+import { StoreDashboardSource } from '../apps/bot/src/dashboard/dashboard-channels.js';
+import { DashboardFeed } from '../apps/bot/src/dashboard/dashboard-feed.js';
 import { median, nowMs, percentile, table } from './support.js';
 
 const CHANNELS = 1_000;

@@ -17,7 +17,7 @@ import { ShutdownSteps } from '@ebb/core';
 import { EBB_VERSION } from '@ebb/observability';
 import type { WebAdapter } from '@ebb/web';
 import type { Bot } from './bot/bot.js';
-import { DashboardFeed } from './dashboard-feed.js';
+import { DashboardFeed } from './dashboard/dashboard-feed.js';
 import { startBot } from './start/bot.js';
 import { startDashboard } from './start/dashboard.js';
 import { pgStores, startDatabase } from './start/database.js';

@@ -12,7 +12,7 @@ import {
   type RunStore,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { describeChannel } from '../channel-status.js';
+import { describeChannel } from '../status/channel-status.js';
 import type { BotCompaction } from './bot-compaction.js';
 import type { ChannelStates } from './channel-states.js';
 import { contextReport } from './context-report.js';

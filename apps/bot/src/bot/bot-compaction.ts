@@ -29,9 +29,9 @@ import {
   WorkingContext,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { compactorSettingsOf } from '../channel-status.js';
 import { BotError } from '../errors.js';
-import { OfferedTools } from '../offered-tools.js';
+import { compactorSettingsOf } from '../status/channel-status.js';
+import { OfferedTools } from '../status/offered-tools.js';
 import type { ChannelState } from './channel-states.js';
 import type { TurnChannel } from './turn.js';
 

@@ -34,7 +34,7 @@ import { settleWithin } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import type { ContextCacheStats } from '@ebb/observability';
 import { BotError } from '../errors.js';
-import { OfferedTools } from '../offered-tools.js';
+import { OfferedTools } from '../status/offered-tools.js';
 import { BotCommands } from './bot-commands.js';
 import { BotCompaction } from './bot-compaction.js';
 import type { BotOptions } from './bot-options.js';

@@ -1,7 +1,7 @@
 import { parseConfig, resolveChannel } from '@ebb/config';
 import { loadTokenizer } from '@ebb/llm';
 import { expect, it } from 'vitest';
-import { compactorSettingsOf, describeChannel } from '../channel-status.js';
+import { compactorSettingsOf, describeChannel } from '../status/channel-status.js';
 import { contextReport } from './context-report.js';
 
 const tokenizer = await loadTokenizer('o200k_base');

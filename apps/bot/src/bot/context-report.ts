@@ -1,5 +1,5 @@
 /** The text of `/context`: usage against the channel's three thresholds, tokens, last passes, memories. */
-import type { ChannelStatus } from '../channel-status.js';
+import type { ChannelStatus } from '../status/channel-status.js';
 
 const BAR_WIDTH = 20;
 

@@ -2,7 +2,7 @@ import type { PlatformAdapter, PlatformHandlers } from '@ebb/core';
 import { EbbError } from '@ebb/core';
 import { createLogger } from '@ebb/logger';
 import { describe, expect, it, vi } from 'vitest';
-import { describeStartFailure } from '../start-failure.js';
+import { describeStartFailure } from '../start/start-failure.js';
 import { PlatformConnections } from './platform-connections.js';
 
 /** An adapter port whose `start` fails with the scripted errors, then connects. */

@@ -25,7 +25,7 @@ import {
   isRedisReachable,
   waitForReady,
 } from '@ebb/queue';
-import { loadCompactorSettings } from '../channel-status.js';
+import { loadCompactorSettings } from '../status/channel-status.js';
 import type { CommandIo } from './io.js';
 import { readConfig, readEnv, type StoreCommandDeps, withStores } from './store-session.js';
 

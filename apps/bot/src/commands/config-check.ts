@@ -18,7 +18,7 @@ import {
 } from '@ebb/config';
 import { ByteTokenizer, HISTORY_TOOL_NAMES, SILENT_LOGGER } from '@ebb/core';
 import type * as ToolsModule from '@ebb/tools';
-import { channelPromptMeasure } from '../prompt-measure.js';
+import { channelPromptMeasure } from '../status/prompt-measure.js';
 import type { CommandIo } from './io.js';
 
 export interface ConfigCheckArgs {

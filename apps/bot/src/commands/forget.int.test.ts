@@ -11,7 +11,7 @@ import { REDACTED_MESSAGE } from '@ebb/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { FACT, type ForgetFixture, startForgetFixture } from '../../test/forget-fixture.js';
-import { main } from '../cli.js';
+import { main } from '../cli/cli.js';
 import { memoriesForget } from './memories.js';
 
 let world: ForgetFixture;

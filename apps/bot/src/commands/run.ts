@@ -3,8 +3,8 @@
  * bot alone, with workers started separately by `ebb worker`). Both run until SIGTERM or SIGINT.
  */
 import type { Logger } from '@ebb/logger';
+import { describeStartFailure } from '../start/start-failure.js';
 import { type RunningEbb, startEbb } from '../start-ebb.js';
-import { describeStartFailure } from '../start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';

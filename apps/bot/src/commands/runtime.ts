@@ -35,7 +35,7 @@ export async function loadRuntime(
   return { config, env, logger };
 }
 
-export { openDatabase } from '../open-database.js';
+export { openDatabase } from '../start/open-database.js';
 
 /** A `ConfigError` as sentences on `err` and exit code 1; anything else is a bug and rethrown. */
 export function reportConfigError(command: string, err: unknown, io: CommandIo): number {

@@ -26,7 +26,7 @@ import type { Tokenizer, TranscriptMessage } from '@ebb/core';
 import { type PassDurations, PgArchiveReader } from '@ebb/db';
 import { loadTokenizer } from '@ebb/llm';
 import type { DashboardPassSeconds } from '@ebb/web';
-import { channelPromptMeasure } from '../prompt-measure.js';
+import { channelPromptMeasure } from '../status/prompt-measure.js';
 import type { CommandIo } from './io.js';
 import { replayChannel } from './simulate.js';
 import {

@@ -13,8 +13,8 @@ import {
   systemPromptTokens,
   type Tokenizer,
 } from '@ebb/core';
-import { mayReadHistory } from '../channel-status.js';
-import { builtInToolTokens } from '../prompt-measure.js';
+import { mayReadHistory } from '../status/channel-status.js';
+import { builtInToolTokens } from '../status/prompt-measure.js';
 import { DEFAULT_JOB_LATENCY } from './simulate-defaults.js';
 
 export interface ChannelSimulationOptions

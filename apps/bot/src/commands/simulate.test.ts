@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { TranscriptMessage } from '@ebb/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
-import { main } from '../cli.js';
+import { main } from '../cli/cli.js';
 import { random, syntheticTranscript } from '../demo/synthetic-transcript.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ebb-simulate-'));

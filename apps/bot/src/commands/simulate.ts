@@ -20,10 +20,10 @@ import {
   type TranscriptMessage,
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
-import { readTranscript } from '../transcript-file.js';
-import { usageChart } from '../usage-chart.js';
+import { usageChart } from '../dashboard/usage-chart.js';
 import type { CommandIo } from './io.js';
 import { channelSimulation, perThousand, replayCost } from './simulate-channel.js';
+import { readTranscript } from './transcript-file.js';
 
 export interface SimulateArgs {
   readonly transcript: string;

@@ -24,7 +24,7 @@ import { Toolbox } from '@ebb/tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureIo } from '../../test/capture-io.js';
 import { usageBar } from '../bot/context-report.js';
-import { OfferedTools } from '../offered-tools.js';
+import { OfferedTools } from '../status/offered-tools.js';
 import { status } from './status.js';
 
 const SYSTEM_PROMPT = 'You are Ebb, a terse assistant.';

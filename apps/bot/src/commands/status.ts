@@ -81,7 +81,7 @@ import {
   loadChannelStatus,
   type PassStatus,
   type SettingStatus,
-} from '../channel-status.js';
+} from '../status/channel-status.js';
 import type { CommandIo } from './io.js';
 import { formatContextCache, readLiveHealth } from './live-health.js';
 import { formatMcpStatus, type McpServerStatusRow, mcpServerStatus } from './mcp-status.js';

@@ -8,7 +8,7 @@
 import { startWorkerProcess, type WorkerProcess } from '@ebb/compaction-worker';
 import { DEFAULT_SERVE_OPTIONS } from '@ebb/observability';
 import { exposure } from '@ebb/web';
-import { describeStartFailure, StartRefusedError } from '../start-failure.js';
+import { describeStartFailure, StartRefusedError } from '../start/start-failure.js';
 import type { CommandIo } from './io.js';
 import { watchConfig } from './reload.js';
 import { loadRuntime } from './runtime.js';

@@ -9,13 +9,13 @@ import { SHUTDOWN_STEP_MS, type ShutdownSteps } from '@ebb/core';
 import { meteredSummarizer } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { Bot, type BotOptions, TURN_CUT_OFF_MS } from '../bot/bot.js';
-import type { DashboardFeed } from '../dashboard-feed.js';
-import { describeStartFailure } from '../start-failure.js';
+import type { DashboardFeed } from '../dashboard/dashboard-feed.js';
 import type { Stores } from './database.js';
 import type { Model } from './model.js';
 import type { Observability } from './observability.js';
 import { llmRetry, type StartOptions } from './options.js';
 import type { RunningQueue } from './queue.js';
+import { describeStartFailure } from './start-failure.js';
 
 export interface BotParts {
   readonly adapters: readonly PlatformAdapter[];

@@ -6,9 +6,9 @@
 import type { ContextNotifier, ShutdownSteps } from '@ebb/core';
 import type { Toolbox } from '@ebb/tools';
 import { type BoardQueue, mountDashboard, type WebAdapter } from '@ebb/web';
-import { StoreDashboardSource } from '../dashboard-channels.js';
-import type { DashboardFeed } from '../dashboard-feed.js';
-import { OfferedTools } from '../offered-tools.js';
+import { StoreDashboardSource } from '../dashboard/dashboard-channels.js';
+import type { DashboardFeed } from '../dashboard/dashboard-feed.js';
+import { OfferedTools } from '../status/offered-tools.js';
 import type { Stores } from './database.js';
 import type { StartOptions } from './options.js';
 

@@ -6,7 +6,7 @@
 
 import type { ShutdownSteps } from '@ebb/core';
 import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
-import { openDatabase } from '../open-database.js';
+import { openDatabase } from './open-database.js';
 import type { StartOptions } from './options.js';
 
 export async function startDatabase(options: StartOptions, steps: ShutdownSteps): Promise<Database> {

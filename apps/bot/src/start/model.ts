@@ -6,7 +6,7 @@ import { resolveChannel } from '@ebb/config';
 import type { ChatModel } from '@ebb/core';
 import { isOffline, OFFLINE_LABEL } from '@ebb/llm';
 import type { EbbMetrics } from '@ebb/observability';
-import { chatModels } from '../chat-models.js';
+import { chatModels } from './chat-models.js';
 import type { StartOptions } from './options.js';
 
 export interface Model {

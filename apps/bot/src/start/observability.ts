@@ -18,7 +18,7 @@ import {
 import type { McpServers } from '@ebb/tools';
 import type { WebAdapter } from '@ebb/web';
 import type { Bot } from '../bot/bot.js';
-import type { DashboardFeed } from '../dashboard-feed.js';
+import type { DashboardFeed } from '../dashboard/dashboard-feed.js';
 import type { StartOptions } from './options.js';
 
 export class Observability {

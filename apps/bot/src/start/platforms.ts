@@ -5,8 +5,8 @@
  */
 import type { PlatformAdapter } from '@ebb/core';
 import { exposure, WebAdapter } from '@ebb/web';
-import { StartRefusedError } from '../start-failure.js';
 import type { StartOptions } from './options.js';
+import { StartRefusedError } from './start-failure.js';
 
 /**
  * The web channel is open only as far as the settings say: a `[web] host` beyond loopback without

@@ -1,13 +1,13 @@
 /**
- * The tools part: the MCP servers and the built-in history tools in one toolbox (start-tools.ts),
+ * The tools part: the MCP servers and the built-in history tools in one toolbox (toolbox.ts),
  * the servers stopped at stop.
  */
 
 import type { ShutdownSteps } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import type { McpServers, Toolbox } from '@ebb/tools';
-import { startTools } from '../start-tools.js';
 import type { StartOptions } from './options.js';
+import { startTools } from './toolbox.js';
 
 export async function startToolbox(
   options: StartOptions,

@@ -21,8 +21,8 @@ import { createLogger } from '@ebb/logger';
 import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import type { FakeOpenAiServer } from '@ebb/testing/openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadCompactorSettings } from '../../src/channel-status.js';
 import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { loadCompactorSettings } from '../../src/status/channel-status.js';
 import { FULL_SPEED_WEB, startAckingModel } from '../small-window.js';
 
 const MESSAGES = 400;

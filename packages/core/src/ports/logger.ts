@@ -5,7 +5,7 @@
  * The log contract every line keeps (docs/operations.md, "Logs"):
  * - Every line names its step in `event`, as `area.verb` in lowercase with dots (`slack.started`,
  *   `compaction.completed`, `discord.commands_registered`): the first argument is always an object
- *   with an `event` (`apps/bot/src/log-events.test.ts` scans every call, and the docs/operations.md lists them).
+ *   with an `event` (`apps/bot/test/repo/log-events.test.ts` scans every call, and the docs/operations.md lists them).
  * - `channel` is the Ebb channel key (`slack:T1:C1`), never `channelKey`; a platform's own ids go
  *   under their own names (`channelId`).
  * - What a line is about is bound once with `child`: `log.child({ channel })` per turn,

@@ -3,7 +3,7 @@
  * command, all of them for `ebb help`. Deciding which blocks a command line asks for is a pure
  * function of its words (`helpRequest`), answered before any command's module loads.
  */
-import { DEFAULT_JOB_LATENCY } from './commands/simulate-defaults.js';
+import { DEFAULT_JOB_LATENCY } from '../commands/simulate-defaults.js';
 
 export interface CommandUsage {
   /** The words that name the command: `config check`. */

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { captureIo } from '../test/capture-io.js';
+import { captureIo } from '../../test/capture-io.js';
+import { DEFAULT_JOB_LATENCY } from '../commands/simulate-defaults.js';
 import { main } from './cli.js';
 import { COMMAND_USAGES, commandUsageText, helpRequest, usageText } from './cli-usage.js';
-import { DEFAULT_JOB_LATENCY } from './commands/simulate-defaults.js';
 
-const EBB = fileURLToPath(new URL('../bin/ebb.mjs', import.meta.url));
+const EBB = fileURLToPath(new URL('../../bin/ebb.mjs', import.meta.url));
 
 /** Runs `ebb <argv>` in this process. */
 async function ebb(...argv: string[]) {
@@ -123,7 +123,7 @@ describe('ebb help', () => {
 });
 
 describe('ebb --version', () => {
-  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const root = fileURLToPath(new URL('../../../../', import.meta.url));
   const versionOf = (dir: string) =>
     (JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as { version?: string }).version;
 

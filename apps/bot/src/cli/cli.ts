@@ -4,8 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { EBB_VERSION } from '@ebb/observability/version';
-import { commandsNamed, commandUsageText, helpRequest, usageText } from './cli-usage.js';
-import { type CommandIo, processIo } from './commands/io.js';
+import { type CommandIo, processIo } from '../commands/io.js';
 import {
   compact,
   configCheck,
@@ -19,7 +18,8 @@ import {
   status,
   transcript,
   worker,
-} from './commands/lazy.js';
+} from '../commands/lazy.js';
+import { commandsNamed, commandUsageText, helpRequest, usageText } from './cli-usage.js';
 
 /** `ebb memories forget ...` and its short form `ebb forget ...`. */
 function forget(args: readonly string[], io: CommandIo): Promise<number> {

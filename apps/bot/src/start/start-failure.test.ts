@@ -8,7 +8,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { describeStartFailure } from './start-failure.js';
 
-const EBB = fileURLToPath(new URL('../bin/ebb.mjs', import.meta.url));
+const EBB = fileURLToPath(new URL('../../bin/ebb.mjs', import.meta.url));
 
 describe('describeStartFailure', () => {
   it('tells a name that does not resolve from a credential problem', async () => {

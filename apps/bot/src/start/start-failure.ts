@@ -3,7 +3,7 @@
  * (never a stack) and a hint that tells a name that does not resolve, a service that does not
  * answer or a port another process holds from a credential that was refused.
  */
-import { BotError } from './errors.js';
+import { BotError } from '../errors.js';
 
 export interface StartFailure {
   /** What kind of failure: retrying helps a DNS or network failure, not a refused credential or a taken port. */

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseSync } from 'vite';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const LEVELS = new Set(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
 const EVENT_NAME = /^[a-z]+(\.[a-z_]+)+$/;
 

@@ -9,7 +9,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const PAGES = [
   ...readdirSync(ROOT).filter((f) => f.endsWith('.md')),
   ...readdirSync(join(ROOT, 'docs'))

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { loadEnv } from '@ebb/config';
 import { describe, expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 
 it('copies the manifest of every workspace into the dependency stage', () => {
   const { workspaces } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {

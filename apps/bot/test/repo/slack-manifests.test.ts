@@ -44,7 +44,7 @@ interface SlackManifest {
 
 function readManifest(name: string): SlackManifest {
   return parse(
-    readFileSync(new URL(`../../../deploy/slack/${name}`, import.meta.url), 'utf8'),
+    readFileSync(new URL(`../../../../deploy/slack/${name}`, import.meta.url), 'utf8'),
   ) as SlackManifest;
 }
 

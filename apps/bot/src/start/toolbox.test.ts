@@ -3,7 +3,7 @@ import { HISTORY_TOOLS, measureMessage, SILENT_LOGGER } from '@ebb/core';
 import { InMemoryArchiveSearch, InMemoryChannelStore } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { expect, it } from 'vitest';
-import { startTools } from './start-tools.js';
+import { startTools } from './toolbox.js';
 
 // A channel with a small window beside the defaults (128,000): its context clips a message above
 // 1,000 tokens (message_max_tokens, 25% of the window), the default channel's above 32,000.

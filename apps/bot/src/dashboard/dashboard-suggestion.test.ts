@@ -14,7 +14,7 @@ import {
   burstyTraffic,
   recordPasses,
   sayHello,
-} from '../test/bursty-traffic.js';
+} from '../../test/bursty-traffic.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
 
 async function stores(options: { readonly failReads?: number } = {}) {

@@ -7,8 +7,8 @@ import { resolveChannel } from '@ebb/config';
 import type { ChatModel } from '@ebb/core';
 import { CHAT_RETRY, isOffline, OfflineResponder, OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
-import { BotError } from './errors.js';
-import type { StartOptions } from './start/options.js';
+import { BotError } from '../errors.js';
+import type { StartOptions } from './options.js';
 
 /**
  * One chat model per server, model, reply budget and request settings; replies retry on

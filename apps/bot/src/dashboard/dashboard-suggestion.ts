@@ -22,7 +22,7 @@ import {
 } from '@ebb/core';
 import { isoMessageTime, passDurationsOf } from '@ebb/db';
 import { DASHBOARD_LIMITS, type DashboardSuggestion } from '@ebb/web';
-import { configText, passSecondsOf, suggestChannel } from './commands/simulate-archive.js';
+import { configText, passSecondsOf, suggestChannel } from '../commands/simulate-archive.js';
 
 export interface SuggestionStores {
   readonly config: () => EbbConfig;

@@ -53,12 +53,12 @@ import {
   loadChannelStatus,
   loadCompactorSettings,
   type TakeBacksStatus,
-} from './channel-status.js';
+} from '../status/channel-status.js';
+import type { OfferedTools } from '../status/offered-tools.js';
+import { builtInToolTokens } from '../status/prompt-measure.js';
 import type { DashboardFeed } from './dashboard-feed.js';
 import { describeHistory, historyRange } from './dashboard-history.js';
 import { ChannelSuggestions } from './dashboard-suggestion.js';
-import type { OfferedTools } from './offered-tools.js';
-import { builtInToolTokens } from './prompt-measure.js';
 
 export interface DashboardStores {
   readonly config: () => EbbConfig;

@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { TranscriptMessage } from '@ebb/core';
 import { z } from 'zod';
-import { BotError } from './errors.js';
+import { BotError } from '../errors.js';
 
 const TranscriptLine = z
   .strictObject({
