@@ -1,10 +1,4 @@
-import {
-  type CompactionLogEvent,
-  EbbError,
-  type Summarizer,
-  type SummaryOutput,
-  toNewMessage,
-} from '@ebb/core';
+import { type CompactionLogEvent, type Summarizer, type SummaryOutput, toNewMessage } from '@ebb/core';
 import { InMemoryChannelStore, InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { ExtractiveSummarizer, loadTokenizer } from '@ebb/llm';
 import { InProcessContextNotifier } from '@ebb/queue';
@@ -12,7 +6,6 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   type ChannelPassSettings,
   createCompactionProcessor,
-  errorCode,
   recordFailure,
 } from './compaction-processor.js';
 
@@ -234,14 +227,6 @@ describe('compaction processor', () => {
     expect((await memories.list({ channelKey: CHANNEL })).map((m) => m.text)).toEqual([
       'Release ships Friday',
     ]);
-  });
-
-  it('names the error code through wrappers (BullMQ wraps non-retryable errors)', () => {
-    const wrapped = new Error('unrecoverable', {
-      cause: new EbbError('constraint', { code: 'db_constraint' }),
-    });
-    expect(errorCode(wrapped)).toBe('db_constraint');
-    expect(errorCode(new Error('plain'))).toBe('internal_error');
   });
 
   it('is stale before any LLM call when a wider summary is already in place', async () => {

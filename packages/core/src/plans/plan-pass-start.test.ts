@@ -4,6 +4,8 @@ import {
   circuitOpen,
   DEFAULT_CIRCUIT_BREAKER,
   FOLLOW_UP_MAX_WAIT_MS,
+  passCanWait,
+  passRunFigures,
   waitsForPredecessor,
 } from './plan-pass-start.js';
 
@@ -58,5 +60,49 @@ describe('waitsForPredecessor', () => {
       waitsForPredecessor(followUp, run('head', { status: 'running' }), now, now + FOLLOW_UP_MAX_WAIT_MS + 1),
     ).toBe(false);
     expect(waitsForPredecessor({}, run('head', { status: 'running' }), now, now + 1)).toBe(false);
+  });
+});
+
+describe('passCanWait', () => {
+  it('lets only a background pass with tries left wait for the LLM', () => {
+    expect(passCanWait({ tier: 'background', lastAttempt: false })).toBe(true);
+    expect(passCanWait({ tier: 'background', lastAttempt: true })).toBe(false);
+    expect(passCanWait({ tier: 'background' })).toBe(false);
+    expect(passCanWait({ tier: 'aggressive', lastAttempt: false })).toBe(false);
+  });
+});
+
+describe('passRunFigures', () => {
+  const call = (inputTokens: number, outputTokens: number, error?: string) => ({
+    purpose: 'summary' as const,
+    model: 'm',
+    inputTokens,
+    outputTokens,
+    durationMs: 1,
+    attempts: 1,
+    ...(error === undefined ? {} : { error }),
+  });
+  const figures = { summaryTokens: 40, memoriesAdded: 2, durationMs: 900 };
+
+  it('sums the calls and keeps the fallback’s cause as the error the breaker counts', () => {
+    const calls = [call(100, 0, 'llm_timeout'), call(50, 20)];
+    const fallback = passRunFigures({ model: 'extractive', fallback: true, calls }, figures);
+    expect(fallback).toEqual({
+      model: 'extractive',
+      fallback: true,
+      error: 'llm_timeout',
+      inputTokens: 150,
+      outputTokens: 20,
+      ...figures,
+    });
+    const passes = ['b1', 'b2', 'b3'].map((id) =>
+      run(id, { status: 'completed', finishedAt: now, ...fallback }),
+    );
+    expect(circuitOpen(passes, 'next', breaker, now)).toBe(true);
+  });
+
+  it('records no error for a summary the LLM wrote, even after a failed call', () => {
+    const calls = [call(100, 0, 'llm_timeout'), call(50, 20)];
+    expect(passRunFigures({ model: 'm', fallback: false, calls }, figures)).not.toHaveProperty('error');
   });
 });

@@ -1,17 +1,22 @@
 /**
  * Whether a compaction pass goes ahead when a worker takes its job, decided on the channel's recorded
- * runs: pure rules over runs the worker has read (`packages/compaction/src/compaction-processor.ts`
- * reads them and carries the answer out), beside `planReconcile`.
+ * runs, and what a pass records on its run for those rules to read: pure rules over runs the worker
+ * has read (`packages/compaction/src/compaction-processor.ts` reads them and carries the answer out),
+ * beside `planReconcile`.
  *
  * - **The circuit breaker**: after `failures` attempted passes in a row failed (a pass the extractive
  *   fallback completed because the LLM failed counts as failed: a provider that is down is down for
- *   every pass), the channel's passes are skipped until `pauseMs` after the newest of them.
+ *   every pass), the channel's passes are skipped until `pauseMs` after the newest of them. Such a
+ *   pass's run keeps the fallback's cause as its error (`passRunFigures`): that is what counts it.
  * - **A follow-up waits for the pass ahead of it** (its `after`) while that one is queued or running,
  *   for at most `FOLLOW_UP_MAX_WAIT_MS` from its enqueue; then it goes on (and its splice finds out
  *   whether the range still stands).
+ * - **A background pass with tries left may wait for the LLM** (`passCanWait`); any other lands on
+ *   the extractive fallback, so the channel shrinks.
  */
+import type { Tier } from '../model/model.js';
 import { FINISHED_RUN_STATUSES } from '../model/run-status.js';
-import type { CompactionRun, RunStatus } from '../ports/ports.js';
+import type { CompactionRun, RunStatus, SummaryOutput } from '../ports/ports.js';
 
 export interface CircuitBreakerOptions {
   /**
@@ -71,4 +76,39 @@ export function waitsForPredecessor(
 ): boolean {
   if (job.after === undefined || now - enqueuedAt > FOLLOW_UP_MAX_WAIT_MS) return false;
   return ahead !== undefined && !FINISHED_RUN_STATUSES.has(ahead.status);
+}
+
+/**
+ * Whether the pass may wait for the LLM rather than land on the extractive fallback now: only a
+ * background pass (the channel is below the aggressive threshold) with tries left (`lastAttempt`
+ * false: a job whose driver does not say may not wait). A higher tier, or the last try, takes the
+ * fallback so the channel shrinks.
+ */
+export function passCanWait(job: {
+  readonly tier: Tier;
+  readonly lastAttempt?: boolean | undefined;
+}): boolean {
+  return job.tier === 'background' && job.lastAttempt === false;
+}
+
+/**
+ * What the run records of a pass's calls and summary, whatever its outcome: the model, the tokens
+ * its calls spent and, for a summary the fallback wrote, why (the first failed call's code), which
+ * the circuit breaker counts as a failed pass.
+ */
+export function passRunFigures(
+  output: Pick<SummaryOutput, 'model' | 'fallback' | 'calls'>,
+  figures: { readonly summaryTokens: number; readonly memoriesAdded: number; readonly durationMs: number },
+) {
+  const fallbackCause = output.fallback ? output.calls.find((c) => c.error !== undefined)?.error : undefined;
+  return {
+    model: output.model,
+    fallback: output.fallback,
+    ...(fallbackCause === undefined ? {} : { error: fallbackCause }),
+    inputTokens: output.calls.reduce((n, c) => n + c.inputTokens, 0),
+    outputTokens: output.calls.reduce((n, c) => n + c.outputTokens, 0),
+    summaryTokens: figures.summaryTokens,
+    memoriesAdded: figures.memoriesAdded,
+    durationMs: figures.durationMs,
+  };
 }
