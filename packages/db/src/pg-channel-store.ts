@@ -4,6 +4,16 @@
  * truncation each take it (`FOR UPDATE`, or the row an upsert locks) inside one short transaction,
  * plan on what they find there with the core's pure planners, and write the result. No lock outlives
  * its transaction, and no transaction waits on anything but the database.
+ *
+ * The class is the ports' face and maps errors (`dbCall`); the work lives beside it, a module a concern:
+ * - `pg-append.ts`: one message appended under the row lock, fenced.
+ * - `pg-load-channel.ts`: the working context (or its tail) in one statement.
+ * - `pg-compaction-writes.ts`: a pass's splice and the emergency truncation.
+ * - `pg-microcompaction.ts`: stubs in place of old tool results.
+ * - `pg-redaction.ts`: forgetting: finding messages, tombstones, edits, summaries written again.
+ * - `pg-channel-summaries.ts`: the counters `ChannelDirectory` lists.
+ * - `pg-channel-rows.ts`: the row lock, the active spans and their rows, which all of them share.
+ * - `pg-take-back-log.ts`: the take-backs a redaction or an edit records (`takeBacks`).
  */
 import {
   type AppendOptions,
@@ -18,9 +28,6 @@ import {
   type ContextView,
   type ContextWriter,
   checkedFence,
-  contextTotal,
-  countersAfterSplice,
-  countersAfterTruncation,
   type EarlierSummary,
   type EditMessageOutcome,
   type Forgetting,
@@ -33,30 +40,26 @@ import {
   type PlatformChanges,
   type PlatformSeq,
   type PrefixView,
-  planEmergencyTruncation,
-  planSplice,
   type RedactArchiveOutcome,
   type ReplaceSummaryOutcome,
   type SeqRange,
-  type Span,
   type SpliceOutcome,
   type StoredMessage,
   type StubOutcome,
   type StubRequest,
   type SummaryReplacement,
   type SummaryResult,
-  TAKEN_BACK_REASON,
   type TruncationOutcome,
   type TruncationRequest,
   type TurnLog,
-  truncationIsStale,
   UNCALIBRATED,
 } from '@ebb/core';
-import { and, asc, between, eq, gt, lte, sql } from 'drizzle-orm';
+import { and, asc, between, eq, sql } from 'drizzle-orm';
 import type { EbbDatabase, PgStoreOptions } from './ebb-database.js';
 import { DUPLICATE, insertMessage } from './pg-append.js';
-import { activeSpans, lockChannel, readPrefix, retireSpans, spanRow, toSpan } from './pg-channel-rows.js';
+import { readPrefix, toSpan } from './pg-channel-rows.js';
 import { listChannelSummaries, readChannelSummary } from './pg-channel-summaries.js';
+import { spliceSummary, truncateContext } from './pg-compaction-writes.js';
 import { dbCall } from './pg-errors.js';
 import { loadChannel, loadContextAfter } from './pg-load-channel.js';
 import { stubToolResults } from './pg-microcompaction.js';
@@ -73,9 +76,9 @@ import {
   seqsWhere,
   summaryBefore,
 } from './pg-redaction.js';
-import { PgTakeBackLog, takenBackSince } from './pg-take-back-log.js';
+import { PgTakeBackLog } from './pg-take-back-log.js';
 import { platformColumn, withoutNulls } from './rows.js';
-import { channels, contextSpans, messages } from './schema.js';
+import { channels, messages } from './schema.js';
 
 export class PgChannelStore
   implements TurnLog, ArchiveReader, ContextWriter, Forgetting, PlatformChanges, ChannelDirectory
@@ -229,124 +232,11 @@ export class PgChannelStore
   }
 
   splice(channelKey: string, result: SummaryResult): Promise<SpliceOutcome> {
-    return dbCall('splice', () =>
-      this.#db.transaction(async (tx) => {
-        const channel = await lockChannel(tx, channelKey);
-        if (!channel) return { kind: 'stale', reason: 'the channel has no messages' };
-        // A take-back since the pass's snapshot over its range: what it read may hold the old text.
-        if (
-          result.takeBackMark !== undefined &&
-          channel.takeBackMark > result.takeBackMark &&
-          (await takenBackSince(tx, channelKey, result.takeBackMark, result)).length > 0
-        )
-          return { kind: 'stale', reason: TAKEN_BACK_REASON };
-        const rows = await activeSpans(tx, channelKey);
-        const spans = rows.map(toSpan);
-        // The raw messages a splice through result.toSeq drops: planSplice refuses a summary larger
-        // than what it would replace.
-        const [dropped] = await tx
-          .select({
-            messages: sql<number>`count(*)`.mapWith(Number),
-            tokens: sql<number>`coalesce(sum(${messages.contextTokens}), 0)`.mapWith(Number),
-          })
-          .from(messages)
-          .where(
-            and(
-              eq(messages.channelKey, channelKey),
-              gt(messages.seq, channel.prefixEnd),
-              lte(messages.seq, result.toSeq),
-            ),
-          );
-        const plan = planSplice(
-          { generation: channel.generation, headSeq: channel.headSeq, spans },
-          result,
-          dropped?.tokens ?? 0,
-        );
-        if (plan.kind !== 'splice') return plan;
-
-        const after = countersAfterSplice(channel, plan, dropped?.tokens ?? 0);
-        const { generation, spanTokens, rawTokens } = after;
-        // The plan passes untouched spans through as the same objects: every other span is replaced.
-        const kept = new Set<Span>(plan.spans);
-        const retired = rows.filter((_, i) => !kept.has(spans[i] as Span)).map((r) => r.id);
-        const loaded = new Set<Span>(spans);
-        const added = plan.spans.filter((s) => !loaded.has(s));
-        await retireSpans(tx, retired, generation);
-        if (added.length > 0) await tx.insert(contextSpans).values(added.map((s) => spanRow(channelKey, s)));
-
-        await tx
-          .update(channels)
-          .set({ generation, prefixEnd: after.prefixEnd, spanTokens, rawTokens, updatedAt: sql`now()` })
-          .where(eq(channels.key, channelKey));
-        return {
-          kind: 'splice',
-          generation,
-          tokensBefore: contextTotal(channel),
-          tokensAfter: contextTotal({ spanTokens, rawTokens }),
-          messagesRemoved: dropped?.messages ?? 0,
-        };
-      }),
-    );
+    return dbCall('splice', () => spliceSummary(this.#db, channelKey, result));
   }
 
   truncate(channelKey: string, request: TruncationRequest): Promise<TruncationOutcome> {
-    return dbCall('truncate', () =>
-      this.#db.transaction(async (tx): Promise<TruncationOutcome> => {
-        const channel = await lockChannel(tx, channelKey);
-        if (!channel) return { kind: 'nothing', reason: 'empty' };
-        // Refused on the channel row alone: no spans or messages read under the lock for nothing.
-        if (truncationIsStale(channel.generation, request)) return { kind: 'nothing', reason: 'stale' };
-        const rows = await activeSpans(tx, channelKey);
-        // The planner reads only seq, tokens, role and tool calls of the raw messages.
-        const raw = await tx
-          .select({
-            seq: messages.seq,
-            tokens: messages.contextTokens,
-            role: messages.role,
-            toolCalls: messages.toolCalls,
-          })
-          .from(messages)
-          .where(and(eq(messages.channelKey, channelKey), gt(messages.seq, channel.prefixEnd)))
-          .orderBy(asc(messages.seq));
-        const tokensBefore = contextTotal(channel);
-        const plan = planEmergencyTruncation({
-          context: {
-            generation: channel.generation,
-            headSeq: channel.headSeq,
-            spans: rows.map(toSpan),
-            raw: raw.map((r) => ({ ...withoutNulls(r), author: '', text: '' })),
-            tokens: tokensBefore,
-          },
-          ...request,
-        });
-        if (plan.kind === 'nothing') return plan;
-
-        const last = rows.at(-1);
-        const after = countersAfterTruncation(channel, plan, last?.tokens ?? 0);
-        const { generation, spanTokens, rawTokens } = after;
-        if (plan.extendsLast && last) await retireSpans(tx, [last.id], generation);
-        await tx.insert(contextSpans).values(
-          spanRow(channelKey, {
-            kind: 'truncated',
-            fromSeq: plan.fromSeq,
-            toSeq: plan.toSeq,
-            tokens: plan.markerTokens,
-            createdGeneration: generation,
-          }),
-        );
-        await tx
-          .update(channels)
-          .set({ generation, prefixEnd: after.prefixEnd, spanTokens, rawTokens, updatedAt: sql`now()` })
-          .where(eq(channels.key, channelKey));
-        return {
-          kind: 'truncate',
-          plan,
-          generation,
-          tokensBefore,
-          tokensAfter: contextTotal({ spanTokens, rawTokens }),
-        };
-      }),
-    );
+    return dbCall('truncate', () => truncateContext(this.#db, channelKey, request));
   }
 
   stubToolResults(channelKey: string, request: StubRequest): Promise<StubOutcome> {

@@ -1,19 +1,25 @@
+/**
+ * `ebb simulate`'s engine: a transcript replayed message by message through the decisions the bot
+ * makes (`CompactionMonitor`, `decideOnSilence`, `admitPass`, the core's planners), with the queue,
+ * the worker and the store played in memory and every step reported as an event. The parts:
+ *
+ * - `simulation.ts`: `Simulation`, the bot's `ChannelCompactor` carried out in memory: what each
+ *   message and each silence lead to, and a pass's life from queued to started to landed.
+ * - `simulated-channel.ts`: the channel's state as the store holds it (the working context, the
+ *   archive, the stubs) and the prompt cache; it plans and applies a splice or a cut as the store does.
+ * - `simulated-queue.ts`: the passes waiting or running, admitted as the real queues admit them.
+ * - `summarize-from-archive.ts`: the summary a worker makes when a pass starts.
+ * - `simulation-events.ts`: what the engine is given and what it reports (`--json` prints the events).
+ * - `transcript-clock.ts`: the transcript's clock, which silences, cooldowns and `jobSeconds` run on.
+ */
 import type { EventTier } from '../decision/compaction-events.js';
 import { CompactionMonitor, type MonitorTurn } from '../decision/compaction-monitor.js';
 import type { AfterTurnAction } from '../decision/decide-after-turn.js';
 import { decideOnSilence } from '../decision/decide-on-silence.js';
-import { measureMessage } from '../model/measure-message.js';
-import type { ArchivedMessage, ContextView, Span, Tier } from '../model/model.js';
-import { chatMessageTokens, UNCALIBRATED, usageOf } from '../model/tokens.js';
-import { WorkingContext } from '../model/working-context.js';
+import type { ArchivedMessage, ContextView, Tier } from '../model/model.js';
 import { summarySpanBound } from '../plans/plan-compaction.js';
-import { planEmergencyTruncation } from '../plans/plan-emergency-truncation.js';
-import { stubToolResults } from '../plans/plan-microcompaction.js';
-import { planSplice, rawTokensThrough } from '../plans/plan-splice.js';
-import type { PassInFlight } from '../ports/queue-ports.js';
-import { TRUNCATION_MARKER } from '../rendering/render-context.js';
-import { type CacheBreakCause, PrefixCacheMeter } from '../usage/prefix-cache.js';
 import { roundUsage } from '../usage/round-usage.js';
+import { SimulatedChannel } from './simulated-channel.js';
 import { type SimJob, SimulatedQueue } from './simulated-queue.js';
 import {
   type CompactionEventFields,
@@ -23,29 +29,19 @@ import {
   type SummaryEvent,
   type TranscriptMessage,
 } from './simulation-events.js';
-import { summarizeFromArchive } from './summarize-from-archive.js';
 import { TranscriptClock } from './transcript-clock.js';
 
 export class Simulation {
   readonly #options: SimulationOptions;
-  readonly #context = new WorkingContext();
+  /** The context, the archive and the prompt cache (`simulated-channel.ts`). */
+  readonly #channel: SimulatedChannel;
   readonly #monitor = new CompactionMonitor();
-  /** Archived messages from seq `#archiveBase + 1` on (all of them unless `retainArchive` drops some). */
-  #archive: ArchivedMessage[] = [];
-  /** Tokens of each archived message, whole (the context may hold a clipped copy). */
-  #archiveTokens: number[] = [];
-  #archiveBase = 0;
-  readonly #markerTokens: number;
   /** The largest summary span a pass writes. */
   readonly #summaryTokens: number;
   /** Ids of the newest tool calls whose results have not all arrived: the monitor waits for them. */
   readonly #awaitedResults = new Set<string>();
-  /** Stubs microcompaction put in place of tool results, by seq: what a later pass summarizes. */
-  readonly #stubs = new Map<number, { readonly text: string; readonly tokens: number }>();
   /** Passes waiting or running (`simulated-queue.ts`). */
   readonly #queue: SimulatedQueue;
-  /** The prompts an answer to every participant's message would send, as a prefix cache sees them. */
-  readonly #cache: PrefixCacheMeter;
   #turn = 0;
   #now = 0;
   readonly #clock = new TranscriptClock();
@@ -71,12 +67,9 @@ export class Simulation {
   };
 
   constructor(options: SimulationOptions) {
-    this.#cache = new PrefixCacheMeter(
-      options.cacheTtlSeconds === undefined ? {} : { ttlMs: 1000 * options.cacheTtlSeconds },
-    );
     this.#options = options;
+    this.#channel = new SimulatedChannel(options);
     this.#queue = new SimulatedQueue(options);
-    this.#markerTokens = chatMessageTokens(options.tokenizer, TRUNCATION_MARKER);
     this.#summaryTokens = summarySpanBound(options.tokenizer, options.policy.summaryMaxTokens);
   }
 
@@ -90,13 +83,8 @@ export class Simulation {
     this.#passOnSilence();
     this.#runJobs();
 
-    const { tokenizer, policy } = this.#options;
-    const archived: ArchivedMessage = { seq: this.#context.headSeq + 1, ...message };
-    const { entry, archivedTokens } = measureMessage(archived, tokenizer, policy.messageMaxTokens);
-    this.#archive.push(archived);
-    this.#archiveTokens.push(archivedTokens);
-    this.#context.append(entry);
-    this.#peakBeforeMonitor = Math.max(this.#peakBeforeMonitor, this.#usage());
+    const { archived, entry } = this.#channel.append(message);
+    this.#peakBeforeMonitor = Math.max(this.#peakBeforeMonitor, this.#channel.usage());
 
     // The bot archives a tool call with all its results, then runs the monitor once.
     for (const call of message.toolCalls ?? []) this.#awaitedResults.add(call.id);
@@ -108,29 +96,29 @@ export class Simulation {
     }
     // The bot answers a participant: its prompt is the context now (memories are not simulated).
     if (archived.role === 'user') {
-      this.#cache.prompt(this.#promptHead() + this.#context.tokens, this.#now);
+      this.#channel.prompt(this.#now);
       this.#lastPromptAt = this.#now;
     }
-    const usage = this.#usage();
+    const usage = this.#channel.usage();
     this.#peakUsage = Math.max(this.#peakUsage, usage);
     this.#options.emit({
       type: 'message',
       seq: archived.seq,
       role: archived.role,
       tokens: entry.tokens,
-      contextTokens: this.#contextTokens(),
+      contextTokens: this.#channel.contextTokens(),
       usage: roundUsage(usage),
     });
   }
 
   /** The channel's working context now (for tests and tools; valid until the next turn). */
   view(): ContextView {
-    return this.#context.view();
+    return this.#channel.view();
   }
 
   /** The archived messages kept, oldest first: every one unless `retainArchive` is `unsummarized`. */
   archive(): readonly ArchivedMessage[] {
-    return this.#archive;
+    return this.#channel.archive();
   }
 
   /** Lets the passes still in flight finish, then reports the totals. */
@@ -142,13 +130,13 @@ export class Simulation {
     const summary: SummaryEvent = {
       type: 'summary',
       messages: this.#turn,
-      archived: this.#archiveBase + this.#archive.length,
-      contextTokens: this.#contextTokens(),
+      archived: this.#channel.archived,
+      contextTokens: this.#channel.contextTokens(),
       peakUsage: roundUsage(this.#peakUsage),
       peakUsageBeforeMonitor: roundUsage(this.#peakBeforeMonitor),
       ...this.#totals,
       tiers: { ...this.#totals.tiers },
-      promptCache: this.#cache.totals(),
+      promptCache: this.#channel.cacheTotals(),
     };
     this.#options.emit(summary);
     return summary;
@@ -169,7 +157,7 @@ export class Simulation {
     const action = decideOnSilence({
       ...this.#monitorTurn(),
       policy: this.#options.policy,
-      inFlight: this.#inFlight(),
+      inFlight: this.#queue.inFlight(),
       ineffectivePasses: this.#monitor.ineffectivePasses,
     });
     if (action.kind === 'none') return;
@@ -186,7 +174,7 @@ export class Simulation {
   /** The bot's `ChannelCompactor.afterTurn`, carried out in memory. */
   #act(turn: MonitorTurn): void {
     const { policy } = this.#options;
-    const { action, report } = this.#monitor.decide(policy, { ...turn, inFlight: this.#inFlight() });
+    const { action, report } = this.#monitor.decide(policy, { ...turn, inFlight: this.#queue.inFlight() });
     this.#carryOut(action, report);
   }
 
@@ -202,42 +190,25 @@ export class Simulation {
           });
         return;
       case 'microcompact': {
-        const stubs = stubToolResults(
-          this.#context.view().raw,
-          action.seqs,
-          this.#options.tokenizer,
-          this.#options.readHistory ?? true,
-        );
-        const tokensBefore = this.#contextTokens();
-        const first = stubs[0]?.seq;
-        if (first !== undefined) this.#brokeAtRaw(first, 'microcompaction');
-        this.#context.replaceRaw(stubs);
-        for (const stub of stubs) this.#stubs.set(stub.seq, { text: stub.text, tokens: stub.tokens });
+        const tokensBefore = this.#channel.contextTokens();
+        const stubbed = this.#channel.stub(action.seqs);
         this.#totals.microcompactions++;
-        this.#totals.stubbedResults += stubs.length;
+        this.#totals.stubbedResults += stubbed;
         this.#event('microcompacted', 'microcompact', {
           fromSeq: action.seqs[0] ?? 0,
           toSeq: action.seqs.at(-1) ?? 0,
           tokensBefore,
-          tokensAfter: this.#contextTokens(),
+          tokensAfter: this.#channel.contextTokens(),
         });
         // Decide again on the smaller context, as the bot does.
-        const { action: next, report: again } = this.#monitor.decide(this.#options.policy, {
-          ...this.#monitorTurn(),
-          inFlight: this.#inFlight(),
-        });
-        this.#carryOut(next, again);
+        this.#act(this.#monitorTurn());
         return;
       }
       case 'emergency':
         this.#event('triggered', 'emergency');
         if (this.#truncate()) {
           // Decide again on the cut context: the heal is queued when nothing else is in flight.
-          const { action: next, report: again } = this.#monitor.decide(this.#options.policy, {
-            ...this.#monitorTurn(),
-            inFlight: this.#inFlight(),
-          });
-          this.#carryOut(next, again);
+          this.#act(this.#monitorTurn());
         }
         return;
       case 'enqueue':
@@ -249,20 +220,12 @@ export class Simulation {
   }
 
   #truncate(): boolean {
-    const { policy } = this.#options;
-    const plan = planEmergencyTruncation({
-      context: this.#context.view(),
-      fraction: policy.emergencyFraction,
-      protectRecent: policy.protectRecent,
-      markerTokens: this.#markerTokens,
-    });
-    if (plan.kind === 'nothing') {
-      this.#event('skipped', 'emergency', { reason: plan.reason });
+    const cut = this.#channel.truncate();
+    if (cut.kind === 'nothing') {
+      this.#event('skipped', 'emergency', { reason: cut.reason });
       return false;
     }
-    const spans = [...this.#context.view().spans];
-    const outcome = this.#context.applyTruncation(plan);
-    this.#brokeAtSpans(spans, 'truncation');
+    const { plan, outcome } = cut;
     this.#totals.tiers.emergency++;
     this.#event('emergency', 'emergency', {
       fromSeq: plan.fromSeq,
@@ -320,17 +283,7 @@ export class Simulation {
   #start(job: SimJob, at = this.#now): void {
     const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
     this.#event('started', job.plan.tier, range);
-    const summary = summarizeFromArchive({
-      jobId: job.id,
-      plan: job.plan,
-      context: this.#context.view(),
-      archive: this.#archive,
-      archiveTokens: this.#archiveTokens,
-      archiveBase: this.#archiveBase,
-      stubs: this.#stubs,
-      tokenizer: this.#options.tokenizer,
-      maxTokens: this.#options.policy.summaryMaxTokens,
-    });
+    const summary = this.#channel.summarize(job.id, job.plan);
     if ('stale' in summary) {
       this.#queue.remove(job);
       this.#totals.stale++;
@@ -349,13 +302,15 @@ export class Simulation {
    * first, and tells the monitor once whether the landings of this turn helped.
    */
   #land(force: (job: SimJob) => boolean): void {
-    const before = this.#usage();
+    const before = this.#channel.usage();
     let landed = false;
     for (const job of this.#queue.jobs()) {
       if (job.started && (this.#queue.due(job, this.#now, this.#turn) || force(job)))
         landed = this.#finish(job) || landed;
     }
-    if (landed && !this.#monitor.shrunk(this.#options.policy, before, this.#usage(), this.#reservedUsage()))
+    if (!landed) return;
+    const after = this.#channel.usage();
+    if (!this.#monitor.shrunk(this.#options.policy, before, after, this.#channel.reservedUsage()))
       this.#totals.ineffective++;
   }
 
@@ -364,20 +319,16 @@ export class Simulation {
     const result = job.started?.result;
     if (!result) return false;
     const range = { fromSeq: job.plan.fromSeq, toSeq: job.plan.toSeq, jobId: job.id };
-    const view = this.#context.view();
-    const plan = planSplice(view, result, rawTokensThrough(view.raw, result.toSeq));
+    const splice = this.#channel.splice(result);
     // A follow-up done before the pass ahead of it waits for it (the worker defers the job).
-    if (plan.kind === 'gap' && job.after !== undefined && this.#queue.has(job.after)) return false;
+    if (splice.kind === 'gap' && job.after !== undefined && this.#queue.has(job.after)) return false;
     this.#queue.remove(job);
-    if (plan.kind !== 'splice') {
+    if (splice.kind !== 'splice') {
       this.#totals.stale++;
-      this.#event('stale', job.plan.tier, { ...range, reason: plan.reason });
+      this.#event('stale', job.plan.tier, { ...range, reason: splice.reason });
       return false;
     }
-    const spans = [...this.#context.view().spans];
-    const outcome = this.#context.applySplice(plan);
-    this.#brokeAtSpans(spans, 'splice');
-    if (this.#options.retainArchive === 'unsummarized') this.#forgetSummarized();
+    const { outcome } = splice;
     // A pass started in a silence spliced when it was done, not at the message that ended the
     // silence: its hours would read as the channel's pass duration and start every later pass early.
     const at = job.onSilence ? Math.min(this.#now, this.#queue.doneAt(job, this.#now)) : this.#now;
@@ -390,33 +341,10 @@ export class Simulation {
     return job.plan.tier !== 'emergency';
   }
 
-  /**
-   * Drops the archived messages the leading summary spans cover: a pass reads a summary in its range
-   * instead of its messages (`planSnapshot`), and a summarized seq is never raw or truncated again,
-   * so no pass reads them. Keeps a long replay's memory bounded by what is not summarized yet.
-   */
-  #forgetSummarized(): void {
-    let covered = 0;
-    for (const span of this.#context.view().spans) {
-      if (span.kind !== 'summary' || span.fromSeq !== covered + 1) break;
-      covered = span.toSeq;
-    }
-    const drop = covered - this.#archiveBase;
-    if (drop <= 0) return;
-    this.#archive = this.#archive.slice(drop);
-    this.#archiveTokens = this.#archiveTokens.slice(drop);
-    this.#archiveBase = covered;
-    for (const seq of this.#stubs.keys()) if (seq <= covered) this.#stubs.delete(seq);
-  }
-
-  #inFlight(): PassInFlight[] {
-    return this.#queue.inFlight();
-  }
-
   #monitorTurn(): MonitorTurn {
     return {
-      context: this.#context.view(),
-      usage: this.#usage(),
+      context: this.#channel.view(),
+      usage: this.#channel.usage(),
       usagePerToken: 1 / (this.#options.contextWindow - this.#options.maxOutputTokens),
       summaryTokens: this.#summaryTokens,
       now: this.#now,
@@ -424,64 +352,7 @@ export class Simulation {
   }
 
   #event(event: SimulationEventName, tier: EventTier, fields: CompactionEventFields = {}): void {
-    const at = { seq: this.#context.headSeq, usage: roundUsage(this.#usage()) };
+    const at = { seq: this.#channel.headSeq, usage: roundUsage(this.#channel.usage()) };
     this.#options.emit(compactionEvent(event, tier, at, fields));
   }
-
-  /** Tokens every prompt starts with: the system prompt and the tools (`promptHeadTokens`). */
-  #promptHead(): number {
-    return this.#options.promptHeadTokens ?? this.#options.reservedTokens;
-  }
-
-  /** The prompt changed from the first span that differs from `before` on. */
-  #brokeAtSpans(before: readonly Span[], cause: CacheBreakCause): void {
-    const after = this.#context.view().spans;
-    let at = this.#promptHead();
-    for (let i = 0; i < before.length && i < after.length && sameSpan(before[i], after[i]); i++) {
-      at += after[i]?.tokens ?? 0;
-    }
-    this.#cache.broke(at, cause);
-  }
-
-  /** The prompt changed from the raw message `seq` on. */
-  #brokeAtRaw(seq: number, cause: CacheBreakCause): void {
-    const view = this.#context.view();
-    let at = this.#promptHead() + view.spans.reduce((n, span) => n + span.tokens, 0);
-    for (const m of view.raw) {
-      if (m.seq >= seq) break;
-      at += m.tokens;
-    }
-    this.#cache.broke(at, cause);
-  }
-
-  #contextTokens(): number {
-    return this.#context.tokens + this.#options.reservedTokens;
-  }
-
-  #usage(contextTokens = this.#context.tokens): number {
-    return usageOf({
-      contextTokens,
-      reservedTokens: this.#options.reservedTokens,
-      contextWindow: this.#options.contextWindow,
-      maxOutputTokens: this.#options.maxOutputTokens,
-      calibration: UNCALIBRATED,
-    });
-  }
-
-  /** Usage of the reserve alone: what no pass can free. */
-  #reservedUsage(): number {
-    return this.#usage(0);
-  }
-}
-
-function sameSpan(a: Span | undefined, b: Span | undefined): boolean {
-  return (
-    a !== undefined &&
-    b !== undefined &&
-    a.kind === b.kind &&
-    a.fromSeq === b.fromSeq &&
-    a.toSeq === b.toSeq &&
-    a.tokens === b.tokens &&
-    (a.kind !== 'summary' || (b.kind === 'summary' && a.text === b.text))
-  );
 }
