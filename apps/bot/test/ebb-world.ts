@@ -9,7 +9,7 @@
  *   ebb     `startEbb` with the worker, the web channel on a free port, over `fresh` and `prefix`,
  *           the config `setup.config` makes from the fake's URL, quick LLM retries, no process
  *           metrics (`setup.start` adds or overrides options: a logger to read, MCP backoff)
- *   web     a client of its web channel: `post` (asserts the 2xx) and `command`
+ *   web     a client of its web channel: `post` (asserts the 2xx; a message `id` if given) and `command`
  *
  * A file that needs two Ebbs, child processes or a proxy in front of Postgres sets its world up
  * itself; this is the common one.
@@ -38,8 +38,11 @@ export interface EbbWorldSetup {
 
 /** A client of the world's web channel. */
 export interface WebClient {
-  /** Posts a message to `web:<channel>`, expects it archived (200), and gives the reply. */
-  post(channel: string, text: string, author?: string): Promise<string | null>;
+  /**
+   * Posts a message to `web:<channel>`, expects it archived (200), and gives the reply. With an `id`,
+   * the same id again is a retry of it (the first reply comes back).
+   */
+  post(channel: string, text: string, author?: string, id?: string): Promise<string | null>;
   /** Runs `/name args` in `web:<channel>` and gives its answer. */
   command(channel: string, name: 'context' | 'compact', args?: string): Promise<string>;
 }
@@ -100,8 +103,8 @@ function webClient(url: string): WebClient {
       body: JSON.stringify(body),
     });
   return {
-    async post(channel, text, author = 'ana') {
-      const res = await send(`/api/channels/${channel}/messages`, { author, text });
+    async post(channel, text, author = 'ana', id) {
+      const res = await send(`/api/channels/${channel}/messages`, { author, text, id });
       expect(res.status).toBe(200);
       return ((await res.json()) as { reply: string | null }).reply;
     },

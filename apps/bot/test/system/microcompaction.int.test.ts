@@ -20,15 +20,14 @@
  * with the defaults the floor is 0.50 and a pass starting early at a full-speed pace would race the
  * stub for the same messages. No turn comes near 0.96, so no emergency truncation either.
  */
-import { loadEnv, parseConfig } from '@ebb/config';
-import { freshSchemaDb } from '@ebb/db/test-support';
+import { parseConfig } from '@ebb/config';
+import type { FreshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
-import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
 import { buildLog, fakeMcpStdioCommand } from '@ebb/testing/mcp';
-import { FakeOpenAiServer, type RecordedRequest } from '@ebb/testing/openai';
+import type { FakeOpenAiServer, RecordedRequest } from '@ebb/testing/openai';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { describe, expect, vi } from 'vitest';
+import { ebbWorld, type WebClient } from '../ebb-world.js';
 import { emergencyTruncations } from '../expect-runs.js';
 import { mcpServersReady } from '../mcp-ready.js';
 import { FULL_SPEED_WEB, isPassRequest, jsonLinesLogger } from '../small-window.js';
@@ -37,10 +36,7 @@ const WINDOW = 80_000;
 const TURNS = 4;
 const LOG = buildLog(400);
 
-let fake: FakeOpenAiServer;
-let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
-let ebb: RunningEbb;
-const prefix = randomPrefix();
+const tokenizer = await loadTokenizer('o200k_base');
 const log = jsonLinesLogger();
 
 function configText(baseUrl: string): string {
@@ -90,24 +86,9 @@ function script(server: FakeOpenAiServer): void {
   });
 }
 
-async function post(channel: string, text: string): Promise<string | null> {
-  const res = await fetch(`${ebb.web.url}/api/channels/${channel}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ author: 'ana', text }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { reply: string | null }).reply;
-}
-
 /** The context's usage as `/context` reports it (a share, e.g. 0.725). */
-async function usage(channel: string): Promise<number> {
-  const res = await fetch(`${ebb.web.url}/api/channels/${channel}/commands`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'context', args: '', user: 'ana' }),
-  });
-  const report = ((await res.json()) as { reply: string }).reply;
+async function usage(web: WebClient, channel: string): Promise<number> {
+  const report = await web.command(channel, 'context');
   const percent = /▏ (\d+\.\d)%/.exec(report)?.[1];
   if (percent === undefined) throw new Error(`no usage in /context: ${report}`);
   return Number(percent) / 100;
@@ -122,7 +103,7 @@ interface ToolRow {
   tool_call_id: string;
 }
 
-async function toolRows(channel: string): Promise<ToolRow[]> {
+async function toolRows(fresh: FreshSchemaDb, channel: string): Promise<ToolRow[]> {
   const result = await fresh.db.execute(
     sql`select seq, content, context_content, stubbed, tokens, tool_call_id from ${sql.identifier(fresh.schema)}.messages where channel_key = ${channel} and role = 'tool' order by seq`,
   );
@@ -130,7 +111,7 @@ async function toolRows(channel: string): Promise<ToolRow[]> {
 }
 
 /** The chat requests of one channel (its questions name it), oldest first. */
-function requestsOf(channel: string): RecordedRequest[] {
+function requestsOf(fake: FakeOpenAiServer, channel: string): RecordedRequest[] {
   return fake.completionRequests.filter((r) =>
     JSON.stringify(r.body.messages).includes(`channel-${channel}:`),
   );
@@ -148,48 +129,35 @@ function toolPairs(request: RecordedRequest | undefined) {
 }
 
 /** Drives the tool turns in `channel`; returns the tool rows after turn `TURNS - 1` and the last. */
-async function toolTurns(channel: string) {
+async function toolTurns({ fresh, web }: { fresh: FreshSchemaDb; web: WebClient }, channel: string) {
   let beforeLast: ToolRow[] = [];
   for (let turn = 1; turn <= TURNS; turn++) {
-    if (turn === TURNS) beforeLast = await toolRows(`web:${channel}`);
-    expect(await post(channel, `channel-${channel}: how did build ${turn} go?`)).toBe(
+    if (turn === TURNS) beforeLast = await toolRows(fresh, `web:${channel}`);
+    expect(await web.post(channel, `channel-${channel}: how did build ${turn} go?`)).toBe(
       `build read (${LOG.length} chars)`,
     );
   }
-  return { beforeLast, after: await toolRows(`web:${channel}`) };
+  return { beforeLast, after: await toolRows(fresh, `web:${channel}`) };
 }
 
-beforeAll(async () => {
-  const tokenizer = await loadTokenizer('o200k_base');
+const it = ebbWorld({
   // Counts with the real tokenizer and refuses a prompt past the window, as a provider would.
-  fake = await FakeOpenAiServer.start({ contextWindow: WINDOW, countTokens: (t) => tokenizer.count(t) });
-  script(fake);
-  fresh = await freshSchemaDb();
-  const config = parseConfig(configText(fake.url), 'microcompaction.toml');
-  ebb = await startEbb({
-    config: () => config,
-    env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, LOG_LEVEL: 'info' }),
-    logger: log.logger,
-    withWorker: true,
-    webPort: 0,
-    database: fresh.database,
-    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
-    processMetrics: false,
-  });
-  await mcpServersReady(ebb.web.url, ['ci']);
-}, 60_000);
-
-afterAll(async () => {
-  await ebb?.close();
-  await dropPrefix(prefix);
-  await fresh?.close();
-  await fake?.close();
+  fake: { contextWindow: WINDOW, countTokens: (t) => tokenizer.count(t) },
+  script,
+  config: (url) => parseConfig(configText(url), 'microcompaction.toml'),
+  env: { LOG_LEVEL: 'info' },
+  start: { logger: log.logger },
+  ready: (ebb) => mcpServersReady(ebb.web.url, ['ci']),
 });
 
 describe('microcompaction end to end on the web channel', () => {
-  it('stubs the oldest build log once usage passes 0.60, keeps it whole in the archive, and the next prompt carries the stub under its call', async () => {
-    const tokenizer = await loadTokenizer('o200k_base');
-    const { beforeLast, after } = await toolTurns('on');
+  it('stubs the oldest build log once usage passes 0.60, keeps it whole in the archive, and the next prompt carries the stub under its call', async ({
+    fake,
+    fresh,
+    ebb,
+    web,
+  }) => {
+    const { beforeLast, after } = await toolTurns({ fresh, web }, 'on');
 
     // Three turns: three whole results, below the threshold, nothing stubbed.
     expect(beforeLast.map((r) => [r.seq, r.stubbed])).toEqual([
@@ -217,7 +185,7 @@ describe('microcompaction end to end on the web channel', () => {
 
     // The fourth turn's second request (the one after the monitor ran) carries the stub in #3's
     // tool message, right after the call it answers, and the three newest logs whole.
-    const requests = requestsOf('on');
+    const requests = requestsOf(fake, 'on');
     expect(requests).toHaveLength(2 * TURNS);
     const pairs = toolPairs(requests.at(-1));
     expect(pairs.map((p) => p.content)).toEqual([stub, LOG, LOG, LOG]);
@@ -239,7 +207,7 @@ describe('microcompaction end to end on the web channel', () => {
     expect(before).toBeLessThan(0.78);
     expect(afterUsage).toBeLessThan(0.6);
     expect(Number(line?.tokensBefore) - Number(line?.tokensAfter)).toBeGreaterThan(old.tokens - 100);
-    expect(await usage('on')).toBeCloseTo(afterUsage, 1);
+    expect(await usage(web, 'on')).toBeCloseTo(afterUsage, 1);
 
     const metrics = await (await fetch(`${ebb.web.url}/metrics`)).text();
     const stubbed = /^ebb_microcompacted_results_total(?:\{[^}]*\})? (\d+)/m.exec(metrics)?.[1];
@@ -250,25 +218,34 @@ describe('microcompaction end to end on the web channel', () => {
     expect(fake.completionRequests.filter((r) => isPassRequest(r) || r.fault !== undefined)).toEqual([]);
   });
 
-  it('stubs nothing in the same scenario when the channel turns microcompaction off', async () => {
-    const { after } = await toolTurns('off');
+  it('stubs nothing in the same scenario when the channel turns microcompaction off', async ({
+    fake,
+    fresh,
+    ebb,
+    web,
+  }) => {
+    const { after } = await toolTurns({ fresh, web }, 'off');
     // The scenario was reached: four results, usage past the threshold, the oldest older than three.
     expect(after).toHaveLength(TURNS);
-    expect(await usage('off')).toBeGreaterThanOrEqual(0.6);
+    expect(await usage(web, 'off')).toBeGreaterThanOrEqual(0.6);
     expect(after.map((r) => [r.stubbed, r.context_content])).toEqual(Array(TURNS).fill([false, null]));
-    const pairs = toolPairs(requestsOf('off').at(-1));
+    const pairs = toolPairs(requestsOf(fake, 'off').at(-1));
     expect(pairs.map((p) => p.content)).toEqual([LOG, LOG, LOG, LOG]);
     expect(log.events('compaction.microcompacted').filter((l) => l.channel === 'web:off')).toEqual([]);
     expect(await emergencyTruncations(ebb.web.url)).toBe(0);
   });
 
-  it('does not point the stub at read_history in a channel whose allow list leaves it out', async () => {
-    const { after } = await toolTurns('noread');
+  it('does not point the stub at read_history in a channel whose allow list leaves it out', async ({
+    fake,
+    fresh,
+    web,
+  }) => {
+    const { after } = await toolTurns({ fresh, web }, 'noread');
     expect(after.map((r) => r.stubbed)).toEqual([true, false, false, false]);
     const firstLine = LOG.split('\n')[0] ?? '';
     const stub = `[tool result of ci.build_log, ${after[0]?.tokens.toLocaleString('en-US')} tokens, archived as #3: ${firstLine}]`;
     expect(after[0]?.context_content).toBe(stub);
-    const last = requestsOf('noread').at(-1);
+    const last = requestsOf(fake, 'noread').at(-1);
     expect((last?.body.tools ?? []).map((t) => (t as { function: { name: string } }).function.name)).toEqual([
       'ci__build_log',
     ]);

@@ -8,15 +8,13 @@
  * The window is `smallWindowConfig`'s 4,000 tokens: posted at full speed, the first pass starts after
  * about 30 short turns and summarizes #1–#59 (the fact is #3).
  */
-import { loadEnv } from '@ebb/config';
 import { PgChannelStore } from '@ebb/db';
-import { freshSchemaDb } from '@ebb/db/test-support';
+import type { FreshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
-import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
-import { FakeOpenAiServer, type FakeReply, type RecordedRequest } from '@ebb/testing/openai';
+import type { FakeOpenAiServer, FakeReply, RecordedRequest } from '@ebb/testing/openai';
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import { describe, expect, vi } from 'vitest';
+import { ebbWorld, type WebClient } from '../ebb-world.js';
 import { isPassRequest, jsonLinesLogger, passReply, smallWindowConfig } from '../small-window.js';
 
 const FACT = 'The staging database password rotation is on the 3rd Thursday, ticket OPS-4821.';
@@ -30,10 +28,7 @@ const SUMMARY = 'Earlier: routine status notes about builds and reviews.';
 /** Enough turns for the first pass, with room to spare (it starts after about 30). */
 const MAX_FILLERS = 200;
 
-let fake: FakeOpenAiServer;
-let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
-let ebb: RunningEbb;
-const prefix = randomPrefix();
+const tokenizer = await loadTokenizer('o200k_base');
 const log = jsonLinesLogger();
 /** The tool call the fake answers a question with (a question's text → the call). */
 const calls = new Map<string, FakeReply>();
@@ -55,16 +50,6 @@ function script(server: FakeOpenAiServer): void {
   });
 }
 
-async function post(channel: string, text: string, author = 'ana'): Promise<string | null> {
-  const res = await fetch(`${ebb.web.url}/api/channels/${channel}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ author, text }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { reply: string | null }).reply;
-}
-
 interface SpanRow {
   from_seq: number;
   to_seq: number;
@@ -72,7 +57,7 @@ interface SpanRow {
   text: string | null;
 }
 
-async function activeSpans(channel: string): Promise<SpanRow[]> {
+async function activeSpans(fresh: FreshSchemaDb, channel: string): Promise<SpanRow[]> {
   const result = await fresh.db.execute(
     sql`select from_seq, to_seq, kind, text from ${sql.identifier(fresh.schema)}.context_spans where channel_key = ${channel} and active order by from_seq`,
   );
@@ -83,7 +68,7 @@ async function activeSpans(channel: string): Promise<SpanRow[]> {
  * The chat requests from `from` on that carry `question`, answered (no pass; no prompt the fake
  * refused as past its window, which the bot truncates and sends again).
  */
-function turnRequests(from: number, question: string): RecordedRequest[] {
+function turnRequests(fake: FakeOpenAiServer, from: number, question: string): RecordedRequest[] {
   return fake.completionRequests
     .slice(from)
     .filter(
@@ -92,11 +77,17 @@ function turnRequests(from: number, question: string): RecordedRequest[] {
 }
 
 /** Asks `question` in `channel` with the fake scripted to call `tool`; the turn's two requests. */
-async function askWithTool(channel: string, question: string, tool: string, args: Record<string, unknown>) {
+async function askWithTool(
+  { fake, web }: { fake: FakeOpenAiServer; web: WebClient },
+  channel: string,
+  question: string,
+  tool: string,
+  args: Record<string, unknown>,
+) {
   calls.set(question, { toolCalls: [{ name: tool, arguments: args }] });
   const from = fake.completionRequests.length;
-  expect(await post(channel, question, 'bo')).toBe('Here is what the archive says.');
-  const requests = turnRequests(from, question);
+  expect(await web.post(channel, question, 'bo')).toBe('Here is what the archive says.');
+  const requests = turnRequests(fake, from, question);
   expect(requests).toHaveLength(2);
   const [first, second] = requests as [RecordedRequest, RecordedRequest];
   const [call, result] = second.body.messages.slice(-2);
@@ -112,47 +103,33 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-beforeAll(async () => {
-  const tokenizer = await loadTokenizer('o200k_base');
-  fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
-  script(fake);
-  fresh = await freshSchemaDb();
-  const config = smallWindowConfig(fake.url, ['[web.bot]', 'respond_to = "all"']);
-  ebb = await startEbb({
-    config: () => config,
-    env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, LOG_LEVEL: 'info' }),
-    logger: log.logger,
-    withWorker: true,
-    webPort: 0,
-    database: fresh.database,
-    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
-    processMetrics: false,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await ebb?.close();
-  await dropPrefix(prefix);
-  await fresh?.close();
-  await fake?.close();
+const it = ebbWorld({
+  fake: { contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) },
+  script,
+  config: (url) => smallWindowConfig(url, ['[web.bot]', 'respond_to = "all"']),
+  env: { LOG_LEVEL: 'info' },
+  start: { logger: log.logger },
 });
 
 describe('recall of a compacted fact through the history tools', () => {
   let factSeq = 0;
 
-  it('summarizes the fact away: a pass covers its seq and neither its summary nor the context holds it', async () => {
-    await post('other', OTHER_FACT, 'cy');
-    await post('ops', 'morning all, the review queue is short today');
-    await post('ops', FACT);
+  it('summarizes the fact away: a pass covers its seq and neither its summary nor the context holds it', async ({
+    fresh,
+    web,
+  }) => {
+    await web.post('other', OTHER_FACT, 'cy');
+    await web.post('ops', 'morning all, the review queue is short today');
+    await web.post('ops', FACT);
     const channels = new PgChannelStore({ db: fresh.db });
     const archived = await channels.readArchive('web:ops', 1, 10);
     factSeq = archived.find((m) => m.text === FACT)?.seq ?? 0;
     expect(factSeq).toBe(3);
 
     const covered = async () =>
-      (await activeSpans('web:ops')).find((s) => s.from_seq <= factSeq && factSeq <= s.to_seq);
+      (await activeSpans(fresh, 'web:ops')).find((s) => s.from_seq <= factSeq && factSeq <= s.to_seq);
     for (let i = 0; i < MAX_FILLERS && (await covered())?.kind !== 'summary'; i++) {
-      await post('ops', `note ${i}: build ${1000 + i} is green, review ${i % 9} merged`);
+      await web.post('ops', `note ${i}: build ${1000 + i} is green, review ${i % 9} merged`);
     }
     // Waits for the span (a pass may still be landing after the last filler).
     await vi.waitFor(async () => expect((await covered())?.kind).toBe('summary'), { timeout: 20_000 });
@@ -171,10 +148,18 @@ describe('recall of a compacted fact through the history tools', () => {
     expect(context.raw.some((m) => m.text.includes('OPS-4821'))).toBe(false);
   }, 120_000);
 
-  it('answers a question through search_history: the model reads the exact words with #seq and author, and only this channel’s', async () => {
-    const { first, text, callId } = await askWithTool('ops', SEARCH_QUESTION, 'search_history', {
-      query: 'staging password rotation',
-    });
+  it('answers a question through search_history: the model reads the exact words with #seq and author, and only this channel’s', async ({
+    fake,
+    fresh,
+    web,
+  }) => {
+    const { first, text, callId } = await askWithTool(
+      { fake, web },
+      'ops',
+      SEARCH_QUESTION,
+      'search_history',
+      { query: 'staging password rotation' },
+    );
     // The first request had no trace of the fact: the model needed the tool.
     expect(JSON.stringify(first.body)).not.toContain('OPS-4821');
     expect(text).toMatch(new RegExp(`^#${factSeq} ana \\([^)]*\\): ${escapeRegExp(FACT)}$`, 'm'));
@@ -206,15 +191,15 @@ describe('recall of a compacted fact through the history tools', () => {
     ]);
 
     // The other channel's own search finds its fact and not this one's.
-    const other = await askWithTool('other', OTHER_QUESTION, 'search_history', {
+    const other = await askWithTool({ fake, web }, 'other', OTHER_QUESTION, 'search_history', {
       query: 'staging password rotation',
     });
     expect(other.text).toContain(OTHER_FACT);
     expect(other.text).not.toContain('OPS-4821');
   });
 
-  it('reads the fact back word for word through read_history', async () => {
-    const { text } = await askWithTool('ops', READ_QUESTION, 'read_history', {
+  it('reads the fact back word for word through read_history', async ({ fake, web }) => {
+    const { text } = await askWithTool({ fake, web }, 'ops', READ_QUESTION, 'read_history', {
       from_seq: factSeq,
       to_seq: factSeq,
     });

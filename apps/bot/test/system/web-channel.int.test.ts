@@ -3,15 +3,12 @@
  * this process, and the fake OpenAI server behind the real openai client (chat and summaries), with
  * a 4,000-token window so its `END_TO_END_MESSAGES` (600) go through every tier several times.
  */
-import { loadEnv, resolveChannel } from '@ebb/config';
+import { resolveChannel } from '@ebb/config';
 import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
-import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
-import { createLogger } from '@ebb/logger';
-import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
-import { FakeOpenAiServer } from '@ebb/testing/openai';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type RunningEbb, startEbb } from '../../src/start-ebb.js';
+import type { FakeOpenAiServer } from '@ebb/testing/openai';
+import { describe, expect, vi } from 'vitest';
+import { ebbWorld } from '../ebb-world.js';
 import { emergencyTruncations, expectRunsAtTheirThresholds } from '../expect-runs.js';
 import {
   END_TO_END_MESSAGES,
@@ -22,30 +19,8 @@ import {
 } from '../small-window.js';
 
 const MESSAGES = END_TO_END_MESSAGES;
-let fake: FakeOpenAiServer;
-let fresh: Awaited<ReturnType<typeof freshSchemaDb>>;
-let ebb: RunningEbb;
-const prefix = randomPrefix();
+const tokenizer = await loadTokenizer('o200k_base');
 const replies: (string | null)[] = [];
-
-async function post(channel: string, author: string, text: string, id?: string) {
-  const res = await fetch(`${ebb.web.url}/api/channels/${channel}/messages`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ author, text, ...(id ? { id } : {}) }),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { reply: string | null }).reply;
-}
-
-async function command(channel: string, name: string, args = '') {
-  const res = await fetch(`${ebb.web.url}/api/channels/${channel}/commands`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name, args, user: 'ana' }),
-  });
-  return ((await res.json()) as { reply: string }).reply;
-}
 
 /** Chat requests (no response_format) get a short answer; summary requests a summary and one memory. */
 function script(fakeServer: FakeOpenAiServer) {
@@ -68,41 +43,28 @@ function script(fakeServer: FakeOpenAiServer) {
   );
 }
 
-beforeAll(async () => {
-  const tokenizer = await loadTokenizer('o200k_base');
-  fake = await FakeOpenAiServer.start({ contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) });
-  script(fake);
-  fresh = await freshSchemaDb();
-  const config = smallWindowConfig(fake.url, ['[web.bot]', 'respond_to = "all"']);
-  ebb = await startEbb({
-    config: () => config,
-    env: loadEnv({ OPENAI_API_KEY: 'test-key', EBB_REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' }),
-    logger: createLogger({ level: 'silent' }),
-    withWorker: true,
-    webPort: 0,
-    database: fresh.database,
-    llmRetry: { attempts: 2, initialDelayMs: 5, maxDelayMs: 10 },
-  });
-}, 60_000);
-
-afterAll(async () => {
-  await ebb?.close();
-  await dropPrefix(prefix);
-  await fresh?.close();
-  await fake?.close();
+const it = ebbWorld({
+  fake: { contextWindow: 4_000, countTokens: (t) => tokenizer.count(t) },
+  script,
+  config: (url) => smallWindowConfig(url, ['[web.bot]', 'respond_to = "all"']),
 });
 
 describe('the web channel end to end', () => {
-  it(`answers ${MESSAGES} messages once each while the context ebbs through every tier`, async () => {
+  it(`answers ${MESSAGES} messages once each while the context ebbs through every tier`, async ({
+    fake,
+    fresh,
+    ebb,
+    web,
+  }) => {
     expect(ebb.embedded).toEqual({ database: false, queue: false, offline: false });
     for (let i = 0; i < MESSAGES; i++) {
       // Mostly chatter; now and then two long pastes that jump the usage past the emergency threshold.
       const text = endToEndText(i);
-      replies.push(await post('a', i % 2 ? 'ana' : 'bo', text, `a-${i}`));
+      replies.push(await web.post('a', text, i % 2 ? 'ana' : 'bo', `a-${i}`));
     }
     expect(replies.every((r) => r?.startsWith('ack '))).toBe(true);
     // The same id again is a duplicate: stored once, not answered twice; the first reply comes back.
-    expect(await post('a', 'bo', 'message 0: status of item 0 is amber, see OPS-1000', 'a-0')).toBe(
+    expect(await web.post('a', 'message 0: status of item 0 is amber, see OPS-1000', 'bo', 'a-0')).toBe(
       replies[0],
     );
     // The same id for another text is a conflict.
@@ -125,7 +87,7 @@ describe('the web channel end to end', () => {
     expect(chatRequests).toHaveLength(MESSAGES);
   }, 240_000);
 
-  it('ran background, aggressive and emergency passes at their thresholds', async () => {
+  it('ran background, aggressive and emergency passes at their thresholds', async ({ fake, fresh, ebb }) => {
     const runs = new PgRunStore({ db: fresh.db });
     await vi.waitFor(
       async () => {
@@ -144,28 +106,32 @@ describe('the web channel end to end', () => {
     expect(fake.completionRequests.filter((r) => r.fault === 'context_length_exceeded')).toEqual([]);
   });
 
-  it('recalls memories in the channel that produced them and never in another', async () => {
+  it('recalls memories in the channel that produced them and never in another', async ({
+    fake,
+    fresh,
+    web,
+  }) => {
     const memories = new PgMemoryStore({ db: fresh.db });
     expect((await memories.list({ scope: 'web:a' })).length).toBeGreaterThan(0);
     const before = fake.completionRequests.length;
-    await post('a', 'ana', 'when is the key rotation?');
-    await post('b', 'bo', 'when is the key rotation?');
+    await web.post('a', 'when is the key rotation?', 'ana');
+    await web.post('b', 'when is the key rotation?', 'bo');
     const [inA, inB] = fake.completionRequests.slice(before).map((r) => JSON.stringify(r.body));
     expect(inA).toContain('Key rotation is on Friday at 10:00');
     expect(inB).not.toContain('Key rotation');
     expect(await memories.list({ scope: 'web:b' })).toHaveLength(0);
   });
 
-  it('answers /context and /compact', async () => {
-    const report = await command('a', 'context');
+  it('answers /context and /compact', async ({ web }) => {
+    const report = await web.command('a', 'context');
     expect(report).toMatch(/^Context of web:a: ▕[█·│]+▏ \d+\.\d%/);
     expect(report).toContain('thresholds: background 80%, aggressive 85%, emergency 95%');
     expect(report).toMatch(/memories in scope: [1-9]/);
     expect(report).toMatch(/pass (background|aggressive|emergency) #1–#\d+: /);
     // Enough that a pass frees tokens: what it may take must hold more than its summary.
     for (let i = 0; i < 40; i++)
-      await post('c', 'ana', `fresh channel message ${i} about the migration plan`);
-    expect(await command('c', 'compact', 'the migration plan')).toMatch(
+      await web.post('c', `fresh channel message ${i} about the migration plan`, 'ana');
+    expect(await web.command('c', 'compact', 'the migration plan')).toMatch(
       /^Compaction queued \(focus: the migration plan\): /,
     );
   });
