@@ -11,7 +11,27 @@
  * - Packages in node_modules are not followed but not excluded either, so the edge to `openai` from
  *   anywhere but `@ebb/llm` (and the fake servers of `@ebb/testing`) fails the check.
  * - Only tests import the in-memory stores (`@ebb/core/testing`).
+ * - Core's imports point down its layers: support < model < rendering < plans < decision <
+ *   simulation (a folder imports only those below it; `ports/`, the shell's contracts, sits beside
+ *   the chain for every folder but `support/`, which imports nothing of the core). Tests are exempt.
  */
+const CORE = '^packages/core/src/';
+const TESTS = '\\.test\\.ts$';
+/** A folder of the core may not import these (the folders above it in the chain). */
+const CORE_ABOVE = {
+  support: ['model', 'rendering', 'plans', 'decision', 'simulation', 'ports', 'memory', 'tools', 'usage'],
+  model: ['rendering', 'plans', 'decision', 'simulation'],
+  rendering: ['plans', 'decision', 'simulation'],
+  plans: ['decision', 'simulation'],
+  decision: ['simulation'],
+};
+const coreLayers = Object.entries(CORE_ABOVE).map(([folder, above]) => ({
+  name: `core-${folder}-imports-down`,
+  severity: 'error',
+  comment: `packages/core/src/${folder}/ may not import ${above.join(', ')}: move the shared piece down.`,
+  from: { path: `${CORE}${folder}/`, pathNot: TESTS },
+  to: { path: `${CORE}(${above.join('|')})/` },
+}));
 module.exports = {
   forbidden: [
     {
@@ -37,6 +57,7 @@ module.exports = {
       from: { pathNot: ['\\.test\\.ts$', '/test/', '^packages/core/src/testing/'] },
       to: { path: '^packages/core/src/testing/' },
     },
+    ...coreLayers,
   ],
   options: {
     parser: 'swc',

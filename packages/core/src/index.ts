@@ -1,17 +1,18 @@
 /**
  * `@ebb/core`: the pure compaction core, one folder a concept:
  *
- * - `model/`: messages, spans, tokens, the working context.
+ * - `model/`: messages, spans, tokens, the working context, the writes that move it, the policy.
  * - `usage/`: what model calls cost and what the provider cached.
  * - `decision/`: when to compact: the monitor, the decision after a turn, the compactor acting on it.
  * - `plans/`: what a pass, a truncation, a splice or a redaction does, and every store write: pure
  *   plans as values.
  * - `memory/`: typed memories: validation, upsert plans, recall.
- * - `ports/`: what the shell implements: stores, the model, the queue, tools, the logger.
+ * - `ports/`: what the shell implements: stores, the model, the queue, tools.
  * - `tools/`: the history tools and the archive-search rules every store shares.
- * - `rendering/`: the prompt and the reply: rendering, splitting, quoting untrusted text.
+ * - `rendering/`: the prompt and the reply: rendering and splitting.
  * - `simulation/`: `ebb simulate`'s engine.
- * - `support/`: small shared helpers: backoff, deadlines, errors, the LRU map, shutdown steps.
+ * - `support/`: small shared helpers that know nothing of the rest: backoff, deadlines, errors, the
+ *   logger's interface, the LRU map, shutdown steps, quoting untrusted text.
  *
  * The in-memory stores live apart, on the `@ebb/core/testing` subpath (tests only).
  */
@@ -25,17 +26,19 @@ export * from './decision/compactor-settings.js';
 export * from './decision/decide-after-turn.js';
 export * from './decision/decide-on-silence.js';
 export * from './decision/pass-room.js';
-export * from './decision/policy.js';
 export * from './decision/threshold-reached.js';
 export * from './memory/memory.js';
 export * from './memory/memory-recall.js';
 export * from './memory/plan-memory-upsert.js';
 export * from './memory/validate-memories.js';
 export * from './model/channel-counters.js';
+export * from './model/compaction-policy.js';
+export * from './model/context-writes.js';
 export * from './model/encoding-for-model.js';
 export * from './model/measure-message.js';
 export * from './model/message-time.js';
 export * from './model/model.js';
+export * from './model/pass-errors.js';
 export * from './model/platform.js';
 export * from './model/run-status.js';
 export * from './model/tokens.js';
@@ -57,13 +60,11 @@ export * from './plans/plan-summary-replacement.js';
 export * from './plans/take-back.js';
 export * from './ports/append-feed.js';
 export * from './ports/append-fence.js';
-export * from './ports/logger.js';
 export * from './ports/ports.js';
 export * from './ports/tool-ports.js';
 export * from './rendering/pin-context.js';
 export * from './rendering/render-context.js';
 export * from './rendering/split-reply.js';
-export * from './rendering/untrusted-text.js';
 export * from './simulation/simulation.js';
 export * from './simulation/simulation-events.js';
 export * from './simulation/transcript-clock.js';
@@ -71,8 +72,10 @@ export * from './support/backoff.js';
 export * from './support/deadline.js';
 export * from './support/error-text.js';
 export * from './support/errors.js';
+export * from './support/logger.js';
 export * from './support/lru-map.js';
 export * from './support/shutdown-steps.js';
+export * from './support/untrusted-text.js';
 export * from './tools/archive-search.js';
 export * from './tools/history-tools.js';
 export * from './usage/cold-prompt.js';

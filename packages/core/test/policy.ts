@@ -1,5 +1,5 @@
 /** The compaction policy core tests start from (the shipped defaults at a 128k window); override per test. */
-import type { CompactionPolicy } from '../src/decision/policy.js';
+import type { CompactionPolicy } from '../src/model/compaction-policy.js';
 
 export function testPolicy(overrides: Partial<CompactionPolicy> = {}): CompactionPolicy {
   return {

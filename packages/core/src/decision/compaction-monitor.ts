@@ -6,6 +6,7 @@
  * own: the bot and `ebb simulate` both drive it with their time.
  */
 
+import type { CompactionPolicy } from '../model/compaction-policy.js';
 import type { ContextView, Tier } from '../model/model.js';
 import { planMicrocompaction } from '../plans/plan-microcompaction.js';
 import type { PassInFlight } from '../ports/queue-ports.js';
@@ -18,7 +19,6 @@ import {
   projectedUsage,
   type SkipReason,
 } from './decide-after-turn.js';
-import type { CompactionPolicy } from './policy.js';
 
 /** Assumed seconds from enqueue to splice until a pass of the channel has landed. */
 export const DEFAULT_PASS_SECONDS = 10;

@@ -1,7 +1,7 @@
 /** What the compactor decides and acts on for one channel: its policy, tokenizer and window. */
 
+import type { CompactionPolicy } from '../model/compaction-policy.js';
 import type { Calibration, Tokenizer } from '../model/tokens.js';
-import type { CompactionPolicy } from './policy.js';
 
 export interface CompactorSettings {
   readonly policy: CompactionPolicy;

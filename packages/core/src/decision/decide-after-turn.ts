@@ -50,6 +50,8 @@
  *    (`planHeal`). When those are not enough yet, the channel's next messages will be: every
  *    truncation is healed, by a heal or by the next pass, which starts at the front and covers it.
  */
+
+import type { CompactionPolicy } from '../model/compaction-policy.js';
 import type { ContextView, Tier } from '../model/model.js';
 import {
   type CompactionPlan,
@@ -64,7 +66,6 @@ import {
   STUB_TOKENS_BOUND,
 } from '../plans/plan-microcompaction.js';
 import type { PassInFlight } from '../ports/queue-ports.js';
-import type { CompactionPolicy } from './policy.js';
 
 /** Passes of one channel waiting or running at once: a head pass and one follow-up. */
 export const MAX_PASSES_IN_FLIGHT = 2;

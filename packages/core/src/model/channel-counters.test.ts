@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { run, summary, truncated } from '../../test/builders.js';
-import type { TruncationPlan } from '../plans/plan-emergency-truncation.js';
 import {
   contextTotal,
   countersAfterSplice,
   countersAfterTruncation,
   countersOf,
 } from './channel-counters.js';
+import type { TruncationPlan } from './context-writes.js';
 import { WorkingContext } from './working-context.js';
 
 describe('countersOf', () => {

@@ -4,7 +4,7 @@
  */
 
 import type { ToolSpec } from '../ports/tool-ports.js';
-import { quotedLabel } from '../rendering/untrusted-text.js';
+import { quotedLabel } from '../support/untrusted-text.js';
 import type { ArchivedMessage } from './model.js';
 
 /** A model's tokenizer (implemented with gpt-tokenizer in `@ebb/llm`). */

@@ -5,10 +5,9 @@
  * plan again.
  */
 
-import type { TruncationPlan } from '../plans/plan-emergency-truncation.js';
-import type { SplicePlan } from '../plans/plan-splice.js';
 import { InvariantError } from '../support/errors.js';
 import { type ChannelCounters, countersAfterSplice, countersAfterTruncation } from './channel-counters.js';
+import type { SplicePlan, TruncationPlan } from './context-writes.js';
 import type { ContextMessage, ContextView, Span, SummarySpan } from './model.js';
 import { prefixEnd } from './model.js';
 

@@ -5,25 +5,10 @@
  * over part of the range trims the marker (see `planSplice`). The range is named so a pass can heal
  * it with a real summary from the archive.
  */
+import type { TruncationPlan } from '../model/context-writes.js';
 import type { ContextView } from '../model/model.js';
 import { prefixEnd } from '../model/model.js';
 import { safeCut } from '../model/tool-pairs.js';
-
-export interface TruncationPlan {
-  readonly kind: 'truncate';
-  /** The generation the plan was made at; applying it bumps it by one. */
-  readonly generation: number;
-  /** The range the new truncated span covers (merged with a truncated span it extends). */
-  readonly fromSeq: number;
-  readonly toSeq: number;
-  /** Whether the last span is a truncated span that this one extends. */
-  readonly extendsLast: boolean;
-  /** Raw messages that leave the context, and their tokens. */
-  readonly droppedMessages: number;
-  readonly droppedTokens: number;
-  /** Tokens of the marker (same for every truncated span). */
-  readonly markerTokens: number;
-}
 
 export type TruncationPlanResult =
   | TruncationPlan

@@ -12,11 +12,11 @@
  * the message summarizes the stub, not the whole result; the archive keeps the result whole.
  */
 
-import type { CompactionPolicy } from '../decision/policy.js';
 import type { ChannelCounters } from '../model/channel-counters.js';
+import type { CompactionPolicy } from '../model/compaction-policy.js';
 import type { ContextMessage, ContextView, Role, StoredMessage } from '../model/model.js';
 import { messageTokens, type Tokenizer } from '../model/tokens.js';
-import { plainText } from '../rendering/untrusted-text.js';
+import { plainText } from '../support/untrusted-text.js';
 import {
   type FoundMessage,
   type RawCopy,

@@ -20,6 +20,7 @@
  *    trimmed to the part not covered, and the raw messages up to toSeq leave the context. The
  *    archive is never touched.
  */
+import type { SplicePlan } from '../model/context-writes.js';
 import { type ContextView, prefixEnd, type Span, type SummarySpan } from '../model/model.js';
 
 export interface SummaryResult {
@@ -39,20 +40,6 @@ export interface SummaryResult {
 
 /** The splice's refusal when a take-back came after the pass's snapshot (see `SummaryResult.takeBackMark`). */
 export const TAKEN_BACK_REASON = 'taken_back';
-
-export type SplicePlan =
-  | {
-      readonly kind: 'splice';
-      /** The generation the plan was made at; applying it bumps it by one. */
-      readonly generation: number;
-      readonly spans: readonly Span[];
-      /** Raw messages with seq ≤ this leave the context. */
-      readonly dropRawThrough: number;
-    }
-  | { readonly kind: 'stale'; readonly reason: string }
-  /** The range starts after the prefix's end + 1: the pass before it has not spliced yet. */
-  | { readonly kind: 'gap'; readonly reason: string }
-  | { readonly kind: 'noop'; readonly reason: 'already_applied' };
 
 /**
  * Reads only the generation, head and spans of the context, and `droppedRawTokens`: the tokens of

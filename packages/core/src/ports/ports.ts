@@ -1,3 +1,4 @@
+import type { TruncationPlan } from '../model/context-writes.js';
 import type {
   ArchivedMessage,
   ContextMessage,
@@ -8,7 +9,7 @@ import type {
 } from '../model/model.js';
 import type { Calibration } from '../model/tokens.js';
 import type { HeldMessage } from '../plans/locate-change.js';
-import type { TruncationPlan, TruncationPlanResult } from '../plans/plan-emergency-truncation.js';
+import type { TruncationPlanResult } from '../plans/plan-emergency-truncation.js';
 import type { StubRequest } from '../plans/plan-microcompaction.js';
 import type { SummaryResult } from '../plans/plan-splice.js';
 import type { SummaryReplacement } from '../plans/plan-summary-replacement.js';

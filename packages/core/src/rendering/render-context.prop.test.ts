@@ -11,6 +11,7 @@ import { MEMORY_TYPES, type Memory } from '../memory/memory.js';
 import type { ContextMessage, Span } from '../model/model.js';
 import { chatMessageTokens, messageTokens } from '../model/tokens.js';
 import { WorkingContext } from '../model/working-context.js';
+import { MAX_LABEL_CHARS, quotedLabel } from '../support/untrusted-text.js';
 import {
   MEMORIES_TAG,
   REFERENCE_RULE,
@@ -19,7 +20,6 @@ import {
   spanTokens,
   systemPromptTokens,
 } from './render-context.js';
-import { MAX_LABEL_CHARS, quotedLabel } from './untrusted-text.js';
 
 const FRAGMENTS = [
   '<',

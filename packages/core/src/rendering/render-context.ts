@@ -19,7 +19,7 @@
 import { MEMORY_TYPES, type Memory } from '../memory/memory.js';
 import type { ContextMessage, ContextView, SummarySpan, ToolCall, TruncatedSpan } from '../model/model.js';
 import { chatMessageTokens, messageContent, type Tokenizer } from '../model/tokens.js';
-import { quotedLabel, quotedLine, quotedText } from './untrusted-text.js';
+import { quotedLabel, quotedLine, quotedText } from '../support/untrusted-text.js';
 
 export type ChatMessage =
   | { readonly role: 'system'; readonly content: string }

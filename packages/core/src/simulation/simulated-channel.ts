@@ -8,18 +8,15 @@
  * usage, but decides nothing itself.
  */
 
+import type { SplicePlan, TruncationPlan } from '../model/context-writes.js';
 import { measureMessage } from '../model/measure-message.js';
 import type { ArchivedMessage, ContextMessage, ContextView, Span } from '../model/model.js';
 import { chatMessageTokens, UNCALIBRATED, usageOf } from '../model/tokens.js';
 import { type ApplyOutcome, WorkingContext } from '../model/working-context.js';
 import type { CompactionPlan } from '../plans/plan-compaction.js';
-import {
-  planEmergencyTruncation,
-  type TruncationPlan,
-  type TruncationPlanResult,
-} from '../plans/plan-emergency-truncation.js';
+import { planEmergencyTruncation, type TruncationPlanResult } from '../plans/plan-emergency-truncation.js';
 import { stubToolResults } from '../plans/plan-microcompaction.js';
-import { planSplice, rawTokensThrough, type SplicePlan, type SummaryResult } from '../plans/plan-splice.js';
+import { planSplice, rawTokensThrough, type SummaryResult } from '../plans/plan-splice.js';
 import { TRUNCATION_MARKER } from '../rendering/render-context.js';
 import { type CacheBreakCause, PrefixCacheMeter, type PrefixCacheTotals } from '../usage/prefix-cache.js';
 import type { SimulationOptions, TranscriptMessage } from './simulation-events.js';

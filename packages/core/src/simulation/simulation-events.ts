@@ -1,6 +1,6 @@
 /** What `ebb simulate` is given (a transcript, options) and what it reports (its events, and how one is made). */
 import type { EventTier } from '../decision/compaction-events.js';
-import type { CompactionPolicy } from '../decision/policy.js';
+import type { CompactionPolicy } from '../model/compaction-policy.js';
 import type { Tier, ToolCall } from '../model/model.js';
 import type { Tokenizer } from '../model/tokens.js';
 import type { PrefixCacheTotals } from '../usage/prefix-cache.js';

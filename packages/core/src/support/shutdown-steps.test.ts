@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type Logger, SILENT_LOGGER } from '../ports/logger.js';
+import { type Logger, SILENT_LOGGER } from './logger.js';
 import { ShutdownSteps } from './shutdown-steps.js';
 
 /** A logger that keeps the `event` of each warn line. */

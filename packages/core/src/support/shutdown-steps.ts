@@ -4,8 +4,9 @@
  * step gets a bounded time, so a dead Redis or Postgres, or one behind a partition, cannot hold the
  * process at exit.
  */
-import type { Logger } from '../ports/logger.js';
+
 import { settleWithin } from './deadline.js';
+import type { Logger } from './logger.js';
 
 /** How long a shutdown step may take unless it says otherwise. */
 export const SHUTDOWN_STEP_MS = 3_000;

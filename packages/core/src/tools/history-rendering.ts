@@ -9,7 +9,7 @@
 import type { StoredMessage } from '../model/model.js';
 import type { Tokenizer } from '../model/tokens.js';
 import type { ToolOutcome } from '../ports/tool-ports.js';
-import { plainText, quotedLabel, quotedLine } from '../rendering/untrusted-text.js';
+import { plainText, quotedLabel, quotedLine } from '../support/untrusted-text.js';
 import { ARCHIVE_SEARCH } from './archive-search.js';
 
 /** The knobs of a result's budget (part of `HISTORY_TOOLS`). */

@@ -18,8 +18,8 @@
 
 import { MESSAGE_OVERHEAD_TOKENS, type Tokenizer } from '../model/tokens.js';
 import type { Tool, ToolCallContext, ToolOutcome, ToolSpec } from '../ports/tool-ports.js';
-import { quotedLine } from '../rendering/untrusted-text.js';
 import { errorText } from '../support/error-text.js';
+import { quotedLine } from '../support/untrusted-text.js';
 import {
   ARCHIVE_SEARCH,
   type ArchiveSearch,
