@@ -97,6 +97,7 @@ describe('recordedSummarizer', () => {
           };
         }),
       totalsSince: async () => recorded,
+      totalsIn: async () => [],
     };
     let returned = false;
     const pass = recordedSummarizer(answering([call('gpt-summary', 100)]), slow)
@@ -132,6 +133,7 @@ describe('recordedSummarizer', () => {
     const broken: UsageStore = {
       record: async () => Promise.reject(new Error('connection terminated')),
       totalsSince: async () => [],
+      totalsIn: async () => [],
     };
     const summarizer = recordedSummarizer(answering([call('gpt-summary', 100)]), broken, log);
     expect((await summarizer.summarize(input)).text).toBe('S');

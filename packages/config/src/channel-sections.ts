@@ -1,9 +1,10 @@
 /**
- * The six sections a channel may override (`[llm]`, `[compaction]`, `[memory]`, `[bot]`, `[tools]`,
- * `[privacy]`): their keys, checks and built-in defaults, one comment a key. `settings-schema.ts` makes
+ * The seven sections a channel may override (`[llm]`, `[compaction]`, `[memory]`, `[bot]`, `[tools]`,
+ * `[privacy]`, `[budget]`): their keys, checks and built-in defaults, one comment a key. `settings-schema.ts` makes
  * the two forms of them the file is parsed with (with defaults, and as a layer without).
  */
 import {
+  BUDGET_OVER,
   CACHE_RETENTIONS,
   HISTORY_TOOL_NAMES,
   REASONING_EFFORTS,
@@ -211,6 +212,31 @@ export const privacySchema = z.strictObject(
      * sweep, as a deletion takes a message back. Unset: kept for ever.
      */
     retain_days: positiveInt().optional(),
+  },
+  TABLE,
+);
+
+/**
+ * `[budget]`: spend limits in USD at `[prices]` (docs/configuration.md, "Spend limits"), each counted
+ * over the UTC day or month, of the channel's model calls (its replies and its passes) or of its whole
+ * workspace's (a Slack team, a Discord guild, the web channel). Unset: no limit. `over`: what a
+ * message gets once one is reached: `notice` (one message in the channel saying so and when it
+ * resets, then none), `cheaper_model` (answered on `cheaper_model`), `silent` (no answer). Messages
+ * are archived and passes run either way.
+ */
+const usd = () => {
+  const error = mustBe('a number of US dollars above 0');
+  return z.number(error).gt(0, error);
+};
+
+export const budgetSchema = z.strictObject(
+  {
+    daily_usd: usd().optional(),
+    monthly_usd: usd().optional(),
+    workspace_daily_usd: usd().optional(),
+    workspace_monthly_usd: usd().optional(),
+    over: enumOf(BUDGET_OVER).default('notice'),
+    cheaper_model: modelName().optional(),
   },
   TABLE,
 );

@@ -4,7 +4,7 @@
  * `aggressive_threshold` below the global `background_threshold` breaks the order without ever naming
  * `background_threshold`.
  */
-import { PLATFORMS, passRoom, SHORT_MESSAGE_TOKENS } from '@ebb/core';
+import { limitsOf, type ModelPrice, PLATFORMS, passRoom, priceOf, SHORT_MESSAGE_TOKENS } from '@ebb/core';
 import {
   blockIndicesBySpecificity,
   DEFAULTS_CHANNEL_KEY,
@@ -19,7 +19,12 @@ import {
 import type { ConfigIssue } from './config-error.js';
 import type { EbbConfig } from './ebb-config.js';
 import { type LeafKey, leafValue, type MergedSettings, mergeSettings, splitLeaf } from './merge-settings.js';
-import { backgroundFractionOf, backgroundThresholdOf, worksBelowTheEdge } from './resolve-channel.js';
+import {
+  backgroundFractionOf,
+  backgroundThresholdOf,
+  budgetOf,
+  worksBelowTheEdge,
+} from './resolve-channel.js';
 import { isTainted } from './schema-issues.js';
 import { formatTomlKey } from './toml-path.js';
 
@@ -98,6 +103,8 @@ interface Context {
   /** `[slack]`, `[channels."slack:*"]`; undefined for the top-level sections. */
   readonly label: string | undefined;
   readonly layers: readonly Layer[];
+  /** `[prices]`: a spend limit counts only calls it can price. */
+  readonly prices: Readonly<Record<string, ModelPrice>>;
 }
 
 /**
@@ -110,12 +117,18 @@ export function checkConfigRules(
   file: string,
   tainted: ReadonlySet<string>,
 ): ConfigIssue[] {
+  const { prices } = config;
   const contexts: Context[] = [
-    { label: undefined, layers: layersForKey(config, DEFAULTS_CHANNEL_KEY) },
-    ...PLATFORMS.map((platform) => ({ label: `[${platform}]`, layers: layersForPlatform(config, platform) })),
+    { label: undefined, layers: layersForKey(config, DEFAULTS_CHANNEL_KEY), prices },
+    ...PLATFORMS.map((platform) => ({
+      label: `[${platform}]`,
+      layers: layersForPlatform(config, platform),
+      prices,
+    })),
     ...blockIndicesBySpecificity(config).map((index) => ({
       label: `[channels.${formatTomlKey(config.channels[index]?.pattern ?? '')}]`,
       layers: layersForBlock(config, index),
+      prices,
     })),
   ];
   const seen = new Set<string>();
@@ -133,7 +146,7 @@ export function checkChannel(
   measure: PromptMeasure = UNMEASURED,
 ): ConfigIssue[] {
   const label = channelKey === DEFAULTS_CHANNEL_KEY ? undefined : `channel ${channelKey}`;
-  const context = { label, layers: layersForKey(config, channelKey) };
+  const context = { label, layers: layersForKey(config, channelKey), prices: config.prices };
   return checkContext(context, file, new Set(), new Set(), measure);
 }
 
@@ -176,12 +189,60 @@ function checkContext(
   }
   // A window that cannot even hold the reply, a summary and the recall budget says so once.
   const room = broken ? undefined : checkPassRoom(context, merged, file, tainted, measure);
-  if (room && !seen.has(room.fingerprint)) {
-    seen.add(room.fingerprint);
-    issues.push(room.issue);
+  for (const found of [room, checkBudget(context, merged, file)]) {
+    if (found && !seen.has(found.fingerprint)) {
+      seen.add(found.fingerprint);
+      issues.push(found.issue);
+    }
   }
   return issues;
 }
+
+/**
+ * `[budget]` that cannot be kept: `over = "cheaper_model"` naming no model, or a limit in dollars on
+ * a channel whose calls `[prices]` cannot price (its chat model, its summarizer, the cheaper model).
+ */
+function checkBudget(
+  context: Context,
+  merged: MergedSettings,
+  file: string,
+): { issue: ConfigIssue; fingerprint: string } | undefined {
+  const { budget, llm, compaction } = merged.settings;
+  const suffix = context.label === undefined ? '' : ` in the merged settings for ${context.label}`;
+  if (budget.over === 'cheaper_model' && budget.cheaper_model === undefined) {
+    const path = where(context, merged, 'budget.over');
+    const rule = `is "cheaper_model", so budget.cheaper_model must name the model to answer on${suffix}`;
+    return { issue: { file, path, rule, found: 'cheaper_model' }, fingerprint: `budget_model\n${path}` };
+  }
+  const limits = limitsOf(budgetOf(budget));
+  if (limits.length === 0) return undefined;
+  const models = [
+    llm.model,
+    compaction.summarizer_model,
+    ...(budget.over === 'cheaper_model' ? [budget.cheaper_model] : []),
+  ];
+  const unpriced = [...new Set(models)].filter(
+    (m): m is string => m !== undefined && priceOf(context.prices, m) === undefined,
+  );
+  if (unpriced.length === 0) return undefined;
+  const leaf = BUDGET_LIMIT_LEAVES.reduce((best, l) => (merged.origin[l] > merged.origin[best] ? l : best));
+  const path = where(context, merged, leaf);
+  const rule =
+    `needs [prices] for ${unpriced.map((m) => JSON.stringify(m)).join(' and ')}${suffix}: a limit in dollars ` +
+    `counts only calls it can price (add [prices."${unpriced[0]}"] with input_per_mtok and output_per_mtok)`;
+  return {
+    issue: { file, path, rule, found: leafValue(merged.settings, leaf) as number },
+    fingerprint: ['budget_prices', path, ...unpriced].join('\n'),
+  };
+}
+
+/** The limits of `[budget]`, most specific first when blamed. */
+const BUDGET_LIMIT_LEAVES: readonly LeafKey[] = [
+  'budget.daily_usd',
+  'budget.monthly_usd',
+  'budget.workspace_daily_usd',
+  'budget.workspace_monthly_usd',
+];
 
 /**
  * A window whose reserve leaves a background pass nothing to free (`passRoom`): the recall budget,

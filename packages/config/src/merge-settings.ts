@@ -59,6 +59,7 @@ export interface EffectiveSettings {
   readonly bot: Settings['bot'];
   readonly tools: Settings['tools'];
   readonly privacy: Settings['privacy'];
+  readonly budget: Settings['budget'];
 }
 
 export interface MergedSettings {

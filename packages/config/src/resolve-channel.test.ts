@@ -78,11 +78,12 @@ describe('resolveChannel', () => {
       bot: { systemPrompt: 'You are Ebb, a helpful assistant in a team chat.', respondTo: 'mentions' },
       tools: { allow: ['search_history', 'read_history'], maxSteps: 6, callTimeoutMs: 30_000 },
       privacy: { onDelete: 'redact', onEdit: 'update' },
+      budget: { over: 'notice', limited: false },
       price: undefined,
       sources: expect.any(Object),
     });
     expect(new Set(Object.values(resolved.sources))).toEqual(new Set(['default']));
-    expect(Object.keys(resolved.sources)).toHaveLength(39);
+    expect(Object.keys(resolved.sources)).toHaveLength(45);
   });
 
   describe('precedence', () => {

@@ -1,4 +1,5 @@
 import {
+  type BudgetSettings,
   type CacheRetention,
   type CompactionPolicy,
   type ModelPrice,
@@ -10,7 +11,14 @@ import { layerLabel, layersForKey } from './channel-layers.js';
 import { type ON_DELETE, type ON_EDIT, SECTIONS } from './config-schema.js';
 import { deepFreeze } from './deep-freeze.js';
 import type { EbbConfig } from './ebb-config.js';
-import { LEAF_KEYS, type LeafKey, leafValue, mergeSettings, splitLeaf } from './merge-settings.js';
+import {
+  type EffectiveSettings,
+  LEAF_KEYS,
+  type LeafKey,
+  leafValue,
+  mergeSettings,
+  splitLeaf,
+} from './merge-settings.js';
 import { formatTomlPath } from './toml-path.js';
 
 /** Everything one channel runs with, after precedence is applied. */
@@ -45,6 +53,8 @@ export interface ResolvedChannelConfig {
     readonly retainDays?: number;
     readonly onEdit: (typeof ON_EDIT)[number];
   };
+  /** The spend limits (`[budget]`), in USD; `limited` when any is set. */
+  readonly budget: BudgetSettings & { readonly limited: boolean };
   /** `[prices."<summarizer model>"]`, if the file prices that model. */
   readonly price: ModelPrice | undefined;
   /** For every TOML leaf (`compaction.background_threshold`), where its value came from: `default`, `[compaction]`, `[slack]`, `[channels."slack:*"]`. */
@@ -62,7 +72,7 @@ function retentionSetting(retention: CacheRetention | 'none'): { promptCacheRete
 export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedChannelConfig {
   const layers = layersForKey(config, channelKey);
   const { settings, origin } = mergeSettings(layers.map((layer) => layer.settings));
-  const { llm, compaction, memory, bot, tools, privacy } = settings;
+  const { llm, compaction, memory, bot, tools, privacy, budget } = settings;
   const price = priceOf(config.prices, compaction.summarizer_model);
   const sources = Object.fromEntries(
     LEAF_KEYS.map((leaf) => [leaf, layerLabel(layers[origin[leaf]]?.source, splitLeaf(leaf)[0])]),
@@ -116,9 +126,28 @@ export function resolveChannel(config: EbbConfig, channelKey: string): ResolvedC
       onEdit: privacy.on_edit,
       ...(privacy.retain_days === undefined ? {} : { retainDays: privacy.retain_days }),
     },
+    budget: budgetOf(budget),
     price,
     sources,
   });
+}
+
+/** `[budget]` as a channel runs with it. */
+export function budgetOf(budget: EffectiveSettings['budget']): ResolvedChannelConfig['budget'] {
+  const limits = {
+    ...(budget.daily_usd === undefined ? {} : { dailyUsd: budget.daily_usd }),
+    ...(budget.monthly_usd === undefined ? {} : { monthlyUsd: budget.monthly_usd }),
+    ...(budget.workspace_daily_usd === undefined ? {} : { workspaceDailyUsd: budget.workspace_daily_usd }),
+    ...(budget.workspace_monthly_usd === undefined
+      ? {}
+      : { workspaceMonthlyUsd: budget.workspace_monthly_usd }),
+  };
+  return {
+    ...limits,
+    over: budget.over,
+    ...(budget.cheaper_model === undefined ? {} : { cheaperModel: budget.cheaper_model }),
+    limited: Object.keys(limits).length > 0,
+  };
 }
 
 /**

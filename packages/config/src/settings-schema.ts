@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import {
   botSchema,
+  budgetSchema,
   compactionSchema,
   llmSchema,
   memorySchema,
@@ -15,10 +16,10 @@ import {
 } from './channel-sections.js';
 import { positiveInt, TABLE } from './schema-leaves.js';
 
-export const SECTIONS = ['llm', 'compaction', 'memory', 'bot', 'tools', 'privacy'] as const;
+export const SECTIONS = ['llm', 'compaction', 'memory', 'bot', 'tools', 'privacy', 'budget'] as const;
 export type Section = (typeof SECTIONS)[number];
 
-/** The six overridable sections with every default filled in. */
+/** The seven overridable sections with every default filled in. */
 export const settingsSchema = z.strictObject({
   llm: llmSchema.prefault({}),
   compaction: compactionSchema.prefault({}),
@@ -26,6 +27,7 @@ export const settingsSchema = z.strictObject({
   bot: botSchema.prefault({}),
   tools: toolsSchema.prefault({}),
   privacy: privacySchema.prefault({}),
+  budget: budgetSchema.prefault({}),
 });
 export type Settings = z.output<typeof settingsSchema>;
 
@@ -66,6 +68,7 @@ export const layerShape = {
   bot: overridable(botSchema).optional(),
   tools: overridable(toolsSchema).optional(),
   privacy: overridable(privacySchema).optional(),
+  budget: overridable(budgetSchema).optional(),
 };
 
 /** What one place in the file sets of the overridable sections; absent keys are inherited. */
@@ -80,4 +83,5 @@ export const SECTION_KEYS: { readonly [S in Section]: readonly (keyof Settings[S
   bot: Object.keys(botSchema.shape) as (keyof Settings['bot'] & string)[],
   tools: Object.keys(toolsSchema.shape) as (keyof Settings['tools'] & string)[],
   privacy: Object.keys(privacySchema.shape) as (keyof Settings['privacy'] & string)[],
+  budget: Object.keys(budgetSchema.shape) as (keyof Settings['budget'] & string)[],
 };

@@ -81,4 +81,5 @@ export * from './tools/history-tools.js';
 export * from './usage/cold-prompt.js';
 export * from './usage/prefix-cache.js';
 export * from './usage/pricing.js';
+export * from './usage/spend-limits.js';
 export * from './usage/usage.js';

@@ -1,9 +1,9 @@
 /** The usage store's contract, against the in-memory reference and Postgres. */
-import type { UsageStore, UsageTotals } from '@ebb/core';
-import { InMemoryUsageStore } from '@ebb/core/testing';
+import type { BudgetNotices, UsageStore, UsageTotals } from '@ebb/core';
+import { InMemoryBudgetNotices, InMemoryUsageStore } from '@ebb/core/testing';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgUsageStore } from './pg-usage-store.js';
+import { PgBudgetNotices, PgUsageStore } from './pg-usage-store.js';
 
 let pg: FreshSchemaDb;
 beforeAll(async () => {
@@ -74,5 +74,43 @@ describe.each([
     await store.record(pass, new Date('2026-11-26T10:30:00Z'));
     const [row] = await store.totalsSince(new Date('2026-11-26T10:00:00Z'), [key]);
     expect(row).toMatchObject({ calls: 1, replies: 0, coldReplies: 0 });
+  });
+
+  it('adds up the hours of a period, of one channel or of every channel of a workspace', async () => {
+    const store = make();
+    const team = `slack:T${Math.random().toString(36).slice(2)}:`;
+    const [a, b, thread] = [`${team}C1`, `${team}C2`, `${team}C1:1700000000.1`];
+    await store.record(turn(a), new Date('2026-11-30T23:59:00Z'));
+    await store.record(turn(a), new Date('2026-12-01T00:10:00Z'));
+    await store.record(turn(b), new Date('2026-12-01T05:00:00Z'));
+    await store.record(turn(thread), new Date('2026-12-01T06:00:00Z'));
+    await store.record(turn(a), new Date('2026-12-02T00:00:00Z'));
+    // Another team whose id starts like this one's: not in the workspace.
+    await store.record(turn(`${team.slice(0, -1)}X:C1`), new Date('2026-12-01T05:00:00Z'));
+    const day = { from: new Date('2026-12-01T00:00:00Z'), to: new Date('2026-12-02T00:00:00Z') };
+    const calls = (rows: UsageTotals[]) => rows.reduce((n, r) => n + r.calls, 0);
+    expect(calls(await store.totalsIn({ ...day, channel: { key: a } }))).toBe(1);
+    expect(calls(await store.totalsIn({ ...day, channel: { keyPrefix: team } }))).toBe(3);
+    expect(calls(await store.totalsIn({ from: day.from, channel: { keyPrefix: team } }))).toBe(4);
+    // From an hour's start up to (not including) another's.
+    const hours = { from: new Date('2026-12-01T05:30:00Z'), to: new Date('2026-12-01T06:00:00Z') };
+    expect(calls(await store.totalsIn({ ...hours, channel: { keyPrefix: team } }))).toBe(1);
+  });
+});
+
+describe.each([
+  ['in memory', () => new InMemoryBudgetNotices()],
+  ['postgres', () => new PgBudgetNotices({ db: pg.db })],
+] as const)('BudgetNotices (%s)', (_, make: () => BudgetNotices) => {
+  it('records a limit reached once a period, whoever records it', async () => {
+    const [first, second] = [make(), make()];
+    const key = `web:budget-${Math.random()}|channel|day`;
+    const day = new Date('2026-12-01T00:00:00Z');
+    const at = new Date('2026-12-01T12:00:00Z');
+    const claims = await Promise.all([first.claim(key, day, at), first.claim(key, day, at)]);
+    expect(claims.sort()).toEqual([false, true]);
+    // Another store over the same rows (a replica, a restart) finds it recorded; the in-memory one is its own.
+    if (first instanceof PgBudgetNotices) expect(await second.claim(key, day, at)).toBe(false);
+    expect(await first.claim(key, new Date('2026-12-02T00:00:00Z'), at)).toBe(true);
   });
 });

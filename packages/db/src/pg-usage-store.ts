@@ -1,12 +1,13 @@
 /**
  * `UsageStore` on Postgres (or PGlite): one `llm_usage` row per channel, hour, purpose and model,
- * each record added to its row in one upsert.
+ * each record added to its row in one upsert. `PgBudgetNotices`: the spend limits reached, one row
+ * per limit and period, inserted once.
  */
-import { hourOf, type UsageStore, type UsageTotals } from '@ebb/core';
-import { and, gte, inArray, sql } from 'drizzle-orm';
+import { type BudgetNotices, hourOf, type UsageQuery, type UsageStore, type UsageTotals } from '@ebb/core';
+import { and, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type { EbbDatabase } from './ebb-database.js';
 import { dbCall } from './pg-errors.js';
-import { llmUsage } from './schema.js';
+import { budgetNotices, llmUsage } from './schema.js';
 
 export class PgUsageStore implements UsageStore {
   readonly #db: EbbDatabase;
@@ -36,7 +37,31 @@ export class PgUsageStore implements UsageStore {
 
   async totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]> {
     if (channelKeys !== undefined && channelKeys.length === 0) return [];
-    const rows = await dbCall('usageTotals', () =>
+    return await this.#totals(
+      'usageTotals',
+      and(
+        gte(llmUsage.hour, hourOf(since)),
+        channelKeys === undefined ? undefined : inArray(llmUsage.channelKey, [...channelKeys]),
+      ),
+    );
+  }
+
+  /** One channel's hours through the primary key; a workspace's through the hour index. */
+  async totalsIn({ from, to, channel }: UsageQuery): Promise<UsageTotals[]> {
+    return await this.#totals(
+      'usageTotalsIn',
+      and(
+        'key' in channel
+          ? eq(llmUsage.channelKey, channel.key)
+          : sql`starts_with(${llmUsage.channelKey}, ${channel.keyPrefix})`,
+        gte(llmUsage.hour, hourOf(from)),
+        to === undefined ? undefined : lt(llmUsage.hour, to),
+      ),
+    );
+  }
+
+  async #totals(call: string, where: SQL | undefined): Promise<UsageTotals[]> {
+    const rows = await dbCall(call, () =>
       this.#db
         .select({
           channelKey: llmUsage.channelKey,
@@ -50,12 +75,7 @@ export class PgUsageStore implements UsageStore {
           coldReplies: sql<number>`sum(${llmUsage.coldReplies})::int`,
         })
         .from(llmUsage)
-        .where(
-          and(
-            gte(llmUsage.hour, hourOf(since)),
-            channelKeys === undefined ? undefined : inArray(llmUsage.channelKey, [...channelKeys]),
-          ),
-        )
+        .where(where)
         .groupBy(llmUsage.channelKey, llmUsage.purpose, llmUsage.model),
     );
     // Sums come back as strings from pg's bigint; counts of tokens fit a double.
@@ -68,5 +88,24 @@ export class PgUsageStore implements UsageStore {
       replies: Number(r.replies),
       coldReplies: Number(r.coldReplies),
     }));
+  }
+}
+
+export class PgBudgetNotices implements BudgetNotices {
+  readonly #db: EbbDatabase;
+
+  constructor(options: { readonly db: EbbDatabase }) {
+    this.#db = options.db;
+  }
+
+  async claim(noticeKey: string, periodStart: Date, at: Date): Promise<boolean> {
+    const inserted = await dbCall('claimBudgetNotice', () =>
+      this.#db
+        .insert(budgetNotices)
+        .values({ noticeKey, periodStart, reachedAt: at })
+        .onConflictDoNothing()
+        .returning({ noticeKey: budgetNotices.noticeKey }),
+    );
+    return inserted.length > 0;
   }
 }

@@ -266,6 +266,21 @@ export const llmUsage = pgTable(
 );
 
 /**
+ * The spend limits channels reached (`[budget]`), one row per limit and period (`noticeKey`:
+ * channel, scope, period): the replica that inserts it sends the channel's one notice and logs
+ * `budget.reached`; every other replica, and a restarted one, finds it there.
+ */
+export const budgetNotices = pgTable(
+  'budget_notices',
+  {
+    noticeKey: text('notice_key').notNull(),
+    periodStart: timestamp('period_start', { withTimezone: true }).notNull(),
+    reachedAt: timestamp('reached_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.noticeKey, t.periodStart] })],
+);
+
+/**
  * What a person (or a retention sweep, or `ebb forget`) took back, one row per change: written in the
  * transaction that tombstones the messages, so it outlives any process. The seqs it covers are the
  * source every derived copy is traced from: memories whose source range holds one, summaries over one,

@@ -12,7 +12,9 @@
  * - `onToolCall`: one sample per tool call of the model → calls by tool and outcome, call duration,
  *   in `tool-metrics.ts`;
  * - `onMessageChange`: one sample per deletion or edit a platform reported → changes by kind and
- *   outcome, and what they reached, in `message-change-metrics.ts`.
+ *   outcome, and what they reached, in `message-change-metrics.ts`;
+ * - `onBudget`: one sample per turn at a spend limit → limits reached, turns limited, in
+ *   `budget-metrics.ts`.
  *
  * The queue gauges are read on scrape from a `QueueStats` source (`observeQueue`), labelled with the
  * queue's name (`compaction`) so that a scrape that cannot read them leaves them out rather than
@@ -35,6 +37,7 @@ import {
   withTimeout,
 } from '@ebb/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type BudgetSample, budgetMetrics } from './budget-metrics.js';
 import { type ContextCacheStats, contextCacheMetrics } from './context-cache-metrics.js';
 import { llmMetrics, type PriceTable } from './llm-metrics.js';
 import {
@@ -95,6 +98,8 @@ export interface EbbMetrics {
   onMessageChange(change: MessageChangeSample): void;
   /** One channel a retention sweep took messages back from. */
   onRetention(sweep: RetentionSample): void;
+  /** One turn of a channel at a spend limit. */
+  onBudget(sample: BudgetSample): void;
   /** Reads the queue gauges from `stats` from the next scrape on (undefined: no queue gauges). */
   observeQueue(stats: QueueStats | undefined): void;
   /** Reads the `ebb_context_cache_*` series from `stats` from the next scrape on (the bot's process). */
@@ -238,6 +243,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
   // Deletions and edits the platforms reported.
   const onMessageChange = messageChangeMetrics(registers);
   const onRetention = retentionMetrics(registers);
+  const onBudget = budgetMetrics(registers);
 
   // Tools.
   const onToolCall = toolMetrics(registers);
@@ -347,6 +353,7 @@ export function createMetrics(options: MetricsOptions = {}): EbbMetrics {
 
     onMessageChange,
     onRetention,
+    onBudget,
 
     observeQueue(stats) {
       queue = stats;

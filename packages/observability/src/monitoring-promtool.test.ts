@@ -233,6 +233,19 @@ const SCENARIOS: readonly Scenario[] = [
     series: { ebb_queue_stats_errors_total: '0+1x5 5x30' },
     at: '20m',
   },
+  {
+    alert: 'EbbSpendLimitReached',
+    what: 'a channel reaching its daily limit every minute',
+    series: { 'ebb_budget_reached_total{scope="channel",period="day",over="notice"}': '0+1x120' },
+    at: '70m',
+    fires: { labels: '{period="day",scope="channel"}', value: 60 },
+  },
+  {
+    alert: 'EbbSpendLimitReached',
+    what: 'limits reached over an hour ago, none since',
+    series: { 'ebb_budget_reached_total{scope="workspace",period="month",over="silent"}': '0+1x10 10x120' },
+    at: '90m',
+  },
 ];
 
 describe('the alerts under promtool test rules', () => {

@@ -93,4 +93,12 @@ export const ALERT_CASES: readonly AlertCase[] = [
     labels: { severity: 'warning' },
     summary: "Ebb cannot read its compaction queue's stats",
   },
+  {
+    alert: 'EbbSpendLimitReached',
+    // A limit reached a minute from minute 1, then `for: 1m`.
+    series: { 'ebb_budget_reached_total{scope="channel",period="day",over="notice"}': '0+1x60' },
+    firesAt: 2,
+    labels: { severity: 'warning', scope: 'channel', period: 'day' },
+    summary: 'Ebb channels reached a channel spend limit (day) 2 times in the last hour',
+  },
 ];

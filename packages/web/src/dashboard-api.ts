@@ -117,6 +117,18 @@ export interface DashboardChannelDetail extends DashboardChannelRow {
   readonly memoryCount: number;
   /** The model calls of the last 24 hours, as `ebb status --json`'s `lastDay`; null when not recorded. */
   readonly lastDay: DashboardCost | null;
+  /** Each spend limit of `[budget]` with what was spent toward it, as `ebb status --json`'s `budget`; null with none. */
+  readonly budget: readonly DashboardSpendLimit[] | null;
+}
+
+/** One spend limit (`[budget]`) and what was spent toward it this period. */
+export interface DashboardSpendLimit {
+  readonly scope: 'channel' | 'workspace';
+  readonly period: 'day' | 'month';
+  readonly limitUsd: number;
+  readonly spentUsd: number;
+  /** ISO 8601, UTC: when the period ends. */
+  readonly resetsAt: string;
 }
 
 /** A channel's model calls over a period: tokens, what the provider's cache served, cost. */

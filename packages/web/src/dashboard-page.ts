@@ -80,6 +80,7 @@ export function dashboardPage(authNote: string, script: string): string {
         <p id="spans" class="note">spans —</p>
         <p id="take-backs" class="note" hidden></p>
         <p id="cost" class="note">last 24 hours —</p>
+        <p id="budget" class="note" hidden></p>
       </div>
       <div class="columns">
         <div class="col">

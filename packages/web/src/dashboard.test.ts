@@ -33,6 +33,7 @@ function fakeSource() {
             memories: [],
             memoryCount: 0,
             lastDay: null,
+            budget: null,
           }
         : undefined,
     history: async (key, page) => {

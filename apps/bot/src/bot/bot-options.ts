@@ -5,6 +5,8 @@ import type {
   AnswerClaims,
   AppendFeed,
   ArchiveReader,
+  BudgetNotices,
+  BudgetOver,
   ChannelDirectory,
   ChannelLeases,
   ChatModel,
@@ -20,6 +22,8 @@ import type {
   Platform,
   PlatformChanges,
   RunStore,
+  SpendPeriod,
+  SpendScope,
   TakeBack,
   TakeBackLog,
   TurnLog,
@@ -43,7 +47,8 @@ export interface BotOptions {
   readonly queue: CompactionQueue;
   readonly notifier: ContextNotifier;
   /** The model that answers in a channel (channels may use different models). */
-  readonly chatModel: (channelKey: string) => ChatModel;
+  /** The model that answers in a channel: its `[llm] model`, or `model` when given (`[budget] cheaper_model`). */
+  readonly chatModel: (channelKey: string, model?: string) => ChatModel;
   readonly logger: Logger;
   readonly botName?: string;
   /** Compaction events, for logs and the web channel's stream. */
@@ -102,6 +107,18 @@ export interface BotOptions {
   readonly onTakeBackFinished?: (takeBack: TakeBack, outcome: TakeBackFinish) => void;
   /** After every deletion or edit from a platform: for metrics. */
   readonly onMessageChange?: (report: ChangeReport & { readonly platform: string }) => void;
+  /**
+   * Spend limits (`[budget]`): the limits reached, once per limit and period across replicas. Without
+   * them (or without `usage`) no limit is enforced.
+   */
+  readonly budgetNotices?: BudgetNotices;
+  /** After a turn found its channel at a spend limit (`first`: this replica recorded it): for metrics. */
+  readonly onBudget?: (event: {
+    readonly over: BudgetOver;
+    readonly scope: SpendScope;
+    readonly period: SpendPeriod;
+    readonly first: boolean;
+  }) => void;
   /** After every turn: for metrics. */
   readonly onTurn?: (turn: {
     platform: Platform;

@@ -402,6 +402,7 @@ describe('Bot turns: what they cost', () => {
     const { handlers, log } = await start({
       record: () => Promise.reject(new Error('database is away')),
       totalsSince: async () => [],
+      totalsIn: async () => [],
     });
     expect(await handlers.onMessage(inbound({ mentionsBot: true, text: '@ebb cost?' }))).toMatchObject({
       reply: 'ok',

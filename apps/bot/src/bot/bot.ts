@@ -1,20 +1,17 @@
 /**
  * The bot: one turn per inbound message, in the channel's actor and, across replicas, under the
- * channel's lease, so a channel's turns run one at a time however many replicas serve it:
- *
- *   lease → append (idempotent on the platform id) → answer? → claim → recall memories → the prompt,
- *   pinned to the message → model ⇄ tool calls → post → append the reply → monitor → release
- *
- * Each channel's working context is cached and kept current incrementally; a worker's splice arrives
- * as a context-changed notification, and the generation every append returns catches a missed one.
- * The monitor never waits for a pass; an emergency truncates at once. A deletion or an edit runs in
- * the channel's actor too, in order with its turns; while the archive is away it waits in the
- * inbound spool with the messages.
+ * channel's lease, so a channel's turns run one at a time however many replicas serve it (the steps
+ * of a turn are `message-turns.ts`'s header). Each channel's working context is cached and kept
+ * current incrementally; a worker's splice arrives as a context-changed notification, and the
+ * generation every append returns catches a missed one. The monitor never waits for a pass; an
+ * emergency truncates at once. A deletion or an edit runs in the channel's actor too, in order with
+ * its turns; while the archive is away it waits in the inbound spool with the messages.
  *
  * `Bot` is the lifecycle (start; stop in the order that loses nothing) and the dispatch of what the
  * platforms send to the channels' actors. The map of the parts beside it:
  *
- *   the turn path            `message-turns.ts`  (the steps above, its failures and apologies)
+ *   the turn path            `message-turns.ts`  (its steps, failures and apologies)
+ *   spend limits             `channel-budgets.ts`
  *   claims and redeliveries  `redeliveries.ts`   (who answers a message delivered twice)
  *   the model's reply        `model-reply.ts`    (memories, the pinned prompt, the tool loop)
  *   the cache                `channel-states.ts` (contexts kept current; replicas' appends heard)
@@ -41,6 +38,7 @@ import type { BotOptions } from './bot-options.js';
 import { CacheSilence } from './cache-silence.js';
 import { ChangeDispatch } from './change-dispatch.js';
 import { ChannelActors } from './channel-actors.js';
+import { channelBudgets } from './channel-budgets.js';
 import { ChannelStates } from './channel-states.js';
 import { MessageChanges } from './message-changes.js';
 import { MessageTurns } from './message-turns.js';
@@ -129,7 +127,7 @@ export class Bot {
     const replier = new ModelReplier({
       channels,
       memories,
-      chatModel: (key) => endedBy(this.#deadline.signal, options.chatModel(key)),
+      chatModel: (key, model) => endedBy(this.#deadline.signal, options.chatModel(key, model)),
       compaction,
       states,
       botName,
@@ -227,6 +225,8 @@ export class Bot {
       deadline: this.#deadline.signal,
       now: options.now,
       onTurn: options.onTurn,
+      budgets: channelBudgets(options),
+      onBudget: options.onBudget,
     });
   }
 

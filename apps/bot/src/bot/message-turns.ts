@@ -3,7 +3,8 @@
  * lease (`turn-leases.ts`), so a channel's turns run one at a time however many replicas serve it:
  *
  *   lease → behind the spool → append (idempotent on the platform id) → answer? (respond_to, DMs,
- *   never bots) → claim (`redeliveries.ts`) → cut past the emergency threshold → the model's reply
+ *   never bots) → claim (`redeliveries.ts`) → a spend limit reached? (`channel-budgets.ts`: the one
+ *   notice, no answer, or the cheaper model) → cut past the emergency threshold → the model's reply
  *   (`model-reply.ts`: memories, the prompt pinned to the message, tools) → post → archive the reply
  *   → monitor → release
  *
@@ -12,19 +13,24 @@
  * after a reply that was posted.
  */
 import type { EbbConfig } from '@ebb/config';
-import type {
-  InboundMessage,
-  InboundSpool,
-  Logger,
-  Platform,
-  PlatformAdapter,
-  SpooledMessage,
-  TurnResult,
+import {
+  type BudgetOver,
+  budgetNotice,
+  type InboundMessage,
+  type InboundSpool,
+  type Logger,
+  type Platform,
+  type PlatformAdapter,
+  type SpendPeriod,
+  type SpendScope,
+  type SpooledMessage,
+  type TurnResult,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
 import type { BotCompaction } from './bot-compaction.js';
 import type { BotOptions } from './bot-options.js';
 import type { CacheSilence } from './cache-silence.js';
+import type { ChannelBudgets } from './channel-budgets.js';
 import { type ChannelStates, ContextReloadError } from './channel-states.js';
 import type { ModelAnswer, ModelReplier } from './model-reply.js';
 import type { Redeliveries } from './redeliveries.js';
@@ -76,7 +82,13 @@ export interface MessageTurnsOptions {
   /** The clock replies are stamped by (default `Date.now`). */
   readonly now?: (() => number) | undefined;
   readonly onTurn?: BotOptions['onTurn'];
+  /** Spend limits (`[budget]`); without them a limit is not enforced. */
+  readonly budgets?: ChannelBudgets | undefined;
+  readonly onBudget?: BotOptions['onBudget'];
 }
+
+/** What a reached spend limit leaves of a turn's answer: the notice to post, no answer, or the model to answer on. */
+type LimitedAnswer = { readonly notice: string } | { readonly none: true } | { readonly model: string };
 
 export class MessageTurns {
   readonly #options: MessageTurnsOptions;
@@ -219,14 +231,20 @@ export class MessageTurns {
     const { key, message } = turn;
     let reply: string | null = null;
     let modelFailed = false;
-    if (answer) {
-      await this.#cutPastEmergency(turn);
-      const answered = await this.#modelText(turn, seq);
+    const limited = answer ? await this.#limited(turn) : undefined;
+    if (answer && !(limited && 'none' in limited)) {
+      let answered: ModelAnswer | undefined;
+      if (limited && 'notice' in limited) answered = { text: limited.notice, recalledMemories: [] };
+      else {
+        const on: MessageTurn = limited ? { ...turn, model: limited.model } : turn;
+        await this.#cutPastEmergency(on);
+        answered = await this.#modelText(on, seq);
+        const ttlMs = 1000 * turn.settings.llm.cacheTtlSeconds;
+        if (answered) this.#options.silence.replied(key, (this.#options.now ?? Date.now)(), ttlMs);
+      }
       if (answered === undefined) modelFailed = true;
       else {
         reply = answered.text;
-        const ttlMs = 1000 * turn.settings.llm.cacheTtlSeconds;
-        this.#options.silence.replied(key, (this.#options.now ?? Date.now)(), ttlMs);
         const kept = await this.#postReply(turn, answered);
         if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
         // Kept for the archive; the store is away, so the monitor waits for the next turn.
@@ -242,6 +260,24 @@ export class MessageTurns {
       durationMs: performance.now() - turn.started,
     });
     return { reply, archived: 'stored', ...(modelFailed ? { failedAfterStore: true } : {}) };
+  }
+  /**
+   * What a spend limit the channel has reached leaves of the answer (undefined: none reached, or no
+   * limit set): `over = "notice"` posts the one notice of the period (the replica that records the
+   * limit first) and then nothing, `"silent"` nothing, `"cheaper_model"` answers on that model.
+   */
+  async #limited(turn: MessageTurn): Promise<LimitedAnswer | undefined> {
+    const { budget } = turn.settings;
+    const budgets = this.#options.budgets;
+    if (!budget.limited || budgets === undefined) return undefined;
+    const hit = await budgets.reached(turn.key, budget, turn.log);
+    if (hit === undefined) return undefined;
+    const { scope, period } = hit.reached;
+    this.#options.onBudget?.({ over: budget.over, scope, period, first: hit.first });
+    if (budget.over === 'cheaper_model' && budget.cheaperModel !== undefined)
+      return { model: budget.cheaperModel };
+    if (budget.over === 'notice' && hit.first) return { notice: budgetNotice(hit.reached) };
+    return { none: true };
   }
   /**
    * A message that pushed the context past the emergency threshold is cut before the model sees it,

@@ -61,8 +61,8 @@ export interface ModelAnswer {
 export interface ModelReplierOptions {
   readonly channels: Pick<TurnLog, 'setCalibration'>;
   readonly memories: MemoryStore;
-  /** The model that answers in a channel (channels may use different models). */
-  readonly chatModel: (channelKey: string) => ChatModel;
+  /** The model that answers in a channel (channels may use different models), or the one named. */
+  readonly chatModel: (channelKey: string, model?: string) => ChatModel;
   readonly compaction: BotCompaction;
   /** Where the tool loop archives the calls and their results, as every other message. */
   readonly states: ChannelStates;
@@ -123,7 +123,7 @@ export class ModelReplier {
     const pin = { seq, steps: new Set<number>() };
     const usage = {
       // The model's own label: the offline responder is not the configured model.
-      model: this.#options.chatModel(key).label,
+      model: this.#options.chatModel(key, turn.model).label,
       calls: 0,
       promptTokens: 0,
       cachedTokens: 0,
@@ -143,7 +143,9 @@ export class ModelReplier {
       usage.completionTokens += reply.completionTokens ?? 0;
       const calls = reply.toolCalls ?? [];
       if (calls.length === 0 || last || tools === undefined) {
-        this.#account(turn, usage);
+        const recorded = this.#account(turn, usage);
+        // A limited channel's next turn reads this turn's spend: it is in the store before the reply goes.
+        if (settings.budget.limited) await recorded;
         return { text: reply.text === '' ? STEP_LIMIT_REPLY : reply.text, recalledMemories };
       }
       typing();
@@ -189,7 +191,7 @@ export class ModelReplier {
    * the prompt is the context pinned to the turn's message, with the memories recalled for it.
    */
   async #ask(
-    { key, state, tokenizer, settings }: Turn,
+    { key, state, tokenizer, settings, model }: Turn,
     { recalled, pin }: { readonly recalled: { memories: Memory[]; tokens: number }; readonly pin: PromptPin },
     typing: () => void,
     tools: readonly ToolSpec[],
@@ -205,7 +207,7 @@ export class ModelReplier {
       typing();
       try {
         const reply = await this.#options
-          .chatModel(key)
+          .chatModel(key, model)
           .reply(messages, tools.length === 0 ? { channelKey: key } : { tools, channelKey: key });
         if (reply.promptTokens) {
           // Against what was actually rendered (recalled memories rarely fill their budget), from
@@ -245,7 +247,8 @@ export class ModelReplier {
    * The turn's `turn.answered` line (its tokens, the share the provider's prompt cache served, and
    * the cost at `[prices]`), and its usage record.
    */
-  #account({ key, settings, log }: Turn, { cold, ...usage }: TurnUsage): void {
+  #account(turn: Turn, { cold, ...usage }: TurnUsage): Promise<void> | undefined {
+    const { key, settings, log } = turn;
     if (usage.promptTokens + usage.completionTokens === 0) {
       // The offline responder, or a server that reports no usage: nothing to count or to price.
       log.info(
@@ -254,7 +257,8 @@ export class ModelReplier {
       );
       return;
     }
-    const price = settings.llm.price;
+    // `[llm] model`'s price; a turn on `[budget] cheaper_model` is priced where its usage is read.
+    const price = turn.model === undefined ? settings.llm.price : undefined;
     const cost =
       price === undefined
         ? null
@@ -275,7 +279,7 @@ export class ModelReplier {
       },
       `answered: ${usage.promptTokens} prompt tokens (${usage.cachedTokens} cached), ${usage.completionTokens} completion`,
     );
-    void this.#options.usage
+    return this.#options.usage
       ?.record(
         { channelKey: key, purpose: 'reply', ...usage, replies: 1, coldReplies: cold ? 1 : 0 },
         new Date(this.#now()),

@@ -35,6 +35,8 @@ export interface Turn {
   readonly settings: ResolvedChannelConfig;
   /** Bound to the channel (`{ channel: key }`). */
   readonly log: Logger;
+  /** The model this turn answers on instead of `[llm] model` (`[budget] over = "cheaper_model"`). */
+  readonly model?: string;
 }
 
 /**

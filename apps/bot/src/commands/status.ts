@@ -50,6 +50,10 @@
  *         "costUsd": number | null,        // at [prices."<model>"]; null when a model used is unpriced
  *         "unpriced": string[]             // the models with calls and no [prices."<model>"]
  *       } | null,
+ *       "budget": [{                       // each [budget] limit, with the spend toward it; null with none set
+ *         "scope": "channel" | "workspace", "period": "day" | "month",
+ *         "limitUsd": number, "spentUsd": number, "resetsAt": string  // ISO 8601, UTC
+ *       }] | null,
  *       "takeBacks": {                     // deletions, edits, forgets and retention sweeps not yet complete
  *         "pending": number,               // (their summaries are set aside or not yet written again)
  *         "oldest": { "kind": "deleted" | "edited" | "forget" | "retention", "createdAt": string } | null
@@ -228,6 +232,7 @@ function formatChannel(c: ChannelStatus): string[] {
   ];
   if (c.takeBacks !== null) lines.push(`  take-backs ${formatTakeBacks(c.takeBacks)}`);
   if (c.lastDay !== null) lines.push(`  last day  ${formatLastDay(c.lastDay)}`);
+  for (const limit of c.budget ?? []) lines.push(`  budget    ${formatLimit(limit)}`);
   const refusal = refusalOf(c.passes[0]);
   if (refusal !== undefined) {
     lines.push(
@@ -247,6 +252,14 @@ function formatChannel(c: ChannelStatus): string[] {
     }
   }
   return lines;
+}
+
+/** `$2.1034 of $3.00 today (this channel); resets 2026-12-05 00:00 UTC`, and `REACHED` once it is. */
+function formatLimit(l: NonNullable<ChannelStatus['budget']>[number]): string {
+  const period = l.period === 'day' ? 'today' : 'this month';
+  const reached = l.spentUsd >= l.limitUsd ? ' REACHED' : '';
+  const resets = l.resetsAt.toISOString().slice(0, 16).replace('T', ' ');
+  return `$${l.spentUsd.toFixed(4)} of $${l.limitUsd.toFixed(2)} ${period} (this ${l.scope})${reached}; resets ${resets} UTC`;
 }
 
 /** A channel's last 24 hours of model calls: tokens, what the provider's cache served, cost. */

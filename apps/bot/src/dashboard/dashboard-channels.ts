@@ -70,7 +70,7 @@ export interface DashboardStores {
   /** The take-backs still pending, as Postgres has them: any process's, so right across processes. */
   readonly takeBacks: Pick<TakeBackLog, 'pendingTakeBackCounts'>;
   /** Each channel's recorded model calls: the last day's tokens, cache share and cost. */
-  readonly usage?: Pick<UsageStore, 'totalsSince'>;
+  readonly usage?: Pick<UsageStore, 'totalsSince' | 'totalsIn'>;
   /** The bot's live feed: the usage series and the events. */
   readonly feed: DashboardFeed;
   /**
@@ -168,6 +168,7 @@ export class StoreDashboardSource implements DashboardSource {
       })),
       memoryCount: status.memories.count,
       lastDay: status.lastDay,
+      budget: status.budget?.map((l) => ({ ...l, resetsAt: l.resetsAt.toISOString() })) ?? null,
     };
   }
 

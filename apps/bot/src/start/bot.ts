@@ -62,6 +62,7 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
     }),
     onMessageChange: metrics.onMessageChange,
     onRetention: metrics.onRetention,
+    onBudget: metrics.onBudget,
     // With a BullMQ queue, runCompactionWorker sweeps (in `ebb worker`, or in `ebb dev`'s own
     // worker); with the in-process queue the passes, and so retention, run in this process.
     sweepsRetention: queue.embedded,

@@ -1,7 +1,8 @@
 /**
- * The chat model of each channel: the offline responder when no model is configured, otherwise one
- * metered `OpenAiChatModel` per server, model, reply budget and request settings, shared by the
- * channels that use it (so what one learns of its server, `max_tokens` say, serves them all).
+ * The chat model of each channel (or the one a turn names: `[budget] cheaper_model`): the offline
+ * responder when no model is configured, otherwise one metered `OpenAiChatModel` per server, model,
+ * reply budget and request settings, shared by the channels that use it (so what one learns of its
+ * server, `max_tokens` say, serves them all).
  */
 import { resolveChannel } from '@ebb/config';
 import type { ChatModel } from '@ebb/core';
@@ -18,14 +19,16 @@ export function chatModels(
   options: Pick<StartOptions, 'config' | 'env' | 'llmRetry' | 'logger'>,
   offline: boolean,
   metrics: EbbMetrics,
-): (channelKey: string) => ChatModel {
+): (channelKey: string, model?: string) => ChatModel {
   if (offline) {
     const responder = new OfflineResponder();
     return () => responder;
   }
   const models = new Map<string, ChatModel>();
-  return (channelKey) => {
-    const { llm } = resolveChannel(options.config(), channelKey);
+  return (channelKey, named) => {
+    const resolved = resolveChannel(options.config(), channelKey).llm;
+    // `[budget] cheaper_model`: the same server and settings, another model.
+    const llm = named === undefined ? resolved : { ...resolved, model: named };
     const key = JSON.stringify([llm.baseUrl ?? 'openai', llm.model, llm.maxOutputTokens, llm.request]);
     let model = models.get(key);
     if (!model) {

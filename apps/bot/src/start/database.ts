@@ -5,7 +5,15 @@
  */
 
 import type { ShutdownSteps } from '@ebb/core';
-import { type Database, migrate, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
+import {
+  type Database,
+  migrate,
+  PgBudgetNotices,
+  PgChannelStore,
+  PgMemoryStore,
+  PgRunStore,
+  PgUsageStore,
+} from '@ebb/db';
 import { openDatabase } from './open-database.js';
 import type { StartOptions } from './options.js';
 
@@ -37,5 +45,6 @@ export function pgStores(database: Database) {
     memories: new PgMemoryStore({ db: database.db }),
     runs: new PgRunStore({ db: database.db }),
     usage: new PgUsageStore({ db: database.db }),
+    budgetNotices: new PgBudgetNotices({ db: database.db }),
   };
 }

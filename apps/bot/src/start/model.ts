@@ -11,7 +11,7 @@ import type { StartOptions } from './options.js';
 
 export interface Model {
   readonly offline: boolean;
-  readonly chatModel: (channelKey: string) => ChatModel;
+  readonly chatModel: (channelKey: string, model?: string) => ChatModel;
   /** What the start-up line names: the default channel's model and the server it is asked at. */
   readonly describe: { readonly model: string; readonly baseUrl: string };
 }

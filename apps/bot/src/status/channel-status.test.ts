@@ -5,6 +5,7 @@ import {
   InMemoryChannelStore,
   InMemoryMemoryStore,
   InMemoryRunStore,
+  InMemoryUsageStore,
 } from '@ebb/core/testing';
 import { loadTokenizer } from '@ebb/llm';
 import { Toolbox } from '@ebb/tools';
@@ -55,4 +56,46 @@ it('reserves the built-in tools a channel allows as the bot counts them, and non
     expect(builtInToolTokens(settings, tokenizer), allow).toBeGreaterThan(100);
   }
   expect(builtInToolTokens(allowing('[]'), tokenizer)).toBe(0);
+});
+
+it("shows each spend limit with what was spent toward it this period, the workspace's across its channels", async () => {
+  const budgeted = parseConfig(
+    '[prices."gpt-5.4-mini"]\ninput_per_mtok = 1000\noutput_per_mtok = 1000\n' +
+      '[slack.budget]\ndaily_usd = 5\nworkspace_monthly_usd = 20\n',
+    'status.toml',
+  );
+  const usage = new InMemoryUsageStore();
+  const turn = (channelKey: string, promptTokens: number) => ({
+    channelKey,
+    purpose: 'reply' as const,
+    model: 'gpt-5.4-mini',
+    calls: 1,
+    promptTokens,
+    cachedTokens: 0,
+    completionTokens: 0,
+  });
+  await usage.record(turn('slack:T1:C1', 2_000), new Date('2026-12-04T08:10:00Z'));
+  await usage.record(turn('slack:T1:C1', 1_000), new Date('2026-12-03T23:00:00Z'));
+  await usage.record(turn('slack:T1:C2', 4_000), new Date('2026-12-02T10:00:00Z'));
+  await usage.record(turn('slack:T2:C1', 9_000), new Date('2026-12-04T08:00:00Z'));
+  const stores = {
+    channels: new InMemoryChannelStore(),
+    runs: new InMemoryRunStore(),
+    memories: new InMemoryMemoryStore(),
+    usage,
+  };
+  const now = () => Date.parse('2026-12-04T09:30:00Z');
+  const status = await loadChannelStatus(stores, budgeted, summary('slack:T1:C1'), { now });
+  expect(status.budget).toEqual([
+    { scope: 'channel', period: 'day', limitUsd: 5, spentUsd: 2, resetsAt: new Date('2026-12-05T00:00:00Z') },
+    {
+      scope: 'workspace',
+      period: 'month',
+      limitUsd: 20,
+      spentUsd: 7,
+      resetsAt: new Date('2027-01-01T00:00:00Z'),
+    },
+  ]);
+  // A channel with no limit has none to show.
+  expect((await loadChannelStatus(stores, budgeted, summary('web:a'), { now })).budget).toBeNull();
 });

@@ -21,6 +21,7 @@ import {
   priceOf,
   type RunStore,
   type Span,
+  type SpendAgainstLimit,
   systemPromptTokens,
   type TakeBackKind,
   type TakeBackLog,
@@ -34,6 +35,7 @@ import {
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import { isToolAllowed } from '@ebb/tools';
+import { ChannelSpend } from './channel-spend.js';
 import { builtInToolTokens } from './prompt-measure.js';
 
 /** Passes listed per channel. */
@@ -116,6 +118,8 @@ export interface ChannelStatus<Count extends number | null = number> {
   readonly lastDay: ChannelCost | null;
   /** The take-backs still pending; null when not read. */
   readonly takeBacks: TakeBacksStatus | null;
+  /** Each spend limit of `[budget]` with what was spent toward it this period; null with none set, or not read. */
+  readonly budget: readonly SpendAgainstLimit[] | null;
   readonly settings: readonly SettingStatus[] | null;
 }
 
@@ -124,8 +128,8 @@ export interface StatusStores {
   readonly channels: Pick<ArchiveReader, 'loadPrefix'> & Pick<TurnLog, 'calibration'>;
   readonly runs: Pick<RunStore, 'recent'>;
   readonly memories: Pick<MemoryStore, 'count'>;
-  /** Without it a status has no `lastDay`. */
-  readonly usage?: Pick<UsageStore, 'totalsSince'>;
+  /** Without it a status has no `lastDay` and no `budget`. */
+  readonly usage?: Pick<UsageStore, 'totalsSince' | 'totalsIn'>;
   /** Without it a status has no `takeBacks`. */
   readonly takeBacks?: Pick<TakeBackLog, 'pendingTakeBackCounts'>;
 }
@@ -172,13 +176,16 @@ export async function loadChannelStatus(
   const { memoryCounts = new Map<string, Promise<number>>() } = options;
   const count =
     memoryCounts === false ? null : memoized(memoryCounts, scope, () => stores.memories.count({ scope }));
-  const [compactor, prefix, calibration, runs, usage, takeBacks] = await Promise.all([
+  const now = (options.now ?? Date.now)();
+  const spend = stores.usage && new ChannelSpend({ usage: stores.usage, prices: () => config.prices });
+  const [compactor, prefix, calibration, runs, usage, takeBacks, budget] = await Promise.all([
     loadCompactorSettings(settings, options.systemTokens),
     stores.channels.loadPrefix(key),
     stores.channels.calibration(key),
     stores.runs.recent(key, RECENT_PASSES),
-    stores.usage?.totalsSince(new Date((options.now ?? Date.now)() - LAST_DAY_MS), [key]),
+    stores.usage?.totalsSince(new Date(now - LAST_DAY_MS), [key]),
     stores.takeBacks?.pendingTakeBackCounts(key),
+    settings.budget.limited ? spend?.againstLimits(key, settings.budget, now) : undefined,
   ]);
   return describeChannel({
     summary,
@@ -191,6 +198,7 @@ export async function loadChannelStatus(
     prices: config.prices,
     lastDay: usage === undefined ? null : channelCost(usage, config.prices),
     takeBacks: takeBacks === undefined ? null : describeTakeBacks(takeBacks[0]),
+    budget: budget ?? null,
     settingRows: options.settingRows ?? null,
   });
 }
@@ -264,6 +272,7 @@ export interface DescribeChannelInput<Count extends number | null = number> {
   readonly prices: EbbConfig['prices'];
   readonly lastDay?: ChannelCost | null;
   readonly takeBacks?: TakeBacksStatus | null;
+  readonly budget?: readonly SpendAgainstLimit[] | null;
   readonly settingRows: readonly SettingStatus[] | null;
 }
 
@@ -310,6 +319,7 @@ export function describeChannel<Count extends number | null>(
     passes: input.runs.map((run) => describePass(run, input.prices)),
     lastDay: input.lastDay ?? null,
     takeBacks: input.takeBacks ?? null,
+    budget: input.budget ?? null,
     settings: input.settingRows,
   };
 }

@@ -1,4 +1,10 @@
-import { hourOf, type UsageStore, type UsageTotals } from '../usage/usage.js';
+import {
+  type BudgetNotices,
+  hourOf,
+  type UsageQuery,
+  type UsageStore,
+  type UsageTotals,
+} from '../usage/usage.js';
 
 /** Keeps usage in memory: the reference for the Postgres store, and tests. */
 export class InMemoryUsageStore implements UsageStore {
@@ -23,9 +29,20 @@ export class InMemoryUsageStore implements UsageStore {
   async totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]> {
     const from = hourOf(since).getTime();
     const wanted = channelKeys === undefined ? undefined : new Set(channelKeys);
+    return this.#sums((row) => row.hour >= from && (!wanted || wanted.has(row.channelKey)));
+  }
+
+  async totalsIn({ from, to, channel }: UsageQuery): Promise<UsageTotals[]> {
+    const [start, end] = [hourOf(from).getTime(), to?.getTime() ?? Number.POSITIVE_INFINITY];
+    const ofChannel = (key: string) =>
+      'key' in channel ? key === channel.key : key.startsWith(channel.keyPrefix);
+    return this.#sums((row) => row.hour >= start && row.hour < end && ofChannel(row.channelKey));
+  }
+
+  #sums(wanted: (row: UsageTotals & { readonly hour: number }) => boolean): UsageTotals[] {
     const sums = new Map<string, UsageTotals>();
     for (const row of this.#rows.values()) {
-      if (row.hour < from || (wanted && !wanted.has(row.channelKey))) continue;
+      if (!wanted(row)) continue;
       const key = JSON.stringify([row.channelKey, row.purpose, row.model]);
       const old = sums.get(key);
       sums.set(key, {
@@ -41,5 +58,17 @@ export class InMemoryUsageStore implements UsageStore {
       });
     }
     return [...sums.values()];
+  }
+}
+
+/** Notices recorded in memory: the reference for the Postgres store, and tests. */
+export class InMemoryBudgetNotices implements BudgetNotices {
+  readonly #claimed = new Set<string>();
+
+  async claim(noticeKey: string, periodStart: Date): Promise<boolean> {
+    const key = `${noticeKey}@${periodStart.toISOString()}`;
+    if (this.#claimed.has(key)) return false;
+    this.#claimed.add(key);
+    return true;
   }
 }

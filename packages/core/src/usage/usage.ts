@@ -32,6 +32,26 @@ export interface UsageStore {
   record(usage: UsageTotals, at: Date): Promise<void>;
   /** Totals since `since`, per channel, purpose and model; only `channelKeys` when given. */
   totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]>;
+  /**
+   * Totals of the hours from `from` up to `to` (exclusive; absent: every hour since), per channel,
+   * purpose and model, of one channel or of every channel whose key starts with `keyPrefix`.
+   */
+  totalsIn(query: UsageQuery): Promise<UsageTotals[]>;
+}
+
+export interface UsageQuery {
+  readonly from: Date;
+  readonly to?: Date;
+  readonly channel: { readonly key: string } | { readonly keyPrefix: string };
+}
+
+/**
+ * The channels that reached a spend limit, once per limit and period (`noticeKey`): whichever replica
+ * records it first sends the notice and logs `budget.reached`; the others see it recorded.
+ */
+export interface BudgetNotices {
+  /** Records `noticeKey` for the period that began at `periodStart`: true for the first to record it. */
+  claim(noticeKey: string, periodStart: Date, at: Date): Promise<boolean>;
 }
 
 /** A channel's usage over a period, all models and purposes together, priced where `[prices]` can. */

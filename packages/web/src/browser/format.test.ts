@@ -1,6 +1,6 @@
 /** The channel overview's line of pending take-backs: a count, the oldest's kind and age, gone at 0. */
 import { describe, expect, it } from 'vitest';
-import { span, takeBacksText } from './format.js';
+import { span, spendLimitsText, takeBacksText } from './format.js';
 
 const now = Date.parse('2026-11-27T10:00:00.000Z');
 const before = (ms: number) => new Date(now - ms).toISOString();
@@ -31,5 +31,31 @@ describe('span', () => {
       '3 h',
       '2 d',
     ]);
+  });
+});
+
+describe('spendLimitsText', () => {
+  it('says each limit with its spend, and when a reached one resets', () => {
+    expect(
+      spendLimitsText([
+        {
+          scope: 'channel',
+          period: 'day',
+          limitUsd: 3,
+          spentUsd: 2.10341,
+          resetsAt: '2026-12-05T00:00:00.000Z',
+        },
+        {
+          scope: 'workspace',
+          period: 'month',
+          limitUsd: 200,
+          spentUsd: 200.5,
+          resetsAt: '2027-01-01T00:00:00.000Z',
+        },
+      ]),
+    ).toBe(
+      '$2.1034 of $3.00 today for this channel · $200.5000 of $200.00 this month for its workspace, reached: resets 2027-01-01 00:00 UTC',
+    );
+    expect(spendLimitsText(null)).toBe('');
   });
 });

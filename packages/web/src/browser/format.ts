@@ -3,7 +3,7 @@
  * into text can be unit-tested under Node (`dom.ts` re-exports them for the rest).
  */
 import { TAKE_BACK_KIND_WORDS } from '@ebb/core';
-import type { DashboardTakeBacks } from '../dashboard-api.js';
+import type { DashboardSpendLimit, DashboardTakeBacks } from '../dashboard-api.js';
 
 export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 export const num = (n: number | null | undefined) =>
@@ -24,6 +24,22 @@ export function span(ms: number): string {
  * A channel's pending take-backs in a sentence (`now`: epoch ms); empty when none is left, so the
  * line goes once the last one completes.
  */
+/**
+ * The channel's spend limits (`[budget]`): `$2.1034 of $3.00 today for this channel · $45.10 of
+ * $200.00 this month for its workspace, reached: resets 2027-01-01 00:00 UTC`; empty with none.
+ */
+export function spendLimitsText(limits: readonly DashboardSpendLimit[] | null): string {
+  return (limits ?? [])
+    .map((l) => {
+      const period = l.period === 'day' ? 'today' : 'this month';
+      const whose = l.scope === 'channel' ? 'this channel' : 'its workspace';
+      const reached =
+        l.spentUsd >= l.limitUsd ? `, reached: resets ${l.resetsAt.slice(0, 16).replace('T', ' ')} UTC` : '';
+      return `$${l.spentUsd.toFixed(4)} of $${l.limitUsd.toFixed(2)} ${period} for ${whose}${reached}`;
+    })
+    .join(' · ');
+}
+
 export function takeBacksText(t: DashboardTakeBacks, now: number): string {
   if (t.pending === 0) return '';
   const oldest =

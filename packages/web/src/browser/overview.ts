@@ -4,7 +4,7 @@
  */
 import type { DashboardChannelDetail, DashboardCost } from '../dashboard-api.js';
 import { $, clock, el, num, pct, plural, thresholdList } from './dom.js';
-import { takeBacksText } from './format.js';
+import { spendLimitsText, takeBacksText } from './format.js';
 
 const MEMORY_SHOWN = 160;
 
@@ -39,6 +39,9 @@ export function drawOverview(d: DashboardChannelDetail): void {
   takeBacks.textContent = takeBacksText(d.takeBacks, Date.now());
   takeBacks.hidden = d.takeBacks.pending === 0;
   $('cost').textContent = `last 24 hours: ${lastDay(d.lastDay)}`;
+  const budget = $('budget');
+  budget.textContent = `spend limits: ${spendLimitsText(d.budget)}`;
+  budget.hidden = (d.budget ?? []).length === 0;
 }
 
 function lastDay(c: DashboardCost | null): string {
