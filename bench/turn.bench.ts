@@ -4,6 +4,8 @@
  * The model is an in-process stand-in that answers at once, so what is timed is Ebb's own work.
  * - p50/p99 per turn with 1k and 100k tokens of context (target p99 < 20 ms);
  * - the same while a compaction pass of that channel is in flight (its LLM call held open);
+ * - a channel with spend limits (`[budget]`, below them) against one without, turns interleaved: what
+ *   reading the spend before each answer costs;
  * - many active channels served by one process: turns per second, resident memory and the context
  *   cache's hit rate. `npm run bench -- turn --channels 100,1000,10000,50000 --turns 30000
  *   [--cache-mb N]` runs only this part, one row per channel count, each turn on a channel drawn at
@@ -16,7 +18,7 @@ import { runCompactionWorker } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import type { ChatModel, InboundMessage, PlatformHandlers } from '@ebb/core';
 import { measureMessage } from '@ebb/core';
-import { PgChannelStore, PgMemoryStore, PgRunStore } from '@ebb/db';
+import { PgBudgetNotices, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
 import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
@@ -53,6 +55,11 @@ function benchOptions(argv: readonly string[]): TurnBenchOptions {
   };
 }
 
+/** Prices, and limits far above what the bench spends, for the `web:limited-*` channels. */
+const LIMITS =
+  '[prices."gpt-5.4-mini"]\ninput_per_mtok = 0.75\noutput_per_mtok = 4.5\n' +
+  '[channels."web:limited-*".budget]\ndaily_usd = 1000\nworkspace_monthly_usd = 100000\n';
+
 /** Answers at once: the model call is not part of the turn overhead. */
 const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 'ok, noted.' }) };
 
@@ -69,7 +76,7 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
   const producer = createRedis(redisUrl(), { role: 'producer' });
   await waitForReady(producer);
   const config = parseConfig(
-    `[llm]\ncontext_window = 200000\nbase_url = "${fake.url}"\n[compaction]\ncooldown_seconds = 0\n[web.bot]\nrespond_to = "all"\n${
+    `[llm]\ncontext_window = 200000\nbase_url = "${fake.url}"\n[compaction]\ncooldown_seconds = 0\n[web.bot]\nrespond_to = "all"\n${LIMITS}${
       options.cacheMb === undefined ? '' : `[bot]\ncontext_cache_mb = ${options.cacheMb}\n`
     }`,
     'bench.toml',
@@ -93,6 +100,8 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
     channels,
     memories: new PgMemoryStore({ db: fresh.db }),
     runs,
+    usage: new PgUsageStore({ db: fresh.db }),
+    budgetNotices: new PgBudgetNotices({ db: fresh.db }),
     queue,
     notifier,
     chatModel: () => instantModel,
@@ -219,6 +228,41 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
         ]);
       }
 
+      // Spend limits: the same 1k-token channel with and without [budget], turns interleaved.
+      await fill('web:limited-1k', 1_000);
+      await fill('web:unlimited-1k', 1_000);
+      const paired = { limited: [] as number[], unlimited: [] as number[] };
+      for (let i = 0; i < 20; i++) {
+        await handlers.onMessage(message('web:limited-1k', `warm-up ${i}`));
+        await handlers.onMessage(message('web:unlimited-1k', `warm-up ${i}`));
+      }
+      for (let i = 0; i < 300; i++) {
+        for (const kind of i % 2 === 0
+          ? (['limited', 'unlimited'] as const)
+          : (['unlimited', 'limited'] as const)) {
+          const start = nowMs();
+          await handlers.onMessage(message(`web:${kind}-1k`, `turn ${i}: how is service-${i % 40} doing?`));
+          paired[kind].push(nowMs() - start);
+        }
+      }
+      const [limited, unlimited] = [paired.limited, paired.unlimited].map((t) =>
+        [...t].sort((a, b) => a - b),
+      );
+      const budgetRows = [
+        [
+          'no [budget]',
+          median(unlimited ?? []).toFixed(2),
+          percentile(unlimited ?? [], 0.99).toFixed(2),
+          '1.00',
+        ],
+        [
+          'daily_usd + workspace_monthly_usd',
+          median(limited ?? []).toFixed(2),
+          percentile(limited ?? [], 0.99).toFixed(2),
+          (median(limited ?? []) / median(unlimited ?? [])).toFixed(2),
+        ],
+      ];
+
       sections.push(
         [
           'Turn overhead without the model call (ms): append, recall, render, post, append the reply, monitor',
@@ -235,6 +279,13 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
             ],
             rows,
           ),
+        ].join('\n'),
+      );
+      sections.push(
+        [
+          'Spend limits: a 1k-token channel with [budget] limits (far from reached) and one without, 300 turns each, interleaved (ms)',
+          '',
+          table(['channel', 'p50', 'p99', 'p50 ratio'], budgetRows),
         ].join('\n'),
       );
     }

@@ -123,6 +123,8 @@ function fedMetrics() {
   metrics.onTurn({ platform: 'slack', answered: true, usage: 0.83, durationMs: 1_250 });
   metrics.onTurn({ platform: 'web', answered: false, usage: 0.42, durationMs: 15 });
   metrics.onTurn({ platform: 'discord', answered: true, usage: 0.61, durationMs: 2_100 });
+  metrics.onBudget({ over: 'notice', scope: 'workspace', period: 'day', first: true });
+  metrics.onBudget({ over: 'notice', scope: 'workspace', period: 'day', first: false });
   return metrics;
 }
 
@@ -230,11 +232,21 @@ describe('createMetrics', () => {
       'direction',
       'le',
       'outcome',
+      'over',
+      'period',
       'platform',
       'purpose',
       'reason',
+      'scope',
       'tier',
     ]);
+  });
+
+  it('counts a spend limit reached once across replicas, and every turn it changed', async () => {
+    const text = await fedMetrics().metricsText();
+    expect(text).toContain('ebb_budget_reached_total{scope="workspace",period="day",over="notice"} 1');
+    expect(text).toContain('ebb_budget_limited_turns_total{over="notice"} 2');
+    expect(text).toContain('ebb_budget_limited_turns_total{over="silent"} 0');
   });
 
   it('counts memories the model proposed that were rejected or repaired, by reason only', async () => {

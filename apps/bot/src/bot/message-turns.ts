@@ -14,15 +14,12 @@
  */
 import type { EbbConfig } from '@ebb/config';
 import {
-  type BudgetOver,
   budgetNotice,
   type InboundMessage,
   type InboundSpool,
   type Logger,
   type Platform,
   type PlatformAdapter,
-  type SpendPeriod,
-  type SpendScope,
   type SpooledMessage,
   type TurnResult,
 } from '@ebb/core';
