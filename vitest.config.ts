@@ -6,7 +6,9 @@ import { defineConfig } from 'vitest/config';
 // NODE_OPTIONS, for every process a test starts (`bin/ebb.mjs` then runs the sources through tsx).
 // No test measures a rate (that depends on the machine): rates live in `npm run bench`.
 export default defineConfig({
-  ssr: { resolve: { conditions: ['ebb-source', 'module', 'node', 'development|production'] } },
+  // Not `module`, Vite's default first condition: a package whose `module` export is an ESM build
+  // with extension-less imports (@opentelemetry/api's) then resolves to a file Node cannot load.
+  ssr: { resolve: { conditions: ['ebb-source', 'node', 'development|production'] } },
   test: {
     include: ['{apps,packages,workers}/*/{src,test}/**/*.test.ts', '.ci/*.test.mjs'],
     env: { NODE_OPTIONS: '--conditions=ebb-source' },

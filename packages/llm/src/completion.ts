@@ -23,6 +23,20 @@ export function readUsage(completion: unknown): CompletionUsage {
   return { prompt, cached: Math.min(prompt, cached), completion: count(usage?.completion_tokens) };
 }
 
+/** Who answered and why it stopped, as the completion says (for traces); each absent when it does not say. */
+export function readOutcome(completion: unknown): { responseModel?: string; finishReason?: string } {
+  if (!isCompletion(completion)) return {};
+  // A non-OpenAI server may send anything in these fields, whatever the client's types say.
+  const model: unknown = completion.model;
+  const finish: unknown = Array.isArray(completion.choices)
+    ? completion.choices[0]?.finish_reason
+    : undefined;
+  return {
+    ...(typeof model === 'string' && model !== '' ? { responseModel: model } : {}),
+    ...(typeof finish === 'string' && finish !== '' ? { finishReason: finish } : {}),
+  };
+}
+
 /** A token count as a server sent it: a finite number >= 0, else 0. */
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;

@@ -96,3 +96,16 @@ describe('OpenAiChatModel with tools', () => {
     expect(new Set(ids).size).toBe(4);
   });
 });
+
+describe('OpenAiChatModel replies', () => {
+  it('say which model answered and why it stopped, as the server does', async () => {
+    fake.reset();
+    fake.enqueue({ content: 'Done.', model: 'gpt-4o-mini-2024-07-18' });
+    fake.enqueue({ toolCalls: [{ name: 'search_history', arguments: {} }] });
+    const words = await model.reply([{ role: 'user', content: 'ana: hi' }]);
+    const calls = await model.reply([{ role: 'user', content: 'ana: look' }], { tools });
+    expect(words).toMatchObject({ responseModel: 'gpt-4o-mini-2024-07-18', finishReason: 'stop' });
+    // Without a model of its own the fake answers as the model asked for, as OpenAI does.
+    expect(calls).toMatchObject({ responseModel: 'gpt-4o-mini', finishReason: 'tool_calls' });
+  });
+});

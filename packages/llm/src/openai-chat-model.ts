@@ -20,7 +20,7 @@ import type {
   ToolSpec,
 } from '@ebb/core';
 import type OpenAI from 'openai';
-import { readReply, readUsage } from './completion.js';
+import { readOutcome, readReply, readUsage } from './completion.js';
 import { DEFAULT_REQUEST_SETTINGS, RequestDialect } from './request-dialect.js';
 import { DEFAULT_RETRY, type RetryOptions, withRetries } from './retry.js';
 import { toWireName, wireNames } from './tool-wire-names.js';
@@ -90,6 +90,7 @@ export class OpenAiChatModel implements ChatModel {
           promptTokens: usage.prompt,
           cachedPromptTokens: usage.cached,
           completionTokens: usage.completion,
+          ...readOutcome(completion),
         };
       },
       this.#options.retry ?? CHAT_RETRY,

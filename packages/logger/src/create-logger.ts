@@ -1,8 +1,10 @@
 /**
  * Ebb's logger: pino, JSON lines, one `event` field per compaction step. Secrets never reach the
  * output: known secret keys are redacted wherever they appear, and passwords inside connection URLs
- * are masked. Message text is logged only at debug level, by the callers' choice of level.
+ * are masked. Message text is logged only at debug level, by the callers' choice of level. A line
+ * written while a span is active carries its `trace_id` and `span_id`, so it leads to its trace.
  */
+import { isSpanContextValid, trace } from '@opentelemetry/api';
 import { type DestinationStream, type Logger as PinoLogger, pino } from 'pino';
 
 /** The port every package logs through; a pino logger is one (see `createLogger`). */
@@ -44,11 +46,35 @@ export function createLogger(options: LoggerOptions = {}): PinoLogger {
     ...(options.name === undefined ? {} : { name: options.name }),
     redact: { paths: [...SECRET_KEYS, ...SECRET_KEYS.map((k) => `*.${k}`)], censor: '[redacted]' },
     formatters: { log: maskUrls },
+    mixin: traceIds,
+    mixinMergeStrategy: withTraceIds,
   };
   if (options.destination) return pino(base, options.destination);
   if (options.pretty)
     return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true } } });
   return pino(base);
+}
+
+const NO_IDS: Record<string, string> = Object.freeze({});
+
+/**
+ * The active span's ids, as OpenTelemetry's log data model names them. With tracing off there is no
+ * active span (the API's context lookup is a no-op), so a line costs one lookup and gets nothing.
+ */
+function traceIds(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (span === undefined) return NO_IDS;
+  const ids = span.spanContext();
+  return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : NO_IDS;
+}
+
+/**
+ * The line's fields over the ids. pino's own strategy assigns the fields onto the mixin's object,
+ * which must then be new for every line; a line without ids is left as it is, so tracing off
+ * allocates nothing.
+ */
+function withTraceIds(fields: object, ids: object): object {
+  return ids === NO_IDS ? fields : Object.assign(ids, fields);
 }
 
 const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*:)([^@\s]+)(@)/gi;

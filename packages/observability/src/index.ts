@@ -5,4 +5,7 @@ export * from './metrics.js';
 export * from './queue-stats.js';
 export * from './routes.js';
 export * from './serve-observability.js';
+export * from './traced-models.js';
+export * from './tracing.js';
+export * from './tracing-plan.js';
 export { EBB_VERSION } from './version.js';

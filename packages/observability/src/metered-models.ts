@@ -4,6 +4,7 @@
  * bot builds it.
  */
 import { type ChatModel, type LlmCall, type Summarizer, SummarizerGaveUpError } from '@ebb/core';
+import { errorCode, triesOf } from './call-failures.js';
 
 export type LlmCallSink = (calls: readonly LlmCall[]) => void;
 
@@ -74,15 +75,4 @@ export function meteredChatModel(
       }
     },
   };
-}
-
-/** The codes of every failed try an error says it ended (an `LlmError` after its retries). */
-function triesOf(err: unknown): readonly string[] | undefined {
-  const tries = err instanceof Error && 'failedTries' in err ? err.failedTries : undefined;
-  return Array.isArray(tries) && tries.every((t) => typeof t === 'string') ? tries : undefined;
-}
-
-function errorCode(err: unknown): string {
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string') return err.code;
-  return err instanceof Error && err.name === 'AbortError' ? 'aborted' : 'error';
 }

@@ -136,4 +136,8 @@ export interface ChatReply {
   readonly completionTokens?: number;
   /** The error code of every try that failed before this reply (429s and 5xx a retry hid). */
   readonly failedTries?: readonly string[];
+  /** The model the provider says answered (often a dated snapshot of the one asked for); absent offline. */
+  readonly responseModel?: string;
+  /** Why the model stopped, as the provider says it (`stop`, `tool_calls`, …); absent offline. */
+  readonly finishReason?: string;
 }

@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import { readBody } from '../http.js';
+import { closeServer, listenOnFreePort, readBody } from '../http.js';
 import { ScriptedFaults } from '../scripted-faults.js';
 import { FakeGuild } from './fake-guild.js';
 import { decodeSegment, HttpError, parseJson, sendJson } from './http.js';
@@ -236,13 +236,7 @@ export class FakeDiscord {
   static async start(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
     const merged = { ...DEFAULTS, ...options };
     const server = createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOnFreePort(server);
     const fake = new FakeDiscord(server, merged);
     server.on('request', (req, res) => fake.#onRequest(req, res));
     server.on('upgrade', (req, socket, head) => fake.#onUpgrade(req, socket, head));
@@ -625,10 +619,7 @@ export class FakeDiscord {
   async close(): Promise<void> {
     for (const ws of this.#wss.clients) ws.terminate();
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      this.#server.close((err) => (err ? reject(err) : resolve()));
-      this.#server.closeAllConnections();
-    });
+    await closeServer(this.#server);
   }
 
   // ---- gateway -------------------------------------------------------------------------------

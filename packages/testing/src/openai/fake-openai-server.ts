@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
-import { readBody, sendJson } from '../http.js';
+import { closeServer, listenOnFreePort, readBody, sendJson } from '../http.js';
 import { ScriptedFaults } from '../scripted-faults.js';
 import { refusedParameter, type ServerDialect } from './parameter-rules.js';
 import { OPENAI_PROMPT_CACHE, PromptCache, type PromptCacheOptions } from './prompt-cache.js';
@@ -192,13 +192,7 @@ export class FakeOpenAiServer {
         else sendJson(res, 500, errorBody(`fake server failure: ${String(err)}`, 'server_error'));
       });
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOnFreePort(server);
     fake = new FakeOpenAiServer(server, merged);
     return fake;
   }
@@ -254,10 +248,7 @@ export class FakeOpenAiServer {
   async close(): Promise<void> {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
-    await new Promise<void>((resolve, reject) => {
-      this.#server.close((err) => (err ? reject(err) : resolve()));
-      this.#server.closeAllConnections();
-    });
+    await closeServer(this.#server);
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

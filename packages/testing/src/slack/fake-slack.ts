@@ -24,7 +24,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { readBody, sendJson } from '../http.js';
+import { closeServer, listenOnFreePort, readBody, sendJson } from '../http.js';
 import { ScriptedFaults } from '../scripted-faults.js';
 import { type WebApiFault, type WebApiFaultAnswer, webApiFaultScript } from './faults.js';
 import {
@@ -192,13 +192,7 @@ export class FakeSlack {
       if (fake) fake.#upgrade(req, socket, head);
       else socket.destroy();
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    await listenOnFreePort(server);
     fake = new FakeSlack(server, merged);
     return fake;
   }
@@ -369,10 +363,7 @@ export class FakeSlack {
     for (const socket of this.#sockets) socket.terminate();
     this.#sockets.clear();
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
-    await new Promise<void>((resolve, reject) => {
-      this.#server.close((err) => (err ? reject(err) : resolve()));
-      this.#server.closeAllConnections();
-    });
+    await closeServer(this.#server);
   }
 
   // ---- internals ---------------------------------------------------------------------------------
