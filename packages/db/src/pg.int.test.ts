@@ -38,6 +38,7 @@ describe('postgres: migrations', () => {
       ).map((r) => r.table_name);
       expect(tables).toEqual([
         '__drizzle_migrations',
+        'budget_notices',
         'channels',
         'compaction_runs',
         'context_spans',

@@ -47,7 +47,7 @@ describe('ebb config check', () => {
     expect(out[2]).toBe('layers:  default < [compaction] < [channels."slack:T1:*"]');
     const table = out.slice(out.indexOf('') + 1);
     expect(table[0]).toMatch(/^setting\s+value\s+source$/);
-    expect(table).toHaveLength(40);
+    expect(table).toHaveLength(46);
     const row = (key: string) => table.find((line) => line.startsWith(`${key} `))?.split(/\s{2,}/);
     expect(row('compaction.working_fraction')).toEqual(['compaction.working_fraction', '0.7', 'default']);
     expect(row('privacy.on_delete')).toEqual(['privacy.on_delete', '"redact"', 'default']);

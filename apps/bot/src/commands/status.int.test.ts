@@ -232,9 +232,12 @@ describe('ebb status', () => {
       'passes',
       'lastDay',
       'takeBacks',
+      'budget',
       'settings',
     ]);
     expect(channel.takeBacks).toEqual({ pending: 0, oldest: null });
+    // No [budget] limit for this channel: nothing to show.
+    expect(channel.budget).toBeNull();
     expect(channel.lastDay).toEqual({
       calls: 11,
       promptTokens: 104_000,
