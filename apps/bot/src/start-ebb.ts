@@ -10,11 +10,12 @@
  * - no OPENAI_API_KEY and no `[llm] base_url`: the labelled offline responder and extractive
  *   summaries (start/model.ts);
  * - no Slack or Discord token: only the web channel (start/platforms.ts);
- * - an MCP server that cannot start: its tools are missing until it does (retried in the background).
+ * - an MCP server that cannot start: its tools are missing until it does (retried in the background);
+ * - no OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT: no traces (the OpenTelemetry SDK is not even loaded).
  */
 import type { PlatformAdapter } from '@ebb/core';
 import { ShutdownSteps } from '@ebb/core';
-import { EBB_VERSION } from '@ebb/observability';
+import { EBB_VERSION, startTracing } from '@ebb/observability';
 import type { WebAdapter } from '@ebb/web';
 import type { Bot } from './bot/bot.js';
 import { DashboardFeed } from './dashboard/dashboard-feed.js';
@@ -43,6 +44,9 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
   try {
     // Refused before anything opens or listens.
     checkExposure(options);
+    // First opened, last closed: the spans of the whole stop are flushed.
+    const tracing = await startTracing(options.env, options.logger, { serviceName: 'ebb' });
+    steps.add(() => tracing.shutdown());
     const database = await startDatabase(options, steps);
     const observability = new Observability(options, database);
     const model = startModel(options, observability.metrics);

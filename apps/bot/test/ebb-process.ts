@@ -4,7 +4,9 @@
  * Arguments: SCHEMA PREFIX FAKE_URL. Prints `ready <web url>` once it serves; logs go to stderr.
  * Environment (spawn-ebb.ts always sets them, '' for unset): EBB_PROCESS_WEB (the `[web]` table's
  * lines; unset: no rate limit), EBB_ADMIN_TOKEN (unset: none), EBB_PROCESS_DATABASE_URL (unset: the
- * test database's own URL), REDIS_URL (unset: Ebb's default) and EBB_DATA_DIR (unset: Ebb's default).
+ * test database's own URL), REDIS_URL (unset: Ebb's default), EBB_DATA_DIR (unset: Ebb's default)
+ * and EBB_PROCESS_CONFIG (a whole config.toml instead of the one above); the OTEL_* variables reach
+ * Ebb as they are.
  */
 import { loadEnv, parseConfig } from '@ebb/config';
 import { createDb } from '@ebb/db';
@@ -20,9 +22,11 @@ if (!schema || !prefix || !fakeUrl) throw new Error('usage: ebb-process SCHEMA P
 // '' is unset, like an absent variable.
 const web = process.env.EBB_PROCESS_WEB ? process.env.EBB_PROCESS_WEB.split('\n') : FULL_SPEED_WEB;
 const config = parseConfig(
-  ['[llm]', `base_url = "${fakeUrl}"`, ...web, '[web.bot]', 'respond_to = "all"'].join('\n'),
+  process.env.EBB_PROCESS_CONFIG ||
+    ['[llm]', `base_url = "${fakeUrl}"`, ...web, '[web.bot]', 'respond_to = "all"'].join('\n'),
   'ebb-process.toml',
 );
+const tracing = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_')));
 const logger = createLogger({ level: 'info', destination: process.stderr });
 const database = await createDb({
   databaseUrl: process.env.EBB_PROCESS_DATABASE_URL || testDatabaseUrl(),
@@ -36,6 +40,7 @@ const ebb = await startEbb({
     EBB_ADMIN_TOKEN: process.env.EBB_ADMIN_TOKEN || undefined,
     REDIS_URL: process.env.REDIS_URL || undefined,
     EBB_DATA_DIR: process.env.EBB_DATA_DIR || undefined,
+    ...tracing,
   }),
   logger,
   withWorker: false,

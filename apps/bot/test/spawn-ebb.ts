@@ -28,6 +28,10 @@ export interface SpawnEbbOptions {
   readonly redisUrl?: string;
   /** Its EBB_DATA_DIR (where its spool files go). Default: Ebb's. */
   readonly dataDir?: string;
+  /** The whole config.toml it runs (`[llm] base_url` included). Default: the fake's, `web` and respond_to = "all". */
+  readonly configToml?: string;
+  /** More variables (OTEL_*). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** `[web]` with nothing set: the body and rate limits Ebb ships with. */
@@ -50,6 +54,8 @@ export async function spawnEbb(
         EBB_PROCESS_DATABASE_URL: options.databaseUrl ?? '',
         REDIS_URL: options.redisUrl ?? '',
         EBB_DATA_DIR: options.dataDir ?? '',
+        EBB_PROCESS_CONFIG: options.configToml ?? '',
+        ...options.env,
       },
     },
   );

@@ -9,7 +9,7 @@ import { type CompactionLogEvent, type ReconcilePolicy, type Summarizer, settleW
 import type { Database } from '@ebb/db';
 import { isLlmRefusal, loadTokenizer, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
-import { EBB_VERSION, type EbbMetrics, meteredSummarizer } from '@ebb/observability';
+import { EBB_VERSION, type EbbMetrics, meteredSummarizer, tracedSummarizer } from '@ebb/observability';
 import {
   BullmqCompactionQueue,
   type BullmqCompactionWorker,
@@ -87,7 +87,8 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
     ...(options.metrics === undefined
       ? {}
       : {
-          wrapSummarizer: (s: Summarizer) => meteredSummarizer(s, (options.metrics as EbbMetrics).onLlmCalls),
+          wrapSummarizer: (s: Summarizer) =>
+            tracedSummarizer(meteredSummarizer(s, (options.metrics as EbbMetrics).onLlmCalls)),
         }),
     ...(options.llmTimeoutMs === undefined ? {} : { llmTimeoutMs: options.llmTimeoutMs }),
     ...(options.retry === undefined ? {} : { retry: options.retry }),

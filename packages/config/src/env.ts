@@ -68,6 +68,24 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `production` logs JSON lines; anything else pretty-prints in a terminal. */
   NODE_ENV: z.string().optional(),
+  // OpenTelemetry's own variables (docs/operations.md, "Traces"): with no endpoint set, no trace is kept.
+  /** Where spans go over OTLP/HTTP (`…/v1/traces` is appended); unset with the next: tracing off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().min(1).optional(),
+  /** The traces endpoint itself, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().min(1).optional(),
+  /** `http/protobuf` (the default, the only one Ebb sends). */
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.string().min(1).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.string().min(1).optional(),
+  /** `service.name` of the spans; default `ebb` (the bot) and `ebb-worker`. */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /** `parentbased_always_on` by default; `traceidratio` and the rest as the specification names them. */
+  OTEL_TRACES_SAMPLER: z.string().min(1).optional(),
+  /** The sampler's argument (the ratio of `traceidratio`). */
+  OTEL_TRACES_SAMPLER_ARG: z.string().min(1).optional(),
+  /** `true` turns tracing off whatever else is set. */
+  OTEL_SDK_DISABLED: z.string().min(1).optional(),
+  /** `otlp` (the default) or `none`. */
+  OTEL_TRACES_EXPORTER: z.string().min(1).optional(),
 });
 
 export type EbbEnv = z.infer<typeof envSchema>;

@@ -8,4 +8,5 @@ export * from './serve-observability.js';
 export * from './traced-models.js';
 export * from './tracing.js';
 export * from './tracing-plan.js';
+export * from './turn-spans.js';
 export { EBB_VERSION } from './version.js';

@@ -14,9 +14,19 @@
  *
  * With tracing off the span is the API's no-op and no attribute is built past the request's.
  * Compose it with `meteredChatModel` on real models only (the offline responder is not an LLM).
+ *
+ * A pass's summarizer (`tracedSummarizer`) makes its calls inside one `summarize()`: its span is
+ * `ebb summarize`, and each model call it reports (`LlmCall`, with its duration) becomes a `chat
+ * <model>` child laid out back to back up to the summary's end, with the same attributes.
  */
-import type { ChatModel, ChatReply } from '@ebb/core';
-import { type Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type ChatModel,
+  type ChatReply,
+  type LlmCall,
+  type Summarizer,
+  SummarizerGaveUpError,
+} from '@ebb/core';
+import { type Attributes, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { errorCode, triesOf } from './call-failures.js';
 import { EBB_VERSION } from './version.js';
 
@@ -34,6 +44,8 @@ export const GEN_AI_ATTRIBUTES = {
   serverPort: 'server.port',
   /** Ebb's own: the error code of every try a retry hid (429s, 5xx), oldest first. */
   failedTries: 'ebb.llm.failed_tries',
+  /** Ebb's own: what a call was for (`reply`, `summary`, `merge`). */
+  purpose: 'ebb.llm.purpose',
 } as const;
 
 /** The instrumentation scope of Ebb's own spans. */
@@ -108,4 +120,56 @@ function serverAttributes(baseUrl: string | undefined): Attributes {
   }
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
   return { [GEN_AI_ATTRIBUTES.serverAddress]: url.hostname, [GEN_AI_ATTRIBUTES.serverPort]: port };
+}
+
+/** A span per `summarize()`, and one child per model call it reports (see the header). */
+export function tracedSummarizer(summarizer: Summarizer, options: TracedChatModelOptions = {}): Summarizer {
+  const tracer = trace.getTracer(EBB_TRACER_NAME, EBB_VERSION);
+  return {
+    summarize(input, signal) {
+      return tracer.startActiveSpan('ebb summarize', async (span) => {
+        try {
+          const output = await summarizer.summarize(input, signal);
+          if (span.isRecording()) callSpans(tracer, output.calls, options);
+          return output;
+        } catch (err) {
+          if (err instanceof SummarizerGaveUpError && span.isRecording())
+            callSpans(tracer, err.calls, options);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode(err) });
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
+    },
+  };
+}
+
+/** The calls as CLIENT spans of the active one, ending now, each as long as it took. */
+function callSpans(tracer: Tracer, calls: readonly LlmCall[], options: TracedChatModelOptions): void {
+  let end = Date.now();
+  for (const call of [...calls].reverse()) {
+    const start = end - call.durationMs;
+    const span = tracer.startSpan(`chat ${call.model}`, {
+      kind: SpanKind.CLIENT,
+      startTime: start,
+      attributes: {
+        [GEN_AI_ATTRIBUTES.operationName]: 'chat',
+        [GEN_AI_ATTRIBUTES.providerName]: options.provider ?? DEFAULT_PROVIDER,
+        [GEN_AI_ATTRIBUTES.requestModel]: call.model,
+        [GEN_AI_ATTRIBUTES.inputTokens]: call.inputTokens,
+        [GEN_AI_ATTRIBUTES.outputTokens]: call.outputTokens,
+        [GEN_AI_ATTRIBUTES.purpose]: call.purpose,
+        ...(call.cachedInputTokens === undefined
+          ? {}
+          : { [GEN_AI_ATTRIBUTES.cacheReadInputTokens]: call.cachedInputTokens }),
+        ...(call.failedTries?.length ? { [GEN_AI_ATTRIBUTES.failedTries]: [...call.failedTries] } : {}),
+        ...(call.error === undefined ? {} : { [GEN_AI_ATTRIBUTES.errorType]: call.error }),
+        ...serverAttributes(options.baseUrl),
+      },
+    });
+    if (call.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: call.error });
+    span.end(end);
+    end = start;
+  }
 }

@@ -45,6 +45,7 @@ import {
   parseCompactionPayload,
   tierPriority,
 } from './compaction-jobs.js';
+import { traceOfEnqueue } from './job-trace.js';
 import { assertRedisReady } from './redis-connection.js';
 import { type RedisKeys, redisKeys } from './redis-keys.js';
 import { type LockOptions, withLock } from './with-lock.js';
@@ -183,7 +184,10 @@ export class BullmqCompactionQueue implements CompactionQueue {
     delayMs: number,
   ): Promise<string> {
     const o = this.#jobOptions;
-    const job = await this.#queue.add(COMPACTION_JOB_NAME, payload, {
+    // The turn that queued it, for the pass's span in the worker (none with tracing off).
+    const trace = traceOfEnqueue();
+    const data = trace === undefined ? payload : { ...payload, trace };
+    const job = await this.#queue.add(COMPACTION_JOB_NAME, data, {
       jobId,
       deduplication: { id: dedupeId },
       ...(delayMs > 0 ? { delay: delayMs } : {}),

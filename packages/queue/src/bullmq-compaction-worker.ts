@@ -51,6 +51,7 @@ import {
   providerWaitMs,
   toError,
 } from './job-driver.js';
+import { inPassSpan } from './job-trace.js';
 import { closeRedis, createRedis, QUIT_WAIT_MS } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';
 
@@ -134,9 +135,18 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
       this.#active.add(jobId);
       try {
         const attempt = job.attemptsMade + 1;
-        return await processor(
-          { ...payload, jobId, attempt, lastAttempt: attempt >= (job.opts.attempts ?? 1) },
-          signal ?? new AbortController().signal,
+        const { trace: _trace, ...pass } = payload;
+        const started = {
+          id: jobId,
+          attempt,
+          createdAt: job.timestamp,
+          startedAt: job.processedOn ?? Date.now(),
+        };
+        return await inPassSpan(payload, started, () =>
+          processor(
+            { ...pass, jobId, attempt, lastAttempt: attempt >= (job.opts.attempts ?? 1) },
+            signal ?? new AbortController().signal,
+          ),
         );
       } catch (err) {
         const wait = err instanceof PassDeferredError ? err.retryAfterMs : providerWaitMs(err);

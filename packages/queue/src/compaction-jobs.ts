@@ -31,6 +31,11 @@ export const CompactionJobPayload = z
     focus: z.string().max(MAX_FOCUS_CHARS).exactOptional(),
     /** A follow-up: the job id of the pass whose range ends right before this one's. */
     after: z.string().min(1).max(1024).exactOptional(),
+    /**
+     * The W3C trace context of the turn that queued it (`traceparent`, `tracestate`), so the pass's
+     * span is that turn's child in the worker; absent with tracing off (`job-trace.ts`).
+     */
+    trace: z.record(z.string().max(64), z.string().max(1024)).exactOptional(),
   })
   .refine((p) => p.toSeq >= p.fromSeq, { message: 'toSeq must be >= fromSeq', path: ['toSeq'] });
 

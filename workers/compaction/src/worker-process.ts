@@ -19,6 +19,8 @@ import {
   postgresCheck,
   redisCheck,
   serveObservabilityOnDefaultPort,
+  startTracing,
+  type TracingEnvName,
 } from '@ebb/observability';
 import { closeRedis, createRedis, DEFAULT_COMPACTION_WORKER_OPTIONS } from '@ebb/queue';
 import { mountGuards } from '@ebb/web';
@@ -31,6 +33,7 @@ export type WorkerProcessEnv = Pick<
   | 'EBB_METRICS_HOST'
   | 'EBB_METRICS_PORT'
   | 'EBB_METRICS_TOKEN'
+  | TracingEnvName
 > & {
   /** A separate worker needs Postgres: the embedded database belongs to one process. */
   readonly DATABASE_URL: string;
@@ -55,6 +58,9 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   // What is open so far, closed last-opened first: by stop(), or by a step of the start that fails.
   const opened = new ShutdownSteps(logger);
   try {
+    // First opened, last closed: the spans of the whole stop are flushed.
+    const tracing = await startTracing(env, logger, { serviceName: 'ebb-worker' });
+    opened.add(() => tracing.shutdown());
     const database = await createDb({ databaseUrl: env.DATABASE_URL });
     opened.add(() => database.close());
     await migrate(database);

@@ -90,6 +90,8 @@ export async function spawnEbbWorker(args: {
   readonly prefix: string;
   /** The worker's config.toml. */
   readonly configToml: string;
+  /** More variables (OTEL_*). */
+  readonly env?: Readonly<Record<string, string>>;
 }): Promise<SpawnedWorker> {
   const dir = await mkdtemp(join(tmpdir(), 'ebb-worker-'));
   const config = join(dir, 'config.toml');
@@ -103,6 +105,7 @@ export async function spawnEbbWorker(args: {
       REDIS_URL: redisUrl(),
       EBB_REDIS_PREFIX: args.prefix,
       EBB_METRICS_PORT: '0',
+      ...args.env,
     },
   });
   const exited = worker.exited.then(async (code) => {

@@ -24,6 +24,7 @@ import {
   type TurnResult,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
+import { type TurnOutcome, traceTurn } from '@ebb/observability';
 import type { BotCompaction } from './bot-compaction.js';
 import type { BotOptions } from './bot-options.js';
 import type { CacheSilence } from './cache-silence.js';
@@ -98,7 +99,12 @@ export class MessageTurns {
    * A message's turn: behind what the spool holds of its channel, then stored and answered; a failure
    * anywhere is never a crash.
    */
-  async run(message: InboundMessage): Promise<TurnResult> {
+  run(message: InboundMessage): Promise<TurnResult> {
+    // The trace's root (`ebb turn`): its model calls, and the pass it queues, are its children.
+    return traceTurn(message, turnOutcome, () => this.#run(message));
+  }
+
+  async #run(message: InboundMessage): Promise<TurnResult> {
     const log = this.#options.logger.child({ channel: message.channelKey });
     const lease = await this.#options.leases.take(message.channelKey, log);
     if (lease === 'stopping') return await this.refused(message);
@@ -377,5 +383,14 @@ function spooledOf(message: InboundMessage): SpooledMessage {
     text: message.text,
     ts: message.ts,
     platformMessageId: message.platformMessageId,
+  };
+}
+
+/** How a turn ended, for its span. */
+function turnOutcome(result: TurnResult): TurnOutcome {
+  return {
+    archived: result.archived,
+    answered: result.reply !== null,
+    ...(result.failedAfterStore ? { failed: true } : {}),
   };
 }

@@ -6,7 +6,7 @@
 import { passSettingsResolver } from '@ebb/compaction';
 import type { CompactionEventSink, PlatformAdapter } from '@ebb/core';
 import { SHUTDOWN_STEP_MS, type ShutdownSteps } from '@ebb/core';
-import { meteredSummarizer } from '@ebb/observability';
+import { meteredSummarizer, tracedSummarizer } from '@ebb/observability';
 import type { Toolbox } from '@ebb/tools';
 import { Bot, type BotOptions, TURN_CUT_OFF_MS } from '../bot/bot.js';
 import type { DashboardFeed } from '../dashboard/dashboard-feed.js';
@@ -56,7 +56,7 @@ export async function startBot(options: StartOptions, parts: BotParts, steps: Sh
       config: options.config,
       env,
       log: logger,
-      wrap: (s) => meteredSummarizer(s, metrics.onLlmCalls),
+      wrap: (s) => tracedSummarizer(meteredSummarizer(s, metrics.onLlmCalls)),
       usage: parts.stores.usage,
       ...llmRetry(options),
     }),

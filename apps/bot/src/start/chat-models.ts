@@ -7,7 +7,7 @@
 import { resolveChannel } from '@ebb/config';
 import type { ChatModel } from '@ebb/core';
 import { CHAT_RETRY, isOffline, OfflineResponder, OpenAiChatModel, openAiClient } from '@ebb/llm';
-import { type EbbMetrics, meteredChatModel } from '@ebb/observability';
+import { type EbbMetrics, meteredChatModel, tracedChatModel } from '@ebb/observability';
 import { BotError } from '../errors.js';
 import type { StartOptions } from './options.js';
 
@@ -38,16 +38,19 @@ export function chatModels(
           code: 'no_model',
         });
       }
-      model = meteredChatModel(
-        new OpenAiChatModel({
-          client: openAiClient(server),
-          model: llm.model,
-          maxOutputTokens: llm.maxOutputTokens,
-          retry: options.llmRetry ?? CHAT_RETRY,
-          request: llm.request,
-          log: options.logger,
-        }),
-        metrics.onLlmCalls,
+      model = tracedChatModel(
+        meteredChatModel(
+          new OpenAiChatModel({
+            client: openAiClient(server),
+            model: llm.model,
+            maxOutputTokens: llm.maxOutputTokens,
+            retry: options.llmRetry ?? CHAT_RETRY,
+            request: llm.request,
+            log: options.logger,
+          }),
+          metrics.onLlmCalls,
+        ),
+        llm.baseUrl === undefined ? {} : { baseUrl: llm.baseUrl },
       );
       models.set(key, model);
     }

@@ -21,7 +21,7 @@ import type {
   ShutdownSteps,
 } from '@ebb/core';
 import type { Database } from '@ebb/db';
-import { bullmqQueueStats, meteredSummarizer, redisCheck } from '@ebb/observability';
+import { bullmqQueueStats, meteredSummarizer, redisCheck, tracedSummarizer } from '@ebb/observability';
 import {
   BullmqCompactionQueue,
   closeRedis,
@@ -112,7 +112,7 @@ export async function startQueue(
     database: parts.database,
     onEvent: parts.onEvent,
     logger: options.logger,
-    wrapSummarizer: (s) => meteredSummarizer(s, metrics.onLlmCalls),
+    wrapSummarizer: (s) => tracedSummarizer(meteredSummarizer(s, metrics.onLlmCalls)),
     ...llmRetry(options),
   });
   steps.add(() => pipeline.close());

@@ -1,0 +1,80 @@
+/**
+ * A compaction job's place in a trace: the enqueuer writes the active trace context into the job
+ * (`traceOfEnqueue`, W3C `traceparent` and `tracestate`, by whatever propagator the process
+ * registered), and the worker runs the pass in a CONSUMER span under it (`inPassSpan`), whose
+ * attributes say how long the job waited in the queue. With tracing off the propagator writes
+ * nothing and the span is the API's no-op, so a job carries no `trace` field.
+ */
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
+import type { CompactionJobPayload } from './compaction-jobs.js';
+
+const TRACER_NAME = '@ebb/queue';
+
+export const PASS_ATTRIBUTES = {
+  tier: 'ebb.compaction.tier',
+  jobId: 'messaging.message.id',
+  system: 'messaging.system',
+  attempt: 'ebb.compaction.attempt',
+  /** From the job's creation to this attempt's start (its delay, a backoff or a deferral included). */
+  queueWaitMs: 'ebb.compaction.queue_wait_ms',
+} as const;
+
+/** The trace context to carry in a job enqueued now; undefined when there is none to carry. */
+export function traceOfEnqueue(): Record<string, string> | undefined {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return Object.keys(carrier).length === 0 ? undefined : carrier;
+}
+
+/** Runs one attempt of a pass in its span, the child of the turn that queued it when the job says which. */
+export function inPassSpan<T>(
+  payload: CompactionJobPayload,
+  job: {
+    readonly id: string;
+    readonly attempt: number;
+    readonly createdAt: number;
+    readonly startedAt: number;
+  },
+  run: () => Promise<T>,
+): Promise<T> {
+  const parent =
+    payload.trace === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, payload.trace);
+  const attributes = {
+    [PASS_ATTRIBUTES.system]: 'bullmq',
+    [PASS_ATTRIBUTES.tier]: payload.tier,
+    [PASS_ATTRIBUTES.jobId]: job.id,
+    [PASS_ATTRIBUTES.attempt]: job.attempt,
+    [PASS_ATTRIBUTES.queueWaitMs]: Math.max(0, job.startedAt - job.createdAt),
+  };
+  return trace
+    .getTracer(TRACER_NAME)
+    .startActiveSpan(
+      'ebb compaction pass',
+      { kind: SpanKind.CONSUMER, attributes },
+      parent,
+      async (span: Span) => {
+        try {
+          return await run();
+        } catch (err) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+          throw err;
+        } finally {
+          span.end();
+        }
+      },
+    );
+}
+
+/** A failure as a span status: its code, never its message (which may quote what it summarized). */
+function errorName(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'error';
+}
