@@ -1,12 +1,15 @@
 /**
  * Per-channel settings for the worker, resolved from config.toml: the summary budget, the memory
  * scope, the chat model's tokenizer, the summarizer and `[prices]` (the cost on a pass's log line).
- * Offline (no OPENAI_API_KEY and no `[llm] base_url`) the summarizer is the extractive one.
+ * Offline (no OPENAI_API_KEY and no `[llm] base_url`) the summarizer is the extractive one. A
+ * channel that has reached a spend limit (`[budget]`, read from `usage`) and names a
+ * `cheaper_model` is summarized on that model until the limit resets: its passes keep running,
+ * which is what keeps its window safe, at the cheaper price.
  * Summarizers are shared per model and server; their clients come from `openAiClient` (`maxRetries: 0`,
  * since the summarizer runs its own retries).
  */
 import { type EbbConfig, type EbbEnv, resolveChannel } from '@ebb/config';
-import type { Logger, Summarizer, UsageStore } from '@ebb/core';
+import { ChannelSpend, type Logger, reachedLimit, type Summarizer, type UsageStore } from '@ebb/core';
 import {
   DEFAULT_RETRY,
   ExtractiveSummarizer,
@@ -36,6 +39,8 @@ export interface PassSettingsOptions {
   readonly usage?: UsageStore;
   /** Where a request parameter the server refused is reported (`llm.parameter_adapted`). */
   readonly log?: Logger;
+  /** The clock a spend limit's period is read on (default `Date.now`; tests move it). */
+  readonly now?: () => number;
 }
 
 export const DEFAULT_LLM_TIMEOUT_MS = 120_000;
@@ -44,6 +49,17 @@ export function passSettingsResolver(
   options: PassSettingsOptions,
 ): (channelKey: string) => Promise<ChannelPassSettings> {
   const summarizers = new Map<string, Summarizer>();
+  const { usage } = options;
+  const spend = usage && new ChannelSpend({ usage, prices: () => options.config().prices });
+  /** `[budget] cheaper_model` once the channel has reached a limit, else its summarizer. */
+  const modelOf = async (channel: ReturnType<typeof resolveChannel>): Promise<string> => {
+    const { budget } = channel;
+    if (spend === undefined || budget.cheaperModel === undefined || !budget.limited)
+      return channel.compaction.summarizerModel;
+    const now = (options.now ?? Date.now)();
+    const spends = await spend.againstLimits(channel.channelKey, budget, now, { untilReached: true });
+    return reachedLimit(spends) ? budget.cheaperModel : channel.compaction.summarizerModel;
+  };
 
   return async (channelKey) => {
     const config = options.config();
@@ -51,7 +67,7 @@ export function passSettingsResolver(
     const tokenizer = await loadTokenizer(channel.llm.encoding);
     const server = { apiKey: options.env.OPENAI_API_KEY, baseUrl: channel.llm.baseUrl };
     const offline = isOffline(server);
-    const model = channel.compaction.summarizerModel;
+    const model = offline ? channel.compaction.summarizerModel : await modelOf(channel);
     const key = offline
       ? 'extractive'
       : JSON.stringify([

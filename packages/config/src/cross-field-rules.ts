@@ -216,11 +216,7 @@ function checkBudget(
   }
   const limits = limitsOf(budgetOf(budget));
   if (limits.length === 0) return undefined;
-  const models = [
-    llm.model,
-    compaction.summarizer_model,
-    ...(budget.over === 'cheaper_model' ? [budget.cheaper_model] : []),
-  ];
+  const models = [llm.model, compaction.summarizer_model, budget.cheaper_model];
   const unpriced = [...new Set(models)].filter(
     (m): m is string => m !== undefined && priceOf(context.prices, m) === undefined,
   );

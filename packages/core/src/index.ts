@@ -78,6 +78,7 @@ export * from './support/shutdown-steps.js';
 export * from './support/untrusted-text.js';
 export * from './tools/archive-search.js';
 export * from './tools/history-tools.js';
+export * from './usage/channel-spend.js';
 export * from './usage/cold-prompt.js';
 export * from './usage/prefix-cache.js';
 export * from './usage/pricing.js';

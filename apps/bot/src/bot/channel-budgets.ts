@@ -4,11 +4,12 @@
  * limit holds across replicas and restarts. What a reached limit does to the turn is
  * `message-turns.ts`'s; this says which limit, and whether this replica is the first to see it in
  * its period (it sends the channel's one notice and logs `budget.reached`).
- * How a limit's spend is read is `status/channel-spend.ts`'s (`ebb status` shows it too).
+ * How a limit's spend is read is core's `channel-spend.ts`'s (`ebb status` shows it too).
  */
 import {
   type BudgetNotices,
   type BudgetSettings,
+  ChannelSpend,
   type Logger,
   type ModelPrice,
   noticeKey,
@@ -17,7 +18,6 @@ import {
   type SpendAgainstLimit,
   type UsageStore,
 } from '@ebb/core';
-import { ChannelSpend } from '../status/channel-spend.js';
 import type { BotOptions } from './bot-options.js';
 
 /** The bot's budgets, when it has the usage and the notices to keep them by. */

@@ -9,6 +9,7 @@ import {
   type ArchiveReader,
   type Calibration,
   type ChannelCost,
+  ChannelSpend,
   type ChannelSummary,
   type CompactionRun,
   type CompactorSettings,
@@ -35,7 +36,6 @@ import {
 } from '@ebb/core';
 import { loadTokenizer } from '@ebb/llm';
 import { isToolAllowed } from '@ebb/tools';
-import { ChannelSpend } from './channel-spend.js';
 import { builtInToolTokens } from './prompt-measure.js';
 
 /** Passes listed per channel. */

@@ -1,8 +1,9 @@
 /**
  * Spend limits (`[budget]`), the rules without the reads: the periods a limit counts over (the UTC day
  * and the UTC month, each ending when the next begins), the workspace a channel's spend also counts
- * toward, which limit a channel has reached, and the notice it gets. The bot reads the spend
- * (`apps/bot/src/bot/spend-limits.ts`) and acts on the verdict; nothing here reads a clock.
+ * toward, which limit a channel has reached, and the notice it gets. `channel-spend.ts` reads the
+ * spend; the bot acts on the verdict (`apps/bot/src/bot/channel-budgets.ts`), and so does a worker's
+ * pass (the cheaper model). Nothing here reads a clock.
  *
  * | limit                   | counts                                              | resets           |
  * | ----------------------- | --------------------------------------------------- | ---------------- |

@@ -1,26 +1,23 @@
 /**
- * What a channel has spent toward each of its limits (`[budget]`), from the usage every replica and
- * worker records (`llm_usage`): the bot reads it before each answer of a limited channel
- * (`bot/channel-budgets.ts`); `ebb status` shows it.
+ * What a channel has spent toward each of its limits (`[budget]`, the rules in `spend-limits.ts`),
+ * from the usage every replica and worker records (`UsageStore`, Postgres's `llm_usage`): the bot
+ * reads it before each answer of a limited channel, a worker before each of its passes (on the
+ * cheaper model once a limit is reached), and `ebb status` shows it.
  *
  * A limit's spend is its period's closed hours (read once an hour per channel or workspace, and kept)
  * plus the hour under way (read every time: one indexed read per limit). A turn's usage counts once
  * recorded, which a limited channel's turn awaits; a pass's when its worker records it.
  */
+import { LruMap } from '../support/lru-map.js';
+import { type ModelPrice, pricedCost } from './pricing.js';
 import {
   type BudgetSettings,
-  hourOf,
-  LruMap,
   limitsOf,
-  type ModelPrice,
   periodOf,
-  pricedCost,
   type SpendAgainstLimit,
-  type UsageQuery,
-  type UsageStore,
-  type UsageTotals,
   workspaceOf,
-} from '@ebb/core';
+} from './spend-limits.js';
+import { hourOf, type UsageQuery, type UsageStore, type UsageTotals } from './usage.js';
 
 /** Closed-hours totals kept: one per limit of a channel or workspace in use this hour. */
 const CLOSED_HOURS_KEPT = 4_096;
