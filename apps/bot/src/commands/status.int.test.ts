@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, resolveChannel } from '@ebb/config';
-import { historyTools, type NewMessage, systemPromptTokens } from '@ebb/core';
+import { historyTools, type NewMessage, periodOf, systemPromptTokens } from '@ebb/core';
 import {
   makeDefaultPgliteTemplate,
   PgArchiveSearch,
@@ -44,9 +44,15 @@ writeFileSync(
     'input_per_mtok = 0.15',
     'cached_input_per_mtok = 0.075',
     'output_per_mtok = 0.6',
+    '[prices."gpt-5.4-mini"]',
+    'input_per_mtok = 0.75',
+    'output_per_mtok = 4.5',
     '[channels."slack:T1:*".compaction]',
     'background_threshold = 0.5',
     'aggressive_threshold = 0.7',
+    // The channel itself (not its threads) has a daily spend limit.
+    '[channels."slack:T1:C1".budget]',
+    'daily_usd = 1',
   ].join('\n'),
 );
 
@@ -184,6 +190,11 @@ describe('ebb status', () => {
     expect(text).toContain(
       '  last day  11 model calls, 104,000 prompt tokens (90.0% of reply prompts cached), 600 completion; $0.0092; 8 replies, 25.0% after the cache went cold, $1.0688 per 1,000',
     );
+    // Today's calls (not the older hour's) toward the channel's limit, and when it resets.
+    const tomorrow = periodOf('day', Date.now()).end.toISOString().slice(0, 16).replace('T', ' ');
+    expect(text.split('\n').filter((l) => l.startsWith('  budget'))).toEqual([
+      `  budget    $0.0092 of $1.00 today (this channel); resets ${tomorrow} UTC`,
+    ]);
     expect(text).toContain(`  memories  3 in scope ${SLACK}`);
     expect(text).toContain(`  memories  1 in scope ${WEB}`);
     expect(text.split('\n').filter((l) => l.startsWith('  take-backs'))).toEqual([
@@ -236,8 +247,15 @@ describe('ebb status', () => {
       'settings',
     ]);
     expect(channel.takeBacks).toEqual({ pending: 0, oldest: null });
-    // No [budget] limit for this channel: nothing to show.
-    expect(channel.budget).toBeNull();
+    expect(channel.budget).toEqual([
+      {
+        scope: 'channel',
+        period: 'day',
+        limitUsd: 1,
+        spentUsd: expect.closeTo((14_000 * 0.15 + 90_000 * 0.075 + 600 * 0.6) / 1_000_000, 12),
+        resetsAt: periodOf('day', Date.now()).end.toISOString(),
+      },
+    ]);
     expect(channel.lastDay).toEqual({
       calls: 11,
       promptTokens: 104_000,
