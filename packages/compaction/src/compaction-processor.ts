@@ -76,6 +76,9 @@ export type {
   ProcessorJob,
   ProcessResult,
 } from './pass-context.js';
+
+import { inStepSpan } from './pass-spans.js';
+
 export { errorCode, recordFailure } from './pass-failure.js';
 export { FOLLOW_UP_RECHECK_MS } from './pass-splice.js';
 
@@ -166,12 +169,18 @@ async function passFrom(p: Processor, pass: Pass, from: PassFrom): Promise<Proce
   if (!checkpoint) await check();
   // A checkpoint is JSON typed as proposed memories, and may predate the check: checked on the
   // way out too. For an output this worker just checked it changes nothing.
-  const upserted = await storeMemories(p, job, settings, await checked(output.memories));
+  const memories = await checked(output.memories);
+  const upserted = await inStepSpan(
+    'ebb memories',
+    () => storeMemories(p, job, settings, memories),
+    (u) => ({ 'ebb.memories.added': u.added, 'ebb.memories.refreshed': u.refreshed }),
+  );
   if (upserted.added + upserted.refreshed > 0) await check();
-  const spliced = await spliceSummary(p.channels, job, settings.tokenizer, {
-    ...output,
-    takeBackMark: readAt,
-  });
+  const spliced = await inStepSpan(
+    'ebb splice',
+    () => spliceSummary(p.channels, job, settings.tokenizer, { ...output, takeBackMark: readAt }),
+    (s) => ({ 'ebb.splice.outcome': s.outcome.kind, 'ebb.splice.summary_tokens': s.summaryTokens }),
+  );
   if (spliced.outcome.kind === 'stale' && spliced.outcome.reason === TAKEN_BACK_REASON) await check(true);
   return await recordOutcome(p, pass, {
     ...spliced,

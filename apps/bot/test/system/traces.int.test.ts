@@ -97,9 +97,13 @@ it('puts a turn, its model call and the pass it queued, run in the worker, in on
   });
   expect(Number(reply.attributes['gen_ai.usage.input_tokens'])).toBeGreaterThan(0);
   expect(Number(reply.attributes['gen_ai.usage.output_tokens'])).toBeGreaterThan(0);
-  // The pass's summarizer and its model call.
-  const summarize = await collector.waitForSpan(childOf(pass));
-  expect(summarize.name).toBe('ebb summarize');
+  // The pass's summarizer and its model call, then its memories and its splice.
+  const summarize = await collector.waitForSpan((s) => childOf(pass)(s) && s.name === 'ebb summarize');
+  const memories = await collector.waitForSpan((s) => childOf(pass)(s) && s.name === 'ebb memories');
+  expect(memories.attributes).toMatchObject({ 'ebb.memories.added': 0 });
+  const splice = await collector.waitForSpan((s) => childOf(pass)(s) && s.name === 'ebb splice');
+  expect(['splice', 'stale', 'gap', 'noop']).toContain(splice.attributes['ebb.splice.outcome']);
+  expect(Number(splice.attributes['ebb.splice.summary_tokens'])).toBeGreaterThan(0);
   const summaryCall = await collector.waitForSpan(childOf(summarize));
   expect(summaryCall).toMatchObject({ name: 'chat gpt-5.4-mini', kind: 'client' });
   expect(summaryCall.attributes).toMatchObject({
