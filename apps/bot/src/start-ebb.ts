@@ -15,7 +15,7 @@
  */
 import type { PlatformAdapter } from '@ebb/core';
 import { ShutdownSteps } from '@ebb/core';
-import { EBB_VERSION, startTracing } from '@ebb/observability';
+import { EBB_VERSION, startTracing, TRACING_STOP_STEP_MS } from '@ebb/observability';
 import type { WebAdapter } from '@ebb/web';
 import type { Bot } from './bot/bot.js';
 import { DashboardFeed } from './dashboard/dashboard-feed.js';
@@ -46,7 +46,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
     checkExposure(options);
     // First opened, last closed: the spans of the whole stop are flushed.
     const tracing = await startTracing(options.env, options.logger, { serviceName: 'ebb' });
-    steps.add(() => tracing.shutdown());
+    steps.add(() => tracing.shutdown(), TRACING_STOP_STEP_MS);
     const database = await startDatabase(options, steps);
     const observability = new Observability(options, database);
     const model = startModel(options, observability.metrics);

@@ -47,6 +47,14 @@ describe('[budget]', () => {
     ).toThrow(
       /channels\."web:\*"\.budget\.over[\s\S]*budget\.cheaper_model must name the model to answer on/,
     );
+    // `over` as a default for the places that set a limit, where none is set: nothing to refuse.
+    expect(() =>
+      parseConfig(
+        `${PRICED}[prices."gpt-5.4-nano"]\ninput_per_mtok = 0.2\noutput_per_mtok = 1.25\n` +
+          '[budget]\nover = "cheaper_model"\n[slack.budget]\ndaily_usd = 1\ncheaper_model = "gpt-5.4-nano"\n',
+        'config.toml',
+      ),
+    ).not.toThrow();
   });
 
   it('refuses a limit on a channel whose calls [prices] cannot price, naming the models', () => {

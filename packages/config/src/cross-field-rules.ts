@@ -209,13 +209,14 @@ function checkBudget(
 ): { issue: ConfigIssue; fingerprint: string } | undefined {
   const { budget, llm, compaction } = merged.settings;
   const suffix = context.label === undefined ? '' : ` in the merged settings for ${context.label}`;
+  // Only where a limit is set: `over` alone (a default for the channels that set one) does nothing.
+  const limits = limitsOf(budgetOf(budget));
+  if (limits.length === 0) return undefined;
   if (budget.over === 'cheaper_model' && budget.cheaper_model === undefined) {
     const path = where(context, merged, 'budget.over');
     const rule = `is "cheaper_model", so budget.cheaper_model must name the model to answer on${suffix}`;
     return { issue: { file, path, rule, found: 'cheaper_model' }, fingerprint: `budget_model\n${path}` };
   }
-  const limits = limitsOf(budgetOf(budget));
-  if (limits.length === 0) return undefined;
   const models = [llm.model, compaction.summarizer_model, budget.cheaper_model];
   const unpriced = [...new Set(models)].filter(
     (m): m is string => m !== undefined && priceOf(context.prices, m) === undefined,

@@ -90,11 +90,14 @@ describe.each([
     const day = { from: new Date('2026-12-01T00:00:00Z'), to: new Date('2026-12-02T00:00:00Z') };
     const calls = (rows: UsageTotals[]) => rows.reduce((n, r) => n + r.calls, 0);
     expect(calls(await store.totalsIn({ ...day, channel: { key: a } }))).toBe(1);
-    expect(calls(await store.totalsIn({ ...day, channel: { keyPrefix: team } }))).toBe(3);
-    expect(calls(await store.totalsIn({ from: day.from, channel: { keyPrefix: team } }))).toBe(4);
+    // The channel and its thread, not a channel whose id starts alike.
+    await store.record(turn(`${a}2`), new Date('2026-12-01T05:00:00Z'));
+    expect(calls(await store.totalsIn({ ...day, channel: { withThreads: a } }))).toBe(2);
+    expect(calls(await store.totalsIn({ ...day, channel: { keyPrefix: team } }))).toBe(4);
+    expect(calls(await store.totalsIn({ from: day.from, channel: { keyPrefix: team } }))).toBe(5);
     // From an hour's start up to (not including) another's.
     const hours = { from: new Date('2026-12-01T05:30:00Z'), to: new Date('2026-12-01T06:00:00Z') };
-    expect(calls(await store.totalsIn({ ...hours, channel: { keyPrefix: team } }))).toBe(1);
+    expect(calls(await store.totalsIn({ ...hours, channel: { keyPrefix: team } }))).toBe(2);
   });
 });
 
@@ -112,5 +115,8 @@ describe.each([
     // Another store over the same rows (a replica, a restart) finds it recorded; the in-memory one is its own.
     if (first instanceof PgBudgetNotices) expect(await second.claim(key, day, at)).toBe(false);
     expect(await first.claim(key, new Date('2026-12-02T00:00:00Z'), at)).toBe(true);
+    // Taken back (its notice could not be posted): the next claim is the first again.
+    await first.release(key, day);
+    expect(await first.claim(key, day, at)).toBe(true);
   });
 });

@@ -53,7 +53,9 @@ export class PgUsageStore implements UsageStore {
       and(
         'key' in channel
           ? eq(llmUsage.channelKey, channel.key)
-          : sql`starts_with(${llmUsage.channelKey}, ${channel.keyPrefix})`,
+          : 'withThreads' in channel
+            ? sql`(${llmUsage.channelKey} = ${channel.withThreads} or starts_with(${llmUsage.channelKey}, ${`${channel.withThreads}:`}))`
+            : sql`starts_with(${llmUsage.channelKey}, ${channel.keyPrefix})`,
         gte(llmUsage.hour, hourOf(from)),
         to === undefined ? undefined : lt(llmUsage.hour, to),
       ),
@@ -107,5 +109,13 @@ export class PgBudgetNotices implements BudgetNotices {
         .returning({ noticeKey: budgetNotices.noticeKey }),
     );
     return inserted.length > 0;
+  }
+
+  async release(noticeKey: string, periodStart: Date): Promise<void> {
+    await dbCall('releaseBudgetNotice', () =>
+      this.#db
+        .delete(budgetNotices)
+        .where(and(eq(budgetNotices.noticeKey, noticeKey), eq(budgetNotices.periodStart, periodStart))),
+    );
   }
 }

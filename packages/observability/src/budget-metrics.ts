@@ -27,7 +27,13 @@ export function budgetMetrics(registers: Registry[]): (sample: BudgetSample) => 
     labelNames: ['over'],
     registers,
   });
-  for (const over of BUDGET_OVER) limited.inc({ over }, 0);
+  // Born at 0, every series: a series whose first sample is already 1 shows no increase, and the
+  // alert on the first limit a process sees would stay quiet.
+  for (const over of BUDGET_OVER) {
+    limited.inc({ over }, 0);
+    for (const scope of ['channel', 'workspace'] as const)
+      for (const period of ['day', 'month'] as const) reached.inc({ scope, period, over }, 0);
+  }
   return (sample) => {
     if (sample.first) reached.inc({ scope: sample.scope, period: sample.period, over: sample.over });
     limited.inc({ over: sample.over });

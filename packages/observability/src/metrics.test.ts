@@ -243,6 +243,10 @@ describe('createMetrics', () => {
   });
 
   it('counts a spend limit reached once across replicas, and every turn it changed', async () => {
+    // Every series is there at 0 before the first limit, so the alert sees that one's increase.
+    expect(await createMetrics({ processMetrics: false }).metricsText()).toContain(
+      'ebb_budget_reached_total{scope="channel",period="day",over="notice"} 0',
+    );
     const text = await fedMetrics().metricsText();
     expect(text).toContain('ebb_budget_reached_total{scope="workspace",period="day",over="notice"} 1');
     expect(text).toContain('ebb_budget_limited_turns_total{over="notice"} 2');

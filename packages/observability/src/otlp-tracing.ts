@@ -27,6 +27,7 @@ import type { SamplerPlan, TracingPlan } from './tracing-plan.js';
 import { EBB_VERSION } from './version.js';
 
 /** How long `shutdown` waits for the last batch: a collector that is gone cannot hold up a stop. */
+/** How long the last spans get to reach the collector at stop; a stop step that runs it allows more (`TRACING_STOP_STEP_MS`). */
 const SHUTDOWN_MS = 5_000;
 
 /** Registers the SDK; the handle is `startTracing`'s `Tracing`. */

@@ -17,6 +17,9 @@ export interface Tracing {
 
 const NO_TRACING: Tracing = { shutdown: async () => {} };
 
+/** The stop step that flushes the last spans: their own bound (5 s) and a second to log it. */
+export const TRACING_STOP_STEP_MS = 6_000;
+
 export async function startTracing(
   env: TracingEnv,
   logger: Logger,

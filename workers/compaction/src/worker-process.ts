@@ -20,6 +20,7 @@ import {
   redisCheck,
   serveObservabilityOnDefaultPort,
   startTracing,
+  TRACING_STOP_STEP_MS,
   type TracingEnvName,
 } from '@ebb/observability';
 import { closeRedis, createRedis, DEFAULT_COMPACTION_WORKER_OPTIONS } from '@ebb/queue';
@@ -60,7 +61,7 @@ export async function startWorkerProcess(options: WorkerProcessOptions): Promise
   try {
     // First opened, last closed: the spans of the whole stop are flushed.
     const tracing = await startTracing(env, logger, { serviceName: 'ebb-worker' });
-    opened.add(() => tracing.shutdown());
+    opened.add(() => tracing.shutdown(), TRACING_STOP_STEP_MS);
     const database = await createDb({ databaseUrl: env.DATABASE_URL });
     opened.add(() => database.close());
     await migrate(database);

@@ -1,14 +1,15 @@
 /**
  * Whether a channel has reached a spend limit (`[budget]`; the rules are core's `spend-limits.ts`),
  * read before each answer from the usage every replica and worker records (`llm_usage`), so a
- * limit holds across replicas and restarts. What a reached limit does to the turn is
- * `message-turns.ts`'s; this says which limit, and whether this replica is the first to see it in
- * its period (it sends the channel's one notice and logs `budget.reached`).
+ * limit holds across replicas and restarts. This says which limit, and whether this replica is the
+ * first to see it in its period (it sends the channel's one notice and logs `budget.reached`); what
+ * that leaves of the answer is `limitedAnswer`'s, which `message-turns.ts` carries out.
  * How a limit's spend is read is core's `channel-spend.ts`'s (`ebb status` shows it too).
  */
 import {
   type BudgetNotices,
   type BudgetSettings,
+  budgetNotice,
   ChannelSpend,
   type Logger,
   type ModelPrice,
@@ -19,6 +20,7 @@ import {
   type UsageStore,
 } from '@ebb/core';
 import type { BotOptions } from './bot-options.js';
+import type { Turn } from './turn.js';
 
 /** The bot's budgets, when it has the usage and the notices to keep them by. */
 export function channelBudgets(
@@ -41,6 +43,8 @@ export interface ChannelBudgetsOptions {
 export interface BudgetReached {
   readonly reached: SpendAgainstLimit;
   readonly first: boolean;
+  /** Takes the record back (the notice could not be posted), so the next message gets it. */
+  release(): Promise<void>;
 }
 
 export class ChannelBudgets {
@@ -59,11 +63,8 @@ export class ChannelBudgets {
     const reached = reachedLimit(spends);
     if (reached === undefined) return undefined;
     const period = periodOf(reached.period, now);
-    const first = await this.#options.notices.claim(
-      noticeKey(channelKey, reached),
-      period.start,
-      new Date(now),
-    );
+    const key = noticeKey(channelKey, reached);
+    const first = await this.#options.notices.claim(key, period.start, new Date(now));
     if (first)
       log.warn(
         {
@@ -77,6 +78,43 @@ export class ChannelBudgets {
         },
         `reached the ${reached.scope}'s ${reached.period === 'day' ? 'daily' : 'monthly'} spend limit`,
       );
-    return { reached, first };
+    return { reached, first, release: () => this.#options.notices.release(key, period.start) };
   }
+}
+
+/**
+ * What a reached spend limit leaves of a turn's answer: the notice to post (with the way to take its
+ * record back if the post fails), no answer, or the model to answer on.
+ */
+export type LimitedAnswer =
+  | { readonly notice: string; readonly release: () => Promise<void> }
+  | { readonly none: true }
+  | { readonly model: string };
+
+/**
+ * What the limit the channel has reached leaves of the answer (undefined: none reached, no limit
+ * set, or the spend could not be read, which is logged and answered as usual): `over = "notice"`
+ * posts the period's one notice (the replica that records the limit first) and then nothing,
+ * `"silent"` nothing, `"cheaper_model"` answers on that model.
+ */
+export async function limitedAnswer(
+  budgets: ChannelBudgets | undefined,
+  turn: Pick<Turn, 'key' | 'settings' | 'log'>,
+  onBudget: BotOptions['onBudget'],
+): Promise<LimitedAnswer | undefined> {
+  const { budget } = turn.settings;
+  if (!budget.limited || budgets === undefined) return undefined;
+  // A spend that cannot be read is no reason to leave a message unanswered: it is answered, and said.
+  const hit = await budgets.reached(turn.key, budget, turn.log).catch((err: unknown) => {
+    turn.log.warn({ event: 'budget.check_failed', err }, 'could not read the spend; answering as usual');
+    return undefined;
+  });
+  if (hit === undefined) return undefined;
+  const { scope, period } = hit.reached;
+  onBudget?.({ over: budget.over, scope, period, first: hit.first });
+  if (budget.over === 'cheaper_model' && budget.cheaperModel !== undefined)
+    return { model: budget.cheaperModel };
+  if (budget.over === 'notice' && hit.first)
+    return { notice: budgetNotice(hit.reached), release: hit.release };
+  return { none: true };
 }

@@ -13,22 +13,21 @@
  * after a reply that was posted.
  */
 import type { EbbConfig } from '@ebb/config';
-import {
-  budgetNotice,
-  type InboundMessage,
-  type InboundSpool,
-  type Logger,
-  type Platform,
-  type PlatformAdapter,
-  type SpooledMessage,
-  type TurnResult,
+import type {
+  InboundMessage,
+  InboundSpool,
+  Logger,
+  Platform,
+  PlatformAdapter,
+  SpooledMessage,
+  TurnResult,
 } from '@ebb/core';
 import { isLlmError } from '@ebb/llm';
 import { type TurnOutcome, traceTurn } from '@ebb/observability';
 import type { BotCompaction } from './bot-compaction.js';
 import type { BotOptions } from './bot-options.js';
 import type { CacheSilence } from './cache-silence.js';
-import type { ChannelBudgets } from './channel-budgets.js';
+import { type ChannelBudgets, limitedAnswer } from './channel-budgets.js';
 import { type ChannelStates, ContextReloadError } from './channel-states.js';
 import type { ModelAnswer, ModelReplier } from './model-reply.js';
 import type { Redeliveries } from './redeliveries.js';
@@ -84,9 +83,6 @@ export interface MessageTurnsOptions {
   readonly budgets?: ChannelBudgets | undefined;
   readonly onBudget?: BotOptions['onBudget'];
 }
-
-/** What a reached spend limit leaves of a turn's answer: the notice to post, no answer, or the model to answer on. */
-type LimitedAnswer = { readonly notice: string } | { readonly none: true } | { readonly model: string };
 
 export class MessageTurns {
   readonly #options: MessageTurnsOptions;
@@ -234,7 +230,9 @@ export class MessageTurns {
     const { key, message } = turn;
     let reply: string | null = null;
     let modelFailed = false;
-    const limited = answer ? await this.#limited(turn) : undefined;
+    const limited = answer
+      ? await limitedAnswer(this.#options.budgets, turn, this.#options.onBudget)
+      : undefined;
     if (answer && !(limited && 'none' in limited)) {
       let answered: ModelAnswer | undefined;
       if (limited && 'notice' in limited) answered = { text: limited.notice, recalledMemories: [] };
@@ -248,7 +246,11 @@ export class MessageTurns {
       if (answered === undefined) modelFailed = true;
       else {
         reply = answered.text;
-        const kept = await this.#postReply(turn, answered);
+        const kept = await this.#postReply(turn, answered).catch(async (err: unknown) => {
+          // The period's one notice did not reach the channel: the next message posts it.
+          if (limited && 'notice' in limited) await limited.release().catch(() => {});
+          throw err;
+        });
         if (kept === 'lost') return { reply, archived: 'stored', failedAfterStore: true };
         // Kept for the archive; the store is away, so the monitor waits for the next turn.
         if (kept === 'spooled') return { reply, archived: 'stored' };
@@ -263,24 +265,6 @@ export class MessageTurns {
       durationMs: performance.now() - turn.started,
     });
     return { reply, archived: 'stored', ...(modelFailed ? { failedAfterStore: true } : {}) };
-  }
-  /**
-   * What a spend limit the channel has reached leaves of the answer (undefined: none reached, or no
-   * limit set): `over = "notice"` posts the one notice of the period (the replica that records the
-   * limit first) and then nothing, `"silent"` nothing, `"cheaper_model"` answers on that model.
-   */
-  async #limited(turn: MessageTurn): Promise<LimitedAnswer | undefined> {
-    const { budget } = turn.settings;
-    const budgets = this.#options.budgets;
-    if (!budget.limited || budgets === undefined) return undefined;
-    const hit = await budgets.reached(turn.key, budget, turn.log);
-    if (hit === undefined) return undefined;
-    const { scope, period } = hit.reached;
-    this.#options.onBudget?.({ over: budget.over, scope, period, first: hit.first });
-    if (budget.over === 'cheaper_model' && budget.cheaperModel !== undefined)
-      return { model: budget.cheaperModel };
-    if (budget.over === 'notice' && hit.first) return { notice: budgetNotice(hit.reached) };
-    return { none: true };
   }
   /**
    * A message that pushed the context past the emergency threshold is cut before the model sees it,

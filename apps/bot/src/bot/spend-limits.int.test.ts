@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseConfig, resolveChannel } from '@ebb/config';
-import type { ChatModel, InboundMessage, TurnResult } from '@ebb/core';
+import type { ChatModel, InboundMessage, TurnResult, UsageStore } from '@ebb/core';
 import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
 import { PgBudgetNotices, PgChannelStore, PgUsageStore } from '@ebb/db';
 import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
@@ -56,7 +56,11 @@ async function database(): Promise<FreshSchemaDb> {
 }
 
 /** A bot on `fresh`, its clock `clock.now`, answering on the fake with the real client. */
-async function replica(fresh: FreshSchemaDb, clock: { now: number }) {
+async function replica(
+  fresh: FreshSchemaDb,
+  clock: { now: number },
+  usage: UsageStore = new PgUsageStore({ db: fresh.db }),
+) {
   const config = parseConfig(`[llm]\nbase_url = "${fake.url}"\n${CONFIG}`, 'budget.toml');
   const models = new Map<string, ChatModel>();
   const chatModel = (key: string, named?: string) => {
@@ -82,7 +86,7 @@ async function replica(fresh: FreshSchemaDb, clock: { now: number }) {
     channels: new PgChannelStore({ db: fresh.db }),
     memories: new InMemoryMemoryStore(),
     runs: new InMemoryRunStore(),
-    usage: new PgUsageStore({ db: fresh.db }),
+    usage,
     budgetNotices: new PgBudgetNotices({ db: fresh.db }),
     queue: new InlineCompactionQueue({ processor: async () => undefined }),
     notifier: new InProcessContextNotifier(),
@@ -186,4 +190,35 @@ it('keeps a workspace limit across its channels', async () => {
   expect(replies.at(-1)).toBeNull();
   expect((await bot.say('web:team-new', 'team new')).reply).toBeNull();
   expect(bot.web.sent.filter((t) => t.startsWith("I've reached"))).toEqual([]);
+}, 60_000);
+
+it('answers when the spend cannot be read, and says so in the log', async () => {
+  const fresh = await database();
+  const store = new PgUsageStore({ db: fresh.db });
+  const unreadable: UsageStore = {
+    record: (usage, at) => store.record(usage, at),
+    totalsSince: (since, keys) => store.totalsSince(since, keys),
+    totalsIn: () => Promise.reject(new Error('connection terminated')),
+  };
+  const bot = await replica(fresh, { now: DAY }, unreadable);
+  expect((await bot.say('web:capped', 'capped while the store is away')).reply).toBe('noted, thanks');
+  expect(bot.log.events('budget.check_failed')).toHaveLength(1);
+}, 60_000);
+
+it('posts the notice with the next message when the first could not be posted', async () => {
+  const bot = await replica(await database(), { now: DAY });
+  const post = bot.web.send.bind(bot.web);
+  let refused = 0;
+  bot.web.send = async (key, text) => {
+    if (text.startsWith("I've reached") && refused++ === 0) throw new Error('the platform is away');
+    return post(key, text);
+  };
+  const replies: (string | null)[] = [];
+  for (let i = 0; i < 10 && !bot.web.sent.some((t) => t.startsWith("I've reached")); i++)
+    replies.push((await bot.say('web:capped', `capped ${i}`)).reply);
+  expect(refused).toBe(2);
+  expect(bot.web.sent.filter((t) => t.startsWith("I've reached"))).toHaveLength(1);
+  // The message whose notice failed was kept and reported failed; the next one carried the notice.
+  expect(replies.at(-1)).toMatch(/^I've reached this channel's daily spending limit/);
+  expect((await bot.say('web:capped', 'capped after the notice')).reply).toBeNull();
 }, 60_000);

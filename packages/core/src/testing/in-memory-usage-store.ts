@@ -35,7 +35,11 @@ export class InMemoryUsageStore implements UsageStore {
   async totalsIn({ from, to, channel }: UsageQuery): Promise<UsageTotals[]> {
     const [start, end] = [hourOf(from).getTime(), to?.getTime() ?? Number.POSITIVE_INFINITY];
     const ofChannel = (key: string) =>
-      'key' in channel ? key === channel.key : key.startsWith(channel.keyPrefix);
+      'key' in channel
+        ? key === channel.key
+        : 'withThreads' in channel
+          ? key === channel.withThreads || key.startsWith(`${channel.withThreads}:`)
+          : key.startsWith(channel.keyPrefix);
     return this.#sums((row) => row.hour >= start && row.hour < end && ofChannel(row.channelKey));
   }
 
@@ -70,5 +74,9 @@ export class InMemoryBudgetNotices implements BudgetNotices {
     if (this.#claimed.has(key)) return false;
     this.#claimed.add(key);
     return true;
+  }
+
+  async release(noticeKey: string, periodStart: Date): Promise<void> {
+    this.#claimed.delete(`${noticeKey}@${periodStart.toISOString()}`);
   }
 }

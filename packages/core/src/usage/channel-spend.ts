@@ -15,7 +15,7 @@ import {
   limitsOf,
   periodOf,
   type SpendAgainstLimit,
-  workspaceOf,
+  spendScopeOf,
 } from './spend-limits.js';
 import { hourOf, type UsageQuery, type UsageStore, type UsageTotals } from './usage.js';
 
@@ -49,8 +49,7 @@ export class ChannelSpend {
     const spends: SpendAgainstLimit[] = [];
     for (const limit of limitsOf(budget)) {
       const { start, end } = periodOf(limit.period, now);
-      const channel =
-        limit.scope === 'channel' ? { key: channelKey } : { keyPrefix: workspaceOf(channelKey) };
+      const channel = spendScopeOf(channelKey, limit.scope);
       const spentUsd = await this.#spent(channel, start, now);
       spends.push({ ...limit, spentUsd, resetsAt: end });
       if (untilReached && spentUsd >= limit.limitUsd) break;

@@ -1,6 +1,15 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import { budgetNotice, limitsOf, noticeKey, periodOf, reachedLimit, workspaceOf } from './spend-limits.js';
+import {
+  budgetNotice,
+  limitsOf,
+  noticeKey,
+  periodOf,
+  reachedLimit,
+  spendScopeOf,
+  threadParentOf,
+  workspaceOf,
+} from './spend-limits.js';
 
 describe('periodOf', () => {
   it('is the UTC day or month, ending where the next begins', () => {
@@ -30,12 +39,22 @@ describe('periodOf', () => {
   });
 });
 
-describe('workspaceOf', () => {
-  it('is the Slack team, the Discord guild, or the platform for the web', () => {
+describe('where a limit counts', () => {
+  it('a workspace: the Slack team, the Discord guild, or the platform for the web; a DM is its own', () => {
     expect(workspaceOf('slack:T1:C1')).toBe('slack:T1:');
     expect(workspaceOf('slack:T1:C1:1700000000.1')).toBe('slack:T1:');
     expect(workspaceOf('discord:G1:C1:T9')).toBe('discord:G1:');
     expect(workspaceOf('web:ops')).toBe('web:');
+    expect(workspaceOf('discord:dm:42')).toBeUndefined();
+    expect(spendScopeOf('discord:dm:42', 'workspace')).toEqual({ withThreads: 'discord:dm:42' });
+  });
+
+  it("a channel: itself and its threads, a thread's limit its parent's", () => {
+    expect(threadParentOf('slack:T1:C1:1700000000.1')).toBe('slack:T1:C1');
+    expect(threadParentOf('discord:G1:C1:T9')).toBe('discord:G1:C1');
+    expect(threadParentOf('web:ops')).toBe('web:ops');
+    expect(spendScopeOf('slack:T1:C1:1700000000.1', 'channel')).toEqual({ withThreads: 'slack:T1:C1' });
+    expect(spendScopeOf('slack:T1:C1', 'workspace')).toEqual({ keyPrefix: 'slack:T1:' });
   });
 });
 

@@ -7,7 +7,7 @@
  *
  * | limit                   | counts                                              | resets           |
  * | ----------------------- | --------------------------------------------------- | ---------------- |
- * | `daily_usd`             | the channel's model calls (replies and passes)      | 00:00 UTC        |
+ * | `daily_usd`             | the channel's model calls (replies, passes), threads too | 00:00 UTC   |
  * | `monthly_usd`           | the same, over the month                            | the 1st, 00:00 UTC |
  * | `workspace_daily_usd`   | every channel of its workspace (`workspaceOf`)      | 00:00 UTC        |
  * | `workspace_monthly_usd` | the same, over the month                            | the 1st, 00:00 UTC |
@@ -47,14 +47,35 @@ export function periodOf(period: SpendPeriod, now: number): PeriodBounds {
 }
 
 /**
- * The key prefix every channel of `channelKey`'s workspace shares: a Slack team (`slack:T1:`), a
- * Discord guild (`discord:G1:`; a DM, `discord:@me:`, is its own workspace), and the web channel
- * as one (`web:`). Threads (`slack:T1:C1:1700.1`) count toward their team too.
+ * The conversation a thread is under (`slack:T1:C1` for `slack:T1:C1:1700.1`, `discord:G1:C1` for
+ * `discord:G1:C1:T9`): a channel's limit counts its threads' calls too, so opening threads cannot
+ * multiply it. A web channel has no threads.
  */
-export function workspaceOf(channelKey: string): string {
+export function threadParentOf(channelKey: string): string {
+  const parts = channelKey.split(':');
+  return parts[0] === 'slack' || parts[0] === 'discord' ? parts.slice(0, 3).join(':') : channelKey;
+}
+
+/**
+ * The key prefix every channel of `channelKey`'s workspace shares: a Slack team (`slack:T1:`), a
+ * Discord guild (`discord:G1:`), and the web channel as one (`web:`); threads count toward their
+ * team too. A Discord DM (`discord:dm:<channel>`) belongs to no guild: undefined, it is its own
+ * workspace (see `spendScopeOf`), so one person's DMs cannot spend everyone's.
+ */
+export function workspaceOf(channelKey: string): string | undefined {
   const [platform, workspace] = channelKey.split(':');
+  if (platform === 'discord' && workspace === 'dm') return undefined;
   if (platform === 'slack' || platform === 'discord') return `${platform}:${workspace ?? ''}:`;
   return `${platform ?? ''}:`;
+}
+
+/** The channels whose calls a limit of `scope` counts, for a turn in `channelKey`. */
+export function spendScopeOf(
+  channelKey: string,
+  scope: SpendScope,
+): { readonly withThreads: string } | { readonly keyPrefix: string } {
+  const workspace = scope === 'workspace' ? workspaceOf(channelKey) : undefined;
+  return workspace === undefined ? { withThreads: threadParentOf(channelKey) } : { keyPrefix: workspace };
 }
 
 /** One limit of a channel, with what has been spent toward it this period. */

@@ -34,7 +34,7 @@ export interface UsageStore {
   totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]>;
   /**
    * Totals of the hours from `from` up to `to` (exclusive; absent: every hour since), per channel,
-   * purpose and model, of one channel or of every channel whose key starts with `keyPrefix`.
+   * purpose and model, of the channels `query.channel` names.
    */
   totalsIn(query: UsageQuery): Promise<UsageTotals[]>;
 }
@@ -42,7 +42,14 @@ export interface UsageStore {
 export interface UsageQuery {
   readonly from: Date;
   readonly to?: Date;
-  readonly channel: { readonly key: string } | { readonly keyPrefix: string };
+  /**
+   * One channel (`key`), a channel and its threads (`withThreads`: the key and every key under
+   * `<key>:`), or every channel whose key starts with `keyPrefix` (a workspace).
+   */
+  readonly channel:
+    | { readonly key: string }
+    | { readonly withThreads: string }
+    | { readonly keyPrefix: string };
 }
 
 /**
@@ -52,6 +59,8 @@ export interface UsageQuery {
 export interface BudgetNotices {
   /** Records `noticeKey` for the period that began at `periodStart`: true for the first to record it. */
   claim(noticeKey: string, periodStart: Date, at: Date): Promise<boolean>;
+  /** Takes a claim back (its notice could not be posted), so the channel's next message tries again. */
+  release(noticeKey: string, periodStart: Date): Promise<void>;
 }
 
 /** A channel's usage over a period, all models and purposes together, priced where `[prices]` can. */
