@@ -67,5 +67,12 @@ describe('[budget]', () => {
         'config.toml',
       ),
     ).toThrow(/budget\.daily_usd[\s\S]*needs \[prices\] for "gpt-5\.4-nano"/);
+    // A workspace's limit counts every channel of it: a model any channel uses needs its price.
+    expect(() =>
+      parseConfig(
+        `${PRICED}[budget]\nworkspace_daily_usd = 50\n[channels."slack:T1:C9".llm]\nmodel = "gpt-x"\n`,
+        'config.toml',
+      ),
+    ).toThrow(/budget\.workspace_daily_usd[\s\S]*needs \[prices\] for "gpt-x"/);
   });
 });

@@ -105,6 +105,11 @@ interface Context {
   readonly layers: readonly Layer[];
   /** `[prices]`: a spend limit counts only calls it can price. */
   readonly prices: Readonly<Record<string, ModelPrice>>;
+  /**
+   * Every model any place of the file has a channel call (chat, summarizer, cheaper): a workspace
+   * limit counts all its channels' calls, so it needs a price for each of them.
+   */
+  readonly models: () => ReadonlySet<string>;
 }
 
 /**
@@ -117,22 +122,45 @@ export function checkConfigRules(
   file: string,
   tainted: ReadonlySet<string>,
 ): ConfigIssue[] {
+  const seen = new Set<string>();
+  return placesOf(config).flatMap((context) => checkContext(context, file, tainted, seen));
+}
+
+/** Every place of the file, least specific first: the top-level sections, each platform section, each block. */
+function placesOf(config: EbbConfig): Context[] {
   const { prices } = config;
-  const contexts: Context[] = [
-    { label: undefined, layers: layersForKey(config, DEFAULTS_CHANNEL_KEY), prices },
+  const models = fileModels(config);
+  return [
+    { label: undefined, layers: layersForKey(config, DEFAULTS_CHANNEL_KEY), prices, models },
     ...PLATFORMS.map((platform) => ({
       label: `[${platform}]`,
       layers: layersForPlatform(config, platform),
       prices,
+      models,
     })),
     ...blockIndicesBySpecificity(config).map((index) => ({
       label: `[channels.${formatTomlKey(config.channels[index]?.pattern ?? '')}]`,
       layers: layersForBlock(config, index),
       prices,
+      models,
     })),
   ];
-  const seen = new Set<string>();
-  return contexts.flatMap((context) => checkContext(context, file, tainted, seen));
+}
+
+/** The models the merged settings of every place name, read once when a workspace limit asks. */
+function fileModels(config: EbbConfig): () => ReadonlySet<string> {
+  let models: Set<string> | undefined;
+  return () => {
+    models ??= new Set(
+      placesOf(config).flatMap(({ layers }) => {
+        const { llm, compaction, budget } = mergeSettings(layers.map((layer) => layer.settings)).settings;
+        return [llm.model, compaction.summarizer_model, budget.cheaper_model].filter(
+          (m): m is string => m !== undefined,
+        );
+      }),
+    );
+    return models;
+  };
 }
 
 /**
@@ -146,7 +174,12 @@ export function checkChannel(
   measure: PromptMeasure = UNMEASURED,
 ): ConfigIssue[] {
   const label = channelKey === DEFAULTS_CHANNEL_KEY ? undefined : `channel ${channelKey}`;
-  const context = { label, layers: layersForKey(config, channelKey), prices: config.prices };
+  const context = {
+    label,
+    layers: layersForKey(config, channelKey),
+    prices: config.prices,
+    models: fileModels(config),
+  };
   return checkContext(context, file, new Set(), new Set(), measure);
 }
 
@@ -217,7 +250,14 @@ function checkBudget(
     const rule = `is "cheaper_model", so budget.cheaper_model must name the model to answer on${suffix}`;
     return { issue: { file, path, rule, found: 'cheaper_model' }, fingerprint: `budget_model\n${path}` };
   }
-  const models = [llm.model, compaction.summarizer_model, budget.cheaper_model];
+  // A workspace's limit counts every channel of it: any model the file has a channel call.
+  const workspace = limits.some((l) => l.scope === 'workspace');
+  const models = [
+    llm.model,
+    compaction.summarizer_model,
+    budget.cheaper_model,
+    ...(workspace ? context.models() : []),
+  ];
   const unpriced = [...new Set(models)].filter(
     (m): m is string => m !== undefined && priceOf(context.prices, m) === undefined,
   );

@@ -209,7 +209,9 @@ export class ModelReplier {
         const reply = await this.#options
           .chatModel(key, model)
           .reply(messages, tools.length === 0 ? { channelKey: key } : { tools, channelKey: key });
-        if (reply.promptTokens) {
+        // Another model (`[budget] cheaper_model`) may count otherwise: its counts teach the
+        // channel's calibration nothing.
+        if (reply.promptTokens && model === undefined) {
           // Against what was actually rendered (recalled memories rarely fill their budget), from
           // counts already made: the context's running total, the system prompt, the memories, and
           // the tool definitions (sent as JSON; the provider's own framing of them is learned here).
