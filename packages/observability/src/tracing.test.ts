@@ -80,4 +80,21 @@ describe('startTracing', () => {
       { level: 'warn', fields: { variable: 'OTEL_TRACES_SAMPLER' } },
     ]);
   });
+
+  it('keeps going when the collector is not there, and its stop ends at its bound, saying so', async () => {
+    // A port nothing listens on any more.
+    const gone = await FakeOtlpCollector.start();
+    const url = gone.url;
+    await gone.close();
+    const log = new RecordingLogger();
+    const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: url }, log);
+    trace.getTracer('test').startSpan('turn').end();
+    // The exporter retries a refused connection past the stop's bound: the stop ends at the bound
+    // and says the last spans were dropped.
+    await tracing.shutdown();
+    expect(log.events('tracing.shutdown_timed_out')).toMatchObject([
+      { level: 'warn', fields: { ms: 5_000 } },
+    ]);
+    expect(trace.getTracer('test').startSpan('after').isRecording()).toBe(false);
+  }, 20_000);
 });
