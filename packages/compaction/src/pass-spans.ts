@@ -4,6 +4,7 @@
  * so a trace shows where a pass spent its time after the model. Their attributes are counts and
  * outcomes, never text. With tracing off each is the API's no-op.
  */
+import { errorCodeOf } from '@ebb/core';
 import { type Attributes, SpanStatusCode, trace } from '@opentelemetry/api';
 
 const TRACER_NAME = '@ebb/compaction';
@@ -20,8 +21,7 @@ export function inStepSpan<T>(
       if (span.isRecording()) span.setAttributes(attributesOf(result));
       return result;
     } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code;
-      span.setStatus({ code: SpanStatusCode.ERROR, message: typeof code === 'string' ? code : 'error' });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: errorCodeOf(err) });
       throw err;
     } finally {
       span.end();

@@ -1,10 +1,7 @@
-/** How a failed model call is reported, by the metrics (`metered-models.ts`) and the traces alike. */
-
-/** An error's own `code` (an `LlmError`'s `llm_*`), `aborted` for an abort, else `error`. */
-export function errorCode(err: unknown): string {
-  if (err instanceof Error && 'code' in err && typeof err.code === 'string') return err.code;
-  return err instanceof Error && err.name === 'AbortError' ? 'aborted' : 'error';
-}
+/**
+ * How a failed model call is reported, by the metrics (`metered-models.ts`) and the traces alike:
+ * its code (core's `errorCodeOf`) and the codes of the tries a retry hid.
+ */
 
 /** The codes of every failed try an error says it ended (an `LlmError` after its retries). */
 export function triesOf(err: unknown): readonly string[] | undefined {

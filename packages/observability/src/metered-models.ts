@@ -3,8 +3,8 @@
  * callers knowing: wrap the summarizer where the worker builds it, and the chat model where the
  * bot builds it.
  */
-import { type ChatModel, type LlmCall, type Summarizer, SummarizerGaveUpError } from '@ebb/core';
-import { errorCode, triesOf } from './call-failures.js';
+import { type ChatModel, errorCodeOf, type LlmCall, type Summarizer, SummarizerGaveUpError } from '@ebb/core';
+import { triesOf } from './call-failures.js';
 
 export type LlmCallSink = (calls: readonly LlmCall[]) => void;
 
@@ -67,7 +67,7 @@ export function meteredChatModel(
             inputTokens: 0,
             outputTokens: 0,
             durationMs: now() - started,
-            error: errorCode(err),
+            error: errorCodeOf(err),
             ...(failedTries ? { failedTries } : {}),
           },
         ]);

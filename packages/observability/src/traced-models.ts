@@ -22,12 +22,13 @@
 import {
   type ChatModel,
   type ChatReply,
+  errorCodeOf,
   type LlmCall,
   type Summarizer,
   SummarizerGaveUpError,
 } from '@ebb/core';
 import { type Attributes, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import { errorCode, triesOf } from './call-failures.js';
+import { triesOf } from './call-failures.js';
 import { EBB_VERSION } from './version.js';
 
 export const GEN_AI_ATTRIBUTES = {
@@ -79,7 +80,7 @@ export function tracedChatModel(model: ChatModel, options: TracedChatModelOption
           if (span.isRecording()) span.setAttributes(replyAttributes(reply));
           return reply;
         } catch (err) {
-          const code = errorCode(err);
+          const code = errorCodeOf(err);
           const tries = triesOf(err);
           span.setAttributes({
             [GEN_AI_ATTRIBUTES.errorType]: code,
@@ -135,7 +136,7 @@ export function tracedSummarizer(summarizer: Summarizer, options: TracedChatMode
         } catch (err) {
           if (err instanceof SummarizerGaveUpError && span.isRecording())
             callSpans(tracer, err.calls, options);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode(err) });
+          span.setStatus({ code: SpanStatusCode.ERROR, message: errorCodeOf(err) });
           throw err;
         } finally {
           span.end();

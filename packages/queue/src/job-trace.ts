@@ -5,6 +5,8 @@
  * attributes say how long the job waited in the queue. With tracing off the propagator writes
  * nothing and the span is the API's no-op, so a job carries no `trace` field.
  */
+
+import { errorCodeOf } from '@ebb/core';
 import {
   context,
   propagation,
@@ -64,17 +66,12 @@ export function inPassSpan<T>(
         try {
           return await run();
         } catch (err) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: errorName(err) });
+          // Its code, never its message (which may quote what it summarized).
+          span.setStatus({ code: SpanStatusCode.ERROR, message: errorCodeOf(err) });
           throw err;
         } finally {
           span.end();
         }
       },
     );
-}
-
-/** A failure as a span status: its code, never its message (which may quote what it summarized). */
-function errorName(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : err instanceof Error ? err.name : 'error';
 }

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { codedErrorText, errorText } from './error-text.js';
+import { codedErrorText, errorCodeOf, errorText } from './error-text.js';
 import { EbbError } from './errors.js';
 
 it("is the message's first line, else the code, else the name; a thrown value as a string", () => {
@@ -23,4 +23,13 @@ it('puts a string code first when there is one', () => {
   );
   expect(codedErrorText(Object.assign(new Error(''), { code: 'ECONNREFUSED' }))).toBe('ECONNREFUSED');
   expect(codedErrorText(new Error('no code'))).toBe('no code');
+});
+
+it('gives a code alone where a message must not go', () => {
+  expect(errorCodeOf(new EbbError('the model refused: a quote of the chat', { code: 'llm_refused' }))).toBe(
+    'llm_refused',
+  );
+  expect(errorCodeOf(Object.assign(new Error('stopped'), { name: 'AbortError' }))).toBe('aborted');
+  expect(errorCodeOf(new Error('what was summarized'))).toBe('error');
+  expect(errorCodeOf('a string thrown')).toBe('error');
 });

@@ -23,6 +23,16 @@ export function codedErrorText(err: unknown): string {
   return code === undefined || text === code ? text : `${code}: ${text}`;
 }
 
+/**
+ * An error as a code alone, where its message must not go (a metric label, a span's status: a
+ * message can quote a model's refusal or what was summarized): its own string `code`, `aborted`
+ * for an abort, else `error`.
+ */
+export function errorCodeOf(err: unknown): string {
+  if (err instanceof Error) return codeOf(err) ?? (err.name === 'AbortError' ? 'aborted' : 'error');
+  return 'error';
+}
+
 function codeOf(err: Error): string | undefined {
   return 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }
