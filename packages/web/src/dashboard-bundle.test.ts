@@ -15,13 +15,14 @@ it('bundles browser/ into one inline script that carries the rules it shares wit
   expect(script).not.toMatch(/<\/script/i);
   // The modules the server uses, bundled in, not copies.
   expect(script).toContain('function thresholdReached(');
-  // Core's rule and the take-back kinds' words (as `ebb status` says them), not core: the rest of it
-  // (its errors, stores, rendering) is shaken out.
+  // Core's rule, the take-back kinds' words and a limit's reset time (as `ebb status` says them), not
+  // core: the rest of it (its errors, stores, rendering) is shaken out.
   expect(new Set(script.match(/core\/src\/[\w/-]+\.ts/g))).toEqual(
     new Set([
       'core/src/support/error-text.ts',
       'core/src/decision/threshold-reached.ts',
       'core/src/plans/take-back.ts',
+      'core/src/usage/spend-limits.ts',
     ]),
   );
   expect(script).toContain(`historyPageMax: ${DASHBOARD_LIMITS.historyPageMax}`);

@@ -76,7 +76,7 @@
  *   }
  */
 import { DERIVED_DEFAULTS, type EbbConfig, explainChannel, formatTomlValue, type LeafKey } from '@ebb/config';
-import { TAKE_BACK_KIND_WORDS } from '@ebb/core';
+import { resetText, TAKE_BACK_KIND_WORDS } from '@ebb/core';
 import { isLlmRefusal } from '@ebb/llm';
 import type { ContextCacheStats } from '@ebb/observability';
 import { usageBar } from '../bot/context-report.js';
@@ -258,8 +258,7 @@ function formatChannel(c: ChannelStatus): string[] {
 function formatLimit(l: NonNullable<ChannelStatus['budget']>[number]): string {
   const period = l.period === 'day' ? 'today' : 'this month';
   const reached = l.spentUsd >= l.limitUsd ? ' REACHED' : '';
-  const resets = l.resetsAt.toISOString().slice(0, 16).replace('T', ' ');
-  return `$${l.spentUsd.toFixed(4)} of $${l.limitUsd.toFixed(2)} ${period} (this ${l.scope})${reached}; resets ${resets} UTC`;
+  return `$${l.spentUsd.toFixed(4)} of $${l.limitUsd.toFixed(2)} ${period} (this ${l.scope})${reached}; resets ${resetText(l.resetsAt)}`;
 }
 
 /** A channel's last 24 hours of model calls: tokens, what the provider's cache served, cost. */

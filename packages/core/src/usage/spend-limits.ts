@@ -108,15 +108,16 @@ export function reachedLimit(spends: readonly SpendAgainstLimit[]): SpendAgainst
   return spends.find((s) => s.spentUsd >= s.limitUsd);
 }
 
+/** When a limit resets, as every view says it: `2026-12-05 00:00 UTC` (a period starts on the minute). */
+export function resetText(resetsAt: Date): string {
+  return `${resetsAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
 /** The one message a channel gets when it reaches a limit (`over = "notice"`). */
 export function budgetNotice(reached: SpendAgainstLimit): string {
   const whose = reached.scope === 'channel' ? "this channel's" : "this workspace's";
   const period = reached.period === 'day' ? 'daily' : 'monthly';
-  const resets = reached.resetsAt
-    .toISOString()
-    .replace('T', ' ')
-    .replace(/:00\.000Z$/, ' UTC');
-  return `I've reached ${whose} ${period} spending limit of $${reached.limitUsd.toFixed(2)}, so I won't answer until ${resets}. Messages are still kept.`;
+  return `I've reached ${whose} ${period} spending limit of $${reached.limitUsd.toFixed(2)}, so I won't answer until ${resetText(reached.resetsAt)}. Messages are still kept.`;
 }
 
 /** A notice's identity: one per channel, limit and period, however many replicas see the channel reach it. */

@@ -2,7 +2,7 @@
  * Number and time formats of the page: pure (no DOM), so the modules that only turn the API's answers
  * into text can be unit-tested under Node (`dom.ts` re-exports them for the rest).
  */
-import { TAKE_BACK_KIND_WORDS } from '@ebb/core';
+import { resetText, TAKE_BACK_KIND_WORDS } from '@ebb/core';
 import type { DashboardSpendLimit, DashboardTakeBacks } from '../dashboard-api.js';
 
 export const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -33,8 +33,7 @@ export function spendLimitsText(limits: readonly DashboardSpendLimit[] | null): 
     .map((l) => {
       const period = l.period === 'day' ? 'today' : 'this month';
       const whose = l.scope === 'channel' ? 'this channel' : 'its workspace';
-      const reached =
-        l.spentUsd >= l.limitUsd ? `, reached: resets ${l.resetsAt.slice(0, 16).replace('T', ' ')} UTC` : '';
+      const reached = l.spentUsd >= l.limitUsd ? `, reached: resets ${resetText(new Date(l.resetsAt))}` : '';
       return `$${l.spentUsd.toFixed(4)} of $${l.limitUsd.toFixed(2)} ${period} for ${whose}${reached}`;
     })
     .join(' · ');
