@@ -76,7 +76,7 @@
  *   }
  */
 import { DERIVED_DEFAULTS, type EbbConfig, explainChannel, formatTomlValue, type LeafKey } from '@ebb/config';
-import { resetText, TAKE_BACK_KIND_WORDS } from '@ebb/core';
+import { ChannelSpend, resetText, TAKE_BACK_KIND_WORDS } from '@ebb/core';
 import { isLlmRefusal } from '@ebb/llm';
 import type { ContextCacheStats } from '@ebb/observability';
 import { usageBar } from '../bot/context-report.js';
@@ -157,11 +157,13 @@ export async function status(args: StatusArgs, io: CommandIo, deps: StoreCommand
     const systemTokens = new Map<string, Promise<number>>();
     const channels: ChannelStatus[] = [];
     const stores = { ...session, takeBacks: session.channels.takeBacks };
+    const spend = new ChannelSpend({ usage: session.usage, prices: () => config.prices });
     for (const summary of chosen) {
       channels.push(
         await loadChannelStatus(stores, config, summary, {
           memoryCounts,
           systemTokens,
+          spend,
           settingRows: args.channel !== undefined ? settingRows(config, summary.key) : null,
         }),
       );

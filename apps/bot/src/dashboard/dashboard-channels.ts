@@ -21,6 +21,7 @@ import { type EbbConfig, type ResolvedChannelConfig, resolveChannel } from '@ebb
 import {
   type ArchiveReader,
   type ChannelDirectory,
+  ChannelSpend,
   type ChannelSummary,
   type CompactorSettings,
   type MemoryStore,
@@ -94,10 +95,14 @@ export class StoreDashboardSource implements DashboardSource {
   readonly #now: () => number;
   #list: { readonly at: number; readonly read: Promise<ListRead> } | undefined;
   readonly #suggestions: ChannelSuggestions;
+  /** Kept across requests: a channel's (or workspace's) closed hours are read once an hour. */
+  readonly #spend: ChannelSpend | undefined;
 
   constructor(stores: DashboardStores) {
     this.#stores = stores;
     this.#now = stores.feed.now;
+    const { usage } = stores;
+    this.#spend = usage && new ChannelSpend({ usage, prices: () => stores.config().prices });
     this.#suggestions = new ChannelSuggestions({ ...stores, now: stores.feed.now });
   }
 
@@ -130,7 +135,10 @@ export class StoreDashboardSource implements DashboardSource {
     const config = this.#stores.config();
     const settings = resolveChannel(config, key);
     const [status, compactor] = await Promise.all([
-      loadChannelStatus(this.#stores, config, summary, { now: this.#now }),
+      loadChannelStatus(this.#stores, config, summary, {
+        now: this.#now,
+        ...(this.#spend ? { spend: this.#spend } : {}),
+      }),
       this.#compactor(settings),
     ]);
     const memories = await this.#stores.memories.list(

@@ -1,5 +1,5 @@
 import { parseConfig, resolveChannel } from '@ebb/config';
-import { type ChannelSummary, historyTools } from '@ebb/core';
+import { ChannelSpend, type ChannelSummary, historyTools } from '@ebb/core';
 import {
   InMemoryArchiveSearch,
   InMemoryChannelStore,
@@ -98,4 +98,14 @@ it("shows each spend limit with what was spent toward it this period, the worksp
   ]);
   // A channel with no limit has none to show.
   expect((await loadChannelStatus(stores, budgeted, summary('web:a'), { now })).budget).toBeNull();
+
+  // A report's channels share what is spent: the workspace's closed hours are read once, not per channel.
+  const spend = new ChannelSpend({ usage, prices: () => budgeted.prices });
+  const reads = vi.spyOn(usage, 'totalsIn');
+  for (const key of ['slack:T1:C1', 'slack:T1:C2'])
+    await loadChannelStatus(stores, budgeted, summary(key), { now, spend });
+  const closedWorkspaceReads = reads.mock.calls.filter(
+    ([q]) => 'keyPrefix' in q.channel && q.to !== undefined,
+  );
+  expect(closedWorkspaceReads).toHaveLength(1);
 });

@@ -149,6 +149,12 @@ export interface ChannelStatusOptions {
   readonly settingRows?: SettingStatus[] | null;
   /** The clock "the last day" ends at (ms since the epoch; default `Date.now`). */
   readonly now?: () => number;
+  /**
+   * What the channels have spent toward their limits, shared by the channels of a report (and kept
+   * by the dashboard across its requests), so a workspace's closed hours are read once, not once
+   * per channel. Default: one for this status alone.
+   */
+  readonly spend?: ChannelSpend;
 }
 
 /** A channel's status read from the stores. */
@@ -177,7 +183,8 @@ export async function loadChannelStatus(
   const count =
     memoryCounts === false ? null : memoized(memoryCounts, scope, () => stores.memories.count({ scope }));
   const now = (options.now ?? Date.now)();
-  const spend = stores.usage && new ChannelSpend({ usage: stores.usage, prices: () => config.prices });
+  const spend =
+    options.spend ?? (stores.usage && new ChannelSpend({ usage: stores.usage, prices: () => config.prices }));
   const [compactor, prefix, calibration, runs, usage, takeBacks, budget] = await Promise.all([
     loadCompactorSettings(settings, options.systemTokens),
     stores.channels.loadPrefix(key),
