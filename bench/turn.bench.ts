@@ -245,21 +245,15 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
           paired[kind].push(nowMs() - start);
         }
       }
-      const [limited, unlimited] = [paired.limited, paired.unlimited].map((t) =>
-        [...t].sort((a, b) => a - b),
-      );
+      const limited = [...paired.limited].sort((a, b) => a - b);
+      const unlimited = [...paired.unlimited].sort((a, b) => a - b);
       const budgetRows = [
-        [
-          'no [budget]',
-          median(unlimited ?? []).toFixed(2),
-          percentile(unlimited ?? [], 0.99).toFixed(2),
-          '1.00',
-        ],
+        ['no [budget]', median(unlimited).toFixed(2), percentile(unlimited, 0.99).toFixed(2), '1.00'],
         [
           'daily_usd + workspace_monthly_usd',
-          median(limited ?? []).toFixed(2),
-          percentile(limited ?? [], 0.99).toFixed(2),
-          (median(limited ?? []) / median(unlimited ?? [])).toFixed(2),
+          median(limited).toFixed(2),
+          percentile(limited, 0.99).toFixed(2),
+          (median(limited) / median(unlimited)).toFixed(2),
         ],
       ];
 

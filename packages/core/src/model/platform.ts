@@ -28,6 +28,16 @@ export function isThreadKeyOf(key: string, channelKey: string): boolean {
   return key.startsWith(threadKeyRange(channelKey).from);
 }
 
+/**
+ * The conversation a thread is under (`slack:T1:C1` for `slack:T1:C1:1700.1`, `discord:G1:C1` for
+ * `discord:G1:C1:T9`): a web channel has no threads. A spend limit counts a channel's threads
+ * toward it (`usage/spend-limits.ts`).
+ */
+export function threadParentOf(channelKey: string): string {
+  const parts = channelKey.split(':');
+  return parts[0] === 'slack' || parts[0] === 'discord' ? parts.slice(0, 3).join(':') : channelKey;
+}
+
 export interface InboundMessage {
   readonly platform: Platform;
   readonly channelKey: string;

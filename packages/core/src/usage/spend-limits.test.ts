@@ -1,5 +1,6 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { threadParentOf } from '../model/platform.js';
 import {
   budgetNotice,
   limitsOf,
@@ -7,7 +8,6 @@ import {
   periodOf,
   reachedLimit,
   spendScopeOf,
-  threadParentOf,
   workspaceOf,
 } from './spend-limits.js';
 

@@ -13,6 +13,8 @@
  * | `workspace_monthly_usd` | the same, over the month                            | the 1st, 00:00 UTC |
  */
 
+import { threadParentOf } from '../model/platform.js';
+
 /** What happens to a message once a limit is reached: the turn is archived either way. */
 export const BUDGET_OVER = ['notice', 'cheaper_model', 'silent'] as const;
 export type BudgetOver = (typeof BUDGET_OVER)[number];
@@ -44,16 +46,6 @@ export function periodOf(period: SpendPeriod, now: number): PeriodBounds {
   return period === 'day'
     ? { start: new Date(Date.UTC(y, m, d)), end: new Date(Date.UTC(y, m, d + 1)) }
     : { start: new Date(Date.UTC(y, m, 1)), end: new Date(Date.UTC(y, m + 1, 1)) };
-}
-
-/**
- * The conversation a thread is under (`slack:T1:C1` for `slack:T1:C1:1700.1`, `discord:G1:C1` for
- * `discord:G1:C1:T9`): a channel's limit counts its threads' calls too, so opening threads cannot
- * multiply it. A web channel has no threads.
- */
-export function threadParentOf(channelKey: string): string {
-  const parts = channelKey.split(':');
-  return parts[0] === 'slack' || parts[0] === 'discord' ? parts.slice(0, 3).join(':') : channelKey;
 }
 
 /**
