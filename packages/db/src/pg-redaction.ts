@@ -13,6 +13,7 @@ import {
   type HeldMessage,
   ISO_TIME,
   type MessageEdit,
+  messageEdited,
   type NewTakeBack,
   PENDING_SUMMARY,
   type PlatformSeq,
@@ -265,15 +266,7 @@ export function editMessage(
     }
     const takeBack =
       edit.takeBack === undefined ? undefined : await insertTakeBack(tx, channelKey, edit.takeBack);
-    const { raw, generation, tokensBefore, tokensAfter } = plan;
-    return {
-      kind: 'edited',
-      raw,
-      generation,
-      tokensBefore,
-      tokensAfter,
-      ...(takeBack === undefined ? {} : { takeBack }),
-    };
+    return messageEdited(plan, takeBack);
   });
 }
 

@@ -12,6 +12,7 @@
 
 import { type ChannelCounters, contextTotal } from '../model/channel-counters.js';
 import type { ContextMessage, StoredMessage } from '../model/model.js';
+import type { TakeBack } from './take-back.js';
 
 /**
  * A raw message's context copy as a write leaves it (in Postgres the `context_content`,
@@ -138,6 +139,35 @@ export function planMessageEdit(
   const copy = measuredCopy(edit);
   const { copies, ...after } = rewriteRawCopies(channel, [found], [{ seq: edit.seq, copy }]);
   return { kind: 'edit', copy, raw: copies.length > 0, ...after };
+}
+
+/** What a store answers for an edit it applied (`Forgetting.editMessage`), the same from both stores. */
+export interface MessageEdited {
+  readonly kind: 'edited';
+  /** The message was raw in the context: its copy was replaced in place. */
+  readonly raw: boolean;
+  readonly generation: number;
+  /** Context tokens (spans and raw) before and after. */
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  /** The take-back recorded with it, when the edit asked for one. */
+  readonly takeBack?: TakeBack;
+}
+
+/** The answer for the edit `plan` planned, once its store applied it and recorded `takeBack`. */
+export function messageEdited(
+  plan: Extract<MessageEditPlan, { kind: 'edit' }>,
+  takeBack: TakeBack | undefined,
+): MessageEdited {
+  const { raw, generation, tokensBefore, tokensAfter } = plan;
+  return {
+    kind: 'edited',
+    raw,
+    generation,
+    tokensBefore,
+    tokensAfter,
+    ...(takeBack === undefined ? {} : { takeBack }),
+  };
 }
 
 /** A tombstone to write, and the message's context copy with it. */

@@ -1,6 +1,6 @@
 /** The channel store as taking things back sees it: forgetting, and the platforms' deletions and edits. */
 import type { SeqRange, StoredMessage } from '../model/model.js';
-import type { EditedCopy } from '../plans/plan-message-rewrite.js';
+import type { EditedCopy, MessageEdited } from '../plans/plan-message-rewrite.js';
 import type { SummaryReplacement } from '../plans/plan-summary-replacement.js';
 import type { NewTakeBack, TakeBack } from '../plans/take-back.js';
 
@@ -49,17 +49,7 @@ export interface MessageEdit extends EditedCopy {
 }
 
 export type EditMessageOutcome =
-  | {
-      readonly kind: 'edited';
-      /** The message was raw in the context: its copy was replaced in place. */
-      readonly raw: boolean;
-      readonly generation: number;
-      /** Context tokens (spans and raw) before and after. */
-      readonly tokensBefore: number;
-      readonly tokensAfter: number;
-      /** The take-back recorded with it, when the edit asked for one. */
-      readonly takeBack?: TakeBack;
-    }
+  | MessageEdited
   /** The archive holds no such seq: nothing changed. */
   | { readonly kind: 'missing' };
 

@@ -9,7 +9,12 @@
 import { countersOf } from '../model/channel-counters.js';
 import type { SeqRange, StoredMessage } from '../model/model.js';
 import { PENDING_SUMMARY } from '../plans/plan-message-change.js';
-import { contextCopyOf, planArchiveRedaction, planMessageEdit } from '../plans/plan-message-rewrite.js';
+import {
+  contextCopyOf,
+  messageEdited,
+  planArchiveRedaction,
+  planMessageEdit,
+} from '../plans/plan-message-rewrite.js';
 import { overlapsAny } from '../plans/plan-redaction.js';
 import { planSummaryReplacement } from '../plans/plan-summary-replacement.js';
 import type { NewTakeBack } from '../plans/take-back.js';
@@ -152,14 +157,6 @@ export class InMemoryForgetting implements Forgetting, PlatformChanges {
     if (plan.raw) channel.context.replaceRaw([contextCopyOf(edited, plan.copy)]);
     const takeBack =
       edit.takeBack === undefined ? undefined : this.#takeBacks.record(channelKey, edit.takeBack);
-    const { raw, generation, tokensBefore, tokensAfter } = plan;
-    return {
-      kind: 'edited',
-      raw,
-      generation,
-      tokensBefore,
-      tokensAfter,
-      ...(takeBack === undefined ? {} : { takeBack }),
-    };
+    return messageEdited(plan, takeBack);
   }
 }
