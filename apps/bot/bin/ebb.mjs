@@ -15,6 +15,13 @@ if (cli.endsWith('.ts')) {
   console.error('ebb: the build is missing (apps/bot/dist): run `npm run build` in the repository.');
   process.exit(1);
 }
+// Traced processes get Postgres and Redis spans from OpenTelemetry's instrumentations, which must
+// hook those modules before the CLI imports them (`instrument-libraries.ts`). An endpoint is what
+// turns tracing on at all, so without one nothing of it is even loaded.
+if (process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) {
+  const { instrumentLibraries } = await import('@ebb/observability/instrument');
+  await instrumentLibraries(process.argv[2], process.env);
+}
 // A reader that stops early (`ebb transcript | head`, `ebb status | less` quit) closes the pipe: stop
 // quietly, as Unix tools do, instead of a stack trace from the next write.
 for (const stream of [process.stdout, process.stderr])

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const EBB_SCRIPT = fileURLToPath(new URL('./ebb-process.ts', import.meta.url));
+const INSTRUMENT = fileURLToPath(new URL('./instrument-preload.ts', import.meta.url));
 
 export interface SpawnedEbb {
   readonly url: string;
@@ -43,7 +44,7 @@ export async function spawnEbb(
 ): Promise<SpawnedEbb> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', EBB_SCRIPT, args.schema, args.prefix, args.fakeUrl],
+    ['--import', 'tsx', '--import', INSTRUMENT, EBB_SCRIPT, args.schema, args.prefix, args.fakeUrl],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       // Always set, '' for "not given": a variable the developer exported must not reach the child.

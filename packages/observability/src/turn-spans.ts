@@ -1,5 +1,6 @@
 /**
- * The span of one bot turn (`ebb turn`): the root of the turn's trace, the parent of its model calls
+ * The span of one bot turn (`ebb turn`): the root of the turn's trace (or, for a message posted to the
+ * web API, the child of that request's span), the parent of its model calls
  * (`traced-models.ts`) and, through the trace context the queue carries in the job, of the
  * compaction pass it queued, in whatever worker runs it. Its attributes name the channel only as the
  * hash the provider's prompt cache is keyed by (`promptCacheKey`), never the key itself, and say how
@@ -33,7 +34,10 @@ export function traceTurn<T>(
   turn: () => Promise<T>,
 ): Promise<T> {
   const tracer = trace.getTracer(EBB_TRACER_NAME, EBB_VERSION);
-  return tracer.startActiveSpan('ebb turn', { kind: SpanKind.SERVER }, async (span: Span) => {
+  // The entry of the trace when the message came from a gateway or a socket (Slack, Discord); under
+  // the span of the HTTP request that brought it (the web API), a step of that request.
+  const kind = trace.getActiveSpan() === undefined ? SpanKind.SERVER : SpanKind.INTERNAL;
+  return tracer.startActiveSpan('ebb turn', { kind }, async (span: Span) => {
     if (span.isRecording())
       span.setAttributes({
         [TURN_ATTRIBUTES.channel]: promptCacheKey(message.channelKey),

@@ -141,6 +141,7 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
           attempt,
           createdAt: job.timestamp,
           startedAt: job.processedOn ?? Date.now(),
+          system: 'bullmq',
         };
         return await inPassSpan(payload, started, () =>
           processor(

@@ -49,6 +49,7 @@ import {
   providerWaitMs,
   toError,
 } from './job-driver.js';
+import { inPassSpan, traceOfEnqueue } from './job-trace.js';
 
 export interface InlineCompactionQueueOptions {
   readonly processor: CompactionProcessor;
@@ -70,6 +71,8 @@ interface Entry {
   /** Order of arrival, for first-come-first-served within a tier. */
   readonly order: number;
   readonly controller: AbortController;
+  /** When it was queued (ms since the epoch), for its span's queue wait. */
+  readonly createdAt: number;
   state: 'waiting' | 'delayed' | 'active';
   /** Attempts started. */
   attempt: number;
@@ -154,12 +157,16 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
     await this.drain();
   }
 
-  #add(payload: CompactionJobPayload, jobId: string, delayMs: number): void {
+  #add(job: CompactionJobPayload, jobId: string, delayMs: number): void {
+    // The turn that queued it, for the pass's span (none with tracing off).
+    const trace = traceOfEnqueue();
+    const payload = trace === undefined ? job : { ...job, trace };
     const entry: Entry = {
       jobId,
       payload,
       order: this.#arrivals++,
       controller: new AbortController(),
+      createdAt: Date.now(),
       state: 'waiting',
       attempt: 0,
     };
@@ -206,9 +213,10 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
     const event = { jobId, channelKey: payload.channelKey, tier: payload.tier, attempt };
     try {
       const lastAttempt = attempt >= this.#jobOptions.attempts;
-      const result = await this.#processor(
-        { ...payload, jobId, attempt, lastAttempt },
-        entry.controller.signal,
+      const { trace: _trace, ...pass } = payload;
+      const started = { id: jobId, attempt, createdAt: entry.createdAt, startedAt: Date.now() };
+      const result = await inPassSpan(payload, started, () =>
+        this.#processor({ ...pass, jobId, attempt, lastAttempt }, entry.controller.signal),
       );
       this.#finish(entry);
       this.#emit('completed', { ...event, result });

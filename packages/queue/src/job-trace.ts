@@ -1,7 +1,8 @@
 /**
  * A compaction job's place in a trace: the enqueuer writes the active trace context into the job
  * (`traceOfEnqueue`, W3C `traceparent` and `tracestate`, by whatever propagator the process
- * registered), and the worker runs the pass in a CONSUMER span under it (`inPassSpan`), whose
+ * registered), and the worker (or the embedded queue) runs the pass in a CONSUMER span under it
+ * (`inPassSpan`), whose
  * attributes say how long the job waited in the queue. With tracing off the propagator writes
  * nothing and the span is the API's no-op, so a job carries no `trace` field.
  */
@@ -23,6 +24,7 @@ const TRACER_NAME = '@ebb/queue';
 export const PASS_ATTRIBUTES = {
   tier: 'ebb.compaction.tier',
   jobId: 'messaging.message.id',
+  /** `bullmq`; absent for a pass of the embedded queue, which runs in the process that queued it. */
   system: 'messaging.system',
   attempt: 'ebb.compaction.attempt',
   /** From the job's creation to this attempt's start (its delay, a backoff or a deferral included). */
@@ -44,13 +46,15 @@ export function inPassSpan<T>(
     readonly attempt: number;
     readonly createdAt: number;
     readonly startedAt: number;
+    /** The queue it came through (`bullmq`); none for the embedded queue's. */
+    readonly system?: string;
   },
   run: () => Promise<T>,
 ): Promise<T> {
   const parent =
     payload.trace === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, payload.trace);
   const attributes = {
-    [PASS_ATTRIBUTES.system]: 'bullmq',
+    ...(job.system === undefined ? {} : { [PASS_ATTRIBUTES.system]: job.system }),
     [PASS_ATTRIBUTES.tier]: payload.tier,
     [PASS_ATTRIBUTES.jobId]: job.id,
     [PASS_ATTRIBUTES.attempt]: job.attempt,

@@ -64,6 +64,7 @@ import {
 } from './channel-requests.js';
 import { type WebErrorCode, webError } from './errors.js';
 import { DEFAULT_GUARDS, type GuardOptions, mountGuards } from './guards.js';
+import { traceRequests } from './request-spans.js';
 
 /** Where to listen, and the guards' options (`guards.ts`): access, body limit, rate limit. */
 export interface WebAdapterOptions extends GuardOptions {
@@ -240,6 +241,7 @@ export class WebAdapter implements PlatformAdapter {
   #routes(): void {
     const app = this.app;
     // Registered before the routes, so they run first.
+    app.use('*', traceRequests());
     app.use('*', async (c, next) => {
       if (!this.#stopping.signal.aborted) {
         await next();

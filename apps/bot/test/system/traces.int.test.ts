@@ -2,9 +2,10 @@
  * Traces across processes, on the wire: `ebb start` and `ebb worker` in processes of their own, each
  * exporting OTLP/HTTP to a test collector that decodes the protobuf (`@ebb/testing/otlp`), on the
  * real Postgres and Redis with the fake OpenAI server. The web message that queues a pass gives one
- * trace: the turn (`ebb turn`), its model call in the GenAI conventions, and in the worker the pass
- * (`ebb compaction pass`, its queue wait), its summarizer and the summarizer's model call. No span
- * carries a message's text.
+ * trace: the HTTP request, its turn (`ebb turn`), the turn's model call in the GenAI conventions and
+ * its Postgres and Redis calls, and in the worker the pass (`ebb compaction pass`, its queue wait),
+ * its summarizer, the summarizer's model call and its Postgres calls. No span carries a message's
+ * text.
  */
 import { freshSchemaDb } from '@ebb/db/test-support';
 import { dropPrefix, randomPrefix } from '@ebb/queue/test-support';
@@ -62,6 +63,18 @@ async function post(text: string): Promise<void> {
 const childOf = (parent: RecordedSpan) => (s: RecordedSpan) =>
   s.traceId === parent.traceId && s.parentSpanId === parent.spanId;
 
+/** Whether `span` is below `ancestor` in its trace (among the spans received so far). */
+function descendsFrom(span: RecordedSpan, ancestor: RecordedSpan): boolean {
+  if (span.traceId !== ancestor.traceId) return false;
+  const byId = new Map(collector.spans.map((s) => [s.spanId, s]));
+  let parentId = span.parentSpanId;
+  while (parentId !== undefined) {
+    if (parentId === ancestor.spanId) return true;
+    parentId = byId.get(parentId)?.parentSpanId;
+  }
+  return false;
+}
+
 it('puts a turn, its model call and the pass it queued, run in the worker, in one trace', async () => {
   await post(SECRET);
   // Pastes until one queues a pass and the worker asks the model for its summary (a 4,000-token
@@ -79,7 +92,19 @@ it('puts a turn, its model call and the pass it queued, run in the worker, in on
   const turn = await collector.waitForSpan(
     (s) => s.spanId === pass.parentSpanId && s.traceId === pass.traceId,
   );
-  expect(turn).toMatchObject({ name: 'ebb turn', kind: 'server', resource: { 'service.name': 'ebb' } });
+  expect(turn).toMatchObject({ name: 'ebb turn', kind: 'internal', resource: { 'service.name': 'ebb' } });
+  // Under the span of the HTTP request that posted the message, named by its route, not its path.
+  const request = await collector.waitForSpan((s) => s.spanId === turn.parentSpanId);
+  expect(request).toMatchObject({
+    name: 'POST /api/channels/:id/messages',
+    kind: 'server',
+    attributes: {
+      'http.request.method': 'POST',
+      'http.route': '/api/channels/:id/messages',
+      'http.response.status_code': 200,
+    },
+  });
+  expect(request.parentSpanId).toBeUndefined();
   expect(turn.attributes).toMatchObject({
     'ebb.platform': 'web',
     'ebb.channel.hash': expect.stringMatching(/^ebb-[0-9a-f]{24}$/),
@@ -87,7 +112,7 @@ it('puts a turn, its model call and the pass it queued, run in the worker, in on
     'ebb.turn.answered': true,
   });
   // The turn's model call.
-  const reply = await collector.waitForSpan(childOf(turn));
+  const reply = await collector.waitForSpan((s) => childOf(turn)(s) && s.name.startsWith('chat '));
   expect(reply).toMatchObject({ name: 'chat gpt-5.4-mini', kind: 'client' });
   expect(reply.attributes).toMatchObject({
     'gen_ai.operation.name': 'chat',
@@ -104,13 +129,41 @@ it('puts a turn, its model call and the pass it queued, run in the worker, in on
   const splice = await collector.waitForSpan((s) => childOf(pass)(s) && s.name === 'ebb splice');
   expect(['splice', 'stale', 'gap', 'noop']).toContain(splice.attributes['ebb.splice.outcome']);
   expect(Number(splice.attributes['ebb.splice.summary_tokens'])).toBeGreaterThan(0);
-  const summaryCall = await collector.waitForSpan(childOf(summarize));
+  const summaryCall = await collector.waitForSpan((s) => childOf(summarize)(s) && s.name.startsWith('chat '));
   expect(summaryCall).toMatchObject({ name: 'chat gpt-5.4-mini', kind: 'client' });
   expect(summaryCall.attributes).toMatchObject({
     'ebb.llm.purpose': 'summary',
     'gen_ai.operation.name': 'chat',
   });
   expect(Number(summaryCall.attributes['gen_ai.usage.input_tokens'])).toBeGreaterThan(0);
+
+  // Postgres and Redis, through OpenTelemetry's instrumentations, in both processes.
+  const inTurn = await collector.waitForSpan(
+    (s) => descendsFrom(s, turn) && s.attributes['db.system.name'] === 'postgresql',
+  );
+  expect(inTurn).toMatchObject({ kind: 'client', scope: { name: '@opentelemetry/instrumentation-pg' } });
+  const redisInTurn = await collector.waitForSpan(
+    (s) => descendsFrom(s, turn) && s.attributes['db.system.name'] === 'redis',
+  );
+  expect(redisInTurn).toMatchObject({
+    kind: 'client',
+    scope: { name: '@opentelemetry/instrumentation-ioredis' },
+  });
+  const inPass = await collector.waitForSpan(
+    (s) => descendsFrom(s, pass) && s.attributes['db.system.name'] === 'postgresql',
+  );
+  expect(inPass.resource['service.name']).toBe('ebb-worker');
+  const databaseSpans = collector.spans.filter((s) => s.attributes['db.system.name'] !== undefined);
+  for (const span of databaseSpans) {
+    // Only calls made inside a trace: the queue's polls and the lease renewals make no traces of their own.
+    expect(span.parentSpanId).toBeDefined();
+    // A Redis command by its name alone (a key names a channel; a value may be a message).
+    if (span.attributes['db.system.name'] === 'redis') {
+      expect(span.attributes['db.query.text']).toMatch(/^[A-Z]+$/);
+    }
+  }
+  // The SQL as written: its values are bound, never in the span.
+  expect(String(inTurn.attributes['db.query.text'])).not.toMatch(/'web:traced'|\bana\b/);
 
   // Logs lead to the trace: the bot's lines of that turn carry its ids.
   const turnLines = (bot?.stderr() ?? '')
