@@ -4,10 +4,17 @@
  * on loopback. Every server is one hono app with the same trivial route (parse the JSON body, answer),
  * one without the guards and the others with them, so the difference is the guards alone. Rounds
  * alternate the servers so a noisy moment hits each alike; the ratio is within one run.
+ *
+ * Then the request span (`traceRequests`, registered first in WebAdapter): the guarded server
+ * against the same with the span in front, first with tracing off (the API's no-op), then with the
+ * SDK started and exporting to a local OTLP collector (`FakeOtlpCollector`), as in production.
  */
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mountGuards } from '@ebb/web';
+import { SILENT_LOGGER } from '@ebb/core';
+import { startTracing } from '@ebb/observability';
+import { FakeOtlpCollector } from '@ebb/testing/otlp';
+import { mountGuards, traceRequests } from '@ebb/web';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { median, nowMs, percentile, table } from './support.js';
@@ -18,10 +25,12 @@ const TOKEN = 'bench-admin-token-0123456789';
 const BODY = JSON.stringify({ author: 'ana', text: 'a message of a usual length, about the deploy' });
 
 /** The route, behind the guards when `guards` is given: parse the body, answer. */
-async function server(guards?: {
-  readonly adminToken?: string;
-}): Promise<{ url: string; close: () => Promise<void> }> {
+async function server(
+  guards?: { readonly adminToken?: string },
+  traced = false,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const app = new Hono();
+  if (traced) app.use('*', traceRequests());
   if (guards) {
     mountGuards(app, {
       access: { adminToken: guards.adminToken },
@@ -74,16 +83,48 @@ async function round(url: string, headers: Record<string, string>): Promise<numb
   return times;
 }
 
+interface Served {
+  readonly name: string;
+  readonly server: { url: string; close: () => Promise<void> };
+  readonly headers: Record<string, string>;
+}
+
 export async function webGuardBench(): Promise<string> {
-  const servers = [
-    { name: 'route alone (no guards)', server: await server(), headers: {} },
-    { name: 'guarded, loopback, no token', server: await server({}), headers: {} },
-    {
-      name: 'guarded, bearer token',
-      server: await server({ adminToken: TOKEN }),
-      headers: { authorization: `Bearer ${TOKEN}` },
-    },
+  const guards = await compare(
+    [
+      { name: 'route alone (no guards)', server: await server(), headers: {} },
+      { name: 'guarded, loopback, no token', server: await server({}), headers: {} },
+      {
+        name: 'guarded, bearer token',
+        server: await server({ adminToken: TOKEN }),
+        headers: { authorization: `Bearer ${TOKEN}` },
+      },
+    ],
+    'p50 ratio to the route alone',
+  );
+  const spanServers = async (): Promise<Served[]> => [
+    { name: 'guarded', server: await server({}), headers: {} },
+    { name: 'guarded, with the request span', server: await server({}, true), headers: {} },
   ];
+  const off = await compare(await spanServers(), 'p50 ratio to guarded');
+  const collector = await FakeOtlpCollector.start();
+  const tracing = await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }, SILENT_LOGGER);
+  const on = await compare(await spanServers(), 'p50 ratio to guarded');
+  await tracing.shutdown();
+  const exported = collector.spans.length;
+  await collector.close();
+  return [
+    `${ROUNDS} rounds × ${REQUESTS_PER_ROUND} sequential requests per server over one keep-alive connection, servers alternating.\n`,
+    guards,
+    '\nThe request span, tracing off (no OTEL variable):\n',
+    off,
+    `\nThe request span, tracing on (SDK, batched OTLP/HTTP export to a local collector: ${exported} spans received):\n`,
+    on,
+  ].join('\n');
+}
+
+/** The servers' requests, rounds alternating, as a table; the first server is the ratio's base. */
+async function compare(servers: readonly Served[], ratioHeader: string): Promise<string> {
   const times = servers.map(() => [] as number[]);
   // One warm-up round each, then alternate.
   for (const s of servers) await round(s.server.url, s.headers);
@@ -103,8 +144,5 @@ export async function webGuardBench(): Promise<string> {
       (p50 / base).toFixed(2),
     ];
   });
-  return [
-    `${ROUNDS} rounds × ${REQUESTS_PER_ROUND} sequential requests per server over one keep-alive connection, servers alternating.\n`,
-    table(['server', 'requests', 'p50 ms', 'p99 ms', 'p50 ratio to the route alone'], rows),
-  ].join('\n');
+  return table(['server', 'requests', 'p50 ms', 'p99 ms', ratioHeader], rows);
 }

@@ -5,4 +5,5 @@ export { type BoardQueue, mountDashboard } from './dashboard.js';
 export * from './dashboard-api.js';
 export { mountGuards } from './guards.js';
 export { DEFAULT_RATE_LIMIT } from './rate-limit.js';
+export { traceRequests } from './request-spans.js';
 export { DEFAULT_WEB_ADAPTER, WebAdapter } from './web-adapter.js';
