@@ -64,7 +64,7 @@ export async function startEbb(options: StartOptions): Promise<RunningEbb> {
       { database: embedded.database, queue: embedded.queue, llm: embedded.offline },
       mcp,
     );
-    const stores = pgStores(database);
+    const stores = pgStores(database, options.logger, steps);
     await startDashboard(
       options,
       { web, stores, feed, toolbox, notifier: queue.notifier, board: queue.board },

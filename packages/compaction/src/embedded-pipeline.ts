@@ -19,7 +19,7 @@ export interface EmbeddedPipelineOptions extends Omit<PostgresPipelineOptions, '
 
 export function createEmbeddedPipeline(options: EmbeddedPipelineOptions) {
   const notifier = new InProcessContextNotifier();
-  const { channels, memories, runs, processor } = createPostgresPipeline({ ...options, notifier });
+  const { channels, memories, runs, usage, processor } = createPostgresPipeline({ ...options, notifier });
   const queue = new InlineCompactionQueue({
     processor: (job, signal) => processor(job, signal),
     ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
@@ -44,6 +44,7 @@ export function createEmbeddedPipeline(options: EmbeddedPipelineOptions) {
       await reconciler.stop();
       await queue.drain();
       await queue.close();
+      await usage.close();
     },
   };
 }

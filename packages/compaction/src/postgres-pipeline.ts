@@ -3,7 +3,14 @@
  * worker process (BullMQ) and embedded mode (the in-process queue).
  */
 import type { EbbConfig, EbbEnv } from '@ebb/config';
-import type { CompactionEventSink, ContextNotifier, Logger, Summarizer } from '@ebb/core';
+import {
+  type CompactionEventSink,
+  type ContextNotifier,
+  type Logger,
+  RetryingUsageStore,
+  SILENT_LOGGER,
+  type Summarizer,
+} from '@ebb/core';
 import {
   type Database,
   PgChannelStore,
@@ -37,8 +44,12 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
   const memories = new PgMemoryStore({ db: options.database.db });
   const runs = new PgRunStore({ db: options.database.db });
   const takeBacks = new PgTakeBackLog({ db: options.database.db });
-  const usage = new PgUsageStore({ db: options.database.db });
   const { wrapSummarizer, logger } = options;
+  // A pass's usage the database cannot take is kept and written once it can (`close()` tries last).
+  const usage = new RetryingUsageStore({
+    store: new PgUsageStore({ db: options.database.db }),
+    log: logger ?? SILENT_LOGGER,
+  });
   const settingsFor = passSettingsResolver({
     config: options.config,
     env: options.env,
@@ -57,5 +68,5 @@ export function createPostgresPipeline(options: PostgresPipelineOptions) {
     settingsFor,
     ...(options.onEvent === undefined ? {} : { onEvent: options.onEvent }),
   });
-  return { channels, memories, runs, takeBacks, settingsFor, processor };
+  return { channels, memories, runs, takeBacks, usage, settingsFor, processor };
 }

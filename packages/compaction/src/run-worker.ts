@@ -5,7 +5,13 @@
  * one inside the bot. Every piece is built from options here and closed in reverse order by `close()`.
  */
 import { type EbbConfig, type EbbEnv, resolveChannel, retentionConfigured } from '@ebb/config';
-import { type CompactionLogEvent, type ReconcilePolicy, type Summarizer, settleWithin } from '@ebb/core';
+import {
+  type CompactionLogEvent,
+  DEFAULT_RETRYING_USAGE,
+  type ReconcilePolicy,
+  type Summarizer,
+  settleWithin,
+} from '@ebb/core';
 import type { Database } from '@ebb/db';
 import { isLlmRefusal, loadTokenizer, type RetryOptions } from '@ebb/llm';
 import type { Logger } from '@ebb/logger';
@@ -62,12 +68,17 @@ const RETENTION_STOP_MS = 2_000;
 /**
  * How much longer than its `timeoutMs` a `close` may take with Redis not answering: the retention
  * sweep in hand and the take-back claims given up (2 s each at most), the reconciler's
- * round in flight (a producer command gives up after 5 s), then the worker's graceful close and the
- * QUITs of its connection, the producer and the notifier, 2 s each at most. A caller that bounds the
- * close (a shutdown step) gives it `timeoutMs` plus this.
+ * round in flight (a producer command gives up after 5 s), then the worker's graceful close, the
+ * last try of the usage the database could not take (2 s at most), and the QUITs of its connection,
+ * the producer and the notifier, 2 s each at most. A caller that bounds the close (a shutdown step)
+ * gives it `timeoutMs` plus this.
  */
 export const CLOSE_BEYOND_PASSES_MS =
-  RETENTION_STOP_MS + TAKE_BACK_RELEASE_MS + PRODUCER_TIMEOUTS.commandTimeoutMs + 4 * QUIT_WAIT_MS;
+  RETENTION_STOP_MS +
+  TAKE_BACK_RELEASE_MS +
+  PRODUCER_TIMEOUTS.commandTimeoutMs +
+  DEFAULT_RETRYING_USAGE.closeMs +
+  4 * QUIT_WAIT_MS;
 
 export async function runCompactionWorker(options: RunWorkerOptions): Promise<RunningWorker> {
   const { database, logger } = options;
@@ -177,6 +188,8 @@ export async function runCompactionWorker(options: RunWorkerOptions): Promise<Ru
       await reconciler.stop();
       // The worker names the jobs it hands back (worker.jobs_handed_back) itself.
       await worker.close({ timeoutMs });
+      // After the passes: their usage the database could not take gets its last try.
+      await pipeline.usage.close();
       await queue.close();
       await closeRedis(producer);
       await notifier.close();

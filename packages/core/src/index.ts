@@ -82,5 +82,6 @@ export * from './usage/channel-spend.js';
 export * from './usage/cold-prompt.js';
 export * from './usage/prefix-cache.js';
 export * from './usage/pricing.js';
+export * from './usage/retrying-usage-store.js';
 export * from './usage/spend-limits.js';
 export * from './usage/usage.js';

@@ -5,14 +5,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parseConfig, resolveChannel } from '@ebb/config';
-import type { ChatModel, InboundMessage, TurnResult, UsageStore } from '@ebb/core';
+import {
+  type ChatModel,
+  type InboundMessage,
+  RetryingUsageStore,
+  type TurnResult,
+  type UsageStore,
+} from '@ebb/core';
 import { InMemoryMemoryStore, InMemoryRunStore } from '@ebb/core/testing';
-import { PgBudgetNotices, PgChannelStore, PgUsageStore } from '@ebb/db';
-import { type FreshSchemaDb, freshSchemaDb } from '@ebb/db/test-support';
+import { createDb, PgBudgetNotices, PgChannelStore, PgUsageStore } from '@ebb/db';
+import { type FreshSchemaDb, freshSchemaDb, testDatabaseUrl } from '@ebb/db/test-support';
 import { OpenAiChatModel, openAiClient } from '@ebb/llm';
 import { InlineCompactionQueue, InProcessContextNotifier } from '@ebb/queue';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
 import { RecordingLogger } from '@ebb/testing/recording-logger';
+import { TcpProxy } from '@ebb/testing/tcp-proxy';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { closersAfterEach, RecordingPlatform } from '../../test/recording-platform.js';
 import { Bot } from './bot.js';
@@ -203,6 +210,51 @@ it('answers when the spend cannot be read, and says so in the log', async () => 
   const bot = await replica(fresh, { now: DAY }, unreadable);
   expect((await bot.say('web:capped', 'capped while the store is away')).reply).toBe('noted, thanks');
   expect(bot.log.events('budget.check_failed')).toHaveLength(1);
+}, 60_000);
+
+it('counts what turns answered while Postgres was cut spent, once it is back', async () => {
+  const fresh = await database();
+  // The usage store on a connection of its own through a proxy the test cuts: Postgres goes away
+  // after the message is archived, between the model's answer and its usage record.
+  const target = new URL(testDatabaseUrl());
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) });
+  const viaProxy = new URL(testDatabaseUrl());
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
+  const proxied = await createDb({ databaseUrl: viaProxy.toString(), schema: fresh.schema });
+  closers.push(async () => {
+    proxy.restore();
+    await proxied.close();
+    await proxy.close();
+  });
+  const usageLog = new RecordingLogger();
+  const usage = new RetryingUsageStore({
+    store: new PgUsageStore({ db: proxied.db }),
+    log: usageLog,
+    retryMs: 50,
+  });
+  closers.push(() => usage.close());
+  const bot = await replica(fresh, { now: DAY }, usage);
+
+  proxy.cut();
+  // Each answered turn spends about $1 of the $3: five answered while the spend cannot be read.
+  for (let i = 0; i < 5; i++) {
+    expect((await bot.say('web:capped', `capped in the outage ${i}`)).reply).toBe('noted, thanks');
+  }
+  expect(bot.log.events('budget.check_failed')).toHaveLength(5);
+  expect(usageLog.events('usage.record_deferred')).toHaveLength(1);
+  expect(usage.kept).toBe(1);
+
+  proxy.restore();
+  // The next turn's spend read writes what was kept first: the limit is reached, and said.
+  const after = await bot.say('web:capped', 'capped after the outage');
+  expect(after.reply).toMatch(/^I've reached this channel's daily spending limit of \$3\.00/);
+  expect(usageLog.events('usage.recorded_late')[0]?.fields).toMatchObject({ records: 5 });
+  const rows = await new PgUsageStore({ db: fresh.db }).totalsIn({
+    from: new Date(DAY - 3_600_000),
+    channel: { key: 'web:capped' },
+  });
+  expect(rows.reduce((n, r) => n + r.calls, 0)).toBe(5);
 }, 60_000);
 
 it('posts the notice with the next message when the first could not be posted', async () => {

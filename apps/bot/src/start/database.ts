@@ -4,7 +4,7 @@
  * dashboard share.
  */
 
-import type { ShutdownSteps } from '@ebb/core';
+import { DEFAULT_RETRYING_USAGE, type Logger, RetryingUsageStore, type ShutdownSteps } from '@ebb/core';
 import {
   type Database,
   migrate,
@@ -38,13 +38,18 @@ export async function startDatabase(options: StartOptions, steps: ShutdownSteps)
 
 export type Stores = ReturnType<typeof pgStores>;
 
-/** One set of stores for the bot and the dashboard. */
-export function pgStores(database: Database) {
+/**
+ * One set of stores for the bot and the dashboard. Usage the database cannot take (an outage) is
+ * kept and written once it can, and its last try made at stop, after the bot's turns.
+ */
+export function pgStores(database: Database, logger: Logger, steps: ShutdownSteps) {
+  const usage = new RetryingUsageStore({ store: new PgUsageStore({ db: database.db }), log: logger });
+  steps.add(() => usage.close(), DEFAULT_RETRYING_USAGE.closeMs + 1_000);
   return {
     channels: new PgChannelStore({ db: database.db }),
     memories: new PgMemoryStore({ db: database.db }),
     runs: new PgRunStore({ db: database.db }),
-    usage: new PgUsageStore({ db: database.db }),
+    usage,
     budgetNotices: new PgBudgetNotices({ db: database.db }),
   };
 }
