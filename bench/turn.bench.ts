@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { runCompactionWorker } from '@ebb/compaction';
 import { parseConfig } from '@ebb/config';
 import type { ChatModel, InboundMessage, PlatformHandlers } from '@ebb/core';
-import { measureMessage } from '@ebb/core';
+import { measureMessage, RetryingUsageStore } from '@ebb/core';
 import { PgBudgetNotices, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStore } from '@ebb/db';
 import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
@@ -100,7 +100,8 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
     channels,
     memories: new PgMemoryStore({ db: fresh.db }),
     runs,
-    usage: new PgUsageStore({ db: fresh.db }),
+    // As `ebb start` wires it (`pgStores`).
+    usage: new RetryingUsageStore({ store: new PgUsageStore({ db: fresh.db }), log: logger }),
     budgetNotices: new PgBudgetNotices({ db: fresh.db }),
     queue,
     notifier,
