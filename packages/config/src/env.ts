@@ -68,7 +68,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `production` logs JSON lines; anything else pretty-prints in a terminal. */
   NODE_ENV: z.string().optional(),
-  // OpenTelemetry's own variables (docs/operations.md, "Traces"): with no endpoint set, no trace is kept.
+  // OpenTelemetry's own variables (docs/traces.md): with no endpoint set, no trace is kept.
   /** Where spans go over OTLP/HTTP (`…/v1/traces` is appended); unset with the next: tracing off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().min(1).optional(),
   /** The traces endpoint itself, used as given; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
