@@ -79,6 +79,20 @@ describe.each(['socket', 'http'] as const)('SlackAdapter in %s mode', (mode) => 
     });
   });
 
+  it('keeps a group DM a conversation like a channel: not direct, so answered on a mention', async () => {
+    const groupDm = FAKE_SLACK.channels.groupDm;
+    await h.deliver(h.slack.build.channelMessage({ text: 'lunch?', channel: groupDm }));
+    await h.deliver(
+      h.slack.build.channelMessage({ text: `${h.slack.build.mention()} lunch?`, channel: groupDm }),
+    );
+
+    await vi.waitFor(() => expect(h.handlers.messages).toHaveLength(2));
+    expect(h.handlers.messages.map((m) => [m.channelKey, m.direct, m.mentionsBot])).toEqual([
+      [`slack:${TEAM}:${groupDm}`, false, false],
+      [`slack:${TEAM}:${groupDm}`, false, true],
+    ]);
+  });
+
   it('falls back when Slack cannot say who wrote it or what the conversation is', async () => {
     h.slack.fail('users.info', 'user_not_found').fail('conversations.info', 'channel_not_found');
     // app_mention carries no channel_type: only conversations.info (or the D prefix) says it is a DM.

@@ -86,6 +86,7 @@ const EVENT_SCOPES: Readonly<Record<string, string>> = {
   'message.channels': 'channels:history',
   'message.groups': 'groups:history',
   'message.im': 'im:history',
+  'message.mpim': 'mpim:history',
   assistant_thread_started: 'assistant:write',
   assistant_thread_context_changed: 'assistant:write',
 };
@@ -96,6 +97,7 @@ const README_SCOPES = [
   'channels:history',
   'groups:history',
   'im:history',
+  'mpim:history',
   'chat:write',
   'users:read',
   'channels:read',
@@ -107,6 +109,7 @@ const README_EVENTS = [
   'message.channels',
   'message.groups',
   'message.im',
+  'message.mpim',
   'app_mention',
   'assistant_thread_started',
   'assistant_thread_context_changed',

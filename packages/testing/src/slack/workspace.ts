@@ -46,7 +46,13 @@ export const FAKE_SLACK = {
   users: { alice: 'U0ALICE01', bob: 'U0BOB0001' },
   /** Another app's bot, for messages the bot must archive but never answer. */
   otherBot: { userId: 'U0DEPLOY1', botId: 'B0DEPLOY1', name: 'deploybot' },
-  channels: { general: 'C0GENERAL', random: 'C0RANDOM1', secret: 'G0SECRET1', aliceDm: 'D0ALICE01' },
+  channels: {
+    general: 'C0GENERAL',
+    random: 'C0RANDOM1',
+    secret: 'G0SECRET1',
+    aliceDm: 'D0ALICE01',
+    groupDm: 'G0MPIM001',
+  },
 } as const;
 
 export const DEFAULT_IDENTITY = {
@@ -70,6 +76,8 @@ export const DEFAULT_CHANNELS: readonly FakeSlackChannel[] = [
   { id: FAKE_SLACK.channels.random, name: 'random', type: 'channel' },
   { id: FAKE_SLACK.channels.secret, name: 'secret', type: 'group' },
   { id: FAKE_SLACK.channels.aliceDm, name: FAKE_SLACK.users.alice, type: 'im', user: FAKE_SLACK.users.alice },
+  // A group DM (alice, bob and the bot): `channel_type: 'mpim'`, a G id like a private channel's.
+  { id: FAKE_SLACK.channels.groupDm, name: 'mpdm-alice--bob--ebb-1', type: 'mpim' },
 ];
 
 /** A message the app posted with `chat.postMessage`. */
