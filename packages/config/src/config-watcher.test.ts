@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -41,6 +41,37 @@ describe('ConfigWatcher', () => {
       );
       expect(resolveChannel(watcher.current(), 'web:x').compaction.backgroundThreshold).toBe(0.6);
       expect(await watcher.reload()).toMatchObject({ kind: 'rejected' });
+    } finally {
+      watcher.stop();
+    }
+  });
+
+  it('reloads a Kubernetes ConfigMap volume, whose update swaps a ..data link and never writes config.toml', async () => {
+    // The kubelet's layout: config.toml -> ..data/config.toml, ..data -> ..<timestamp>.
+    const dir = mkdtempSync(join(tmpdir(), 'ebb-configmap-'));
+    const version = (name: string, toml: string) => {
+      mkdirSync(join(dir, name));
+      writeFileSync(join(dir, name, 'config.toml'), toml);
+    };
+    version('..2026_12_04_10_00_00.1', '[compaction]\nworking_tokens = 0\nbackground_threshold = 0.7\n');
+    symlinkSync('..2026_12_04_10_00_00.1', join(dir, '..data'));
+    symlinkSync(join('..data', 'config.toml'), join(dir, 'config.toml'));
+    const file = join(dir, 'config.toml');
+    const outcomes: ReloadOutcome[] = [];
+    const watcher = new ConfigWatcher({
+      file,
+      initial: await loadConfig({ path: file }),
+      onReload: (o) => outcomes.push(o),
+      debounceMs: 20,
+    });
+    watcher.start();
+    try {
+      // The update, as the kubelet's atomic writer does it.
+      version('..2026_12_04_10_05_00.2', '[compaction]\nworking_tokens = 0\nbackground_threshold = 0.6\n');
+      symlinkSync('..2026_12_04_10_05_00.2', join(dir, '..data_tmp'));
+      renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+      await vi.waitFor(() => expect(outcomes.at(-1)?.kind).toBe('reloaded'));
+      expect(resolveChannel(watcher.current(), 'web:x').compaction.backgroundThreshold).toBe(0.6);
     } finally {
       watcher.stop();
     }

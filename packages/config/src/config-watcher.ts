@@ -42,11 +42,17 @@ export class ConfigWatcher {
     return this.#current;
   }
 
-  /** Watches the file's folder (editors often replace the file rather than write it in place). */
+  /**
+   * Watches the file's folder: editors often replace the file rather than write it in place, and a
+   * Kubernetes ConfigMap volume never touches `config.toml` at all (a link to `..data/config.toml`):
+   * the kubelet writes a new `..<timestamp>` folder and renames a `..data_tmp` link over `..data`.
+   * So a change of the file's own name or of a `..` name reloads; a reload that finds the same
+   * settings changes nothing and says nothing.
+   */
   start(): void {
     const file = path.resolve(this.#options.file);
     this.#watcher = watch(path.dirname(file), (_event, name) => {
-      if (name !== null && name !== path.basename(file)) return;
+      if (name !== null && name !== path.basename(file) && !name.startsWith('..')) return;
       clearTimeout(this.#timer);
       this.#timer = setTimeout(() => void this.reload(), this.#options.debounceMs ?? 100);
     });
