@@ -23,10 +23,10 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
+import { libraryErrorScrubber } from './library-error-scrubber.js';
 import type { SamplerPlan, TracingPlan } from './tracing-plan.js';
 import { EBB_VERSION } from './version.js';
 
-/** How long `shutdown` waits for the last batch: a collector that is gone cannot hold up a stop. */
 /** How long the last spans get to reach the collector at stop; a stop step that runs it allows more (`TRACING_STOP_STEP_MS`). */
 const SHUTDOWN_MS = 5_000;
 
@@ -41,7 +41,11 @@ export function startOtlpTracing(
       resourceFromAttributes({ 'service.name': plan.serviceName, 'service.version': EBB_VERSION }),
     ),
     sampler: sampler(plan.sampler),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: plan.tracesUrl }) })],
+    // The scrubber first: it changes a span while it ends, before the batch takes it.
+    spanProcessors: [
+      libraryErrorScrubber(),
+      new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: plan.tracesUrl }) }),
+    ],
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());

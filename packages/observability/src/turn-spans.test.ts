@@ -1,3 +1,5 @@
+import { promptCacheKey } from '@ebb/llm';
+import { InlineCompactionQueue } from '@ebb/queue';
 import { recordSpans } from '@ebb/testing/span-recorder';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -46,5 +48,25 @@ describe('the turn span', () => {
       { code: SpanStatusCode.ERROR, message: 'turn_failed' },
       { code: SpanStatusCode.ERROR, message: 'turn_threw' },
     ]);
+  });
+
+  it("names the channel by the same hash as the passes it queues, and as the provider's cache key", async () => {
+    await traceTurn(message, outcome, async () => ({}));
+    const queue = new InlineCompactionQueue({ processor: async () => undefined });
+    await queue.enqueue({
+      channelKey: message.channelKey,
+      tier: 'background',
+      fromSeq: 1,
+      toSeq: 9,
+      generation: 2,
+    });
+    await queue.drain();
+    await queue.close();
+    const [turn, passSpan] = spans.ended;
+    expect(turn?.attributes['ebb.channel.hash']).toBe(promptCacheKey(message.channelKey));
+    expect(passSpan?.attributes).toMatchObject({
+      'ebb.channel.hash': promptCacheKey(message.channelKey),
+      'messaging.message.id': `${promptCacheKey(message.channelKey)}.background.g2.s1-9`,
+    });
   });
 });

@@ -137,7 +137,6 @@ export class BullmqCompactionWorker extends EventEmitter<CompactionEvents> {
         const attempt = job.attemptsMade + 1;
         const { trace: _trace, ...pass } = payload;
         const started = {
-          id: jobId,
           attempt,
           createdAt: job.timestamp,
           startedAt: job.processedOn ?? Date.now(),

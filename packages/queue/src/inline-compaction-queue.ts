@@ -214,7 +214,7 @@ export class InlineCompactionQueue extends EventEmitter<CompactionEvents> implem
     try {
       const lastAttempt = attempt >= this.#jobOptions.attempts;
       const { trace: _trace, ...pass } = payload;
-      const started = { id: jobId, attempt, createdAt: entry.createdAt, startedAt: Date.now() };
+      const started = { attempt, createdAt: entry.createdAt, startedAt: Date.now() };
       const result = await inPassSpan(payload, started, () =>
         this.#processor({ ...pass, jobId, attempt, lastAttempt }, entry.controller.signal),
       );

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { inPassSpan, traceOfEnqueue } from './job-trace.js';
 
 const payload = { channelKey: 'web:ops', tier: 'background', fromSeq: 1, toSeq: 9, generation: 0 } as const;
-const job = { id: 'j1', attempt: 1, createdAt: 1_000, startedAt: 1_250 };
+const job = { attempt: 1, createdAt: 1_000, startedAt: 1_250 };
 
 /** A propagator that writes one fixed header and remembers what it was asked to read. */
 function recordingPropagator(read: Record<string, string>[]): TextMapPropagator {

@@ -7,6 +7,7 @@
  * nothing and the span is the API's no-op, so a job carries no `trace` field.
  */
 
+import { createHash } from 'node:crypto';
 import { errorCodeOf } from '@ebb/core';
 import {
   context,
@@ -22,7 +23,10 @@ import type { CompactionJobPayload } from './compaction-jobs.js';
 const TRACER_NAME = '@ebb/queue';
 
 export const PASS_ATTRIBUTES = {
+  /** The channel as the turn's span names it (`promptCacheKey`'s hash), never the key. */
+  channel: 'ebb.channel.hash',
   tier: 'ebb.compaction.tier',
+  /** The job's id with its channel key hashed: `<channel hash>.<tier>.g<generation>.s<from>-<to>`. */
   jobId: 'messaging.message.id',
   /** `bullmq`; absent for a pass of the embedded queue, which runs in the process that queued it. */
   system: 'messaging.system',
@@ -42,7 +46,6 @@ export function traceOfEnqueue(): Record<string, string> | undefined {
 export function inPassSpan<T>(
   payload: CompactionJobPayload,
   job: {
-    readonly id: string;
     readonly attempt: number;
     readonly createdAt: number;
     readonly startedAt: number;
@@ -53,10 +56,13 @@ export function inPassSpan<T>(
 ): Promise<T> {
   const parent =
     payload.trace === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, payload.trace);
+  const channel = channelHash(payload.channelKey);
   const attributes = {
     ...(job.system === undefined ? {} : { [PASS_ATTRIBUTES.system]: job.system }),
+    [PASS_ATTRIBUTES.channel]: channel,
     [PASS_ATTRIBUTES.tier]: payload.tier,
-    [PASS_ATTRIBUTES.jobId]: job.id,
+    // `compactionJobId` but for the key, which a span never holds.
+    [PASS_ATTRIBUTES.jobId]: `${channel}.${payload.tier}.g${payload.generation}.s${payload.fromSeq}-${payload.toSeq}`,
     [PASS_ATTRIBUTES.attempt]: job.attempt,
     [PASS_ATTRIBUTES.queueWaitMs]: Math.max(0, job.startedAt - job.createdAt),
   };
@@ -78,4 +84,13 @@ export function inPassSpan<T>(
         }
       },
     );
+}
+
+/**
+ * The hash `@ebb/llm`'s `promptCacheKey` gives a channel (the turn's `ebb.channel.hash`), so a pass
+ * lines up with its channel's turns; the queue does not depend on the LLM package, and
+ * `turn-spans.test.ts` keeps the two the same.
+ */
+function channelHash(channelKey: string): string {
+  return `ebb-${createHash('sha256').update(channelKey).digest('hex').slice(0, 24)}`;
 }

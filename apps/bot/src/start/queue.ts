@@ -10,15 +10,17 @@ import { join, resolve } from 'node:path';
 
 import { CLOSE_BEYOND_PASSES_MS, createEmbeddedPipeline, runCompactionWorker } from '@ebb/compaction';
 import { DEFAULT_REDIS_URL } from '@ebb/config';
-import type {
-  AnswerClaims,
-  AppendFeed,
-  ChannelLeases,
-  CompactionEventSink,
-  CompactionQueue,
-  ContextNotifier,
-  InboundSpool,
-  ShutdownSteps,
+import {
+  type AnswerClaims,
+  type AppendFeed,
+  type ChannelLeases,
+  type CompactionEventSink,
+  type CompactionQueue,
+  type ContextNotifier,
+  DEFAULT_RETRYING_USAGE,
+  type InboundSpool,
+  SHUTDOWN_STEP_MS,
+  type ShutdownSteps,
 } from '@ebb/core';
 import type { Database } from '@ebb/db';
 import { bullmqQueueStats, meteredSummarizer, redisCheck, tracedSummarizer } from '@ebb/observability';
@@ -115,7 +117,8 @@ export async function startQueue(
     wrapSummarizer: (s) => tracedSummarizer(meteredSummarizer(s, metrics.onLlmCalls)),
     ...llmRetry(options),
   });
-  steps.add(() => pipeline.close());
+  // Its passes drain, then the usage the database could not take gets its last try.
+  steps.add(() => pipeline.close(), SHUTDOWN_STEP_MS + DEFAULT_RETRYING_USAGE.closeMs);
   return { queue: pipeline.queue, notifier: pipeline.notifier, spool: localSpool, embedded: true };
 }
 

@@ -111,6 +111,32 @@ describe('RetryingUsageStore', () => {
     expect(log.events('usage.recorded_late')[0]?.fields).toMatchObject({ records: 1_001, dropped: 2 });
   });
 
+  it('drops a record the store refuses for good, and one after close, saying so each time', async () => {
+    const log = new RecordingLogger();
+    const refused = Object.assign(new Error('violates check constraint'), {
+      code: 'db_constraint',
+      retryable: false,
+    });
+    let fail: Error | undefined = refused;
+    const store: UsageStore = {
+      record: async () => {
+        if (fail) throw fail;
+      },
+      totalsSince: async () => [],
+      totalsIn: async () => [],
+    };
+    const usage = new RetryingUsageStore({ store, log, retryMs: 60_000 });
+    await usage.record(reply('web:a', 100), AT);
+    expect(usage.kept).toBe(0);
+    await usage.close();
+    fail = new Error('connect ECONNREFUSED');
+    await usage.record(reply('web:a', 100), AT);
+    expect(usage.kept).toBe(0);
+    expect(log.events('usage.record_failed')).toHaveLength(2);
+    expect(log.events('usage.record_deferred')).toEqual([]);
+    expect(log.events('usage.lost')).toEqual([]);
+  });
+
   it('says at close what the store never took', async () => {
     const store = new OutageStore();
     const log = new RecordingLogger();

@@ -5,15 +5,23 @@
  * `ebb status`, instead of being dropped with a warning. A read writes what is kept first, so a spend
  * limit read after an outage sees the turns answered during it.
  *
+ * - Only a failure the store says may pass (`retryable`: Postgres away, a timeout) keeps a record;
+ *   one that never will (a constraint, a schema the database lacks) is logged as `usage.record_failed`
+ *   and the record dropped, as before, rather than retried for ever.
  * - Kept records are merged by channel, hour, purpose and model (what the store adds them into), so
  *   an outage costs memory per channel and hour, not per turn; at most `maxKept` of those, and a
  *   record past that is dropped and counted (`usage.dropped`, once an outage).
  * - `record` resolves once the record is written or kept: a turn never fails for its usage.
+ * - A read first writes what is kept, for at most `readWaitMs`: a spend limit read after an outage
+ *   sees this process's records (another replica's or a worker's are written by their own process,
+ *   and a limit's closed hours are read once an hour: records of an hour that closed during the
+ *   outage count from the next hour on).
  * - At-least-once: a write whose connection was cut after Postgres committed it but before the answer
  *   came is written again, and counted twice. Counting a turn twice errs toward the limit; the
  *   alternative, dropping the whole outage's usage, errs away from it.
  * - `close()` tries what is kept once more; what is still kept is lost with the process, and said
- *   (`usage.lost`, with its calls and tokens).
+ *   (`usage.lost`, with its calls and tokens). After `close` a record is written or, failing,
+ *   logged as `usage.record_failed`, never kept.
  *
  * Log lines: `usage.record_deferred` when the first record is kept, `usage.recorded_late` when the
  * last kept one is written (how many, after how long).
@@ -30,6 +38,8 @@ export interface RetryingUsageStoreOptions {
   readonly maxRetryMs?: number;
   /** Channel-hour-purpose-model records kept at most. */
   readonly maxKept?: number;
+  /** How long a read waits for what is kept to be written before it reads. */
+  readonly readWaitMs?: number;
   readonly now?: () => number;
 }
 
@@ -37,6 +47,7 @@ export const DEFAULT_RETRYING_USAGE = {
   retryMs: 1_000,
   maxRetryMs: 30_000,
   maxKept: 10_000,
+  readWaitMs: 1_000,
   /** What `close` gives the last try: a stop is not held up by a store that does not answer. */
   closeMs: 2_000,
 } as const;
@@ -62,6 +73,7 @@ export class RetryingUsageStore implements UsageStore {
   readonly #retryMs: number;
   readonly #maxRetryMs: number;
   readonly #maxKept: number;
+  readonly #readWaitMs: number;
   readonly #now: () => number;
   readonly #kept = new Map<string, Kept>();
   /** When the first record of this outage was kept; undefined while nothing is. */
@@ -81,20 +93,25 @@ export class RetryingUsageStore implements UsageStore {
     this.#retryMs = options.retryMs ?? DEFAULT_RETRYING_USAGE.retryMs;
     this.#maxRetryMs = options.maxRetryMs ?? DEFAULT_RETRYING_USAGE.maxRetryMs;
     this.#maxKept = options.maxKept ?? DEFAULT_RETRYING_USAGE.maxKept;
+    this.#readWaitMs = options.readWaitMs ?? DEFAULT_RETRYING_USAGE.readWaitMs;
     this.#now = options.now ?? Date.now;
     this.#wait = this.#retryMs;
   }
 
-  /** Records kept, not yet written. */
+  /** Records kept, not yet written (the one being written included). */
   get kept(): number {
-    return this.#kept.size;
+    return this.#kept.size + (this.#inFlight === undefined ? 0 : 1);
   }
 
   async record(usage: UsageTotals, at: Date): Promise<void> {
     try {
       await this.#store.record(usage, at);
     } catch (err) {
-      this.#keep(usage, hourOf(at), err);
+      if (this.#closed || !isRetryable(err)) {
+        this.#log.warn({ event: 'usage.record_failed', err }, 'could not record usage: not counted');
+      } else {
+        this.#keep(usage, hourOf(at), err);
+      }
       return;
     }
     // The store takes records again: what it could not take goes now, not at the next try.
@@ -102,12 +119,12 @@ export class RetryingUsageStore implements UsageStore {
   }
 
   async totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]> {
-    await this.#writeKept();
+    await settleWithin(this.#writeKept(), this.#readWaitMs);
     return await this.#store.totalsSince(since, channelKeys);
   }
 
   async totalsIn(query: UsageQuery): Promise<UsageTotals[]> {
-    await this.#writeKept();
+    await settleWithin(this.#writeKept(), this.#readWaitMs);
     return await this.#store.totalsIn(query);
   }
 
@@ -117,6 +134,8 @@ export class RetryingUsageStore implements UsageStore {
     clearTimeout(this.#timer);
     await settleWithin(this.#writeKept(), withinMs);
     const kept = [...this.#kept.values(), ...(this.#inFlight ? [this.#inFlight] : [])].map((k) => k.usage);
+    // The write loop stops after the record in hand (which may yet land: it is counted as lost).
+    this.#kept.clear();
     if (kept.length === 0) return;
     const sum = (field: Counted) => kept.reduce((total, u) => total + (u[field] ?? 0), 0);
     this.#log.error(
@@ -127,7 +146,7 @@ export class RetryingUsageStore implements UsageStore {
         promptTokens: sum('promptTokens'),
         completionTokens: sum('completionTokens'),
       },
-      `stopped with ${kept.length} usage records the store never took: their cost is not counted`,
+      `stopped with ${kept.length} usage records the store had not taken: their cost is not counted`,
     );
   }
 
@@ -171,8 +190,8 @@ export class RetryingUsageStore implements UsageStore {
   }
 
   /**
-   * Writes what is kept, oldest first, until the store refuses one; never throws. Each record leaves
-   * the map while it is written, so one kept meanwhile for the same hour is not lost with it.
+   * Writes what is kept until the store refuses one; never throws. Each record leaves the map while
+   * it is written, so one kept meanwhile for the same hour is not lost with it.
    */
   #writeKept(): Promise<void> {
     if (this.#kept.size === 0) return Promise.resolve();
@@ -226,4 +245,9 @@ function add(a: UsageTotals, b: UsageTotals): UsageTotals {
   const sum: Partial<Record<Counted, number>> = {};
   for (const field of COUNTED) sum[field] = (a[field] ?? 0) + (b[field] ?? 0);
   return { ...a, ...sum };
+}
+
+/** Whether the store said the failure may pass (an error without the flag is taken to: Postgres away). */
+function isRetryable(err: unknown): boolean {
+  return !(err instanceof Error && 'retryable' in err && err.retryable === false);
 }
