@@ -17,6 +17,7 @@ import { simulateArchiveBench } from './simulate-archive.bench.js';
 import { startupBench } from './startup.bench.js';
 import { tokenizerBench } from './tokenizer.bench.js';
 import { turnBench } from './turn.bench.js';
+import { turnTracingBench } from './turn-tracing.bench.js';
 import { webGuardBench } from './web-guard.bench.js';
 
 const only = process.argv[2];
@@ -28,6 +29,7 @@ const benches: [string, () => Promise<string>][] = [
   ['pacing', pacingBench],
   ['pipeline', pipelineBench],
   ['turn', () => turnBench(process.argv.slice(3))],
+  ['turn-tracing', turnTracingBench],
   ['web-guard', webGuardBench],
   ['search-history', searchHistoryBench],
   ['microcompaction', microcompactionBench],

@@ -11,6 +11,8 @@
  *   [--cache-mb N]` runs only this part, one row per channel count, each turn on a channel drawn at
  *   random (seeded) with irc-ubuntu's messages, 50 turns in flight; the ratio is to the 1,000-channel
  *   row of the same run.
+ * With `OTEL_EXPORTER_OTLP_ENDPOINT` set the bench traces as `ebb start` does (`startTracing`), so
+ * `npm run bench -- turn-tracing` can time the same turns traced and not (`turn-tracing.bench.ts`).
  */
 import { parseArgs } from 'node:util';
 
@@ -22,6 +24,7 @@ import { PgBudgetNotices, PgChannelStore, PgMemoryStore, PgRunStore, PgUsageStor
 import { freshSchemaDb } from '@ebb/db/test-support';
 import { loadTokenizer } from '@ebb/llm';
 import { createLogger } from '@ebb/logger';
+import { startTracing } from '@ebb/observability';
 import { BullmqCompactionQueue, createRedis, RedisContextNotifier, waitForReady } from '@ebb/queue';
 import { cleanupPrefix, randomPrefix, redisUrl } from '@ebb/queue/test-support';
 import { FakeOpenAiServer } from '@ebb/testing/openai';
@@ -65,6 +68,10 @@ const instantModel: ChatModel = { label: 'instant', reply: async () => ({ text: 
 
 export async function turnBench(argv: readonly string[] = []): Promise<string> {
   const options = benchOptions(argv);
+  // Off (nothing loaded) unless the environment names an endpoint.
+  const tracing = await startTracing(process.env, createLogger({ level: 'warn' }), {
+    serviceName: 'ebb-bench',
+  });
   const fake = await FakeOpenAiServer.start();
   // Summary requests are held open for a minute: a pass stays in flight while turns are timed.
   fake.reply(async () => {
@@ -331,5 +338,6 @@ export async function turnBench(argv: readonly string[] = []): Promise<string> {
     await producer.quit();
     await fresh.close();
     await fake.close();
+    await tracing.shutdown();
   }
 }
