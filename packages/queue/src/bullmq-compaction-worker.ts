@@ -30,6 +30,7 @@
 import { EventEmitter } from 'node:events';
 import {
   codedErrorText,
+  isRetryable,
   type Logger,
   LruMap,
   PassDeferredError,
@@ -44,13 +45,7 @@ import {
   decodeChannelKey,
   parseCompactionPayload,
 } from './compaction-jobs.js';
-import {
-  type CompactionEvents,
-  type CompactionProcessor,
-  isRetryable,
-  providerWaitMs,
-  toError,
-} from './job-driver.js';
+import { type CompactionEvents, type CompactionProcessor, providerWaitMs, toError } from './job-driver.js';
 import { inPassSpan } from './job-trace.js';
 import { closeRedis, createRedis, QUIT_WAIT_MS } from './redis-connection.js';
 import { redisKeys } from './redis-keys.js';

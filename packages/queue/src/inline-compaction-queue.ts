@@ -26,6 +26,7 @@ import {
   type CompactionQueue,
   type EnqueueOptions,
   type EnqueueOutcome,
+  isRetryable,
   type JobState,
   type Logger,
   PassDeferredError,
@@ -42,13 +43,7 @@ import {
   retryDelayMs,
 } from './compaction-jobs.js';
 import { QueueError } from './errors.js';
-import {
-  type CompactionEvents,
-  type CompactionProcessor,
-  isRetryable,
-  providerWaitMs,
-  toError,
-} from './job-driver.js';
+import { type CompactionEvents, type CompactionProcessor, providerWaitMs, toError } from './job-driver.js';
 import { inPassSpan, traceOfEnqueue } from './job-trace.js';
 
 export interface InlineCompactionQueueOptions {

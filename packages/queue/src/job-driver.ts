@@ -52,11 +52,6 @@ export interface CompactionEvents {
   stalled: [event: CompactionStalledEvent];
 }
 
-/** False only when the error says so (`retryable === false`, as `EbbError` defaults to). */
-export function isRetryable(err: unknown): boolean {
-  return !(typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false);
-}
-
 /**
  * The wait an error asks for when the provider said how long to wait (a rate limit, through
  * `SummarizerGaveUpError.retryAfterMs`). Both drivers then put the job back for that long without

@@ -53,6 +53,16 @@ export class EbbError<C extends string = string> extends Error {
   }
 }
 
+/**
+ * Whether trying the same call again may help: false only when the error says so (`retryable ===
+ * false`, as an `EbbError` does unless it says otherwise); a foreign error without the flag (a
+ * socket reset) may pass. The job runners and the usage store that keeps what Postgres refused
+ * decide by it.
+ */
+export function isRetryable(err: unknown): boolean {
+  return !(typeof err === 'object' && err !== null && (err as { retryable?: unknown }).retryable === false);
+}
+
 export interface EbbErrorOptions<C extends string = string> {
   readonly code: C;
   /** Whether the same call may succeed later; false unless said. */

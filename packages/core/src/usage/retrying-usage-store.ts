@@ -27,6 +27,7 @@
  * last kept one is written (how many, after how long).
  */
 import { settleWithin } from '../support/deadline.js';
+import { isRetryable } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
 import { hourOf, type UsageQuery, type UsageStore, type UsageTotals } from './usage.js';
 
@@ -245,9 +246,4 @@ function add(a: UsageTotals, b: UsageTotals): UsageTotals {
   const sum: Partial<Record<Counted, number>> = {};
   for (const field of COUNTED) sum[field] = (a[field] ?? 0) + (b[field] ?? 0);
   return { ...a, ...sum };
-}
-
-/** Whether the store said the failure may pass (an error without the flag is taken to: Postgres away). */
-function isRetryable(err: unknown): boolean {
-  return !(err instanceof Error && 'retryable' in err && err.retryable === false);
 }
