@@ -29,7 +29,7 @@
 import { settleWithin } from '../support/deadline.js';
 import { isRetryable } from '../support/errors.js';
 import type { Logger } from '../support/logger.js';
-import { hourOf, type UsageQuery, type UsageStore, type UsageTotals } from './usage.js';
+import { channelCost, hourOf, type UsageQuery, type UsageStore, type UsageTotals } from './usage.js';
 
 export interface RetryingUsageStoreOptions {
   readonly store: UsageStore;
@@ -120,13 +120,18 @@ export class RetryingUsageStore implements UsageStore {
   }
 
   async totalsSince(since: Date, channelKeys?: readonly string[]): Promise<UsageTotals[]> {
-    await settleWithin(this.#writeKept(), this.#readWaitMs);
+    await this.#beforeRead();
     return await this.#store.totalsSince(since, channelKeys);
   }
 
   async totalsIn(query: UsageQuery): Promise<UsageTotals[]> {
-    await settleWithin(this.#writeKept(), this.#readWaitMs);
+    await this.#beforeRead();
     return await this.#store.totalsIn(query);
+  }
+
+  /** What is kept, written first (for at most `readWaitMs`); nothing at all when nothing is: the usual read. */
+  async #beforeRead(): Promise<void> {
+    if (this.kept > 0) await settleWithin(this.#writeKept(), this.#readWaitMs);
   }
 
   /** Tries what is kept once more (for at most `withinMs`), then stops; what is still kept is logged as lost. */
@@ -138,15 +143,9 @@ export class RetryingUsageStore implements UsageStore {
     // The write loop stops after the record in hand (which may yet land: it is counted as lost).
     this.#kept.clear();
     if (kept.length === 0) return;
-    const sum = (field: Counted) => kept.reduce((total, u) => total + (u[field] ?? 0), 0);
+    const { calls, promptTokens, completionTokens } = channelCost(kept, {});
     this.#log.error(
-      {
-        event: 'usage.lost',
-        records: kept.length,
-        calls: sum('calls'),
-        promptTokens: sum('promptTokens'),
-        completionTokens: sum('completionTokens'),
-      },
+      { event: 'usage.lost', records: kept.length, calls, promptTokens, completionTokens },
       `stopped with ${kept.length} usage records the store had not taken: their cost is not counted`,
     );
   }
