@@ -54,7 +54,7 @@ module.exports = {
       severity: 'error',
       comment:
         "The in-memory stores (@ebb/core/testing) are the tests' stores and the contract suites' reference, not a product part.",
-      from: { pathNot: ['\\.test\\.ts$', '/test/', '^packages/core/src/testing/'] },
+      from: { pathNot: ['\\.test\\.ts$', '/test/', '^packages/core/src/testing/', '^packages/testing/'] },
       to: { path: '^packages/core/src/testing/' },
     },
     ...coreLayers,

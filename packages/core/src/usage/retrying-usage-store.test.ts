@@ -1,28 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import type { Logger } from '../support/logger.js';
 import { InMemoryUsageStore } from '../testing/in-memory-usage-store.js';
+import { RecordingLogger } from '../testing/recording-logger.js';
 import { RetryingUsageStore } from './retrying-usage-store.js';
 import type { UsageQuery, UsageStore, UsageTotals } from './usage.js';
-
-/** A logger that keeps each line's level and fields (core cannot use @ebb/testing's, which imports core). */
-class RecordingLogger implements Logger {
-  readonly lines: { level: string; fields: Record<string, unknown> }[] = [];
-  readonly debug = this.#at('debug');
-  readonly info = this.#at('info');
-  readonly warn = this.#at('warn');
-  readonly error = this.#at('error');
-  readonly fatal = this.#at('fatal');
-  child = (): Logger => this;
-  events(name: string) {
-    return this.lines.filter((l) => l.fields.event === name);
-  }
-  #at(level: string) {
-    return (fields: object | string) => {
-      this.lines.push({ level, fields: typeof fields === 'string' ? {} : { ...fields } });
-    };
-  }
-}
 
 /** The in-memory store, which refuses every call while `down`, as Postgres away does. */
 class OutageStore implements UsageStore {
