@@ -6,19 +6,25 @@ import { ConfigWatcher, type ReloadOutcome } from './config-watcher.js';
 import { loadConfig } from './load-config.js';
 import { resolveChannel } from './resolve-channel.js';
 
+/** A started watcher of `file` and the outcomes it reported. */
+async function watching(file: string): Promise<{ watcher: ConfigWatcher; outcomes: ReloadOutcome[] }> {
+  const outcomes: ReloadOutcome[] = [];
+  const watcher = new ConfigWatcher({
+    file,
+    initial: await loadConfig({ path: file }),
+    onReload: (o) => outcomes.push(o),
+    debounceMs: 20,
+  });
+  watcher.start();
+  return { watcher, outcomes };
+}
+
 describe('ConfigWatcher', () => {
   it('applies a valid edit, reports what changed, and rejects an invalid one keeping the old config', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ebb-reload-'));
     const file = join(dir, 'config.toml');
     writeFileSync(file, '[compaction]\nbackground_threshold = 0.7\n');
-    const outcomes: ReloadOutcome[] = [];
-    const watcher = new ConfigWatcher({
-      file,
-      initial: await loadConfig({ path: file }),
-      onReload: (o) => outcomes.push(o),
-      debounceMs: 20,
-    });
-    watcher.start();
+    const { watcher, outcomes } = await watching(file);
     try {
       writeFileSync(
         file,
@@ -57,14 +63,7 @@ describe('ConfigWatcher', () => {
     symlinkSync('..2026_12_04_10_00_00.1', join(dir, '..data'));
     symlinkSync(join('..data', 'config.toml'), join(dir, 'config.toml'));
     const file = join(dir, 'config.toml');
-    const outcomes: ReloadOutcome[] = [];
-    const watcher = new ConfigWatcher({
-      file,
-      initial: await loadConfig({ path: file }),
-      onReload: (o) => outcomes.push(o),
-      debounceMs: 20,
-    });
-    watcher.start();
+    const { watcher, outcomes } = await watching(file);
     try {
       // The update, as the kubelet's atomic writer does it.
       version('..2026_12_04_10_05_00.2', '[compaction]\nworking_tokens = 0\nbackground_threshold = 0.6\n');
