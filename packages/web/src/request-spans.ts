@@ -21,9 +21,9 @@ import {
 } from '@opentelemetry/api';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
+import { routeClass } from './access.js';
 
 const TRACER_NAME = '@ebb/web';
-const UNTRACED_PATHS = new Set(['/metrics', '/healthz']);
 
 export const REQUEST_ATTRIBUTES = {
   method: 'http.request.method',
@@ -40,7 +40,9 @@ const HEADERS: TextMapGetter<Headers> = {
 export function traceRequests(): MiddlewareHandler {
   return async (c, next) => {
     const headers = c.req.raw.headers;
-    if (UNTRACED_PATHS.has(c.req.path) || headers.get('accept')?.includes('text/event-stream')) {
+    // The monitoring routes by the access rule's own classes.
+    const monitoring = ['health', 'metrics'].includes(routeClass(c.req.path));
+    if (monitoring || headers.get('accept')?.includes('text/event-stream')) {
       return next();
     }
     const method = c.req.method;
